@@ -1,0 +1,29 @@
+"""hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
+
+from .errors import (
+    FormatError,
+    FormatVersionError,
+    HdmfZarrError,
+    ModeError,
+    ReservedNameError,
+    UnsupportedDataError,
+)
+from .format.names import FORMAT_VERSION
+from .io import ZarrIO
+from .nwb import NWBZarrIO, read_nwb
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "FORMAT_VERSION",
+    "FormatError",
+    "FormatVersionError",
+    "HdmfZarrError",
+    "ModeError",
+    "NWBZarrIO",
+    "ReservedNameError",
+    "UnsupportedDataError",
+    "ZarrIO",
+    "read_nwb",
+    "__version__",
+]

@@ -1,0 +1,243 @@
+"""Lazy, h5py-like datasets handed to HDMF on read.
+
+zarr-python 3 arrays differ from ``h5py.Dataset``: scalar indexing gives 0-d arrays, strings come
+back as numpy ``StringDType``, and there is no ``len``. These wrappers give HDMF what it expects:
+numpy scalars or ``str`` for single elements, object arrays of ``str`` for strings, ``len`` and
+iteration, ``append``, and references resolved only when they are read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import zarr
+from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
+
+from .errors import ModeError
+from .format import dtypes as D
+from .format import references as R
+from .format import values as V
+from .storage import nodes
+
+if TYPE_CHECKING:
+    from .io import ZarrIO
+
+
+class ZarrDataset(HDMFDataset):
+    """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand."""
+
+    def __init__(self, io: ZarrIO, path: str, doc: dict[str, Any], storage: D.StorageType):
+        self._io = io
+        self._path = path
+        self._doc = doc
+        self.storage = storage
+        self._array: zarr.Array | None = None
+
+    # --- identity ---------------------------------------------------------------------------
+    @property
+    def io(self) -> ZarrIO:
+        return self._io
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    @property
+    def name(self) -> str:
+        return self._path
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._doc.get("attributes", {})
+
+    @property
+    def dataset(self) -> zarr.Array:
+        """The underlying zarr array (created on first use, without a store round trip)."""
+        if self._array is None:
+            self._array = nodes.open_array(self._io._handle.store, self._path, self._doc)
+        return self._array
+
+    # --- shape and type ---------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._doc["shape"])
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self) -> Any:
+        return self.storage.numpy_dtype
+
+    @property
+    def chunks(self) -> tuple[int, ...]:
+        return tuple(self._doc["chunk_grid"]["configuration"]["chunk_shape"])
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * (self.dtype.itemsize if self.dtype.kind != "O" else 8)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a scalar dataset")
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._path!r} shape={self.shape} zarr_dtype={self.storage.zarr_dtype!r}>"
+
+    # --- reading ----------------------------------------------------------------------------
+    def _raw(self, key: Any) -> Any:
+        if isinstance(key, (list, np.ndarray)) or (
+            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
+        ):
+            res = self.dataset.oindex[key]
+        else:
+            res = self.dataset[key]
+        if isinstance(res, np.ndarray):
+            if res.dtype.kind == "T":
+                res = res.astype(object)
+            if res.ndim == 0:
+                res = res[()]
+        return res
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._convert(self._raw(key))
+
+    def _convert(self, raw: Any) -> Any:
+        return raw
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        arr = np.asarray(self._raw(Ellipsis) if self.ndim else self._raw(()))
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def __iter__(self) -> Iterator[Any]:
+        if not self.shape:
+            raise TypeError("iteration over a scalar dataset")
+        step = max(1, self.chunks[0])
+        for start in range(0, self.shape[0], step):
+            block = self[start:min(self.shape[0], start + step)]
+            yield from block
+
+    def __next__(self) -> Any:
+        raise TypeError(f"{type(self).__name__} is not an iterator; use iter()")
+
+    # --- appending --------------------------------------------------------------------------
+    def _encode_rows(self, values: list) -> np.ndarray:
+        from .encode import encode_values
+
+        return encode_values(values, self.storage, self._io._reference_for_append, self._path)
+
+    def append(self, arg: Any) -> None:
+        """Append one element (or row) along the first axis."""
+        self.extend([arg])
+
+    def extend(self, args: Any) -> None:
+        """Append several elements along the first axis."""
+        if not self._io._handle.writable:
+            raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
+        values = self._encode_rows(list(args))
+        array = self.dataset
+        array.append(values, axis=0)
+        self._doc = array.metadata.to_dict()
+        self._io._documents[self._path] = self._doc
+
+
+class _ResolvingDataset(ZarrDataset):
+    """Shared by datasets whose elements hold references (resolved to builders or containers)."""
+
+    _to_container = False
+
+    def _resolve(self, ref: R.Reference | None) -> Any:
+        if ref is None:
+            return None
+        builder = self._io._resolve_reference(ref, self._path)
+        return self._io.manager.construct(builder) if self._to_container else builder
+
+    def invert(self) -> _ResolvingDataset:
+        cls = self.get_inverse_class()
+        return cls(self._io, self._path, self._doc, self.storage)
+
+    def resolve(self, manager: Any = None) -> Any:
+        return self[:]
+
+
+class _ReferenceDataset(_ResolvingDataset):
+    @property
+    def dtype(self) -> str:
+        return "object"
+
+    def _convert(self, raw: Any) -> Any:
+        if isinstance(raw, np.ndarray):
+            return [self._convert(x) for x in raw]
+        return self._resolve(R.decode_element(raw, self._path))
+
+
+class BuilderReferenceDataset(_ReferenceDataset, BuilderResolver):
+    """A dataset of object references whose elements read as Builders."""
+
+    @classmethod
+    def get_inverse_class(cls) -> type:
+        return ContainerReferenceDataset
+
+
+class ContainerReferenceDataset(_ReferenceDataset, ContainerResolver):
+    """A dataset of object references whose elements read as Containers."""
+
+    _to_container = True
+
+    @classmethod
+    def get_inverse_class(cls) -> type:
+        return BuilderReferenceDataset
+
+
+class _CompoundDataset(_ResolvingDataset):
+    """A compound dataset stored as JSON rows; rows read as tuples, references resolved."""
+
+    @property
+    def dtype(self) -> list[str]:
+        return [f.dtype if f.dtype != D.TEXT else "utf8" for f in self.storage.fields]
+
+    def _convert(self, raw: Any) -> Any:
+        if isinstance(raw, np.ndarray):
+            return [self._convert(x) for x in raw]
+        try:
+            obj = json.loads(raw)
+        except (TypeError, ValueError) as exc:
+            from .errors import FormatError
+
+            raise FormatError(f"compound row is not valid JSON: {str(raw)[:80]!r}", self._path) from exc
+        values = V.decode_row(obj, self.storage.fields, self._path)
+        return tuple(self._resolve(v) if isinstance(v, R.Reference) or
+                     (v is None and f.dtype in D.REFERENCE_DTYPES) else v
+                     for f, v in zip(self.storage.fields, values))
+
+
+class BuilderCompoundDataset(_CompoundDataset, BuilderResolver):
+    @classmethod
+    def get_inverse_class(cls) -> type:
+        return ContainerCompoundDataset
+
+
+class ContainerCompoundDataset(_CompoundDataset, ContainerResolver):
+    _to_container = True
+
+    @classmethod
+    def get_inverse_class(cls) -> type:
+        return BuilderCompoundDataset
+
+
+def wrap(io: ZarrIO, path: str, doc: dict[str, Any], storage: D.StorageType) -> ZarrDataset:
+    """The lazy dataset class for a stored array of the given storage type."""
+    if storage.kind == "reference":
+        return BuilderReferenceDataset(io, path, doc, storage)
+    if storage.kind == "rows":
+        return BuilderCompoundDataset(io, path, doc, storage)
+    return ZarrDataset(io, path, doc, storage)

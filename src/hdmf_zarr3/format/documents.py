@@ -1,0 +1,103 @@
+"""The ``zarr.json`` documents of groups and arrays (Zarr v3 core metadata), with layout defaults.
+
+An HDMF group is a Zarr v3 group; an HDMF dataset is a Zarr v3 array (a scalar is a 0-d array, an
+empty dataset keeps its dtype with a zero-length shape). Documents are plain dicts ready to be
+serialized as JSON; nothing here touches a store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import FormatError
+from .dtypes import StorageType
+
+#: Target size of one uncompressed chunk.
+TARGET_CHUNK_BYTES = 4 * 2**20
+#: Assumed size of one variable-length element (strings, records) when sizing chunks.
+VARIABLE_ITEM_BYTES = 64
+
+CHUNK_KEY_ENCODING = {"name": "default", "configuration": {"separator": "/"}}
+
+
+def group_document(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {"zarr_format": 3, "node_type": "group", "attributes": attributes}
+
+
+def itemsize(storage: StorageType) -> int:
+    if storage.kind in ("numeric", "struct"):
+        return storage.numpy_dtype.itemsize
+    return VARIABLE_ITEM_BYTES
+
+
+def default_chunks(shape: Sequence[int], storage: StorageType,
+                   target_bytes: int = TARGET_CHUNK_BYTES) -> tuple[int, ...]:
+    """A chunk shape of about ``target_bytes``: whole trailing axes, as many leading rows as fit.
+
+    When one row alone exceeds the target, the largest trailing axes are halved until it fits.
+    """
+    if len(shape) == 0:
+        return ()
+    dims = [max(1, int(s)) for s in shape]
+    size = itemsize(storage)
+    row = [1] + dims[1:]
+    while math.prod(row) * size > target_bytes and max(row[1:], default=1) > 1:
+        i = 1 + max(range(len(row) - 1), key=lambda k: row[k + 1])
+        row[i] = max(1, row[i] // 2)
+    rows = max(1, target_bytes // (math.prod(row) * size))
+    row[0] = min(rows, dims[0])
+    return tuple(row)
+
+
+def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
+    """Serializer and compressors: blosc-lz4 with bit-shuffle for numbers, zstd for strings."""
+    if storage.kind in ("string", "reference", "rows"):
+        return [
+            {"name": "vlen-utf8", "configuration": {}},
+            {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+        ]
+    typesize = storage.numpy_dtype.itemsize
+    return [
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "blosc", "configuration": {
+            "cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": typesize, "blocksize": 0,
+        }},
+    ]
+
+
+def array_document(
+    shape: Sequence[int],
+    storage: StorageType,
+    attributes: dict[str, Any],
+    chunks: Sequence[int] | None = None,
+    codecs: list[dict[str, Any]] | None = None,
+    dimension_names: Sequence[str | None] | None = None,
+) -> dict[str, Any]:
+    """The ``zarr.json`` of an array holding a dataset of the given storage type."""
+    shape = [int(s) for s in shape]
+    chunks = list(default_chunks(shape, storage) if chunks is None else chunks)
+    if len(chunks) != len(shape) or any(c < 1 for c in chunks):
+        raise FormatError(f"chunk shape {chunks} does not fit array shape {shape}")
+    doc: dict[str, Any] = {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": shape,
+        "data_type": storage.data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
+        "chunk_key_encoding": CHUNK_KEY_ENCODING,
+        "fill_value": storage.fill_value,
+        "codecs": default_codecs(storage) if codecs is None else codecs,
+        "attributes": attributes,
+    }
+    if dimension_names is not None:
+        if len(dimension_names) != len(shape):
+            raise FormatError(f"{len(dimension_names)} dimension names for {len(shape)} dimensions")
+        doc["dimension_names"] = list(dimension_names)
+    return doc
+
+
+def chunk_key(coords: Sequence[int]) -> str:
+    """Key of a chunk relative to its array (default encoding, ``/`` separator)."""
+    return "/".join(["c", *map(str, coords)])

@@ -1,0 +1,48 @@
+"""Reserved names, the format version and path helpers."""
+
+from __future__ import annotations
+
+import posixpath
+
+#: Name and version of this format; written to the root group's attributes.
+FORMAT_ATTR = "hdmf_zarr3_format"
+FORMAT_VERSION = "1.0"
+#: Major versions this implementation reads.
+READABLE_MAJOR_VERSIONS = frozenset({"1"})
+
+#: Attribute on every dataset recording the HDMF dtype exactly.
+DTYPE_ATTR = "zarr_dtype"
+#: Attribute on a group listing the soft and external links it holds.
+LINK_ATTR = "zarr_link"
+#: Root attribute holding the path of the cached specifications group.
+SPECLOC_ATTR = ".specloc"
+#: Default location of the cached specifications.
+SPEC_GROUP = "specifications"
+
+RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR})
+
+#: ``source`` of a link or reference whose target lives in the same file.
+SAME_FILE = "."
+
+
+def join(parent: str, name: str) -> str:
+    """Join an absolute node path and a child name (``"/"`` is the root)."""
+    return posixpath.join(parent, name) if parent != "/" else "/" + name
+
+
+def normalize(path: str) -> str:
+    """Return an absolute, normalized node path (``"/a/b"``; the root is ``"/"``)."""
+    path = posixpath.normpath("/" + path.strip("/"))
+    return "/" if path in ("/", "//") else path
+
+
+def store_key(path: str, leaf: str) -> str:
+    """Store key of ``leaf`` (e.g. ``zarr.json``) below the node at ``path``."""
+    prefix = path.strip("/")
+    return f"{prefix}/{leaf}" if prefix else leaf
+
+
+def parse_version(version: str) -> tuple[str, str]:
+    """Split ``"major.minor"`` into its two parts (missing minor is ``"0"``)."""
+    major, _, minor = str(version).partition(".")
+    return major, minor or "0"

@@ -1,0 +1,110 @@
+"""Object references and links, stored as JSON records.
+
+A *reference record* names its target by the file it lives in and its path in that file::
+
+    {"source": ".", "path": "/general/extracellular_ephys/electrodes",
+     "object_id": "f6685427-...", "source_object_id": "6224bb89-..."}
+
+- ``source`` is ``"."`` for the same file, otherwise the location of another file relative to the
+  directory holding this one (POSIX separators).
+- ``path`` is the absolute path of the target inside ``source``.
+- ``object_id`` is the target's HDMF object id and ``source_object_id`` the object id of the root of
+  ``source``; both are ``null`` when the target has none. Readers resolve by ``path`` and may use the
+  ids to check that the target is the one meant.
+
+A *link record* is a reference record plus the link's ``name``; a group lists its links in the
+reserved attribute ``zarr_link``. In a dataset of references each element is one record serialized as
+compact JSON in a ``string`` array; an empty string is a null reference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import FormatError
+from .names import SAME_FILE, normalize
+
+_REF_KEYS = ("source", "path", "object_id", "source_object_id")
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Where a reference or link points."""
+
+    source: str
+    path: str
+    object_id: str | None = None
+    source_object_id: str | None = None
+
+    @property
+    def is_internal(self) -> bool:
+        return self.source == SAME_FILE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "path": self.path,
+            "object_id": self.object_id,
+            "source_object_id": self.source_object_id,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> Reference:
+        """Parse a record; ``where`` names the node holding it, for error messages."""
+        if not isinstance(obj, dict):
+            raise FormatError(f"reference record must be an object, got {obj!r}", where)
+        source, path = obj.get("source"), obj.get("path")
+        if not isinstance(source, str) or not source:
+            raise FormatError(f"reference record has no valid 'source': {obj!r}", where)
+        if not isinstance(path, str) or not path:
+            raise FormatError(f"reference record has no valid 'path': {obj!r}", where)
+        ids = [obj.get("object_id"), obj.get("source_object_id")]
+        if any(i is not None and not isinstance(i, str) for i in ids):
+            raise FormatError(f"reference record ids must be strings or null: {obj!r}", where)
+        return cls(source, normalize(path), ids[0], ids[1])
+
+
+@dataclass(frozen=True)
+class Link:
+    """A named soft or external link held by a group."""
+
+    name: str
+    target: Reference
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, **self.target.to_json()}
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> Link:
+        if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
+            raise FormatError(f"link record needs a non-empty 'name': {obj!r}", where)
+        return cls(obj["name"], Reference.from_json(obj, where))
+
+
+def encode_links(links: list[Link]) -> list[dict[str, Any]]:
+    return [link.to_json() for link in links]
+
+
+def decode_links(value: Any, where: str) -> list[Link]:
+    if not isinstance(value, list):
+        raise FormatError(f"zarr_link must be a list of link records, got {type(value).__name__}", where)
+    return [Link.from_json(item, where) for item in value]
+
+
+def encode_element(ref: Reference | None) -> str:
+    """One element of a reference dataset: compact JSON, or ``""`` for a null reference."""
+    if ref is None:
+        return ""
+    return json.dumps(ref.to_json(), separators=(",", ":"))
+
+
+def decode_element(text: str, where: str) -> Reference | None:
+    if text == "":
+        return None
+    try:
+        obj = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(f"reference element is not valid JSON: {str(text)[:80]!r}", where) from exc
+    return Reference.from_json(obj, where)

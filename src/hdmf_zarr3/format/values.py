@@ -1,0 +1,260 @@
+"""JSON encodings of values: attributes (with their dtypes), compound rows and string elements.
+
+Zarr attributes are JSON. Values JSON holds exactly (``str``, ``bool``, finite Python ``int`` and
+``float``, and lists of those) are stored as they are. Everything else is stored in a *typed
+envelope* that records its HDMF dtype, so it reads back with the same type::
+
+    {"zarr_dtype": "uint32", "value": 5}                  # numpy scalar
+    {"zarr_dtype": "float64", "value": [1.5, "NaN"]}      # numpy array (nested lists)
+    {"zarr_dtype": "float32", "value": [], "shape": [0, 3]}  # empty array with ndim > 1
+    {"zarr_dtype": "ascii", "value": "abc"}               # bytes
+    {"zarr_dtype": "object", "value": {reference record}}   # object reference (or a list of them)
+
+Non-finite floats are the strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"`` (as in Zarr v3
+fill values), so every document is strict JSON.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import FormatError, UnsupportedDataError
+from . import dtypes as D
+from .names import DTYPE_ATTR
+from .references import Reference
+
+RefEncoder = Callable[[Any], Reference]
+RefDecoder = Callable[[Reference], Any]
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def json_float(x: float) -> float | str:
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def _float_from_json(x: Any, where: str) -> float:
+    if isinstance(x, str):
+        if x not in _NONFINITE:
+            raise FormatError(f"invalid float token {x!r}", where)
+        return _NONFINITE[x]
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise FormatError(f"expected a number, got {x!r}", where)
+    return float(x)
+
+
+def is_reference_like(value: Any) -> bool:
+    from hdmf.build import Builder, ReferenceBuilder
+    from hdmf.container import AbstractContainer
+
+    return isinstance(value, (AbstractContainer, Builder, ReferenceBuilder))
+
+
+def _plain(value: Any) -> bool:
+    """True if JSON stores ``value`` exactly as the same Python value."""
+    if isinstance(value, (str, bool)) or type(value) is int:
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return False
+
+
+def encode_attribute(value: Any, ref: RefEncoder, where: str) -> Any:
+    """JSON form of an HDMF attribute value; ``ref`` turns a container/builder into a Reference."""
+    if isinstance(value, tuple):
+        value = list(value)
+    if _plain(value):
+        return value
+    if is_reference_like(value):
+        return {DTYPE_ATTR: D.OBJECT, "value": ref(value).to_json()}
+    if isinstance(value, list) and value and all(is_reference_like(v) for v in value):
+        return {DTYPE_ATTR: D.OBJECT, "value": [ref(v).to_json() for v in value]}
+    if isinstance(value, float):
+        return {DTYPE_ATTR: "float64", "value": json_float(value)}
+    if isinstance(value, (bytes, np.bytes_)):
+        return {DTYPE_ATTR: D.ASCII, "value": _decode_bytes(value, where)}
+    if isinstance(value, np.str_):
+        return str(value)
+    if isinstance(value, (_dt.datetime, _dt.date)):
+        return {DTYPE_ATTR: D.ISODATETIME, "value": value.isoformat()}
+    if isinstance(value, np.generic):
+        value = np.asarray(value)
+    if isinstance(value, list):
+        value = _list_to_array(value, where)
+    if isinstance(value, np.ndarray):
+        return _encode_array(value, where)
+    raise UnsupportedDataError(f"cannot store attribute value of type {type(value).__name__}", where)
+
+
+def _list_to_array(value: list, where: str) -> np.ndarray:
+    if any(isinstance(v, (bytes, np.bytes_)) for v in value):
+        return np.array([_decode_bytes(v, where) for v in value], dtype=object)
+    if value and all(isinstance(v, (str, np.str_)) for v in value):
+        return np.array([str(v) for v in value], dtype=object)
+    try:
+        return np.asarray(value)
+    except ValueError as exc:
+        raise UnsupportedDataError(f"attribute value is a ragged list: {value!r}", where) from exc
+
+
+def _encode_array(arr: np.ndarray, where: str) -> Any:
+    if arr.dtype.names is not None:
+        raise UnsupportedDataError("compound attributes are not supported", where)
+    name = D.canonical(arr.dtype)
+    if name is None and arr.dtype.kind == "O":
+        name = D.infer(arr) if arr.size else D.TEXT
+    if name is None or name not in D.NUMERIC_NAMES + (D.TEXT, D.ASCII, D.ISODATETIME):
+        raise UnsupportedDataError(f"cannot store attribute array of dtype {arr.dtype}", where)
+    if name in D.NUMERIC_NAMES:
+        flat = [json_float(x) for x in arr.ravel().tolist()] if arr.dtype.kind == "f" else arr.ravel().tolist()
+    else:
+        flat = [encode_string(x, name, where) for x in arr.ravel().tolist()]
+    out: dict[str, Any] = {DTYPE_ATTR: name, "value": _nest(flat, arr.shape)}
+    if arr.size == 0 and arr.ndim != 1:
+        out["shape"] = list(arr.shape)
+    return out
+
+
+def _nest(flat: list, shape: tuple[int, ...]) -> Any:
+    if len(shape) == 0:
+        return flat[0]
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _decode_bytes(value: bytes, where: str) -> str:
+    try:
+        return bytes(value).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedDataError(f"bytes value is not UTF-8/ASCII text: {value[:40]!r}", where) from exc
+
+
+def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
+    """Python value of a stored attribute (inverse of :func:`encode_attribute`)."""
+    if not isinstance(value, dict):
+        return value
+    if DTYPE_ATTR not in value or "value" not in value:
+        raise FormatError(f"attribute object without '{DTYPE_ATTR}'/'value': {str(value)[:80]}", where)
+    dtype, inner = value[DTYPE_ATTR], value["value"]
+    if dtype == D.OBJECT:
+        if isinstance(inner, list):
+            return [resolve(Reference.from_json(v, where)) for v in inner]
+        return resolve(Reference.from_json(inner, where))
+    name = D.canonical(dtype) if isinstance(dtype, str) else None
+    if name is None or name in D.REFERENCE_DTYPES:
+        raise FormatError(f"unknown attribute dtype {dtype!r}", where)
+    if not isinstance(inner, list):
+        if name in D.NUMERIC_NAMES:
+            return np.dtype(name).type(_scalar_from_json(inner, name, where))
+        if not isinstance(inner, str):
+            raise FormatError(f"{name} attribute value must be a string, got {inner!r}", where)
+        return inner
+    shape = value.get("shape")
+    if name in D.NUMERIC_NAMES:
+        arr = np.array(_map_nested(inner, lambda x: _scalar_from_json(x, name, where)), dtype=name)
+    else:
+        arr = np.array(_map_nested(inner, lambda x: _check_str(x, where)), dtype=object)
+        if arr.size == 0:
+            arr = arr.astype(object)
+    if shape is not None:
+        arr = arr.reshape(shape)
+    return arr
+
+
+def _map_nested(value: Any, fn: Callable[[Any], Any]) -> Any:
+    if isinstance(value, list):
+        return [_map_nested(v, fn) for v in value]
+    return fn(value)
+
+
+def _check_str(x: Any, where: str) -> str:
+    if not isinstance(x, str):
+        raise FormatError(f"expected a string element, got {x!r}", where)
+    return x
+
+
+def _scalar_from_json(x: Any, name: str, where: str) -> Any:
+    if name == "bool":
+        if not isinstance(x, bool):
+            raise FormatError(f"expected a boolean, got {x!r}", where)
+        return x
+    if name.startswith(("int", "uint")):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise FormatError(f"expected an integer, got {x!r}", where)
+        info = np.iinfo(name)
+        if not info.min <= x <= info.max:
+            raise FormatError(f"integer {x} out of range for {name}", where)
+        return x
+    return _float_from_json(x, where)
+
+
+# --- elements of string arrays ------------------------------------------------------------------
+
+def encode_string(x: Any, dtype: str, where: str) -> str:
+    """One element of a ``text``/``ascii``/``isodatetime`` array as a Python ``str``."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (bytes, np.bytes_)):
+        return _decode_bytes(x, where)
+    if isinstance(x, (_dt.datetime, _dt.date)):
+        return x.isoformat()
+    if dtype == D.TEXT and x is not None:
+        return str(x)
+    raise UnsupportedDataError(f"expected a string for dtype {dtype}, got {type(x).__name__}", where)
+
+
+# --- compound rows ----------------------------------------------------------------------------
+
+def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: str) -> str | list:
+    """A compound row as a JSON list (one entry per field, in field order)."""
+    values = _row_values(row, fields, where)
+    out = []
+    for field, v in zip(fields, values):
+        if field.dtype in D.REFERENCE_DTYPES:
+            out.append(None if v is None else ref(v).to_json())
+        elif field.dtype in D.STRING_DTYPES:
+            out.append(encode_string(v, field.dtype, where))
+        elif field.dtype == "bool":
+            out.append(bool(v))
+        elif field.dtype.startswith("float"):
+            out.append(json_float(float(v)))
+        else:
+            out.append(int(v))
+    return out
+
+
+def _row_values(row: Any, fields: tuple[D.Field, ...], where: str) -> list:
+    if isinstance(row, dict):
+        return [row[f.name] for f in fields]
+    if isinstance(row, np.void):
+        return [row[i] for i in range(len(fields))]
+    values = list(row)
+    if len(values) != len(fields):
+        raise UnsupportedDataError(f"compound row has {len(values)} values for {len(fields)} fields", where)
+    return values
+
+
+def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
+    """Field values of a stored row; references stay :class:`Reference` (resolved by the caller)."""
+    if not isinstance(obj, list) or len(obj) != len(fields):
+        raise FormatError(f"compound row must be a list of {len(fields)} values, got {str(obj)[:80]}", where)
+    out = []
+    for field, v in zip(fields, obj):
+        if field.dtype in D.REFERENCE_DTYPES:
+            out.append(None if v is None else Reference.from_json(v, where))
+        elif field.dtype in D.STRING_DTYPES:
+            out.append(_check_str(v, where))
+        else:
+            out.append(np.dtype(field.dtype).type(_scalar_from_json(v, field.dtype, where)))
+    return out

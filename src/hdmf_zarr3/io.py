@@ -1,0 +1,263 @@
+"""``ZarrIO``: the HDMFIO backend for Zarr format v3. It orchestrates; the work lives in
+:mod:`.write`, :mod:`.read`, :mod:`.spec_io` and :mod:`.storage`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from hdmf.backends.errors import UnsupportedOperation
+from hdmf.backends.io import HDMFIO
+from hdmf.backends.utils import WriteStatusTracker
+from hdmf.build import Builder, BuildManager, GroupBuilder, ObjectMapper, TypeMap
+from hdmf.container import Container
+from hdmf.spec import NamespaceCatalog
+from zarr.abc.store import Store
+
+from . import spec_io
+from .datasets import ZarrDataset
+from .errors import FormatError, FormatVersionError, ModeError
+from .format import names as N
+from .format.references import Reference
+from .html import dataset_html
+from .read import BuilderReader
+from .refs import ReferenceEncoder
+from .storage.stores import CREATE_MODES, StoreHandle, open_store
+from .write import BuilderWriter
+
+ObjectMapper.no_convert(ZarrDataset)
+
+
+class ZarrIO(HDMFIO):
+    """Read and write HDMF files as Zarr format v3 stores.
+
+    Parameters
+    ----------
+    path : str, Path or zarr Store
+        Where the file lives: a local directory (created on write) or any zarr ``Store``.
+    mode : {"r", "r+", "a", "w", "w-", "x"}
+        As for :class:`hdmf.backends.hdf5.HDF5IO`.
+    manager : BuildManager or TypeMap, optional
+        The build manager; a new one over an empty namespace catalog by default.
+    herd_path : str, optional
+        Path of a HERD (external resources) zip file to read or write alongside.
+    """
+
+    def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
+                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
+                 **storage_options: Any):
+        if manager is None:
+            manager = BuildManager(TypeMap(NamespaceCatalog()))
+        elif isinstance(manager, TypeMap):
+            manager = BuildManager(manager)
+        # HDMFIO.__init__ calls open(): everything open() needs is set first.
+        self._path = path
+        self._mode = mode
+        self._storage_options = storage_options
+        self._handle: StoreHandle | None = None
+        self._root: GroupBuilder | None = None
+        self._reader: BuilderReader | None = None
+        self._externals: dict[str, ZarrIO] = {}
+        self._written_builders = WriteStatusTracker()
+        source = None if isinstance(path, Store) or path is None else os.fspath(path)
+        super().__init__(manager=manager, source=source, herd_path=herd_path)
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @property
+    def _file(self) -> StoreHandle | None:
+        """The open store (what ``load_namespaces(file=...)`` accepts)."""
+        return self._handle
+
+    @property
+    def file(self) -> StoreHandle | None:
+        return self._handle
+
+    def open(self) -> None:
+        if self._handle is None:
+            self._handle = open_store(self._path, self._mode, **self._storage_options)
+            if self._mode not in CREATE_MODES:
+                self._check_format_version()
+
+    def close(self) -> None:
+        for ext in self._externals.values():
+            ext.close()
+        self._externals = {}
+        if getattr(self, "_handle", None) is not None:
+            self._handle = None
+
+    def is_open(self) -> bool:
+        return getattr(self, "_handle", None) is not None
+
+    def _require_open(self) -> StoreHandle:
+        if self._handle is None:
+            raise UnsupportedOperation(f"Cannot access closed Zarr file '{self.source}'")
+        return self._handle
+
+    def _check_format_version(self) -> None:
+        attrs = self._handle.documents().get("/", {}).get("attributes", {})
+        version = attrs.get(N.FORMAT_ATTR)
+        if version is not None and N.parse_version(version)[0] not in N.READABLE_MAJOR_VERSIONS:
+            raise FormatVersionError(f"written with format version {version}; this hdmf_zarr3 reads "
+                                     f"{', '.join(sorted(N.READABLE_MAJOR_VERSIONS))}.x", "/")
+
+    @property
+    def _documents(self) -> dict[str, dict[str, Any]]:
+        return self._require_open().documents()
+
+    @property
+    def root_object_id(self) -> str | None:
+        return self._documents.get("/", {}).get("attributes", {}).get("object_id")
+
+    # --- namespaces ---------------------------------------------------------------------------
+    @classmethod
+    def load_namespaces(cls, namespace_catalog: NamespaceCatalog | TypeMap, path: str | Path | None = None,
+                        namespaces: list[str] | None = None, file: StoreHandle | None = None,
+                        **kwargs: Any) -> dict:
+        """Load the namespaces cached in a file into ``namespace_catalog``.
+
+        Extra keywords PyNWB passes for HDF5 (``driver``, ``aws_region``) are accepted and ignored.
+        """
+        kwargs.pop("driver", None)
+        kwargs.pop("aws_region", None)
+        io = kwargs.pop("io", None)
+        if file is None and io is not None:
+            file = io._file
+        handle = file if file is not None else open_store(path, "r")
+        return spec_io.load_namespaces(handle, namespace_catalog, namespaces)
+
+    def load_namespaces_io(self, namespace_catalog: NamespaceCatalog | TypeMap,
+                           namespaces: list[str] | None = None) -> dict:
+        return spec_io.load_namespaces(self._require_open(), namespace_catalog, namespaces)
+
+    @staticmethod
+    def can_read(path: str | Path) -> bool:
+        """True if ``path`` is a Zarr v3 store whose root is a group."""
+        try:
+            handle = open_store(path, "r")
+            doc = handle.documents().get("/")
+        except Exception:
+            return False
+        return doc is not None and doc.get("node_type") == "group"
+
+    # --- writing ------------------------------------------------------------------------------
+    def write(self, container: Container, cache_spec: bool = True, link_data: bool = True,
+              exhaust_dci: bool = True, herd: Any = None, **kwargs: Any) -> None:
+        """Write ``container`` (and everything below it) to this file."""
+        if self._mode == "r":
+            raise UnsupportedOperation(f"Cannot write to file {self.source} in mode 'r'. "
+                                       "Please use mode 'r+', 'w', 'w-', 'x', or 'a'")
+        kwargs.pop("expandable", None)
+        super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci, **kwargs)
+        if cache_spec:
+            self._cache_spec()
+
+    def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
+                      export_source: str | None = None, **kwargs: Any) -> None:
+        """Write a GroupBuilder tree (the root of a file) to this file."""
+        handle = self._require_open()
+        if not handle.writable:
+            raise ModeError(f"cannot write in mode {self._mode!r}", "/")
+        BuilderWriter(self, builder, link_data=link_data, export_source=export_source).write()
+        if self._root is None:
+            self._root = builder
+
+    def _cache_spec(self) -> None:
+        spec_io.cache_specifications(self._require_open(), self.manager.namespace_catalog)
+
+    def export(self, src_io: HDMFIO, container: Container | None = None, write_args: dict | None = None,
+               cache_spec: bool = True) -> None:
+        """Export a file read by any HDMF backend into this (new) Zarr file."""
+        if self._mode != "w":
+            raise UnsupportedOperation(f"Cannot export to file {self.source} in mode '{self._mode}'. "
+                                       "Please use mode 'w'.")
+        write_args = dict(write_args or {})
+        write_args["export_source"] = os.path.abspath(src_io.source) if src_io.source is not None else None
+        clear_cache = not write_args.get("link_data", True)
+        HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
+        if cache_spec:
+            catalog = self.manager.namespace_catalog
+            for ns in src_io.manager.namespace_catalog.namespaces:
+                if ns not in catalog.namespaces:
+                    catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
+            self._cache_spec()
+
+    @classmethod
+    def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,
+                  write_args: dict | None = None, cache_spec: bool = True, **kwargs: Any) -> None:
+        """Export ``src_io`` to a new Zarr file at ``path`` (convenience for :meth:`export`)."""
+        with cls(path, mode="w", **kwargs) as io:
+            io.export(src_io=src_io, container=container, write_args=write_args, cache_spec=cache_spec)
+
+    # --- reading ------------------------------------------------------------------------------
+    def read(self, **kwargs: Any) -> Container:
+        if self._mode in CREATE_MODES:
+            raise UnsupportedOperation(f"Cannot read from file {self.source} in mode '{self._mode}'. "
+                                       "Please use mode 'r', 'r+', or 'a'.")
+        return super().read(**kwargs)
+
+    def read_builder(self) -> GroupBuilder:
+        """The GroupBuilder tree of this file (read once; the same objects on every call)."""
+        if self._root is None:
+            reader = BuilderReader(self, self._require_open().documents())
+            self._root = reader.read()
+            self._reader = reader
+        return self._root
+
+    def get_written(self, builder: Builder) -> bool:
+        """True if ``builder`` was written to (or read from) this file by this object."""
+        return self._written_builders.get_written(builder)
+
+    def _mark_written(self, builder: Builder) -> None:
+        self._written_builders.set_written(builder)
+
+    def get_builder(self, obj: Any) -> Builder:
+        """The builder read for a node, given its path or a dataset read from this file."""
+        path = obj.path if isinstance(obj, ZarrDataset) else getattr(obj, "path", obj)
+        if not isinstance(path, str):
+            raise TypeError(f"expected a node path or a dataset of this file, got {type(obj).__name__}")
+        self.read_builder()
+        found = self._reader.built.get(N.normalize(path))
+        if found is None:
+            raise ValueError(f"{self.source}:{path} has not been built")
+        return found
+
+    def get_container(self, obj: Any) -> Container:
+        return self.manager.construct(self.get_builder(obj))
+
+    def _resolve_reference(self, ref: Reference, where: str) -> Builder:
+        self.read_builder()
+        return self._reader.resolve(ref, where)
+
+    def _external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
+        """Resolve a reference into another file, opened read-only next to this one."""
+        directory = self._require_open().directory
+        if directory is None and not os.path.isabs(ref.source):
+            raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
+        target = os.path.normpath(os.path.join(directory or "", ref.source))
+        other = self._externals.get(target)
+        if other is None:
+            if not os.path.isdir(target):
+                if missing_ok:
+                    return None
+                raise FormatError(f"external file {ref.source!r} does not exist", where)
+            other = type(self)(target, mode="r", manager=self.manager)
+            self._externals[target] = other
+        other.read_builder()
+        found = other._reader.built.get(ref.path)
+        if found is None and not missing_ok:
+            raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
+        return found
+
+    def _reference_for_append(self, obj: Any) -> Reference:
+        return ReferenceEncoder(self.read_builder(), self.manager, self._require_open().directory)(obj)
+
+    # --- display ------------------------------------------------------------------------------
+    @staticmethod
+    def generate_dataset_html(dataset: Any) -> str:
+        """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
+        return dataset_html(dataset)

@@ -1,0 +1,83 @@
+"""``NWBZarrIO``: ZarrIO for PyNWB, loading the namespaces cached in the file on read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hdmf.backends.io import HDMFIO
+from hdmf.build import BuildManager
+from pynwb import NWBFile, get_manager, get_type_map
+from zarr.abc.store import Store
+
+from .io import ZarrIO
+from .storage.stores import CREATE_MODES, open_store
+
+
+def parse_nwb_version(value: Any) -> tuple[str | None, tuple | None]:
+    """``("2.9.0", (2, 9, 0))`` from an ``nwb_version`` attribute; ``(None, None)`` if absent."""
+    if not isinstance(value, str):
+        return None, None
+    parts = value.replace("NWB-", "").replace("-", ".").replace("_", ".").split(".")
+    return value, tuple(int(p) if p.isnumeric() else p for p in parts)
+
+
+class NWBZarrIO(ZarrIO):
+    """Read and write NWB files as Zarr v3 stores.
+
+    Parameters
+    ----------
+    path : str, Path or zarr Store
+        Location of the file.
+    mode : {"r", "r+", "a", "w", "w-", "x"}
+        File mode, as for :class:`pynwb.NWBHDF5IO`.
+    load_namespaces : bool
+        Load the namespaces cached in the file (read modes only, and only without ``manager``).
+    manager : BuildManager, optional
+        The build manager to use; PyNWB's default otherwise.
+    extensions : str or list of str, optional
+        Paths of extension namespace files to load in addition.
+    """
+
+    def __init__(self, path: str | Path | Store | None = None, mode: str = "r", load_namespaces: bool = True,
+                 manager: BuildManager | None = None, extensions: str | list[str] | None = None,
+                 **kwargs: Any):
+        if mode in CREATE_MODES or manager is not None:
+            load_namespaces = False
+        if load_namespaces:
+            type_map = get_type_map()
+            ZarrIO.load_namespaces(type_map, file=open_store(path, "r"))
+            manager = BuildManager(type_map)
+        elif manager is None:
+            manager = get_manager(extensions=extensions) if extensions else get_manager()
+        if extensions and load_namespaces:
+            for ext in [extensions] if isinstance(extensions, str) else extensions:
+                manager.type_map.load_namespaces(ext)
+        super().__init__(path, mode=mode, manager=manager, **kwargs)
+
+    @property
+    def nwb_version(self) -> tuple[str | None, tuple | None]:
+        """The NWB version of the file: its string and parsed parts, or ``(None, None)``."""
+        return parse_nwb_version(self._documents.get("/", {}).get("attributes", {}).get("nwb_version"))
+
+    def read(self, skip_version_check: bool = False, **kwargs: Any) -> NWBFile:
+        if not skip_version_check:
+            version_str, version = self.nwb_version
+            if version is None:
+                raise TypeError("Missing NWB version in file. The file is not a valid NWB file.")
+            if version[0] < 2:
+                raise TypeError(f"NWB version {version_str} not supported. "
+                                "PyNWB supports NWB files version 2 and above.")
+        return super().read(**kwargs)
+
+    def export(self, src_io: HDMFIO, nwbfile: NWBFile | None = None, write_args: dict | None = None,
+               cache_spec: bool = True, container: NWBFile | None = None) -> None:
+        """Export an NWB file read by any backend (e.g. NWBHDF5IO) to this Zarr file."""
+        super().export(src_io=src_io, container=nwbfile if nwbfile is not None else container,
+                       write_args=write_args, cache_spec=cache_spec)
+
+
+def read_nwb(path: str | Path | Store) -> NWBFile:
+    """Open an NWB Zarr file read-only and return its NWBFile (the IO stays open with the file)."""
+    io = NWBZarrIO(path, mode="r", load_namespaces=True)
+    return io.read()

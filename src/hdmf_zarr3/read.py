@@ -1,0 +1,186 @@
+"""Read a builder tree: one pass over the node documents, mirroring :mod:`.write`.
+
+Every ``zarr.json`` is fetched at once (see :mod:`.storage.nodes`); scalar datasets, which HDMF
+needs to build containers, are read together in one concurrent batch; every other dataset becomes a
+lazy dataset that reads nothing until it is indexed. Builders are made in two steps so that
+attributes and links may point anywhere in the file, including at ancestors: first the tree of
+groups and datasets, then the attributes and links that hold references.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from hdmf.backends.warnings import BrokenLinkWarning
+from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+
+from .datasets import wrap
+from .errors import FormatError
+from .format import dtypes as D
+from .format import names as N
+from .format import values as V
+from .format.references import Reference, decode_links
+from .storage import nodes
+
+if TYPE_CHECKING:
+    from .io import ZarrIO
+
+ROOT_NAME = "root"
+
+
+def children_index(documents: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
+    """Child names of every node, sorted (the order h5py lists them in)."""
+    index: dict[str, list[str]] = {p: [] for p in documents}
+    for path in documents:
+        if path != "/":
+            index.setdefault(posixpath.dirname(path), []).append(posixpath.basename(path))
+    for names in index.values():
+        names.sort()
+    return index
+
+
+class BuilderReader:
+    """Builds the GroupBuilder tree of one file from its node documents."""
+
+    def __init__(self, io: ZarrIO, documents: dict[str, dict[str, Any]]):
+        self.io = io
+        self.docs = documents
+        self.children = children_index(documents)
+        self.built: dict[str, Builder] = {}
+        self._deferred: list[tuple[Builder, str, dict[str, Any]]] = []
+        self._pending: dict[str, Any] = {}  # scalar datasets whose value holds references
+        root_attrs = documents.get("/", {}).get("attributes", {})
+        specloc = root_attrs.get(N.SPECLOC_ATTR)
+        self.ignore = {N.normalize(specloc)} if isinstance(specloc, str) else set()
+
+    def read(self) -> GroupBuilder:
+        if "/" not in self.docs or self.docs["/"]["node_type"] != "group":
+            raise FormatError("the root of the store is not a Zarr group", "/")
+        scalars = self._prefetch_scalars()
+        root = self._group("/", scalars)
+        for builder, path, attrs in self._deferred:
+            self._finish(builder, path, attrs)
+        self._deferred.clear()
+        return root
+
+    def _prefetch_scalars(self) -> dict[str, Any]:
+        items = [(p, d) for p, d in self.docs.items()
+                 if d["node_type"] == "array" and d.get("shape") == [] and not self._ignored(p)]
+        values = nodes.read_arrays(self.io._handle.store, items)
+        return {p: v for (p, _), v in zip(items, values)}
+
+    def _ignored(self, path: str) -> bool:
+        return any(path == i or path.startswith(i + "/") for i in self.ignore)
+
+    # --- structure --------------------------------------------------------------------------
+    def _group(self, path: str, scalars: dict[str, Any]) -> GroupBuilder:
+        doc = self.docs[path]
+        name = ROOT_NAME if path == "/" else posixpath.basename(path)
+        builder = GroupBuilder(name, source=self.io.source)
+        builder.location = posixpath.dirname(path) if path != "/" else "/"
+        self.built[path] = builder
+        for child in self.children.get(path, []):
+            child_path = N.join(path, child)
+            if self._ignored(child_path):
+                continue
+            if self.docs[child_path]["node_type"] == "group":
+                builder.set_group(self._group(child_path, scalars))
+            else:
+                builder.set_dataset(self._dataset(child_path, scalars))
+        self._deferred.append((builder, path, doc["attributes"]))
+        self.io._mark_written(builder)
+        return builder
+
+    def _dataset(self, path: str, scalars: dict[str, Any]) -> DatasetBuilder:
+        doc = self.docs[path]
+        attrs = doc["attributes"]
+        if N.DTYPE_ATTR not in attrs:
+            raise FormatError(f"array has no '{N.DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
+        storage = D.from_attribute(attrs[N.DTYPE_ATTR], doc.get("data_type"), path)
+        if path in scalars:
+            data: Any = self._scalar(path, scalars[path], storage)
+        else:
+            data = wrap(self.io, path, doc, storage)
+        pending = _has_lazy(data)
+        builder = DatasetBuilder(posixpath.basename(path), data=None if pending else data,
+                                 dtype=D.builder_dtype(storage), source=self.io.source)
+        if pending:
+            self._pending[path] = data
+        builder.location = posixpath.dirname(path)
+        self.built[path] = builder
+        self._deferred.append((builder, path, attrs))
+        self.io._mark_written(builder)
+        return builder
+
+    def _scalar(self, path: str, raw: Any, storage: D.StorageType) -> Any:
+        value = raw[()] if isinstance(raw, np.ndarray) else raw
+        if storage.kind == "string":
+            return str(value)
+        if storage.kind == "reference":
+            from .format.references import decode_element
+
+            ref = decode_element(str(value), path)
+            return None if ref is None else _LazyReference(self, ref, path)
+        if storage.kind == "rows":
+            import json
+
+            values = V.decode_row(json.loads(str(value)), storage.fields, path)
+            return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+        return value
+
+    # --- attributes and links -----------------------------------------------------------------
+    def _finish(self, builder: Builder, path: str, attrs: dict[str, Any]) -> None:
+        for key, value in attrs.items():
+            if key in N.RESERVED_ATTRS:
+                continue
+            decoded = V.decode_attribute(value, lambda ref: self.resolve(ref, path), f"{path}@{key}")
+            builder.set_attribute(key, decoded)
+        if isinstance(builder, DatasetBuilder):
+            self._finish_scalar(builder, path)
+        if isinstance(builder, GroupBuilder) and N.LINK_ATTR in attrs:
+            for link in decode_links(attrs[N.LINK_ATTR], path):
+                target = self.resolve(link.target, path, missing_ok=True)
+                if target is None:
+                    warnings.warn(f"{N.join(path, link.name)}: link target {link.target.path!r} in "
+                                  f"{link.target.source!r} does not exist", BrokenLinkWarning, stacklevel=2)
+                    continue
+                lb = LinkBuilder(builder=target, name=link.name, source=self.io.source)
+                lb.location = path
+                builder.set_link(lb)
+                self.io._mark_written(lb)
+
+    def _finish_scalar(self, builder: DatasetBuilder, path: str) -> None:
+        data = self._pending.pop(path, None)
+        if data is None:
+            return
+        if isinstance(data, _LazyReference):
+            builder.data = ReferenceBuilder(data.resolve())
+        elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
+            builder.data = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
+
+    def resolve(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
+        """The builder a reference record points to (in this file or another one)."""
+        if ref.is_internal:
+            found = self.built.get(ref.path)
+            if found is None and not missing_ok:
+                raise FormatError(f"reference target {ref.path!r} does not exist", where)
+            return found
+        return self.io._external_builder(ref, where, missing_ok)
+
+
+def _has_lazy(data: Any) -> bool:
+    return isinstance(data, _LazyReference) or (
+        isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data))
+
+
+class _LazyReference:
+    """A reference read from a scalar dataset, resolved once every node exists."""
+
+    def __init__(self, reader: BuilderReader, ref: Reference, where: str):
+        self.reader, self.ref, self.where = reader, ref, where
+
+    def resolve(self) -> Builder:
+        return self.reader.resolve(self.ref, self.where)

@@ -1,0 +1,70 @@
+"""Turn HDMF reference targets (containers, builders, links) into reference records."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, ReferenceBuilder
+
+from .errors import ReferenceError_
+from .format import names as N
+from .format.references import Reference
+
+
+class ReferenceEncoder:
+    """Encodes references relative to the file whose root builder is ``root``.
+
+    A target inside ``root``'s tree (or, during export, inside the file being exported) is in the same
+    file (``source "."``); any other target is in the file its builder was read from, named relative
+    to ``directory``.
+    """
+
+    def __init__(self, root: GroupBuilder, manager: BuildManager | None, directory: str | None,
+                 export_source: str | None = None):
+        self.root = root
+        self.manager = manager
+        self.directory = directory
+        self.export_source = os.path.abspath(export_source) if export_source else None
+        self.root_oid = root.attributes.get("object_id")
+
+    def __call__(self, obj: Any) -> Reference:
+        builder = self.builder_of(obj)
+        top, names = builder, []
+        while top.parent is not None:
+            names.append(top.name)
+            top = top.parent
+        oid = builder.attributes.get("object_id")
+        if top is self.root:
+            return Reference(N.SAME_FILE, "/" + "/".join(reversed(names)), oid, self.root_oid)
+        if top is builder and builder.location is not None:
+            path = N.join(N.normalize(builder.location), builder.name)
+        else:
+            path = "/" + "/".join(reversed(names))
+        if builder.source is None:
+            raise ReferenceError_(f"target {path!r} is outside this file and has no source file")
+        if self.export_source is not None and os.path.abspath(builder.source) == self.export_source:
+            return Reference(N.SAME_FILE, path, oid, self.root_oid)
+        top_oid = top.attributes.get("object_id") if top is not builder else None
+        return Reference(self.relative(builder.source), path, oid, top_oid)
+
+    def builder_of(self, obj: Any) -> Builder:
+        if isinstance(obj, ReferenceBuilder):
+            obj = obj.builder
+        if isinstance(obj, LinkBuilder):
+            obj = obj.builder
+        if isinstance(obj, Builder):
+            return obj
+        if self.manager is None:
+            raise ReferenceError_(f"cannot reference {type(obj).__name__} without a BuildManager")
+        built = self.manager.get_builder(obj) or self.manager.build(obj)
+        if built is None:
+            raise ReferenceError_(f"cannot build a reference to {obj!r}")
+        return built
+
+    def relative(self, source: str) -> str:
+        """``source`` relative to this file's directory (POSIX separators); absolute if unknown."""
+        source = os.path.abspath(source)
+        if self.directory is None:
+            return source
+        return os.path.relpath(source, self.directory).replace(os.sep, "/")

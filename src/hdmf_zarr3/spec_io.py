@@ -1,0 +1,134 @@
+"""Reading and writing the cached specifications (layout in :mod:`.format.speccache`)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from typing import Any
+
+from hdmf.backends.utils import NamespaceToBuilderHelper
+from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
+
+from .errors import FormatError
+from .format import documents as docs
+from .format import dtypes as D
+from .format import names as N
+from .format import speccache as S
+from .storage import nodes
+from .storage.stores import StoreHandle
+
+_TEXT = D.for_scalar_dtype(D.TEXT)
+
+
+class CollectingSpecWriter(SpecWriter):
+    """Collects the JSON text of each spec document (HDMF's NamespaceBuilder.export target)."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, str] = {}
+
+    def write_spec(self, spec: Any, path: str) -> None:
+        self.documents[path] = json.dumps(spec, separators=(",", ":"))
+
+    def write_namespace(self, namespace: Any, path: str) -> None:
+        self.documents[path] = json.dumps({"namespaces": [namespace]}, separators=(",", ":"))
+
+
+class ZarrSpecReader(SpecReader):
+    """Reads the spec documents of one cached namespace version (all fetched in one batch)."""
+
+    def __init__(self, handle: StoreHandle, group: str, documents: dict[str, dict[str, Any]]):
+        super().__init__(source=f"{handle.location or 'store'}:{group}")
+        items = [(p, d) for p, d in documents.items()
+                 if posixpath.dirname(p) == group and d["node_type"] == "array"]
+        values = nodes.read_arrays(handle.store, items)
+        self._texts = {posixpath.basename(p): v[()] if hasattr(v, "shape") else v for (p, _), v in zip(items, values)}
+        self._group = group
+
+    def _read(self, name: str) -> Any:
+        if name not in self._texts:
+            raise FormatError(f"cached specification {name!r} is missing", self._group)
+        try:
+            return json.loads(str(self._texts[name]))
+        except ValueError as exc:
+            raise FormatError(f"cached specification {name!r} is not valid JSON", self._group) from exc
+
+    def read_spec(self, spec_path: str) -> Any:
+        return self._read(spec_path)
+
+    def read_namespace(self, ns_path: str) -> Any:
+        return self._read(ns_path)["namespaces"]
+
+
+def cached_versions(documents: dict[str, dict[str, Any]]) -> tuple[str | None, dict[str, str]]:
+    """The spec location and, for each cached namespace, the version a reader loads."""
+    specloc = documents.get("/", {}).get("attributes", {}).get(N.SPECLOC_ATTR)
+    if not isinstance(specloc, str):
+        return None, {}
+    base = N.normalize(specloc)
+    found: dict[str, list[str]] = {}
+    for path, doc in documents.items():
+        parts = path[len(base):].strip("/").split("/") if path.startswith(base + "/") else []
+        if len(parts) == 2 and doc["node_type"] == "group":
+            found.setdefault(parts[0], []).append(parts[1])
+    return base, {ns: S.latest_version(v) for ns, v in found.items()}
+
+
+def load_namespaces(handle: StoreHandle, catalog: Any, namespaces: list[str] | None) -> dict:
+    documents = handle.documents()
+    base, versions = cached_versions(documents)
+    if base is None:
+        return {}
+    readers = {}
+    for ns in namespaces if namespaces is not None else list(versions):
+        if ns not in versions:
+            raise FormatError(f"namespace {ns!r} is not cached in this file", base)
+        readers[ns] = ZarrSpecReader(handle, S.version_group(base, ns, versions[ns]), documents)
+    return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+
+
+def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None:
+    """Write every namespace of ``catalog`` not yet cached, then point ``.specloc`` at them."""
+    documents = handle.documents()
+    root = documents.get("/") or docs.group_document({})
+    specloc = root["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
+    new_docs: dict[str, dict[str, Any]] = {}
+    texts: dict[str, str] = {}
+    for ns_name in catalog.namespaces:
+        namespace = catalog.get_namespace(ns_name)
+        group = S.version_group(specloc, ns_name, namespace.version)
+        if group in documents:
+            continue
+        writer = CollectingSpecWriter()
+        NamespaceToBuilderHelper.convert_namespace(catalog, ns_name).export(S.NAMESPACE_DOC, writer=writer)
+        for parent in _ancestors(group):
+            if parent not in documents:
+                new_docs[parent] = docs.group_document({})
+        for name, text in writer.documents.items():
+            texts[N.join(group, name)] = text
+    for path in texts:
+        new_docs[path] = docs.array_document((), _TEXT, {N.DTYPE_ATTR: D.TEXT})
+    store = handle.store
+    jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
+    nodes.run_jobs(jobs)
+    nodes.put_documents(store, new_docs)
+    documents.update(new_docs)
+    if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
+        root = {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}
+        nodes.put_documents(store, {"/": root})
+        documents["/"] = root
+
+
+def _ancestors(group: str) -> list[str]:
+    parts = group.strip("/").split("/")
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def _fill(store: Any, path: str, doc: dict[str, Any], text: str) -> Any:
+    import numpy as np
+
+    value = np.array(text, dtype=object)
+
+    async def job() -> None:
+        await nodes.async_array(store, path, doc).setitem((), value)
+
+    return job

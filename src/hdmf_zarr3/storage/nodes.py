@@ -1,0 +1,129 @@
+"""Low-level node access: read and write ``zarr.json`` documents and arrays through the Store API.
+
+zarr-python pays one or more store round trips per node it opens or creates. A file with thousands
+of small groups and arrays is therefore read here by listing the store once and fetching every
+document concurrently, and written by putting every document concurrently. Array chunks are encoded
+by zarr's own codec pipeline (``AsyncArray`` built from the document, without re-reading it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import numpy as np
+import zarr
+from zarr.abc.store import Store
+from zarr.core.array import AsyncArray
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.sync import sync
+from zarr.storage import StorePath
+
+from ..errors import FormatError
+from ..format.names import normalize, store_key
+
+ZARR_JSON = "zarr.json"
+#: Concurrent store operations in flight at once.
+CONCURRENCY = 64
+
+
+async def _bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CONCURRENCY) -> list[Any]:
+    sem = asyncio.Semaphore(limit)
+
+    async def run(job: Callable[[], Awaitable[Any]]) -> Any:
+        async with sem:
+            return await job()
+
+    return await asyncio.gather(*(run(j) for j in jobs))
+
+
+def parse_document(raw: bytes, path: str) -> dict[str, Any]:
+    """Parse one ``zarr.json``; anything but a JSON object with ``zarr_format`` 3 is a FormatError."""
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise FormatError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
+    if not isinstance(doc, dict):
+        raise FormatError("zarr.json is not a JSON object", path)
+    if doc.get("zarr_format") != 3:
+        raise FormatError(f"not Zarr format 3 metadata (zarr_format={doc.get('zarr_format')!r})", path)
+    if doc.get("node_type") not in ("group", "array"):
+        raise FormatError(f"unknown node_type {doc.get('node_type')!r}", path)
+    attrs = doc.get("attributes", {})
+    if not isinstance(attrs, dict):
+        raise FormatError("attributes must be a JSON object", path)
+    doc.setdefault("attributes", {})
+    return doc
+
+
+def dump_document(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
+    keys = [k async for k in store.list() if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)]
+    proto = default_buffer_prototype()
+
+    async def fetch(key: str) -> tuple[str, bytes | None]:
+        buf = await store.get(key, prototype=proto)
+        return key, None if buf is None else buf.to_bytes()
+
+    docs = {}
+    for key, raw in await _bounded([lambda k=k: fetch(k) for k in keys]):
+        if raw is None:
+            continue
+        path = normalize(key[: -len(ZARR_JSON)])
+        docs[path] = parse_document(raw, path)
+    return docs
+
+
+def read_documents(store: Store) -> dict[str, dict[str, Any]]:
+    """Every node document in ``store``, keyed by absolute node path (``"/"`` is the root)."""
+    return sync(_read_documents(store))
+
+
+async def _put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
+    proto = default_buffer_prototype()
+
+    async def put(path: str, doc: dict[str, Any]) -> None:
+        await store.set(store_key(path, ZARR_JSON), proto.buffer.from_bytes(dump_document(doc)))
+
+    await _bounded([lambda p=p, d=d: put(p, d) for p, d in docs.items()])
+
+
+def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
+    """Write the given node documents (concurrently)."""
+    if docs:
+        sync(_put_documents(store, docs))
+
+
+def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
+    """zarr's ``AsyncArray`` for a node whose document we already hold (no store access)."""
+    return AsyncArray(doc, StorePath(store, path.strip("/")))
+
+
+def open_array(store: Store, path: str, doc: dict[str, Any]) -> zarr.Array:
+    return zarr.Array(async_array(store, path, doc))
+
+
+async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[np.ndarray]:
+    async def get(path: str, doc: dict[str, Any]) -> np.ndarray:
+        return await async_array(store, path, doc).getitem(())
+
+    return await _bounded([lambda p=p, d=d: get(p, d) for p, d in items])
+
+
+def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[np.ndarray]:
+    """Read whole (small) arrays concurrently, e.g. every scalar dataset of a file at once."""
+    return sync(_read_arrays(store, items)) if items else []
+
+
+WriteJob = Callable[[], Awaitable[None]]
+
+
+def run_jobs(jobs: list[WriteJob], limit: int = CONCURRENCY) -> None:
+    """Run async write jobs concurrently on zarr's event loop."""
+    if jobs:
+        sync(_bounded(jobs, limit))

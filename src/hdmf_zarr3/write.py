@@ -1,0 +1,194 @@
+"""Write a builder tree: one walk collects every node, then the store operations run in batches.
+
+The walk turns each GroupBuilder into a group document and each DatasetBuilder into an array
+document plus a job that writes its chunks. Nothing touches the store during the walk, so all
+documents and small arrays are written concurrently afterwards, and the root document, which
+marks the file as present, is written last.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+from hdmf.data_utils import AbstractDataChunkIterator, DataIO
+
+from .encode import encode_values, is_lazy_source, source_shape
+from .errors import ReservedNameError, UnsupportedDataError
+from .format import documents as docs
+from .format import dtypes as D
+from .format import names as N
+from .format import values as V
+from .format.references import Link, Reference, encode_links
+from .refs import ReferenceEncoder
+from .storage import nodes
+from .streaming import copy_blocks, stream_iterator
+
+if TYPE_CHECKING:
+    from .io import ZarrIO
+
+
+@dataclass
+class WritePlan:
+    """Everything one write puts into the store."""
+
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    arrays: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chunk_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    streams: list[tuple[str, Any]] = field(default_factory=list)
+
+
+class BuilderWriter:
+    """Writes one builder tree into the store of ``io``."""
+
+    def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
+                 export_source: str | None = None):
+        self.io = io
+        self.root = root
+        self.link_data = link_data
+        self.export_source = os.path.abspath(export_source) if export_source else None
+        self.plan = WritePlan()
+        self._extra_links: dict[str, list[Link]] = {}
+        self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
+
+    # --- walk -------------------------------------------------------------------------------
+    def write(self) -> WritePlan:
+        self._group(self.root, "/")
+        self._flush()
+        return self.plan
+
+    def _group(self, builder: GroupBuilder, path: str) -> None:
+        for sub in builder.groups.values():
+            self._group(sub, N.join(path, sub.name))
+        for sub in builder.datasets.values():
+            self._dataset(sub, N.join(path, sub.name), path)
+        attrs = self._attributes(builder.attributes, path)
+        links = [self._link(lb, path) for lb in builder.links.values()] + self._extra_links.pop(path, [])
+        if links:
+            attrs[N.LINK_ATTR] = encode_links(links)
+        if path == "/":
+            previous = self.io._documents.get("/", {}).get("attributes", {})
+            if N.SPECLOC_ATTR in previous:
+                attrs[N.SPECLOC_ATTR] = previous[N.SPECLOC_ATTR]
+            attrs[N.FORMAT_ATTR] = N.FORMAT_VERSION
+        self.plan.groups[path] = docs.group_document(attrs)
+        for lb in builder.links.values():
+            self.io._mark_written(lb)
+        self.io._mark_written(builder)
+
+    def _attributes(self, attributes: dict[str, Any], path: str) -> dict[str, Any]:
+        out = {}
+        for key, value in attributes.items():
+            if key in N.RESERVED_ATTRS:
+                raise ReservedNameError(f"attribute name {key!r} is reserved by the storage format", path)
+            if value is None:
+                continue
+            if isinstance(value, DataIO):
+                value = value.data
+            out[key] = V.encode_attribute(value, self.reference_to, f"{path}@{key}")
+        return out
+
+    def _link(self, builder: LinkBuilder, parent: str) -> Link:
+        return Link(builder.name, self.reference_to(builder.builder))
+
+    def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
+        if self.io.get_written(builder):
+            return
+        data, options = builder.data, {}
+        link_data = self.link_data
+        if isinstance(data, DataIO):
+            options = dict(getattr(data, "io_settings", {}) or {})
+            link_data = getattr(data, "link_data", link_data)
+            data = data.data
+        from .datasets import ZarrDataset
+
+        if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
+            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
+            self.io._mark_written(builder)
+            return
+        storage = self._storage(builder, data, path)
+        attrs = self._attributes(builder.attributes, path)
+        attrs[N.DTYPE_ATTR] = storage.zarr_dtype
+        if isinstance(data, AbstractDataChunkIterator):
+            self.plan.streams.append((path, (data, storage, attrs, options)))
+        elif is_lazy_source(data):
+            shape = source_shape(data)
+            doc = docs.array_document(shape, storage, attrs, chunks=self._chunks(options, shape))
+            self.plan.arrays[path] = doc
+            self.plan.chunk_jobs.append(self._copy_job(path, doc, data, storage))
+        else:
+            values = encode_values(data, storage, self.reference_to, path)
+            doc = docs.array_document(values.shape, storage, attrs, chunks=self._chunks(options, values.shape))
+            self.plan.arrays[path] = doc
+            if values.size:
+                self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
+        self.io._mark_written(builder)
+
+    @staticmethod
+    def _chunks(options: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...] | None:
+        chunks = options.get("chunks")
+        if isinstance(chunks, (tuple, list)) and len(chunks) == len(shape):
+            return tuple(int(c) for c in chunks)
+        return None
+
+    def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
+        dtype = builder.dtype
+        if dtype is None and isinstance(data, (ReferenceBuilder,)):
+            dtype = D.OBJECT
+        try:
+            if dtype is None and hasattr(data, "storage"):  # our own lazy datasets know their type
+                return data.storage
+            return D.for_hdmf_dtype(dtype, data)
+        except UnsupportedDataError as exc:
+            raise UnsupportedDataError(str(exc.args[0]).split(": ", 1)[-1], path) from exc
+
+    def _link_instead(self, data: Any, path: str, link_data: bool) -> bool:
+        """Whether a dataset read from a Zarr file becomes a link rather than a copy."""
+        if not link_data:
+            return False
+        src = data.io.source
+        if self.export_source is not None:
+            return src != self.export_source or data.path != path
+        return not (src == self.io.source and data.path == path)
+
+    def _reference_from(self, data: Any) -> Reference:
+        same = data.io.source == self.io.source or data.io.source == self.export_source
+        source = N.SAME_FILE if same else self.reference_to.relative(data.io.source)
+        oid = data.attrs.get("object_id") if hasattr(data, "attrs") else None
+        return Reference(source, data.path, oid, data.io.root_object_id)
+
+    # --- store operations ------------------------------------------------------------------------
+    def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
+        store = self.io._handle.store
+
+        async def job() -> None:
+            await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
+
+        return job
+
+    def _copy_job(self, path: str, doc: dict[str, Any], source: Any,
+                  storage: D.StorageType) -> Callable[[], Awaitable[None]]:
+        store = self.io._handle.store
+
+        async def job() -> None:
+            await copy_blocks(nodes.async_array(store, path, doc), source,
+                              lambda block: encode_values(block, storage, self.reference_to, path))
+
+        return job
+
+    def _flush(self) -> None:
+        store = self.io._handle.store
+        nodes.run_jobs(self.plan.chunk_jobs)
+        for path, (iterator, storage, attrs, options) in self.plan.streams:
+            self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options)
+        root = self.plan.groups.pop("/", None)
+        nodes.put_documents(store, {**self.plan.arrays, **self.plan.groups})
+        if root is not None:
+            nodes.put_documents(store, {"/": root})
+            self.plan.groups["/"] = root
+        self.io._documents.update(self.plan.arrays)
+        self.io._documents.update(self.plan.groups)
