@@ -15,7 +15,7 @@ from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 
-from . import spec_io
+from . import compat, spec_io
 from .datasets import ZarrDataset
 from .errors import FormatError, FormatVersionError, ModeError
 from .format import names as N
@@ -27,6 +27,7 @@ from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
 
 ObjectMapper.no_convert(ZarrDataset)
+compat.install()
 
 
 class ZarrIO(HDMFIO):
@@ -195,10 +196,13 @@ class ZarrIO(HDMFIO):
 
     # --- reading ------------------------------------------------------------------------------
     def read(self, **kwargs: Any) -> Container:
+        self._check_readable()
+        return super().read(**kwargs)
+
+    def _check_readable(self) -> None:
         if self._mode in CREATE_MODES:
             raise UnsupportedOperation(f"Cannot read from file {self.source} in mode '{self._mode}'. "
                                        "Please use mode 'r', 'r+', or 'a'.")
-        return super().read(**kwargs)
 
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""

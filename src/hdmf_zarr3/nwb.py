@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ class NWBZarrIO(ZarrIO):
                  **kwargs: Any):
         if mode in CREATE_MODES or manager is not None:
             load_namespaces = False
+        if mode == "a" and not isinstance(path, Store) and path is not None and not os.path.exists(path):
+            load_namespaces = False  # 'a' creates the file: nothing cached to load yet
         if load_namespaces:
             type_map = get_type_map()
             ZarrIO.load_namespaces(type_map, file=open_store(path, "r"))
@@ -61,6 +64,7 @@ class NWBZarrIO(ZarrIO):
         return parse_nwb_version(self._documents.get("/", {}).get("attributes", {}).get("nwb_version"))
 
     def read(self, skip_version_check: bool = False, **kwargs: Any) -> NWBFile:
+        self._check_readable()
         if not skip_version_check:
             version_str, version = self.nwb_version
             if version is None:

@@ -1,0 +1,244 @@
+"""Every construct of the format round-trips at the builder level (no PyNWB involved)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import zarr
+from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+
+from hdmf_zarr3 import ReservedNameError, ZarrIO
+
+NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "bool"]
+
+
+def write(path, root):
+    with ZarrIO(path, mode="w") as io:
+        io.write_builder(root)
+
+
+def read(path):
+    io = ZarrIO(path, mode="r")
+    return io, io.read_builder()
+
+
+def materialize(data):
+    if hasattr(data, "dataset") or hasattr(data, "storage"):
+        return data[()] if data.shape == () else data[:]
+    return data
+
+
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_numeric_datasets_roundtrip(tmp_path, dtype):
+    rng = np.random.default_rng(0)
+    arr = (rng.integers(0, 100, (7, 3)) > 50) if dtype == "bool" else rng.integers(0, 100, (7, 3)).astype(dtype)
+    root = GroupBuilder("root", datasets={
+        "arr": DatasetBuilder("arr", arr, dtype=dtype),
+        "scalar": DatasetBuilder("scalar", arr.flat[0], dtype=dtype),
+        "empty": DatasetBuilder("empty", np.zeros((0,), dtype=dtype), dtype=dtype),
+    })
+    write(tmp_path / "f.zarr", root)
+    io, back = read(tmp_path / "f.zarr")
+    got = back.datasets["arr"].data[:]
+    assert got.dtype == np.dtype(dtype) and np.array_equal(got, arr)
+    scalar = back.datasets["scalar"].data
+    assert isinstance(scalar, np.generic) and scalar.dtype == np.dtype(dtype) and scalar == arr.flat[0]
+    empty = back.datasets["empty"].data
+    assert empty.shape == (0,) and empty[:].dtype == np.dtype(dtype)
+    for name in ("arr", "scalar", "empty"):
+        assert back.datasets[name].attributes == {}
+    # the dtype is recorded exactly, and the array opens with plain zarr-python
+    z = zarr.open_array(tmp_path / "f.zarr" / "arr", mode="r")
+    assert z.attrs["zarr_dtype"] == dtype and np.array_equal(z[:], arr)
+    io.close()
+
+
+@pytest.mark.parametrize("dtype,values", [
+    ("text", ["a", "ünïcödé", "", "x" * 1000]),
+    ("ascii", [b"abc", b"", b"plain"]),
+    ("isodatetime", ["2020-01-01T00:00:00+00:00", "2021-06-01T12:30:00.123000-04:00"]),
+])
+def test_string_datasets_roundtrip(tmp_path, dtype, values):
+    root = GroupBuilder("root", datasets={
+        "s": DatasetBuilder("s", values, dtype=dtype),
+        "scalar": DatasetBuilder("scalar", values[0], dtype=dtype),
+        "empty": DatasetBuilder("empty", [], dtype=dtype),
+        "grid": DatasetBuilder("grid", [values[:2], values[:2]], dtype=dtype),
+    })
+    write(tmp_path / "f.zarr", root)
+    io, back = read(tmp_path / "f.zarr")
+    expect = [v.decode() if isinstance(v, bytes) else v for v in values]
+    got = back.datasets["s"].data
+    assert len(got) == len(values) and list(got[:]) == expect
+    assert got[1] == expect[1] and isinstance(got[1], str)
+    assert back.datasets["scalar"].data == expect[0]
+    assert back.datasets["empty"].data.shape == (0,)
+    assert back.datasets["grid"].data[:].tolist() == [expect[:2], expect[:2]]
+    z = zarr.open_array(tmp_path / "f.zarr" / "s", mode="r")
+    assert z.attrs["zarr_dtype"] == dtype
+    assert str(z.metadata.data_type.to_json(zarr_format=3)) == "string"
+    assert list(z[:]) == expect
+    io.close()
+
+
+def test_attributes_keep_their_types(tmp_path):
+    attrs = {
+        "text": "hello",
+        "py_int": 3,
+        "py_float": 1.5,
+        "py_bool": True,
+        "u32": np.uint32(7),
+        "i8": np.int8(-3),
+        "f32": np.float32(0.25),
+        "npbool": np.bool_(False),
+        "nan": np.float64("nan"),
+        "inf": float("inf"),
+        "f_arr": np.array([1.0, np.nan, -np.inf], dtype="float32"),
+        "u16_2d": np.arange(6, dtype="uint16").reshape(2, 3),
+        "str_list": ["a", "b"],
+        "str_arr": np.array(["x", "yy"]),
+        "int_list": [1, 2, 3],
+        "empty_list": [],
+        "empty_f_arr": np.zeros((0, 3), dtype="float32"),
+        "bytes": b"abc",
+    }
+    root = GroupBuilder("root", attributes=attrs, datasets={"d": DatasetBuilder("d", [1, 2], attributes=attrs)})
+    write(tmp_path / "f.zarr", root)
+    io, back = read(tmp_path / "f.zarr")
+    for got in (back.attributes, back.datasets["d"].attributes):
+        assert got["text"] == "hello" and got["py_int"] == 3 and got["py_float"] == 1.5 and got["py_bool"] is True
+        for key in ("u32", "i8", "f32", "npbool"):
+            assert type(got[key]) is type(attrs[key]) and got[key] == attrs[key], key
+        assert np.isnan(got["nan"]) and got["inf"] == float("inf")
+        assert got["f_arr"].dtype == np.float32 and np.array_equal(got["f_arr"], attrs["f_arr"], equal_nan=True)
+        assert got["u16_2d"].dtype == np.uint16 and np.array_equal(got["u16_2d"], attrs["u16_2d"])
+        assert list(got["str_list"]) == ["a", "b"] and list(got["str_arr"]) == ["x", "yy"]
+        assert list(got["int_list"]) == [1, 2, 3] and list(got["empty_list"]) == []
+        assert got["empty_f_arr"].shape == (0, 3) and got["empty_f_arr"].dtype == np.float32
+        assert got["bytes"] == "abc"
+    # every document is strict JSON (no NaN tokens)
+    raw = (tmp_path / "f.zarr" / "zarr.json").read_text()
+    json.loads(raw, parse_constant=lambda c: pytest.fail(f"non-standard JSON token {c}"))
+    io.close()
+
+
+def test_reserved_attribute_names_are_refused(tmp_path):
+    root = GroupBuilder("root", attributes={"zarr_dtype": "x"})
+    with pytest.raises(ReservedNameError, match="zarr_dtype"):
+        write(tmp_path / "f.zarr", root)
+
+
+def _linked_tree(root_name="root"):
+    data = DatasetBuilder("data", np.arange(5), attributes={"object_id": "oid-data"})
+    target = GroupBuilder("target", datasets={"data": data}, attributes={"object_id": "oid-target"})
+    root = GroupBuilder(root_name, groups={"target": target}, attributes={"object_id": "oid-root"})
+    holder = GroupBuilder("holder")
+    root.set_group(holder)
+    holder.set_link(LinkBuilder(target, name="to_group"))
+    holder.set_link(LinkBuilder(data, name="to_data"))
+    holder.set_attribute("ref_attr", ReferenceBuilder(target))
+    holder.set_attribute("ref_list", [ReferenceBuilder(target), ReferenceBuilder(data)])
+    holder.set_dataset(DatasetBuilder("refs", [ReferenceBuilder(target), ReferenceBuilder(data)], dtype="object"))
+    holder.set_dataset(DatasetBuilder("ref_scalar", ReferenceBuilder(data), dtype="object"))
+    return root
+
+
+@pytest.mark.parametrize("root_name", ["root", "some_other_name"])
+def test_links_and_references_resolve_by_path(tmp_path, root_name):
+    write(tmp_path / "f.zarr", _linked_tree(root_name))
+    io, back = read(tmp_path / "f.zarr")
+    holder, target = back.groups["holder"], back.groups["target"]
+    data = target.datasets["data"]
+    assert holder.links["to_group"].builder is target
+    assert holder.links["to_data"].builder is data
+    assert holder.attributes["ref_attr"] is target
+    assert holder.attributes["ref_list"] == [target, data]
+    refs = holder.datasets["refs"].data
+    assert refs[0] is target and refs[1] is data and list(refs) == [target, data]
+    assert isinstance(holder.datasets["ref_scalar"].data, ReferenceBuilder)
+    assert holder.datasets["ref_scalar"].data.builder is data
+    # the stored records name the target by path and object id; no pickle anywhere
+    links = zarr.open_group(tmp_path / "f.zarr" / "holder", mode="r").attrs["zarr_link"]
+    assert {(lk["name"], lk["source"], lk["path"], lk["object_id"]) for lk in links} == {
+        ("to_group", ".", "/target", "oid-target"), ("to_data", ".", "/target/data", "oid-data")}
+    assert all(lk["source_object_id"] == "oid-root" for lk in links)
+    element = json.loads(str(zarr.open_array(tmp_path / "f.zarr" / "holder" / "refs", mode="r")[0]))
+    assert element == {"source": ".", "path": "/target", "object_id": "oid-target", "source_object_id": "oid-root"}
+    io.close()
+
+
+def test_read_builder_is_cached_identity_stable_and_marked_written(tmp_path):
+    write(tmp_path / "f.zarr", _linked_tree())
+    io, back = read(tmp_path / "f.zarr")
+    assert io.read_builder() is back
+
+    def walk(b):
+        yield b
+        if isinstance(b, GroupBuilder):
+            for sub in list(b.groups.values()) + list(b.datasets.values()) + list(b.links.values()):
+                yield from walk(sub)
+
+    for b in walk(back):
+        assert io.get_written(b), b.name
+    assert io.get_builder("/target/data") is back.groups["target"].datasets["data"]
+    io.close()
+
+
+def test_external_link_to_another_file(tmp_path):
+    other = GroupBuilder("root", datasets={"x": DatasetBuilder("x", np.arange(3))},
+                         attributes={"object_id": "oid-other"})
+    write(tmp_path / "other.zarr", other)
+    with ZarrIO(tmp_path / "other.zarr", mode="r") as src:
+        x = src.read_builder().datasets["x"]
+        main = GroupBuilder("root")
+        main.set_link(LinkBuilder(x, name="ext"))
+        write(tmp_path / "main.zarr", main)
+    links = zarr.open_group(tmp_path / "main.zarr", mode="r").attrs["zarr_link"]
+    assert links[0]["source"] == "other.zarr" and links[0]["path"] == "/x"
+    io, back = read(tmp_path / "main.zarr")
+    assert np.array_equal(back.links["ext"].builder.data[:], [0, 1, 2])
+    io.close()
+
+
+def test_compound_datasets(tmp_path):
+    target = GroupBuilder("ts", attributes={"object_id": "oid-ts"})
+    numeric = np.array([(1, 2.5), (3, -1.0)], dtype=[("a", "int32"), ("b", "float64")])
+    with_refs = [(0, 5, ReferenceBuilder(target)), (5, 2, ReferenceBuilder(target))]
+    with_text = [(1, "first", b"asc"), (2, "sëcond", b"")]
+    root = GroupBuilder("root", groups={"ts": target}, datasets={
+        "numeric": DatasetBuilder("numeric", numeric, dtype=[
+            {"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "float64"}]),
+        "refs": DatasetBuilder("refs", with_refs, dtype=[
+            {"name": "idx_start", "dtype": "int32"}, {"name": "count", "dtype": "int32"},
+            {"name": "timeseries", "dtype": {"target_type": "TimeSeries", "reftype": "object"}}]),
+        "text": DatasetBuilder("text", with_text, dtype=[
+            {"name": "i", "dtype": "uint8"}, {"name": "t", "dtype": "text"}, {"name": "s", "dtype": "ascii"}]),
+    })
+    write(tmp_path / "f.zarr", root)
+    io, back = read(tmp_path / "f.zarr")
+    got = back.datasets["numeric"].data[:]
+    assert got.dtype.names == ("a", "b") and got.tolist() == numeric.tolist()
+    refs = back.datasets["refs"].data
+    assert refs[0] == (0, 5, back.groups["ts"]) and len(refs) == 2
+    assert back.datasets["refs"].dtype[2] == {"name": "timeseries", "dtype": "object"}
+    text = back.datasets["text"].data
+    assert text[:] == [(1, "first", "asc"), (2, "sëcond", "")]
+    assert [f["dtype"] for f in zarr.open_array(tmp_path / "f.zarr" / "text").attrs["zarr_dtype"]] == \
+        ["uint8", "text", "ascii"]  # string subtypes survive
+    # all-numeric compounds are Zarr v3 structs, readable by plain zarr-python
+    z = zarr.open_array(tmp_path / "f.zarr" / "numeric", mode="r")
+    assert z[:].tolist() == numeric.tolist()
+    # nothing padded: rows with strings or references are variable-length strings
+    assert zarr.open_array(tmp_path / "f.zarr" / "refs").metadata.to_dict()["data_type"] == "string"
+    io.close()
+
+
+def test_every_array_opens_with_plain_zarr(tmp_path):
+    write(tmp_path / "f.zarr", _linked_tree())
+    group = zarr.open_group(tmp_path / "f.zarr", mode="r")
+    arrays = list(group.arrays()) + [a for _, g in group.groups() for a in g.arrays()]
+    assert arrays
+    for _, arr in arrays:
+        arr[...]  # decodes with registered data types and codecs only
