@@ -242,3 +242,30 @@ def test_every_array_opens_with_plain_zarr(tmp_path):
     assert arrays
     for _, arr in arrays:
         arr[...]  # decodes with registered data types and codecs only
+
+
+def test_dataio_settings_survive_on_reference_datasets(tmp_path):
+    """HDMF drops non-H5DataIO wrappers from reference datasets; the writer still honours them."""
+    from hdmf.common import DynamicTable, VectorData
+    from hdmf.common import get_manager as hdmf_manager
+    from hdmf.data_utils import DataIO
+
+    class SettingsIO(DataIO):
+        @property
+        def io_settings(self):
+            return {"chunks": (2,)}
+
+    target = DynamicTable(name="target", description="t")
+    target.add_column("x", "x")
+    for i in range(5):
+        target.add_row(x=i)
+    refs = VectorData(name="refs", description="object references",
+                      data=SettingsIO([target] * 5))
+    table = DynamicTable(name="table", description="d", columns=[refs], id=list(range(5)))
+    from hdmf.common import SimpleMultiContainer
+
+    root = SimpleMultiContainer(name="root", containers=[target, table])
+    with ZarrIO(tmp_path / "f.zarr", mode="w", manager=hdmf_manager()) as io:
+        io.write(root)
+    z = zarr.open_array(tmp_path / "f.zarr" / "table" / "refs", mode="r")
+    assert z.attrs["zarr_dtype"] == "object" and z.chunks == (2,)

@@ -15,7 +15,7 @@ from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 
-from . import compat, spec_io
+from . import compat, dataio_bridge, spec_io
 from .datasets import ZarrDataset
 from .errors import FormatError, FormatVersionError, ModeError
 from .format import names as N
@@ -153,7 +153,11 @@ class ZarrIO(HDMFIO):
             raise UnsupportedOperation(f"Cannot write to file {self.source} in mode 'r'. "
                                        "Please use mode 'r+', 'w', 'w-', 'x', or 'a'")
         kwargs.pop("expandable", None)
-        super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci, **kwargs)
+        self._pending_dataio = dataio_bridge.collect(container)
+        try:
+            super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci, **kwargs)
+        finally:
+            self._pending_dataio = {}
         if cache_spec:
             self._cache_spec()
 
@@ -163,7 +167,8 @@ class ZarrIO(HDMFIO):
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
-        BuilderWriter(self, builder, link_data=link_data, export_source=export_source).write()
+        dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
+        BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio).write()
         if self._root is None:
             self._root = builder
 

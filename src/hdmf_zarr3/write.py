@@ -17,6 +17,7 @@ import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
+from . import dataio_bridge
 from .encode import encode_values, is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
@@ -46,12 +47,13 @@ class BuilderWriter:
     """Writes one builder tree into the store of ``io``."""
 
     def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
-                 export_source: str | None = None):
+                 export_source: str | None = None, dataio: dict[int, DataIO] | None = None):
         self.io = io
         self.root = root
         self.link_data = link_data
         self.export_source = os.path.abspath(export_source) if export_source else None
         self.plan = WritePlan()
+        self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
 
@@ -98,10 +100,10 @@ class BuilderWriter:
     def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
         if self.io.get_written(builder):
             return
-        data, options = builder.data, {}
+        data, options = builder.data, dataio_bridge.settings(self._dataio.get(id(builder)))
         link_data = self.link_data
         if isinstance(data, DataIO):
-            options = dict(getattr(data, "io_settings", {}) or {})
+            options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
         from .datasets import ZarrDataset
