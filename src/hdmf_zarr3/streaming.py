@@ -3,8 +3,10 @@ HDMF ``DataChunkIterator`` streams written chunk by chunk with bounded memory.""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,16 @@ from .storage import nodes
 BLOCK_BYTES = 64 * 2**20
 
 
+# Sources are read on threads of their own: they may be synchronous zarr arrays, whose reads wait on
+# the event loop (and on its default executor, which zarr's stores use for file I/O), so they must
+# neither run on the loop nor occupy its executor.
+_SOURCE_READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hdmf_zarr3-source")
+
+
+async def _off_loop(fn: Callable[[], np.ndarray]) -> np.ndarray:
+    return await asyncio.get_running_loop().run_in_executor(_SOURCE_READERS, fn)
+
+
 def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -> int:
     """Rows per block: whole chunks along axis 0, about BLOCK_BYTES in all."""
     row_bytes = max(1, math.prod(shape[1:]) * itemsize)
@@ -33,7 +45,7 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
     """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis."""
     shape = array.shape
     if len(shape) == 0:
-        await array.setitem((), encode(source[()]))
+        await array.setitem((), await _off_loop(lambda: encode(source[()])))
         return
     if shape[0] == 0:
         return
@@ -41,7 +53,8 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
     step = block_rows(shape, array.chunks, itemsize)
     for start in range(0, shape[0], step):
         stop = min(shape[0], start + step)
-        await array.setitem(slice(start, stop), encode(source[start:stop]))
+        block = await _off_loop(lambda a=start, b=stop: encode(source[a:b]))
+        await array.setitem(slice(start, stop), block)
 
 
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,

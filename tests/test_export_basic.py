@@ -1,0 +1,37 @@
+"""HDMF's export protocol in every direction (the deep conversion checks live with issue 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hdmf.testing import TestCase
+from nwb_factories import small_nwbfile
+from pynwb import NWBHDF5IO
+
+from hdmf_zarr3 import NWBZarrIO, read_nwb
+
+
+def test_hdf5_to_zarr_to_hdf5(tmp_path):
+    original = small_nwbfile()
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(original)
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as dst:
+        dst.export(src_io=src, write_args={"link_data": False})
+    with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as src:
+        NWBHDF5IO.export_io(path=str(tmp_path / "c.nwb"), src_io=src, write_args={"link_data": False})
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as a, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as b, \
+            NWBHDF5IO(tmp_path / "c.nwb", mode="r") as c:
+        fa, fb, fc = a.read(), b.read(), c.read()
+        TestCase().assertContainerEqual(fb, fa, ignore_hdmf_attrs=True)
+        TestCase().assertContainerEqual(fc, fa, ignore_hdmf_attrs=True)
+        assert fb.object_id == fa.object_id == fc.object_id
+
+
+def test_zarr_to_zarr_export_and_read_nwb(tmp_path):
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as src:
+        NWBZarrIO.export_io(path=tmp_path / "b.nwb.zarr", src_io=src)
+    nwb = read_nwb(tmp_path / "b.nwb.zarr")
+    assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
+    assert nwb.units["quality"].data[:].tolist() == ["good", "noise"]
+    nwb.read_io.close()
