@@ -269,3 +269,54 @@ def test_dataio_settings_survive_on_reference_datasets(tmp_path):
         io.write(root)
     z = zarr.open_array(tmp_path / "f.zarr" / "table" / "refs", mode="r")
     assert z.attrs["zarr_dtype"] == "object" and z.chunks == (2,)
+
+
+@pytest.mark.parametrize("name", ["..", ".", "__meta", "zarr.json", "a/b", ""])
+def test_invalid_node_names_are_refused(tmp_path, name):
+    from hdmf_zarr3 import InvalidNameError
+
+    root = GroupBuilder("root")
+    root.set_group(GroupBuilder(name, attributes={"x": 1}))
+    with pytest.raises(InvalidNameError, match="invalid node name"):
+        write(tmp_path / "sub" / "f.zarr", root)
+    assert not (tmp_path / "sub" / "zarr.json").exists()
+
+
+def test_region_references_are_refused_not_mislabelled(tmp_path):
+    from hdmf_zarr3 import UnsupportedDataError
+
+    root = GroupBuilder("root")
+    target = DatasetBuilder("t", data=[1, 2, 3])
+    root.set_dataset(target)
+    root.set_dataset(DatasetBuilder("reg", data=[ReferenceBuilder(target)], dtype="region"))
+    with pytest.raises(UnsupportedDataError, match="/reg: region references"):
+        write(tmp_path / "f.zarr", root)
+
+
+def test_scalar_compound_reads_as_0d_structured_array(tmp_path):
+    value = np.array((0.0, 2.0, 3.0), dtype=[("x", "f4"), ("y", "f4"), ("z", "f4")])
+    root = GroupBuilder("root", datasets={"pos": DatasetBuilder("pos", value, dtype=[
+        {"name": "x", "dtype": "float32"}, {"name": "y", "dtype": "float32"}, {"name": "z", "dtype": "float32"}])})
+    write(tmp_path / "f.zarr", root)
+    io, back = read(tmp_path / "f.zarr")
+    data = back.datasets["pos"].data
+    assert isinstance(data, np.ndarray) and data.shape == () and data.tolist() == (0.0, 2.0, 3.0)
+    io.close()
+
+
+def test_link_to_the_root_of_another_file(tmp_path):
+    write(tmp_path / "a.zarr", GroupBuilder("root", attributes={"object_id": "oid-a"}))
+    with ZarrIO(tmp_path / "a.zarr", mode="r") as src:
+        main = GroupBuilder("root")
+        main.set_link(LinkBuilder(src.read_builder(), name="other"))
+        write(tmp_path / "c.zarr", main)
+    link = zarr.open_group(tmp_path / "c.zarr", mode="r").attrs["zarr_link"][0]
+    assert (link["path"], link["source"], link["source_object_id"]) == ("/", "a.zarr", "oid-a")
+    io, back = read(tmp_path / "c.zarr")
+    assert back.links["other"].builder.attributes["object_id"] == "oid-a"
+    io.close()
+
+
+def test_list_of_bytes_attribute_is_ascii(tmp_path):
+    write(tmp_path / "f.zarr", GroupBuilder("root", attributes={"b": [b"a", b"bc"]}))
+    assert zarr.open_group(tmp_path / "f.zarr", mode="r").attrs["b"] == {"zarr_dtype": "ascii", "value": ["a", "bc"]}

@@ -107,3 +107,12 @@ def test_default_chunks_target_a_few_megabytes():
     assert documents.default_chunks((0,), storage) == (1,)
     huge_rows = documents.default_chunks((2, 4096, 4096), dtypes.for_scalar_dtype("float64"))
     assert np.prod(huge_rows) * 8 <= documents.TARGET_CHUNK_BYTES
+
+
+def test_compound_zarr_dtype_must_match_data_type():
+    numeric = [{"name": "a", "dtype": "int32"}]
+    with pytest.raises(FormatError, match="/c"):
+        dtypes.from_attribute(numeric, "string", "/c")
+    struct = {"name": "struct", "configuration": {"fields": [{"name": "b", "data_type": "int32"}]}}
+    with pytest.raises(FormatError, match="/c"):
+        dtypes.from_attribute(numeric, struct, "/c")

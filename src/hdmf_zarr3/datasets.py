@@ -25,6 +25,9 @@ from .storage import nodes
 if TYPE_CHECKING:
     from .io import ZarrIO
 
+#: Arrays of one chunk up to this size are read whole on first access and then served from memory.
+SMALL_BYTES = 1 << 20
+
 
 class ZarrDataset(HDMFDataset):
     """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand."""
@@ -35,6 +38,7 @@ class ZarrDataset(HDMFDataset):
         self._doc = doc
         self.storage = storage
         self._array: zarr.Array | None = None
+        self._cache: np.ndarray | None = None  # whole content of a small single-chunk array
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -94,10 +98,22 @@ class ZarrDataset(HDMFDataset):
         return f"<{type(self).__name__} {self._path!r} shape={self.shape} zarr_dtype={self.storage.zarr_dtype!r}>"
 
     # --- reading ----------------------------------------------------------------------------
+    def _small(self) -> bool:
+        """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
+        dtype = self.storage.numpy_dtype
+        itemsize = dtype.itemsize if dtype.kind != "O" else 64
+        return bool(self.shape) and self.size * itemsize <= SMALL_BYTES \
+            and all(s <= c for s, c in zip(self.shape, self.chunks))
+
     def _raw(self, key: Any) -> Any:
-        if isinstance(key, (list, np.ndarray)) or (
-            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
-        ):
+        orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
+        if not orthogonal and (self._cache is not None or self._small()):
+            if self._cache is None:
+                whole = self.dataset[...]
+                self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
+            res = self._cache[key]
+            return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
+        if isinstance(key, (list, np.ndarray)) or orthogonal:
             res = self.dataset.oindex[key]
         else:
             res = self.dataset[key]
@@ -145,6 +161,7 @@ class ZarrDataset(HDMFDataset):
             raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
         values = self._encode_rows(list(args))
         array = self.dataset
+        self._cache = None
         array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
         self._io._documents[self._path] = self._doc

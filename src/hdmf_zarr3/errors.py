@@ -36,3 +36,7 @@ class ModeError(HdmfZarrError, ValueError):
 
 class FormatVersionError(FormatError):
     """The file was written by a newer, incompatible version of the format."""
+
+
+class InvalidNameError(HdmfZarrError, ValueError):
+    """A group, dataset, link or attribute name is not a valid Zarr v3 node name."""

@@ -116,6 +116,8 @@ class BuilderReader:
         return builder
 
     def _scalar(self, path: str, raw: Any, storage: D.StorageType) -> Any:
+        if storage.kind == "struct":  # as h5py: a 0-d structured array, not np.void
+            return np.asarray(raw, dtype=storage.numpy_dtype).reshape(())
         value = raw[()] if isinstance(raw, np.ndarray) else raw
         if storage.kind == "string":
             return str(value)

@@ -12,6 +12,12 @@ from .format import names as N
 from .format.references import Reference
 
 
+def _is_file_root(builder: Builder) -> bool:
+    """A parentless group read as the root of its file (readers name it ``root``, located at ``/``)."""
+    return (isinstance(builder, GroupBuilder) and builder.name == "root"
+            and builder.location in (None, "", "/"))
+
+
 class ReferenceEncoder:
     """Encodes references relative to the file whose root builder is ``root``.
 
@@ -37,7 +43,9 @@ class ReferenceEncoder:
         oid = builder.attributes.get("object_id")
         if top is self.root:
             return Reference(N.SAME_FILE, "/" + "/".join(reversed(names)), oid, self.root_oid)
-        if top is builder and builder.location is not None:
+        if top is builder and _is_file_root(builder):
+            path = "/"
+        elif top is builder and builder.location is not None:
             path = N.join(N.normalize(builder.location), builder.name)
         else:
             path = "/" + "/".join(reversed(names))
@@ -45,7 +53,7 @@ class ReferenceEncoder:
             raise ReferenceError_(f"target {path!r} is outside this file and has no source file")
         if self.export_source is not None and os.path.abspath(builder.source) == self.export_source:
             return Reference(N.SAME_FILE, path, oid, self.root_oid)
-        top_oid = top.attributes.get("object_id") if top is not builder else None
+        top_oid = top.attributes.get("object_id") if (top is not builder or path == "/") else None
         return Reference(self.relative(builder.source), path, oid, top_oid)
 
     def builder_of(self, obj: Any) -> Builder:

@@ -64,6 +64,8 @@ class BuilderWriter:
         return self.plan
 
     def _group(self, builder: GroupBuilder, path: str) -> None:
+        for name in list(builder.groups) + list(builder.datasets) + list(builder.links):
+            N.check_name(name, path)
         for sub in builder.groups.values():
             self._group(sub, N.join(path, sub.name))
         for sub in builder.datasets.values():
@@ -113,6 +115,9 @@ class BuilderWriter:
             self.io._mark_written(builder)
             return
         storage = self._storage(builder, data, path)
+        if D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
+            raise UnsupportedDataError("region references cannot be written yet; store the target and "
+                                       "the selection as separate datasets", path)
         attrs = self._attributes(builder.attributes, path)
         attrs[N.DTYPE_ATTR] = storage.zarr_dtype
         if isinstance(data, AbstractDataChunkIterator):

@@ -226,7 +226,10 @@ def from_attribute(zarr_dtype: Any, data_type: Any, path: str) -> StorageType:
             raise FormatError(f"malformed compound zarr_dtype {zarr_dtype!r}", path) from exc
         if any(not f.dtype for f in fields):
             raise FormatError(f"unknown field dtype in zarr_dtype {zarr_dtype!r}", path)
-        return for_compound(fields)
+        storage = for_compound(fields)
+        if data_type != storage.data_type:
+            raise FormatError(f"compound zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
+        return storage
     if not isinstance(zarr_dtype, str):
         raise FormatError(f"zarr_dtype must be a string or a list of fields, got {zarr_dtype!r}", path)
     name = canonical(zarr_dtype)

@@ -25,6 +25,21 @@ RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR})
 SAME_FILE = "."
 
 
+def check_name(name: str, parent: str) -> None:
+    """Refuse names that are not valid Zarr v3 node names or would clash with the store layout.
+
+    Zarr v3 node names are non-empty, contain no ``/``, are not ``.`` or ``..`` and do not start with
+    the reserved prefix ``__``; ``zarr.json`` would collide with the metadata document.
+    """
+    from ..errors import InvalidNameError
+
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"invalid node name {name!r}: names must be non-empty strings", parent)
+    if "/" in name or name in (".", "..") or name.startswith("__") or name == "zarr.json":
+        raise InvalidNameError(f"invalid node name {name!r}: Zarr v3 forbids '/', '.', '..', a leading '__' "
+                               "and 'zarr.json'", parent)
+
+
 def join(parent: str, name: str) -> str:
     """Join an absolute node path and a child name (``"/"`` is the root)."""
     return posixpath.join(parent, name) if parent != "/" else "/" + name

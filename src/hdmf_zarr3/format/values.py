@@ -2,7 +2,8 @@
 
 Zarr attributes are JSON. Values JSON holds exactly (``str``, ``bool``, finite Python ``int`` and
 ``float``, and lists of those) are stored as they are. Everything else is stored in a *typed
-envelope* that records its HDMF dtype, so it reads back with the same type::
+envelope* that records its HDMF dtype, so numbers and arrays read back with the same numpy dtype
+(``bytes`` and ``datetime`` values read back as ``str``, as HDF5IO gives them)::
 
     {"zarr_dtype": "uint32", "value": 5}                  # numpy scalar
     {"zarr_dtype": "float64", "value": [1.5, "NaN"]}      # numpy array (nested lists)
@@ -96,8 +97,8 @@ def encode_attribute(value: Any, ref: RefEncoder, where: str) -> Any:
 
 
 def _list_to_array(value: list, where: str) -> np.ndarray:
-    if any(isinstance(v, (bytes, np.bytes_)) for v in value):
-        return np.array([_decode_bytes(v, where) for v in value], dtype=object)
+    if value and all(isinstance(v, (bytes, np.bytes_)) for v in value):
+        return np.array([bytes(v) for v in value], dtype="S")
     if value and all(isinstance(v, (str, np.str_)) for v in value):
         return np.array([str(v) for v in value], dtype=object)
     try:
