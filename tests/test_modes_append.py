@@ -108,3 +108,22 @@ def test_append_to_a_dataset_directly(tmp_path):
     with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
         data = io.read().acquisition["ts"].data
         assert len(data) == 1003 and data[-1] == 1002.0
+
+
+def test_creating_a_file_not_named_zarr_warns(tmp_path):
+    with pytest.warns(UserWarning, match=r"\.nwb\.zarr"):
+        with NWBZarrIO(tmp_path / "f.nwb", mode="w") as io:
+            io.write(small_nwbfile())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with NWBZarrIO(tmp_path / "f.nwb", mode="r") as io:  # no warning on read
+            io.read()
+
+
+def test_read_nwb_static_method(tmp_path):
+    write_small(tmp_path / "f.nwb.zarr")
+    nwb = NWBZarrIO.read_nwb(path=tmp_path / "f.nwb.zarr")
+    assert nwb.identifier == "TEST123"
+    nwb.get_read_io().close()

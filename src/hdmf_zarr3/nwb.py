@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
 from .io import ZarrIO
-from .storage.stores import CREATE_MODES, open_store
+from .storage.stores import CREATE_MODES, StoreHandle, open_store
 
 
 def parse_nwb_version(value: Any) -> tuple[str | None, tuple | None]:
@@ -45,6 +46,9 @@ class NWBZarrIO(ZarrIO):
                  **kwargs: Any):
         if mode in CREATE_MODES or manager is not None:
             load_namespaces = False
+        if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(".zarr"):
+            warnings.warn(f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
+                          "files using the Zarr backend use the '.nwb.zarr' extension.", UserWarning, stacklevel=2)
         if mode == "a" and not isinstance(path, Store) and path is not None and not os.path.exists(path):
             load_namespaces = False  # 'a' creates the file: nothing cached to load yet
         if load_namespaces:
@@ -74,6 +78,12 @@ class NWBZarrIO(ZarrIO):
                                 "PyNWB supports NWB files version 2 and above.")
         return super().read(**kwargs)
 
+    @staticmethod
+    def read_nwb(path: str | Path | Store | None = None, file: StoreHandle | None = None) -> NWBFile:
+        """Read an NWB file read-only, loading its cached namespaces (as ``NWBHDF5IO.read_nwb``)."""
+        io = NWBZarrIO(path if file is None else file.store, mode="r", load_namespaces=True)
+        return io.read()
+
     def export(self, src_io: HDMFIO, nwbfile: NWBFile | None = None, write_args: dict | None = None,
                cache_spec: bool = True, container: NWBFile | None = None) -> None:
         """Export an NWB file read by any backend (e.g. NWBHDF5IO) to this Zarr file."""
@@ -82,6 +92,6 @@ class NWBZarrIO(ZarrIO):
 
 
 def read_nwb(path: str | Path | Store) -> NWBFile:
-    """Open an NWB Zarr file read-only and return its NWBFile (the IO stays open with the file)."""
-    io = NWBZarrIO(path, mode="r", load_namespaces=True)
-    return io.read()
+    """Open an NWB Zarr file read-only and return its NWBFile (the IO stays open with the file;
+    close it with ``nwbfile.get_read_io().close()``)."""
+    return NWBZarrIO.read_nwb(path)

@@ -1,0 +1,203 @@
+"""Run PyNWB's own HDF5 round-trip battery against the Zarr backend.
+
+pynwb's ``tests/integration/hdf5`` (taken from the pynwb sdist, see _pynwb_sdist.py) is run twice in
+subprocesses, concurrently, each in its own scratch directory (the tests write their files into the
+current directory):
+
+* unmodified: the HDF5 baseline;
+* with ``-p zarr_plugin`` (tests/battery/zarr_plugin.py), which re-targets the round-trip mixins and
+  the tests' own NWBHDF5IO usage onto ``hdmf_zarr3.NWBZarrIO``.
+
+Every test that passes under HDF5 must also pass under Zarr.  The junit-xml reports of both runs are
+left in the test's tmp_path for inspection.
+
+Environment:
+  HDMF_ZARR3_BATTERY_TIMEOUT  seconds allowed per run (default 900)
+  HDMF_ZARR3_CACHE            cache root for the sdist (default <repo>/.cache)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+try:
+    from ._pynwb_sdist import pynwb_sdist_dir
+except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
+    from _pynwb_sdist import pynwb_sdist_dir
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_DIR = REPO_ROOT / "tests" / "battery"
+PLUGIN = "zarr_plugin"  # imported as a top-level module: pynwb's test-suite owns the package name `tests`
+BATTERY = "tests/integration/hdf5"
+TIMEOUT = float(os.environ.get("HDMF_ZARR3_BATTERY_TIMEOUT", "900"))
+# Tests that would contact the internet (they also skip without fsspec); never run them.
+NETWORK_TESTS = ("tests/integration/hdf5/test_io.py::TestNWBHDF5IO::test_read_nwb_method_s3_path",)
+FAILURE_LINES = 15
+# A proxy nobody listens on: any HTTP(S) request a battery test makes fails fast instead of going out.
+_DEAD_PROXY = "http://127.0.0.1:9"
+_LOCATION = re.compile(r"^\S[^:]*\.py:\d+: ")
+
+
+class _Run:
+    """One battery run in a subprocess."""
+
+    def __init__(self, label: str, sdist: Path, workdir: Path, use_plugin: bool):
+        self.label = label
+        self.workdir = workdir
+        workdir.mkdir()
+        ini = workdir / "pytest.ini"
+        ini.write_text("[pytest]\n")  # keeps any surrounding/sdist config out
+        self.xml = workdir / f"{label}.xml"
+        self.log = workdir / f"{label}.log"
+        cmd = [
+            sys.executable, "-m", "pytest", str(sdist / BATTERY), "-q", "-p", "no:cacheprovider",
+            "-c", str(ini), "--rootdir", str(sdist), "--confcutdir", str(sdist),
+            f"--junitxml={self.xml}",
+        ]
+        cmd += [f"--deselect={test_id}" for test_id in NETWORK_TESTS]
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+        for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+            env[var] = _DEAD_PROXY
+        env.pop("no_proxy", None)
+        env.pop("NO_PROXY", None)
+        if use_plugin:
+            cmd += ["-p", PLUGIN]
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH")]))
+        self.cmd = cmd
+        self.started = time.monotonic()
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+
+    def wait(self) -> float:
+        """Wait for the run (killing it on timeout); return its duration in seconds."""
+        remaining = max(0.0, TIMEOUT - (time.monotonic() - self.started))
+        try:
+            self.proc.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: kills just this run
+            self.proc.wait()
+            raise AssertionError(
+                f"{self.label} battery run exceeded {TIMEOUT:.0f} s and was killed "
+                f"(set HDMF_ZARR3_BATTERY_TIMEOUT to allow more)\n{self.log_tail()}"
+            ) from None
+        return time.monotonic() - self.started
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        return f"command: {' '.join(self.cmd)}\nexit code: {self.proc.returncode}\n" + "\n".join(text[-lines:])
+
+    def results(self) -> dict[str, dict]:
+        if not self.xml.exists():
+            raise AssertionError(f"{self.label} battery run wrote no junit xml\n{self.log_tail()}")
+        return parse_junit(self.xml)
+
+
+def _failure_text(element: ET.Element) -> str:
+    """Exception message, then the innermost source locations of the traceback."""
+    message = (element.get("message") or "").strip()
+    lines = message.splitlines()[: FAILURE_LINES - 3]
+    trace = (element.text or "").splitlines()
+    # long tracebacks end each frame with "path:line: ..."; the last ones are where it was raised
+    locations = [ln for ln in trace if _LOCATION.match(ln)]
+    lines += [f"  at {loc}" for loc in locations[-(FAILURE_LINES - len(lines)):]] if locations else []
+    if not lines:
+        lines = trace[-FAILURE_LINES:]
+    return "\n".join(lines[:FAILURE_LINES])
+
+
+def parse_junit(path: Path) -> dict[str, dict]:
+    """Map test id ("classname::name") to {"outcome": passed|failed|skipped, "detail": str, "props": dict}.
+
+    A test reported more than once (e.g. a teardown error) is failed if any report failed.
+    """
+    results: dict[str, dict] = {}
+    rank = {"passed": 0, "skipped": 1, "failed": 2}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        test_id = f"{case.get('classname')}::{case.get('name')}"
+        outcome, detail = "passed", ""
+        for child in case:
+            if child.tag in ("failure", "error"):
+                outcome, detail = "failed", f"[{child.tag}] {_failure_text(child)}"
+                break
+            if child.tag == "skipped" and outcome == "passed":
+                outcome, detail = "skipped", child.get("message") or ""
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        entry = results.setdefault(test_id, {"outcome": "passed", "detail": "", "props": {}})
+        entry["props"].update(props)
+        if rank[outcome] > rank[entry["outcome"]]:
+            entry["outcome"], entry["detail"] = outcome, detail
+    return results
+
+
+def _collection_errors(results: dict[str, dict]) -> list[str]:
+    """Errors not tied to a test function (e.g. a module that failed to import)."""
+    return [
+        f"{test_id}\n{entry['detail']}"
+        for test_id, entry in results.items()
+        if test_id.startswith("::") or test_id.split("::")[0] in ("", "None")
+    ]
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def test_pynwb_hdf5_battery_passes_on_zarr(tmp_path):
+    sdist = pynwb_sdist_dir()
+    runs = {
+        "hdf5": _Run("hdf5", sdist, tmp_path / "hdf5", use_plugin=False),
+        "zarr": _Run("zarr", sdist, tmp_path / "zarr", use_plugin=True),
+    }
+    try:
+        durations = {label: run.wait() for label, run in runs.items()}
+    finally:
+        for run in runs.values():
+            if run.proc.poll() is None:
+                os.killpg(run.proc.pid, signal.SIGKILL)
+                run.proc.wait()
+
+    hdf5 = runs["hdf5"].results()
+    zarr = runs["zarr"].results()
+    hdf5_passed = {t for t, e in hdf5.items() if e["outcome"] == "passed"}
+    zarr_passed = {t for t, e in zarr.items() if e["outcome"] == "passed"}
+    regressions = sorted(hdf5_passed - zarr_passed)
+
+    summary = f"hdf5 passed {len(hdf5_passed)} / zarr passed {len(zarr_passed)} / regressions {len(regressions)}"
+    on_zarr = {t for t, e in zarr.items() if e["props"].get("battery_backend") == "zarr"}
+    touched_hdf5 = sorted(t for t in on_zarr if zarr[t]["props"].get("battery_hdf5_opens", "0") != "0")
+    coverage = (
+        f"zarr run: {len(on_zarr)} tests re-targeted onto the Zarr backend "
+        f"({len(on_zarr & zarr_passed)} passed), {len(zarr) - len(on_zarr)} kept on HDF5 (HDF5-specific); "
+        f"{len(touched_hdf5)} re-targeted tests still opened HDF5 files; "
+        f"took hdf5 {durations['hdf5']:.0f} s, zarr {durations['zarr']:.0f} s"
+    )
+    print(summary)
+    print(coverage)
+
+    if not regressions:
+        return
+    parts = [summary, coverage, f"reports: {runs['hdf5'].xml} and {runs['zarr'].xml}"]
+    errors = _collection_errors(zarr)
+    if errors:
+        parts.append("errors outside tests in the zarr run:\n" + "\n".join(_indent(e) for e in errors))
+    parts.append("tests that pass on HDF5 but not on Zarr:")
+    for test_id in regressions:
+        entry = zarr.get(test_id)
+        if entry is None:
+            parts.append(f"- {test_id}: did not run in the zarr run (see the errors above / the log)")
+        else:
+            parts.append(f"- {test_id} ({entry['outcome']}):\n{_indent(entry['detail'])}")
+    if zarr and not on_zarr:
+        parts.append(f"zarr run log tail:\n{runs['zarr'].log_tail()}")
+    pytest.fail("\n".join(parts), pytrace=False)
