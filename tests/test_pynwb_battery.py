@@ -1,14 +1,16 @@
 """Run PyNWB's own HDF5 round-trip battery against the Zarr backend.
 
-pynwb's ``tests/integration/hdf5`` (taken from the pynwb sdist, see _pynwb_sdist.py) is run twice in
-subprocesses, concurrently, each in its own scratch directory (the tests write their files into the
+pynwb's ``tests/integration/hdf5`` (taken from the pynwb sdist, see _pynwb_sdist.py) is run in
+subprocesses, two at a time, each in its own scratch directory (the tests write their files into the
 current directory):
 
 * unmodified: the HDF5 baseline;
 * with ``-p zarr_plugin`` (tests/battery/zarr_plugin.py), which re-targets the round-trip mixins and
-  the tests' own NWBHDF5IO usage onto ``hdmf_zarr3.NWBZarrIO``.
+  the tests' own NWBHDF5IO usage onto ``hdmf_zarr3.NWBZarrIO``;
+* the export tests (``roundtripExportContainer``) twice more: written to HDF5 and exported to Zarr,
+  and written to Zarr and exported to HDF5.
 
-Every test that passes under HDF5 must also pass under Zarr.  The junit-xml reports of both runs are
+Every test that passes under HDF5 must also pass in each Zarr variant.  The junit-xml reports of both runs are
 left in the test's tmp_path for inspection.
 
 Environment:
@@ -50,7 +52,8 @@ _LOCATION = re.compile(r"^\S[^:]*\.py:\d+: ")
 class _Run:
     """One battery run in a subprocess."""
 
-    def __init__(self, label: str, sdist: Path, workdir: Path, use_plugin: bool):
+    def __init__(self, label: str, sdist: Path, workdir: Path, use_plugin: bool, mode: str = "zarr",
+                 select: str | None = None):
         self.label = label
         self.workdir = workdir
         workdir.mkdir()
@@ -64,6 +67,8 @@ class _Run:
             f"--junitxml={self.xml}",
         ]
         cmd += [f"--deselect={test_id}" for test_id in NETWORK_TESTS]
+        if select:
+            cmd += ["-k", select]
         env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
         for var in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
             env[var] = _DEAD_PROXY
@@ -71,6 +76,7 @@ class _Run:
         env.pop("NO_PROXY", None)
         if use_plugin:
             cmd += ["-p", PLUGIN]
+            env["HDMF_ZARR3_BATTERY_MODE"] = mode
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PLUGIN_DIR), env.get("PYTHONPATH")]))
         self.cmd = cmd
         self.started = time.monotonic()
@@ -153,51 +159,80 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def test_pynwb_hdf5_battery_passes_on_zarr(tmp_path):
-    sdist = pynwb_sdist_dir()
-    runs = {
-        "hdf5": _Run("hdf5", sdist, tmp_path / "hdf5", use_plugin=False),
-        "zarr": _Run("zarr", sdist, tmp_path / "zarr", use_plugin=True),
-    }
+EXPORT_TESTS = "roundtrip_export"
+
+
+def _wave(runs: dict[str, _Run]) -> dict[str, float]:
+    """Wait for concurrently started runs; return their durations."""
     try:
-        durations = {label: run.wait() for label, run in runs.items()}
+        return {label: run.wait() for label, run in runs.items()}
     finally:
         for run in runs.values():
             if run.proc.poll() is None:
                 os.killpg(run.proc.pid, signal.SIGKILL)
                 run.proc.wait()
 
-    hdf5 = runs["hdf5"].results()
-    zarr = runs["zarr"].results()
-    hdf5_passed = {t for t, e in hdf5.items() if e["outcome"] == "passed"}
-    zarr_passed = {t for t, e in zarr.items() if e["outcome"] == "passed"}
-    regressions = sorted(hdf5_passed - zarr_passed)
 
-    summary = f"hdf5 passed {len(hdf5_passed)} / zarr passed {len(zarr_passed)} / regressions {len(regressions)}"
-    on_zarr = {t for t, e in zarr.items() if e["props"].get("battery_backend") == "zarr"}
-    touched_hdf5 = sorted(t for t in on_zarr if zarr[t]["props"].get("battery_hdf5_opens", "0") != "0")
-    coverage = (
-        f"zarr run: {len(on_zarr)} tests re-targeted onto the Zarr backend "
-        f"({len(on_zarr & zarr_passed)} passed), {len(zarr) - len(on_zarr)} kept on HDF5 (HDF5-specific); "
-        f"{len(touched_hdf5)} re-targeted tests still opened HDF5 files; "
-        f"took hdf5 {durations['hdf5']:.0f} s, zarr {durations['zarr']:.0f} s"
-    )
+@pytest.fixture(scope="module")
+def battery(tmp_path_factory) -> dict[str, tuple[_Run, dict[str, dict], float]]:
+    """The HDF5 baseline and the three Zarr variants, two at a time (the machines have two cores)."""
+    sdist = pynwb_sdist_dir()
+    root = tmp_path_factory.mktemp("battery")
+    first = {
+        "hdf5": _Run("hdf5", sdist, root / "hdf5", use_plugin=False),
+        "zarr": _Run("zarr", sdist, root / "zarr", use_plugin=True),
+    }
+    durations = _wave(first)
+    second = {
+        label: _Run(label, sdist, root / label, use_plugin=True, mode=label, select=EXPORT_TESTS)
+        for label in ("hdf5-to-zarr", "zarr-to-hdf5")
+    }
+    durations.update(_wave(second))
+    runs = {**first, **second}
+    return {label: (run, run.results(), durations[label]) for label, run in runs.items()}
+
+
+def _check(battery: dict, label: str, only: str | None = None) -> None:
+    """Every baseline test (matching ``only``) that passed on HDF5 passes in run ``label``."""
+    base_run, hdf5, base_time = battery["hdf5"]
+    run, results, took = battery[label]
+    hdf5_passed = {t for t, e in hdf5.items() if e["outcome"] == "passed" and (only is None or only in t)}
+    passed = {t for t, e in results.items() if e["outcome"] == "passed"}
+    regressions = sorted(hdf5_passed - passed)
+    retargeted = {t for t, e in results.items() if e["props"].get("battery_backend") == "zarr"}
+    touched_hdf5 = sorted(t for t in retargeted if label == "zarr"
+                          and results[t]["props"].get("battery_hdf5_opens", "0") != "0")
+    summary = (f"{label}: hdf5 passed {len(hdf5_passed)} / {label} passed {len(passed & hdf5_passed)} / "
+               f"regressions {len(regressions)}; {len(retargeted)} tests re-targeted, "
+               f"{len(results) - len(retargeted)} kept on HDF5 (HDF5-specific); "
+               f"took hdf5 {base_time:.0f} s, {label} {took:.0f} s")
     print(summary)
-    print(coverage)
-
+    assert results, f"{label} ran no test\n{run.log_tail()}"
+    assert retargeted, f"{label}: no test was re-targeted; the plugin did nothing\n{run.log_tail()}"
+    assert not touched_hdf5, f"{label}: re-targeted tests still opened HDF5 files: {touched_hdf5}"
     if not regressions:
         return
-    parts = [summary, coverage, f"reports: {runs['hdf5'].xml} and {runs['zarr'].xml}"]
-    errors = _collection_errors(zarr)
+    parts = [summary, f"reports: {base_run.xml} and {run.xml}"]
+    errors = _collection_errors(results)
     if errors:
-        parts.append("errors outside tests in the zarr run:\n" + "\n".join(_indent(e) for e in errors))
-    parts.append("tests that pass on HDF5 but not on Zarr:")
+        parts.append(f"errors outside tests in the {label} run:\n" + "\n".join(_indent(e) for e in errors))
+    parts.append(f"tests that pass on HDF5 but not in {label}:")
     for test_id in regressions:
-        entry = zarr.get(test_id)
+        entry = results.get(test_id)
         if entry is None:
-            parts.append(f"- {test_id}: did not run in the zarr run (see the errors above / the log)")
+            parts.append(f"- {test_id}: did not run (see the errors above / the log)")
         else:
             parts.append(f"- {test_id} ({entry['outcome']}):\n{_indent(entry['detail'])}")
-    if zarr and not on_zarr:
-        parts.append(f"zarr run log tail:\n{runs['zarr'].log_tail()}")
     pytest.fail("\n".join(parts), pytrace=False)
+
+
+def test_battery_round_trips_on_zarr(battery):
+    _check(battery, "zarr")
+
+
+def test_battery_exports_hdf5_to_zarr(battery):
+    _check(battery, "hdf5-to-zarr", only=EXPORT_TESTS)
+
+
+def test_battery_exports_zarr_to_hdf5(battery):
+    _check(battery, "zarr-to-hdf5", only=EXPORT_TESTS)

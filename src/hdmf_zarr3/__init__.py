@@ -1,10 +1,12 @@
 """hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
 
+from .conversion import convert
 from .errors import (
     FormatError,
     FormatVersionError,
     HdmfZarrError,
     InvalidNameError,
+    LayoutWarning,
     ModeError,
     ReservedNameError,
     UnsupportedDataError,
@@ -21,6 +23,7 @@ __all__ = [
     "FormatVersionError",
     "HdmfZarrError",
     "InvalidNameError",
+    "LayoutWarning",
     "ModeError",
     "NWBZarrIO",
     "ReservedNameError",
@@ -28,4 +31,5 @@ __all__ = [
     "ZarrIO",
     "read_nwb",
     "__version__",
+    "convert",
 ]

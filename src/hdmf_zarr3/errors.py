@@ -40,3 +40,7 @@ class FormatVersionError(FormatError):
 
 class InvalidNameError(HdmfZarrError, ValueError):
     """A group, dataset, link or attribute name is not a valid Zarr v3 node name."""
+
+
+class LayoutWarning(UserWarning):
+    """A storage setting (e.g. an HDF5 filter) could not be carried over; the data itself is intact."""

@@ -147,7 +147,7 @@ class ZarrIO(HDMFIO):
 
     # --- writing ------------------------------------------------------------------------------
     def write(self, container: Container, cache_spec: bool = True, link_data: bool = True,
-              exhaust_dci: bool = True, herd: Any = None, **kwargs: Any) -> None:
+              exhaust_dci: bool = True, herd: Any = None, progress: bool = False, **kwargs: Any) -> None:
         """Write ``container`` (and everything below it) to this file."""
         if self._mode == "r":
             raise UnsupportedOperation(f"Cannot write to file {self.source} in mode 'r'. "
@@ -155,20 +155,36 @@ class ZarrIO(HDMFIO):
         kwargs.pop("expandable", None)
         self._pending_dataio = dataio_bridge.collect(container)
         try:
-            super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci, **kwargs)
+            super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
+                          progress=progress, **kwargs)
         finally:
             self._pending_dataio = {}
         if cache_spec:
             self._cache_spec()
 
     def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
-                      export_source: str | None = None, **kwargs: Any) -> None:
-        """Write a GroupBuilder tree (the root of a file) to this file."""
+                      export_source: str | None = None, progress: bool = False, **kwargs: Any) -> None:
+        """Write a GroupBuilder tree (the root of a file) to this file.
+
+        Parameters
+        ----------
+        builder : GroupBuilder
+            The root of the tree.
+        link_data : bool
+            Link to datasets read from other Zarr files instead of copying them.
+        exhaust_dci : bool
+            Accepted for HDF5IO compatibility; iterators are always written in full.
+        export_source : str, optional
+            Path of the file being exported (set by :meth:`export`).
+        progress : bool
+            Show a progress bar while copying large datasets.
+        """
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
-        BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio).write()
+        BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
+                      progress=progress).write()
         if self._root is None:
             self._root = builder
 

@@ -41,8 +41,14 @@ def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -
     return max(step, rows // step * step)
 
 
-async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray]) -> None:
-    """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis."""
+async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray],
+                      progress: str | None = None) -> None:
+    """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis.
+
+    The next block is read while the current one is encoded and written, so a slow source (HDF5
+    decompression) and the Zarr writer overlap; at most two blocks are in memory. ``progress`` names
+    a progress bar to show (for sources of more than one block).
+    """
     shape = array.shape
     if len(shape) == 0:
         await array.setitem((), await _off_loop(lambda: encode(source[()])))
@@ -51,10 +57,33 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
         return
     itemsize = array.dtype.itemsize if array.dtype.kind not in "OT" else docs.VARIABLE_ITEM_BYTES
     step = block_rows(shape, array.chunks, itemsize)
-    for start in range(0, shape[0], step):
+    starts = list(range(0, shape[0], step))
+    bar = _progress_bar(progress, len(starts)) if progress and len(starts) > 1 else None
+
+    def read(start: int) -> asyncio.Future:
         stop = min(shape[0], start + step)
-        block = await _off_loop(lambda a=start, b=stop: encode(source[a:b]))
-        await array.setitem(slice(start, stop), block)
+        return asyncio.ensure_future(_off_loop(lambda: encode(source[start:stop])))
+
+    pending = read(starts[0])
+    try:
+        for i, start in enumerate(starts):
+            block = await pending
+            if i + 1 < len(starts):
+                pending = read(starts[i + 1])
+            await array.setitem(slice(start, min(shape[0], start + step)), block)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if not pending.done():
+            pending.cancel()
+        if bar is not None:
+            bar.close()
+
+
+def _progress_bar(description: str, total: int) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=description, unit="block", leave=False)
 
 
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,

@@ -17,7 +17,7 @@ import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
-from . import dataio_bridge
+from . import dataio_bridge, layouts
 from .encode import encode_values, is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
@@ -47,12 +47,14 @@ class BuilderWriter:
     """Writes one builder tree into the store of ``io``."""
 
     def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
-                 export_source: str | None = None, dataio: dict[int, DataIO] | None = None):
+                 export_source: str | None = None, dataio: dict[int, DataIO] | None = None,
+                 progress: bool = False):
         self.io = io
         self.root = root
         self.link_data = link_data
         self.export_source = os.path.abspath(export_source) if export_source else None
         self.plan = WritePlan()
+        self.progress = progress
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
@@ -124,23 +126,18 @@ class BuilderWriter:
             self.plan.streams.append((path, (data, storage, attrs, options)))
         elif is_lazy_source(data):
             shape = source_shape(data)
-            doc = docs.array_document(shape, storage, attrs, chunks=self._chunks(options, shape))
+            layout = layouts.choose(path, storage, shape, options, source=data)
+            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs)
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = encode_values(data, storage, self.reference_to, path)
-            doc = docs.array_document(values.shape, storage, attrs, chunks=self._chunks(options, values.shape))
+            layout = layouts.choose(path, storage, values.shape, options)
+            doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs)
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         self.io._mark_written(builder)
-
-    @staticmethod
-    def _chunks(options: dict[str, Any], shape: tuple[int, ...]) -> tuple[int, ...] | None:
-        chunks = options.get("chunks")
-        if isinstance(chunks, (tuple, list)) and len(chunks) == len(shape):
-            return tuple(int(c) for c in chunks)
-        return None
 
     def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
         dtype = builder.dtype
@@ -183,7 +180,8 @@ class BuilderWriter:
 
         async def job() -> None:
             await copy_blocks(nodes.async_array(store, path, doc), source,
-                              lambda block: encode_values(block, storage, self.reference_to, path))
+                              lambda block: encode_values(block, storage, self.reference_to, path),
+                              progress=path if self.progress else None)
 
         return job
 

@@ -68,6 +68,10 @@ from pathlib import Path
 import pytest
 
 IO_ENV = "HDMF_ZARR3_BATTERY_IO"
+MODE_ENV = "HDMF_ZARR3_BATTERY_MODE"
+#: zarr: everything on the Zarr IO; hdf5-to-zarr / zarr-to-hdf5: the file a test writes first uses
+#: the first backend and the file it exports to (``test_export_*``) the second.
+MODES = ("zarr", "hdf5-to-zarr", "zarr-to-hdf5")
 TEST_TIMEOUT_ENV = "HDMF_ZARR3_BATTERY_TEST_TIMEOUT"
 DEFAULT_TEST_TIMEOUT = 120.0
 DEFAULT_IO = "hdmf_zarr3:NWBZarrIO"
@@ -140,6 +144,36 @@ def _load_io_class(spec: str):
         raise pytest.UsageError(
             f"zarr_plugin: cannot load the IO class {spec!r} ({type(exc).__name__}: {exc})"
         ) from exc
+
+
+def _make_router(primary, export):
+    """A stand-in for NWBHDF5IO that opens ``test_export_*`` files with ``export`` and others with
+    ``primary`` (the mixins name the exported file ``test_export_<type>.nwb``)."""
+
+    def pick(path):
+        return export if os.path.basename(os.fspath(path or "")).startswith("test_export_") else primary
+
+    class RoutedIO:
+        def __new__(cls, *args, **kwargs):
+            return pick(args[0] if args else kwargs.get("path"))(*args, **kwargs)
+
+        @staticmethod
+        def export_io(**kwargs):
+            target = pick(kwargs.get("path"))
+            if target is not primary and not isinstance(kwargs.get("src_io"), target):
+                # HDF5IO refuses link_data=True from another backend (it cannot link into a Zarr store)
+                # and says so; the battery's call leaves write_args at its default, so copy instead.
+                write_args = dict(kwargs.get("write_args") or {})
+                write_args.setdefault("link_data", False)
+                kwargs["write_args"] = write_args
+            return target.export_io(**kwargs)
+
+        @staticmethod
+        def read_nwb(**kwargs):
+            return pick(kwargs.get("path")).read_nwb(**kwargs)
+
+    RoutedIO.__name__ = f"Routed[{primary.__name__}->{export.__name__}]"
+    return RoutedIO
 
 
 def _make_validate(io_cls, pynwb_validate):
@@ -359,6 +393,13 @@ class _Retargeter:
 
 def pytest_configure(config):
     io_cls = _load_io_class(os.environ.get(IO_ENV, DEFAULT_IO))
+    mode = os.environ.get(MODE_ENV, "zarr")
+    if mode not in MODES:
+        raise pytest.UsageError(f"zarr_plugin: {MODE_ENV} must be one of {MODES}, got {mode!r}")
+    if mode != "zarr":
+        from pynwb import NWBHDF5IO
+
+        io_cls = _make_router(NWBHDF5IO, io_cls) if mode == "hdf5-to-zarr" else _make_router(io_cls, NWBHDF5IO)
     retargeter = _Retargeter(io_cls)
     retargeter.install()
     config.pluginmanager.register(retargeter, "hdmf_zarr3_retargeter")

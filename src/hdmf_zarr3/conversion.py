@@ -1,0 +1,139 @@
+"""Convert NWB files between HDF5 and Zarr v3 with bounded memory, keeping the storage layout.
+
+``NWBZarrIO.export`` and ``NWBHDF5IO.export`` already convert in either direction. What they cannot
+do on their own is carry a Zarr array's chunks and compression back to HDF5 (HDF5IO writes plain
+data contiguously and uncompressed) or stream a large Zarr array into HDF5 (h5py would read it whole).
+:func:`convert` wraps each Zarr dataset in an iterator that reads it chunk-aligned, with the HDF5
+settings that match its codecs, before HDF5IO writes it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hdmf.backends.hdf5 import H5DataIO
+from hdmf.build import DatasetBuilder, GroupBuilder
+from hdmf.data_utils import GenericDataChunkIterator
+
+from .datasets import ZarrDataset
+from .format.hdf5_layout import hdf5_settings
+
+#: Memory used for one block of a dataset while converting it.
+BUFFER_BYTES = 256 * 2**20
+
+
+class ZarrChunkIterator(GenericDataChunkIterator):
+    """Reads a Zarr dataset in buffers of whole chunks (HDMF's chunk-iterator protocol)."""
+
+    def __init__(self, dataset: ZarrDataset, display_progress: bool = False):
+        self._dataset = dataset
+        shape = dataset.shape
+        chunks = tuple(min(c, s) for c, s in zip(dataset.chunks, shape))
+        itemsize = dataset.storage.numpy_dtype.itemsize if dataset.storage.kind == "numeric" else 64
+        row_bytes = max(1, math.prod(shape[1:]) * itemsize)
+        rows = max(chunks[0], BUFFER_BYTES // row_bytes // chunks[0] * chunks[0])
+        buffer = (min(shape[0], rows),) + tuple(shape[1:])
+        super().__init__(buffer_shape=buffer, chunk_shape=chunks, display_progress=display_progress,
+                         progress_bar_options={"desc": dataset.path, "unit": "buffer"})
+
+    def _get_data(self, selection: tuple[slice, ...]) -> np.ndarray:
+        return np.asarray(self._dataset[selection])
+
+    def _get_maxshape(self) -> tuple[int, ...]:
+        return self._dataset.shape
+
+    def _get_dtype(self) -> np.dtype:
+        return self._dataset.storage.numpy_dtype
+
+
+def prepare_for_hdf5(root: GroupBuilder, progress: bool = False) -> int:
+    """Wrap every plain Zarr dataset under ``root`` for HDF5IO: streamed, with matching settings.
+
+    Returns the number of datasets wrapped. References and compound rows are left to HDF5IO, which
+    resolves them element by element.
+    """
+    wrapped = 0
+    stack: list[GroupBuilder] = [root]
+    while stack:
+        group = stack.pop()
+        stack.extend(group.groups.values())
+        for builder in group.datasets.values():
+            if _wrap(builder, progress):
+                wrapped += 1
+    return wrapped
+
+
+def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
+    data = builder.data
+    if not isinstance(data, ZarrDataset) or data.storage.kind not in ("numeric", "struct", "string"):
+        return False
+    if data.ndim == 0 or 0 in data.shape:
+        return False
+    settings = hdf5_settings(data._doc.get("codecs", []), tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
+    settings.pop("chunks", None)  # the iterator carries the chunk shape
+    builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress), **settings)
+    return True
+
+
+def _is_zarr(path: str | Path) -> bool:
+    text = os.fspath(path).rstrip("/")
+    return text.endswith(".zarr") or os.path.isdir(text)
+
+
+def convert(src: str | Path, dst: str | Path, *, link_data: bool = False, progress: bool = False,
+            **io_kwargs: Any) -> None:
+    """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
+
+    A path ending in ``.zarr`` (or an existing directory) is a Zarr v3 file; anything else is HDF5.
+
+    Parameters
+    ----------
+    src, dst : str or Path
+        Source and destination files; ``dst`` is created (an existing one is replaced).
+    link_data : bool
+        Link to the source's datasets instead of copying them (Zarr destinations only; HDF5IO cannot
+        link into a Zarr store and refuses).
+    progress : bool
+        Show a progress bar per large dataset.
+    """
+    from pynwb import NWBHDF5IO
+
+    from .nwb import NWBZarrIO
+
+    src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
+    to_zarr = os.fspath(dst).rstrip("/").endswith(".zarr")
+    with src_cls(os.fspath(src), mode="r") as src_io:
+        if to_zarr:
+            with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
+                dst_io.export(src_io=src_io, write_args={"link_data": link_data, "progress": progress})
+            return
+        if src_cls is not NWBZarrIO:
+            with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
+                dst_io.export(src_io=src_io, write_args={"link_data": False})
+            return
+        # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
+        # each array whole), so the builders read from Zarr are written directly instead.
+        root = src_io.read_builder()
+        prepare_for_hdf5(root, progress=progress)
+        with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
+            dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))
+            cache_spec_in_hdf5(dst_io._file, src_io.manager.namespace_catalog)
+
+
+def cache_spec_in_hdf5(h5file: Any, catalog: Any) -> None:
+    """Cache every namespace of ``catalog`` in an open HDF5 file, as HDF5IO lays it out."""
+    from hdmf.backends.hdf5.h5_utils import H5SpecWriter
+    from hdmf.backends.utils import NamespaceToBuilderHelper
+
+    spec_group = h5file.require_group("specifications")
+    h5file.attrs[".specloc"] = spec_group.ref
+    for name in catalog.namespaces:
+        group_name = f"{name}/{catalog.get_namespace(name).version}"
+        if group_name in spec_group:
+            continue
+        builder = NamespaceToBuilderHelper.convert_namespace(catalog, name)
+        builder.export("namespace", writer=H5SpecWriter(spec_group.create_group(group_name)))

@@ -1,0 +1,85 @@
+"""HDF5 chunking and compression carry over to Zarr codecs and back; large datasets stream."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import h5py
+import numpy as np
+import pytest
+import zarr
+from hdmf.backends.hdf5 import H5DataIO
+from nwb_factories import small_nwbfile
+from pynwb import NWBHDF5IO, TimeSeries
+
+from hdmf_zarr3 import LayoutWarning, NWBZarrIO, conversion, convert, streaming
+
+
+def _hdf5_with_layouts(path):
+    nwb = small_nwbfile()
+    data = np.arange(1000, dtype="int32")
+    settings = {
+        "gzip_shuffle": dict(compression="gzip", compression_opts=5, shuffle=True, chunks=(100,)),
+        "gzip_plain": dict(compression="gzip", compression_opts=2, chunks=(250,)),
+        "lzf": dict(compression="lzf", chunks=(100,)),
+        "checked": dict(compression="gzip", fletcher32=True, chunks=(500,)),
+    }
+    for name, kwargs in settings.items():
+        nwb.add_acquisition(TimeSeries(name=name, data=H5DataIO(data, **kwargs), unit="V", rate=1.0))
+    with NWBHDF5IO(path, mode="w") as io:
+        io.write(nwb)
+
+
+def _codecs(path):
+    return [c["name"] if c["name"] != "blosc" else f"blosc:{c['configuration']['cname']}:"
+            f"{c['configuration']['shuffle']}:{c['configuration']['clevel']}"
+            for c in zarr.open_array(path, mode="r").metadata.to_dict()["codecs"]]
+
+
+def test_hdf5_filters_become_zarr_codecs_and_come_back(tmp_path):
+    _hdf5_with_layouts(tmp_path / "a.nwb")
+    with pytest.warns(LayoutWarning, match="/acquisition/lzf/data: HDF5 filter 'lzf' has no Zarr v3 equivalent"):
+        convert(tmp_path / "a.nwb", tmp_path / "b.nwb.zarr")
+    acq = tmp_path / "b.nwb.zarr" / "acquisition"
+    assert _codecs(acq / "gzip_shuffle" / "data") == ["bytes", "blosc:zlib:shuffle:5"]
+    assert _codecs(acq / "gzip_plain" / "data") == ["bytes", "gzip"]
+    assert _codecs(acq / "checked" / "data") == ["bytes", "gzip", "crc32c"]
+    assert zarr.open_array(acq / "gzip_plain" / "data").chunks == (250,)
+    assert zarr.open_array(acq / "lzf" / "data").chunks == (100,)
+
+    convert(tmp_path / "b.nwb.zarr", tmp_path / "c.nwb")
+    with h5py.File(tmp_path / "c.nwb", "r") as f:
+        shuffled, plain = f["acquisition/gzip_shuffle/data"], f["acquisition/gzip_plain/data"]
+        assert (shuffled.chunks, shuffled.compression, shuffled.compression_opts, shuffled.shuffle) == \
+            ((100,), "gzip", 5, True)
+        assert (plain.chunks, plain.compression, plain.compression_opts, plain.shuffle) == ((250,), "gzip", 2, False)
+        assert f["acquisition/checked/data"].fletcher32
+        assert np.array_equal(f["acquisition/lzf/data"][:], np.arange(1000))
+
+
+@pytest.mark.parametrize("direction", ["hdf5-to-zarr", "zarr-to-hdf5"])
+def test_large_datasets_are_copied_with_bounded_memory(tmp_path, monkeypatch, direction):
+    monkeypatch.setattr(streaming, "BLOCK_BYTES", 2 * 2**20)
+    monkeypatch.setattr(conversion, "BUFFER_BYTES", 2 * 2**20)
+    big = np.random.default_rng(0).integers(0, 1000, size=(200_000, 64), dtype="int16")  # 25.6 MB
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="big", data=H5DataIO(big, chunks=(4096, 64)), unit="V", rate=1.0))
+    if direction == "hdf5-to-zarr":
+        src, dst = tmp_path / "a.nwb", tmp_path / "b.nwb.zarr"
+        with NWBHDF5IO(src, mode="w") as io:
+            io.write(nwb)
+    else:
+        src, dst = tmp_path / "a.nwb.zarr", tmp_path / "b.nwb"
+        with NWBZarrIO(src, mode="w") as io:
+            io.write(nwb)
+    del nwb
+    tracemalloc.start()
+    try:
+        convert(src, dst, progress=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 2**20, f"peak traced memory {peak / 2**20:.1f} MiB for a {big.nbytes / 2**20:.0f} MiB dataset"
+    reader = NWBZarrIO if direction == "hdf5-to-zarr" else NWBHDF5IO
+    with reader(dst, mode="r") as io:
+        assert np.array_equal(io.read().acquisition["big"].data[:], big)
