@@ -35,3 +35,29 @@ def test_zarr_to_zarr_export_and_read_nwb(tmp_path):
     assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
     assert nwb.units["quality"].data[:].tolist() == ["good", "noise"]
     nwb.read_io.close()
+
+
+def test_external_links_to_hdf5_files_survive_both_ways(tmp_path):
+    """An HDF5 file linking into another HDF5 file, converted to Zarr and back, keeps the link."""
+    import h5py
+    from hdmf.backends.hdf5 import HDF5IO
+    from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder
+
+    from hdmf_zarr3 import ZarrIO
+
+    with HDF5IO(str(tmp_path / "target.h5"), mode="w") as io:
+        io.write_builder(GroupBuilder("root", datasets={"x": DatasetBuilder("x", np.arange(4))}))
+    with HDF5IO(str(tmp_path / "target.h5"), mode="r") as target:
+        x = target.read_builder().datasets["x"]
+        with HDF5IO(str(tmp_path / "main.h5"), mode="w") as io:
+            io.write_builder(GroupBuilder("root", links={"ext": LinkBuilder(x, name="ext")}))
+    with HDF5IO(str(tmp_path / "main.h5"), mode="r") as src, ZarrIO(tmp_path / "main.zarr", mode="w") as dst:
+        dst.export(src_io=src, cache_spec=False)
+    with ZarrIO(tmp_path / "main.zarr", mode="r") as io:
+        link = io.read_builder().links["ext"]
+        assert np.array_equal(link.builder.data[:], np.arange(4))
+        with HDF5IO(str(tmp_path / "back.h5"), mode="w") as dst:  # as convert() writes Zarr -> HDF5
+            dst.write_builder(io.read_builder(), export_source=str(tmp_path / "main.zarr"))
+    with h5py.File(tmp_path / "back.h5", "r") as f:
+        ext = f.get("ext", getlink=True)
+        assert isinstance(ext, h5py.ExternalLink) and ext.filename == "target.h5" and ext.path == "/x"

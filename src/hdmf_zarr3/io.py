@@ -259,24 +259,33 @@ class ZarrIO(HDMFIO):
         return self._reader.resolve(ref, where)
 
     def _external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
-        """Resolve a reference into another file, opened read-only next to this one."""
+        """Resolve a reference into another file (Zarr or HDF5), opened read-only next to this one."""
         directory = self._require_open().directory
         if directory is None and not os.path.isabs(ref.source):
             raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
         target = os.path.normpath(os.path.join(directory or "", ref.source))
         other = self._externals.get(target)
         if other is None:
-            if not os.path.isdir(target):
+            if not os.path.exists(target):
                 if missing_ok:
                     return None
                 raise FormatError(f"external file {ref.source!r} does not exist", where)
-            other = type(self)(target, mode="r", manager=self.manager)
+            other = self._open_external(target, ref, where)
             self._externals[target] = other
-        other.read_builder()
-        found = other._reader.built.get(ref.path)
+        found = _builder_at(other, ref.path)
         if found is None and not missing_ok:
             raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
         return found
+
+    def _open_external(self, target: str, ref: Reference, where: str) -> HDMFIO:
+        if os.path.isdir(target):
+            return type(self)(target, mode="r", manager=self.manager)
+        import h5py
+        from hdmf.backends.hdf5 import HDF5IO
+
+        if not h5py.is_hdf5(target):
+            raise FormatError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
+        return HDF5IO(target, mode="r", manager=self.manager)
 
     def _reference_for_append(self, obj: Any) -> Reference:
         return ReferenceEncoder(self.read_builder(), self.manager, self._require_open().directory)(obj)
@@ -286,3 +295,18 @@ class ZarrIO(HDMFIO):
     def generate_dataset_html(dataset: Any) -> str:
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset)
+
+
+def _builder_at(io: HDMFIO, path: str) -> Builder | None:
+    """The builder at ``path`` in a file read by ``io`` (ours or HDF5IO)."""
+    root = io.read_builder()
+    if isinstance(io, ZarrIO):
+        return io._reader.built.get(path)
+    node: Any = root
+    for part in [p for p in path.split("/") if p]:
+        if not isinstance(node, GroupBuilder):
+            return None
+        node = node.groups.get(part) or node.datasets.get(part) or node.links.get(part)
+        if node is not None and hasattr(node, "builder") and not isinstance(node, (GroupBuilder,)):
+            node = getattr(node, "builder", node)
+    return node
