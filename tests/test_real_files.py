@@ -81,6 +81,17 @@ def _errors(io) -> set[str]:
     return {str(e) for e in validate(io=io)}
 
 
+def _without_minted_ids(diffs: list[str], original) -> list[str]:
+    """Drop differing values of ``object_id`` attributes the original file does not have: HDMF mints a
+    random one for such a node at every read, so two exports from two reads never agree on it.
+    That the attribute exists on both sides is still checked (it would be an "only in" line)."""
+    with h5py.File(original, "r") as f:
+        def minted(line: str) -> bool:
+            node, sep, rest = line.partition("@object_id: values differ")
+            return bool(sep) and node in f and "object_id" not in f[node].attrs
+        return [line for line in diffs if not minted(line)]
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
     try:
@@ -92,11 +103,12 @@ def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
     base1, base2 = tmp_path / "pynwb-1.nwb", tmp_path / "pynwb-2.nwb"
     zarrs = {link: tmp_path / f"link_data={link}.nwb.zarr" for link in (True, False)}
     with NWBHDF5IO(str(path), "r", load_namespaces=True) as io:
-        io.read()
         original_errors = _errors(io)
         pynwb_error = _error(_export_hdf5, io, base1)
-        zarr_error = {link: _error(NWBZarrIO.export_io, path=zarr, src_io=io, write_args={"link_data": link})
-                      for link, zarr in zarrs.items()}
+    zarr_error = {}
+    for link, zarr in zarrs.items():  # a fresh read for every export: exports of one read are not independent
+        with NWBHDF5IO(str(path), "r", load_namespaces=True) as io:
+            zarr_error[link] = _error(NWBZarrIO.export_io, path=zarr, src_io=io, write_args={"link_data": link})
 
     if pynwb_error is not None:
         record_property("pynwb_export_error", pynwb_error)
@@ -131,7 +143,7 @@ def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
             if error:
                 problems.append(f"link_data={link}: NWBHDF5IO.export from Zarr failed: {error}")
                 continue
-            diffs = diff_hdf5(base2, final)
+            diffs = _without_minted_ids(diff_hdf5(base2, final), path)
             if diffs:
                 problems.append(_lines(f"link_data={link}: HDF5 → Zarr → HDF5 differs from PyNWB's own "
                                        "HDF5 → HDF5 → HDF5 (a = PyNWB, b = via Zarr)", diffs))

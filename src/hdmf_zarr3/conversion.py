@@ -20,6 +20,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 
 from .datasets import ZarrDataset
+from .errors import UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
 
 #: Memory used for one block of a dataset while converting it.
@@ -61,10 +62,28 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False) -> int:
     while stack:
         group = stack.pop()
         stack.extend(group.groups.values())
+        _refuse_regions(group)
         for builder in group.datasets.values():
+            _refuse_regions(builder)
             if _wrap(builder, progress):
                 wrapped += 1
     return wrapped
+
+
+def _refuse_regions(builder: GroupBuilder | DatasetBuilder) -> None:
+    """HDMF's HDF5IO (6.2) cannot write region references: say so before writing anything."""
+    from .datasets import RegionSelection
+
+    path = builder.path
+    data = getattr(builder, "data", None) if isinstance(builder, DatasetBuilder) else None
+    if isinstance(data, ZarrDataset) and data.storage.zarr_dtype == "region" or isinstance(data, RegionSelection):
+        raise UnsupportedDataError("region references cannot be converted to HDF5: HDMF's HDF5 writer has no "
+                                   "region reference support; the Zarr file keeps them", path)
+    for key, value in builder.attributes.items():
+        values = value if isinstance(value, list) else [value]
+        if any(isinstance(v, RegionSelection) for v in values):
+            raise UnsupportedDataError(f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
+                                       "cannot write", path)
 
 
 def _wrap(builder: DatasetBuilder, progress: bool) -> bool:

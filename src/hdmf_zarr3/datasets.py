@@ -167,6 +167,32 @@ class ZarrDataset(HDMFDataset):
         self._io._documents[self._path] = self._doc
 
 
+class RegionSelection:
+    """A region reference read back: its target and the selection, read only when asked for."""
+
+    def __init__(self, target: Any, region: dict[str, Any]):
+        self.target = target
+        self.region = region
+
+    def _array(self) -> Any:
+        data = getattr(self.target, "data", self.target)
+        if isinstance(data, RegionSelection):
+            data = data[()]
+        return data
+
+    def __getitem__(self, key: Any) -> Any:
+        values = np.asarray(R.read_region(self._array(), self.region))
+        return values[key]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        values = np.asarray(R.read_region(self._array(), self.region))
+        return values.astype(dtype) if dtype is not None else values
+
+    def __repr__(self) -> str:
+        name = getattr(self.target, "name", self.target)
+        return f"<RegionSelection {name!r} {self.region}>"
+
+
 class _ResolvingDataset(ZarrDataset):
     """Shared by datasets whose elements hold references (resolved to builders or containers)."""
 
@@ -176,7 +202,8 @@ class _ResolvingDataset(ZarrDataset):
         if ref is None:
             return None
         builder = self._io._resolve_reference(ref, self._path)
-        return self._io.manager.construct(builder) if self._to_container else builder
+        target = self._io.manager.construct(builder) if self._to_container else builder
+        return RegionSelection(target, ref.region) if ref.region is not None else target
 
     def invert(self) -> _ResolvingDataset:
         cls = self.get_inverse_class()
@@ -189,7 +216,7 @@ class _ResolvingDataset(ZarrDataset):
 class _ReferenceDataset(_ResolvingDataset):
     @property
     def dtype(self) -> str:
-        return "object"
+        return str(self.storage.zarr_dtype)
 
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):

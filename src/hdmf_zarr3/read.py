@@ -138,7 +138,7 @@ class BuilderReader:
         for key, value in attrs.items():
             if key in N.RESERVED_ATTRS:
                 continue
-            decoded = V.decode_attribute(value, lambda ref: self.resolve(ref, path), f"{path}@{key}")
+            decoded = V.decode_attribute(value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}")
             builder.set_attribute(key, decoded)
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)
@@ -159,9 +159,17 @@ class BuilderReader:
         if data is None:
             return
         if isinstance(data, _LazyReference):
-            builder.data = ReferenceBuilder(data.resolve())
+            resolved = data.resolve()
+            builder.data = resolved if data.ref.region is not None else ReferenceBuilder(resolved)
         elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
             builder.data = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
+
+    def resolve_value(self, ref: Reference, where: str) -> Any:
+        """What a reference reads as: the target's builder, or a RegionSelection of it."""
+        from .datasets import RegionSelection
+
+        target = self.resolve(ref, where)
+        return RegionSelection(target, ref.region) if ref.region is not None else target
 
     def resolve(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
         """The builder a reference record points to (in this file or another one)."""
@@ -184,5 +192,5 @@ class _LazyReference:
     def __init__(self, reader: BuilderReader, ref: Reference, where: str):
         self.reader, self.ref, self.where = reader, ref, where
 
-    def resolve(self) -> Builder:
-        return self.reader.resolve(self.ref, self.where)
+    def resolve(self) -> Any:
+        return self.reader.resolve_value(self.ref, self.where)

@@ -17,7 +17,7 @@ import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
-from . import dataio_bridge, layouts
+from . import dataio_bridge, hdf5_regions, layouts
 from .encode import encode_values, is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
@@ -55,6 +55,7 @@ class BuilderWriter:
         self.export_source = os.path.abspath(export_source) if export_source else None
         self.plan = WritePlan()
         self.progress = progress
+        self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
@@ -72,7 +73,7 @@ class BuilderWriter:
             self._group(sub, N.join(path, sub.name))
         for sub in builder.datasets.values():
             self._dataset(sub, N.join(path, sub.name), path)
-        attrs = self._attributes(builder.attributes, path)
+        attrs = self._attributes(builder, path)
         links = [self._link(lb, path) for lb in builder.links.values()] + self._extra_links.pop(path, [])
         if links:
             attrs[N.LINK_ATTR] = encode_links(links)
@@ -86,17 +87,50 @@ class BuilderWriter:
             self.io._mark_written(lb)
         self.io._mark_written(builder)
 
-    def _attributes(self, attributes: dict[str, Any], path: str) -> dict[str, Any]:
+    def _attributes(self, builder: Any, path: str) -> dict[str, Any]:
         out = {}
-        for key, value in attributes.items():
+        for key, value in builder.attributes.items():
             if key in N.RESERVED_ATTRS:
                 raise ReservedNameError(f"attribute name {key!r} is reserved by the storage format", path)
             if value is None:
                 continue
             if isinstance(value, DataIO):
                 value = value.data
-            out[key] = V.encode_attribute(value, self.reference_to, f"{path}@{key}")
+            region = self._hdf5_region_attribute(builder, path, key, value)
+            out[key] = region if region is not None else V.encode_attribute(value, self.reference_to, f"{path}@{key}")
         return out
+
+    # --- HDF5 region references (HDMF reads them as whole-dataset references) -----------------
+    def _hdf5_file(self, source: str | None) -> Any:
+        if not source or source in self._h5files and self._h5files[source] is None:
+            return None
+        if source not in self._h5files:
+            import h5py
+
+            self._h5files[source] = h5py.File(source, "r") if os.path.isfile(source) and h5py.is_hdf5(source) \
+                else None
+        return self._h5files[source]
+
+    def _hdf5_region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
+        if not (V.is_reference_like(value) or (isinstance(value, list) and value and V.is_reference_like(value[0]))):
+            return None
+        h5file = self._hdf5_file(builder.source)
+        if h5file is None:
+            return None
+        raw = hdf5_regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
+        items = list(np.ravel(raw)) if isinstance(raw, np.ndarray) else [raw]
+        if not items or not all(hdf5_regions.is_region(r) for r in items):
+            return None
+        records = [hdf5_regions.reference(r, h5file, self._locate) for r in items]
+        value_json = [r.to_json() for r in records] if isinstance(raw, np.ndarray) else records[0].to_json()
+        return {N.DTYPE_ATTR: D.REGION, "value": value_json}
+
+    def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None,
+                region: dict | None) -> Reference:
+        h5path = os.path.abspath(h5path)
+        if self.export_source is not None and h5path == self.export_source:
+            return Reference(N.SAME_FILE, path, oid, self.reference_to.root_oid, region)
+        return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)
 
     def _link(self, builder: LinkBuilder, parent: str) -> Link:
         return Link(builder.name, self.reference_to(builder.builder))
@@ -116,13 +150,20 @@ class BuilderWriter:
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
             self.io._mark_written(builder)
             return
-        storage = self._storage(builder, data, path)
-        if D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
-            raise UnsupportedDataError("region references cannot be written yet; store the target and "
-                                       "the selection as separate datasets", path)
-        attrs = self._attributes(builder.attributes, path)
+        raw_regions = hdf5_regions.raw_region_dataset(data)
+        storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
+        if raw_regions is None and D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
+            raise UnsupportedDataError("region references are written only from HDF5 region references "
+                                       "(a reference builder carries no selection)", path)
+        attrs = self._attributes(builder, path)
         attrs[N.DTYPE_ATTR] = storage.zarr_dtype
-        if isinstance(data, AbstractDataChunkIterator):
+        if raw_regions is not None:
+            values = hdf5_regions.encode_dataset(raw_regions, self._locate)
+            doc = docs.array_document(values.shape, storage, attrs)
+            self.plan.arrays[path] = doc
+            if values.size:
+                self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
+        elif isinstance(data, AbstractDataChunkIterator):
             self.plan.streams.append((path, (data, storage, attrs, options)))
         elif is_lazy_source(data):
             shape = source_shape(data)
@@ -186,6 +227,9 @@ class BuilderWriter:
         return job
 
     def _flush(self) -> None:
+        for h5file in self._h5files.values():
+            if h5file is not None:
+                h5file.close()
         store = self.io._handle.store
         nodes.run_jobs(self.plan.chunk_jobs)
         for path, (iterator, storage, attrs, options) in self.plan.streams:

@@ -148,7 +148,7 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
     if DTYPE_ATTR not in value or "value" not in value:
         raise FormatError(f"attribute object without '{DTYPE_ATTR}'/'value': {str(value)[:80]}", where)
     dtype, inner = value[DTYPE_ATTR], value["value"]
-    if dtype == D.OBJECT:
+    if dtype in (D.OBJECT, D.REGION):
         if isinstance(inner, list):
             return [resolve(Reference.from_json(v, where)) for v in inner]
         return resolve(Reference.from_json(inner, where))
