@@ -66,3 +66,24 @@ def test_datasets_behave_like_h5py(tmp_path):
         assert quality[:].dtype == object and list(quality) == ["good", "noise"]
         html = io.generate_dataset_html(data)
         assert "Chunk shape" in html and "blosc" in html and "Stored size" in html
+
+
+def test_spec_dims_become_zarr_dimension_names(tmp_path):
+    import zarr
+    from pynwb.ecephys import ElectricalSeries
+
+    nwb = small_nwbfile()
+    device = nwb.create_device(name="d")
+    group = nwb.create_electrode_group("g", description="g", location="x", device=device)
+    for _ in range(3):
+        nwb.add_electrode(group=group, location="x")
+    region = nwb.create_electrode_table_region([0, 1, 2], "all")
+    nwb.add_acquisition(ElectricalSeries(name="es", data=np.zeros((10, 3), dtype="int16"), electrodes=region,
+                                         rate=1.0))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    arr = zarr.open_array(tmp_path / "f.nwb.zarr" / "acquisition" / "es" / "data", mode="r")
+    assert arr.metadata.dimension_names == ("num_times", "num_channels")
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        builder = io.read_builder()["acquisition/es/data"]
+        assert builder.dimension_labels == ("num_times", "num_channels")

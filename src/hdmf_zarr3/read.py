@@ -105,8 +105,10 @@ class BuilderReader:
         else:
             data = wrap(self.io, path, doc, storage)
         pending = _has_lazy(data)
+        names = doc.get("dimension_names")
         builder = DatasetBuilder(posixpath.basename(path), data=None if pending else data,
-                                 dtype=D.builder_dtype(storage), source=self.io.source)
+                                 dtype=D.builder_dtype(storage), source=self.io.source,
+                                 dimension_labels=tuple(names) if isinstance(names, list) else None)
         if pending:
             self._pending[path] = data
         builder.location = posixpath.dirname(path)

@@ -168,13 +168,15 @@ class BuilderWriter:
         elif is_lazy_source(data):
             shape = source_shape(data)
             layout = layouts.choose(path, storage, shape, options, source=data)
-            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs)
+            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
+                                      dimension_names=_dimension_names(builder, len(shape)))
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = encode_values(data, storage, self.reference_to, path)
             layout = layouts.choose(path, storage, values.shape, options)
-            doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs)
+            doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
+                                      dimension_names=_dimension_names(builder, values.ndim))
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
@@ -241,3 +243,11 @@ class BuilderWriter:
             self.plan.groups["/"] = root
         self.io._documents.update(self.plan.arrays)
         self.io._documents.update(self.plan.groups)
+
+
+def _dimension_names(builder: DatasetBuilder, ndim: int) -> list[str | None] | None:
+    """The spec's dimension labels (``dims``) as Zarr v3 ``dimension_names``, when they fit."""
+    labels = builder.dimension_labels
+    if not labels or len(labels) != ndim or ndim == 0:
+        return None
+    return [str(label) if label is not None else None for label in labels]
