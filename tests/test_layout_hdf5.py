@@ -83,3 +83,64 @@ def test_large_datasets_are_copied_with_bounded_memory(tmp_path, monkeypatch, di
     reader = NWBZarrIO if direction == "hdf5-to-zarr" else NWBHDF5IO
     with reader(dst, mode="r") as io:
         assert np.array_equal(io.read().acquisition["big"].data[:], big)
+
+
+def test_convert_zarr_to_hdf5_keeps_compounds_and_stays_appendable(tmp_path):
+    from pynwb.ophys import ImageSegmentation, OpticalChannel
+
+    nwb = small_nwbfile()
+    device = nwb.create_device(name="scope")
+    plane = nwb.create_imaging_plane(name="plane", optical_channel=OpticalChannel("ch", "green", 500.0),
+                                     description="p", device=device, excitation_lambda=600.0, imaging_rate=30.0,
+                                     indicator="GCaMP", location="V1")
+    ophys = nwb.create_processing_module("ophys", "optical physiology")
+    seg = ImageSegmentation()
+    ophys.add(seg)
+    ps = seg.create_plane_segmentation("rois", plane, name="rois")
+    ps.add_roi(pixel_mask=[(1, 2, 0.5), (3, 4, 1.0)])
+    ps.add_roi(pixel_mask=[(5, 6, 0.25)])
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    convert(tmp_path / "a.nwb.zarr", tmp_path / "b.nwb")
+    with NWBHDF5IO(tmp_path / "b.nwb", mode="a") as io:
+        back = io.read()
+        masks = back.processing["ophys"]["ImageSegmentation"]["rois"]["pixel_mask"]
+        assert [list(map(tuple, m)) for m in masks[:]] == [[(1, 2, 0.5), (3, 4, 1.0)], [(5, 6, 0.25)]]
+        back.add_trial(start_time=5.0, stop_time=6.0)  # datasets converted from Zarr can grow
+        io.write(back)
+    with NWBHDF5IO(tmp_path / "b.nwb", mode="r") as io:
+        assert list(io.read().trials["start_time"][:]) == [0.0, 1.0, 5.0]
+
+
+def test_text_compound_converts_to_hdf5(tmp_path):
+    from hdmf.backends.hdf5 import HDF5IO
+    from hdmf.build import DatasetBuilder, GroupBuilder
+
+    from hdmf_zarr3 import ZarrIO
+
+    dtype = [{"name": "i", "dtype": "int32"}, {"name": "s", "dtype": "text"}]
+    with ZarrIO(tmp_path / "a.zarr", mode="w") as io:
+        io.write_builder(GroupBuilder("root", datasets={"rows": DatasetBuilder("rows", [(1, "zz"), (2, "é")],
+                                                                               dtype=dtype)}))
+    with ZarrIO(tmp_path / "a.zarr", mode="r") as io:
+        rows = io.read_builder().datasets["rows"].data
+        assert np.asarray(rows).tolist() == [(1, "zz"), (2, "é")]
+        with HDF5IO(str(tmp_path / "b.h5"), mode="w") as dst:
+            dst.write_builder(io.read_builder(), export_source=str(tmp_path / "a.zarr"))
+    with h5py.File(tmp_path / "b.h5", "r") as f:
+        assert [(int(i), s.decode()) for i, s in f["rows"][:].tolist()] == [(1, "zz"), (2, "é")]
+
+
+def test_convert_refuses_hdf5_links_into_zarr(tmp_path):
+    from hdmf_zarr3 import UnsupportedDataError
+
+    with NWBZarrIO(tmp_path / "raw.nwb.zarr", mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(tmp_path / "raw.nwb.zarr", mode="r") as raw:
+        ts = raw.read().acquisition["ts"]
+        derived = small_nwbfile()
+        derived.add_acquisition(TimeSeries(name="linked", data=ts, unit="m", rate=30.0))
+        with NWBZarrIO(tmp_path / "derived.nwb.zarr", mode="w", manager=raw.manager) as io:
+            io.write(derived)
+    with pytest.raises(UnsupportedDataError, match="raw.nwb.zarr; HDF5 cannot link into Zarr"):
+        convert(tmp_path / "derived.nwb.zarr", tmp_path / "derived.nwb")

@@ -45,8 +45,16 @@ def test_region_references_from_hdf5(tmp_path):
         assert np.array_equal(np.asarray(sels[1]), full[0:10:2, :])
         assert np.array_equal(np.asarray(sels[2]), full)
         assert np.array_equal(np.asarray(sels[3]), [0, 99, 34])
-        attr = root.attributes["areg"]
+        assert root.attributes["areg"] is target  # HDMF gets the referenced object, as from HDF5IO
+        attr = io.region_attribute("/", "areg")
         assert isinstance(attr, RegionSelection) and np.array_equal(np.asarray(attr), full[1:2, 3:5])
+    # a Zarr -> Zarr export keeps both kinds of region references
+    with ZarrIO(tmp_path / "b.zarr", mode="r") as src, ZarrIO(tmp_path / "c.zarr", mode="w") as dst:
+        dst.export(src_io=src, cache_spec=False)
+    with ZarrIO(tmp_path / "c.zarr", mode="r") as io:
+        root = io.read_builder()
+        assert np.array_equal(np.asarray(root.datasets["regs"].data[0]), full[2:5, 1:3])
+        assert np.array_equal(np.asarray(io.region_attribute("/", "areg")), full[1:2, 3:5])
 
 
 @pytest.mark.parametrize("bad", [{"slices": [[0, 1]]}, {"all": False}, {"points": [[1.5]]}, {"a": 1, "b": 2}])

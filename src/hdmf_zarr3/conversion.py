@@ -51,7 +51,7 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         return self._dataset.storage.numpy_dtype
 
 
-def prepare_for_hdf5(root: GroupBuilder, progress: bool = False) -> int:
+def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None = None) -> int:
     """Wrap every plain Zarr dataset under ``root`` for HDF5IO: streamed, with matching settings.
 
     Returns the number of datasets wrapped. References and compound rows are left to HDF5IO, which
@@ -63,6 +63,8 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False) -> int:
         group = stack.pop()
         stack.extend(group.groups.values())
         _refuse_regions(group)
+        if src is not None:
+            _refuse_links_into_zarr(group, src)
         for builder in group.datasets.values():
             _refuse_regions(builder)
             if _wrap(builder, progress):
@@ -74,7 +76,7 @@ def _refuse_regions(builder: GroupBuilder | DatasetBuilder) -> None:
     """HDMF's HDF5IO (6.2) cannot write region references: say so before writing anything."""
     from .datasets import RegionSelection
 
-    path = builder.path
+    path = _path(builder)
     data = getattr(builder, "data", None) if isinstance(builder, DatasetBuilder) else None
     if isinstance(data, ZarrDataset) and data.storage.zarr_dtype == "region" or isinstance(data, RegionSelection):
         raise UnsupportedDataError("region references cannot be converted to HDF5: HDMF's HDF5 writer has no "
@@ -88,14 +90,32 @@ def _refuse_regions(builder: GroupBuilder | DatasetBuilder) -> None:
 
 def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
     data = builder.data
-    if not isinstance(data, ZarrDataset) or data.storage.kind not in ("numeric", "struct", "string"):
+    # Compounds are left alone: HDF5IO takes a wrapped compound for a scalar. They are tables of rows,
+    # read whole by HDF5IO as with any other backend.
+    if not isinstance(data, ZarrDataset) or data.storage.kind not in ("numeric", "string"):
         return False
     if data.ndim == 0 or 0 in data.shape:
         return False
     settings = hdf5_settings(data._doc.get("codecs", []), tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
     settings.pop("chunks", None)  # the iterator carries the chunk shape
-    builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress), **settings)
+    settings["maxshape"] = (None,) + tuple(data.shape[1:])  # appendable, as the Zarr array was
+    large = data.size * data.storage.numpy_dtype.itemsize > BUFFER_BYTES
+    builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress and large), **settings)
     return True
+
+
+def _refuse_links_into_zarr(group: GroupBuilder, src: str) -> None:
+    """An HDF5 external link cannot point into a Zarr store: say so instead of writing a broken link."""
+    for link in group.links.values():
+        source = link.builder.source
+        if source and os.path.abspath(source) != os.path.abspath(src) and os.path.isdir(source):
+            raise UnsupportedDataError(f"link {link.name!r} points into the Zarr file {source}; HDF5 cannot link "
+                                       "into Zarr. Convert that file to HDF5 first, or copy the data in with "
+                                       "NWBHDF5IO.export(..., write_args={'link_data': False})", _path(group))
+
+
+def _path(builder: GroupBuilder | DatasetBuilder) -> str:
+    return "/" + builder.path.partition("/")[2] if "/" in builder.path else "/"
 
 
 def _is_zarr(path: str | Path) -> bool:
@@ -103,21 +123,21 @@ def _is_zarr(path: str | Path) -> bool:
     return text.endswith(".zarr") or os.path.isdir(text)
 
 
-def convert(src: str | Path, dst: str | Path, *, link_data: bool = False, progress: bool = False,
-            **io_kwargs: Any) -> None:
+def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A path ending in ``.zarr`` (or an existing directory) is a Zarr v3 file; anything else is HDF5.
+    Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
+    a Zarr destination, to HDF5 files for an HDF5 destination). The builders read from ``src`` are
+    written as they are, so nothing is rebuilt through containers: region references, chunking and
+    compression survive, and large arrays stream with bounded memory.
 
     Parameters
     ----------
     src, dst : str or Path
         Source and destination files; ``dst`` is created (an existing one is replaced).
-    link_data : bool
-        Link to the source's datasets instead of copying them (Zarr destinations only; HDF5IO cannot
-        link into a Zarr store and refuses).
     progress : bool
-        Show a progress bar per large dataset.
+        Show a progress bar for each dataset larger than one copy buffer.
     """
     from pynwb import NWBHDF5IO
 
@@ -128,7 +148,7 @@ def convert(src: str | Path, dst: str | Path, *, link_data: bool = False, progre
     with src_cls(os.fspath(src), mode="r") as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": link_data, "progress": progress})
+                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress})
             return
         if src_cls is not NWBZarrIO:
             with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
@@ -137,7 +157,7 @@ def convert(src: str | Path, dst: str | Path, *, link_data: bool = False, progre
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
-        prepare_for_hdf5(root, progress=progress)
+        prepare_for_hdf5(root, progress=progress, src=os.fspath(src))
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))
             cache_spec_in_hdf5(dst_io._file, src_io.manager.namespace_catalog)

@@ -249,6 +249,15 @@ class _CompoundDataset(_ResolvingDataset):
     def dtype(self) -> list[str]:
         return [f.dtype if f.dtype != D.TEXT else "utf8" for f in self.storage.fields]
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """Rows as a structured array (strings and references in object fields)."""
+        rows = self[:] if self.ndim else [self[()]]
+        fields = [(f.name, f.dtype if f.dtype in D.NUMERIC_NAMES else object) for f in self.storage.fields]
+        out = np.empty(len(rows), dtype=fields)
+        for i, row in enumerate(rows):
+            out[i] = row
+        return out if self.ndim else out[0:1].reshape(())
+
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):
             return [self._convert(x) for x in raw]

@@ -251,6 +251,17 @@ class ZarrIO(HDMFIO):
             raise ValueError(f"{self.source}:{path} has not been built")
         return found
 
+    def region_attribute(self, path: str, key: str) -> Any:
+        """The region selection(s) held by attribute ``key`` of the node at ``path``.
+
+        The attribute itself reads as the referenced object, as HDMF expects (and as HDF5IO gives it).
+        """
+        self.read_builder()
+        found = self._reader.regions.get((N.normalize(path), key))
+        if found is None:
+            raise KeyError(f"{path}@{key} holds no region reference")
+        return found
+
     def get_container(self, obj: Any) -> Container:
         return self.manager.construct(self.get_builder(obj))
 

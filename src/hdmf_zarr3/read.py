@@ -52,6 +52,7 @@ class BuilderReader:
         self.built: dict[str, Builder] = {}
         self._deferred: list[tuple[Builder, str, dict[str, Any]]] = []
         self._pending: dict[str, Any] = {}  # scalar datasets whose value holds references
+        self.regions: dict[tuple[str, str], Any] = {}  # (node path, attribute) -> RegionSelection(s)
         root_attrs = documents.get("/", {}).get("attributes", {})
         specloc = root_attrs.get(N.SPECLOC_ATTR)
         self.ignore = {N.normalize(specloc)} if isinstance(specloc, str) else set()
@@ -140,7 +141,12 @@ class BuilderReader:
         for key, value in attrs.items():
             if key in N.RESERVED_ATTRS:
                 continue
-            decoded = V.decode_attribute(value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}")
+            decoded = V.decode_attribute(value, lambda ref: self.resolve(ref, path), f"{path}@{key}")
+            if isinstance(value, dict) and value.get(N.DTYPE_ATTR) == D.REGION:
+                # HDMF expects the referenced object here (HDF5IO gives it too); the selection stays
+                # available through ZarrIO.region_attribute and is copied verbatim on export.
+                self.regions[(path, key)] = V.decode_attribute(
+                    value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}")
             builder.set_attribute(key, decoded)
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)

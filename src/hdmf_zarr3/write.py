@@ -18,6 +18,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from . import dataio_bridge, hdf5_regions, layouts
+from .datasets import ZarrDataset
 from .encode import encode_values, is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
@@ -56,6 +57,7 @@ class BuilderWriter:
         self.plan = WritePlan()
         self.progress = progress
         self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
+        self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
@@ -96,7 +98,7 @@ class BuilderWriter:
                 continue
             if isinstance(value, DataIO):
                 value = value.data
-            region = self._hdf5_region_attribute(builder, path, key, value)
+            region = self._region_attribute(builder, path, key, value)
             out[key] = region if region is not None else V.encode_attribute(value, self.reference_to, f"{path}@{key}")
         return out
 
@@ -111,10 +113,19 @@ class BuilderWriter:
                 else None
         return self._h5files[source]
 
-    def _hdf5_region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
+    def _region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
+        """The region envelope for an attribute read (as a plain reference) from a region reference."""
         if not (V.is_reference_like(value) or (isinstance(value, list) and value and V.is_reference_like(value[0]))):
             return None
-        h5file = self._hdf5_file(builder.source)
+        source = builder.source
+        if source and os.path.isdir(source):  # read from a Zarr file: copy its region envelope verbatim
+            if source not in self._zarr_docs:
+                from .storage.stores import open_store
+
+                self._zarr_docs[source] = open_store(source, "r").documents()
+            raw = self._zarr_docs[source].get(path, {}).get("attributes", {}).get(key)
+            return raw if isinstance(raw, dict) and raw.get(N.DTYPE_ATTR) == D.REGION else None
+        h5file = self._hdf5_file(source)
         if h5file is None:
             return None
         raw = hdf5_regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
@@ -144,20 +155,24 @@ class BuilderWriter:
             options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
-        from .datasets import ZarrDataset
-
         if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
             self.io._mark_written(builder)
             return
         raw_regions = hdf5_regions.raw_region_dataset(data)
         storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
-        if raw_regions is None and D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
+        copies_regions = isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION
+        if raw_regions is None and not copies_regions and \
+                D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
             raise UnsupportedDataError("region references are written only from HDF5 region references "
                                        "(a reference builder carries no selection)", path)
         attrs = self._attributes(builder, path)
         attrs[N.DTYPE_ATTR] = storage.zarr_dtype
-        if raw_regions is not None:
+        if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
+            doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks)
+            self.plan.arrays[path] = doc
+            self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
+        elif raw_regions is not None:
             values = hdf5_regions.encode_dataset(raw_regions, self._locate)
             doc = docs.array_document(values.shape, storage, attrs)
             self.plan.arrays[path] = doc
@@ -217,13 +232,17 @@ class BuilderWriter:
 
         return job
 
-    def _copy_job(self, path: str, doc: dict[str, Any], source: Any,
-                  storage: D.StorageType) -> Callable[[], Awaitable[None]]:
+    def _copy_job(self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType,
+                  raw: bool = False) -> Callable[[], Awaitable[None]]:
         store = self.io._handle.store
 
+        def encode(block: Any) -> np.ndarray:
+            if raw:  # already in stored form (region records copied between Zarr files)
+                return np.asarray(block, dtype=object)
+            return encode_values(block, storage, self.reference_to, path)
+
         async def job() -> None:
-            await copy_blocks(nodes.async_array(store, path, doc), source,
-                              lambda block: encode_values(block, storage, self.reference_to, path),
+            await copy_blocks(nodes.async_array(store, path, doc), source, encode,
                               progress=path if self.progress else None)
 
         return job
@@ -251,3 +270,14 @@ def _dimension_names(builder: DatasetBuilder, ndim: int) -> list[str | None] | N
     if not labels or len(labels) != ndim or ndim == 0:
         return None
     return [str(label) if label is not None else None for label in labels]
+
+
+class _RawElements:
+    """The stored (encoded) elements of one of our datasets, for copying them unchanged."""
+
+    def __init__(self, data: Any):
+        self.data = data
+        self.shape = data.shape
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.data._raw(key)
