@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hdmf.testing import TestCase
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
@@ -61,3 +62,26 @@ def test_external_links_to_hdf5_files_survive_both_ways(tmp_path):
     with h5py.File(tmp_path / "back.h5", "r") as f:
         ext = f.get("ext", getlink=True)
         assert isinstance(ext, h5py.ExternalLink) and ext.filename == "target.h5" and ext.path == "/x"
+
+
+@pytest.mark.parametrize("destination", ["self.nwb.zarr", "self.nwb"])
+def test_linked_data_is_copied_in_with_link_data_false(tmp_path, destination):
+    """A file whose data links into another file becomes self-contained (as with HDF5IO)."""
+    import shutil
+
+    from pynwb import TimeSeries
+
+    with NWBZarrIO(tmp_path / "raw.nwb.zarr", mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(tmp_path / "raw.nwb.zarr", mode="r") as raw:
+        derived = small_nwbfile()
+        derived.add_acquisition(TimeSeries(name="linked", data=raw.read().acquisition["ts"].data, unit="m",
+                                           rate=30.0))
+        with NWBZarrIO(tmp_path / "derived.nwb.zarr", mode="w", manager=raw.manager) as io:
+            io.write(derived)
+    out_cls = NWBZarrIO if destination.endswith(".zarr") else NWBHDF5IO
+    with NWBZarrIO(tmp_path / "derived.nwb.zarr", mode="r") as src:
+        out_cls.export_io(path=str(tmp_path / destination), src_io=src, write_args={"link_data": False})
+    shutil.rmtree(tmp_path / "raw.nwb.zarr")
+    with out_cls(str(tmp_path / destination), mode="r") as io:
+        assert np.array_equal(io.read().acquisition["linked"].data[:], np.arange(1000.0))

@@ -73,3 +73,15 @@ def test_converting_regions_to_hdf5_says_why_it_cannot(tmp_path):
     with ZarrIO(tmp_path / "b.zarr", mode="r") as io:
         with pytest.raises(UnsupportedDataError, match="region references"):
             prepare_for_hdf5(io.read_builder())
+
+
+def test_convert_to_hdf5_refuses_region_attributes(tmp_path):
+    from hdmf_zarr3 import UnsupportedDataError, convert
+
+    with h5py.File(tmp_path / "a.h5", "w") as f:
+        target = f.create_dataset("target", data=np.arange(10))
+        f.attrs["areg"] = target.regionref[2:4]
+    with HDF5IO(str(tmp_path / "a.h5"), mode="r") as src, ZarrIO(tmp_path / "b.nwb.zarr", mode="w") as dst:
+        dst.export(src_io=src, cache_spec=False)
+    with pytest.raises(UnsupportedDataError, match="'areg' holds region references"):
+        convert(tmp_path / "b.nwb.zarr", tmp_path / "c.nwb")

@@ -128,9 +128,10 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kw
 
     A path ending in ``.zarr`` (or an existing directory) is a Zarr v3 file; anything else is HDF5.
     Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
-    a Zarr destination, to HDF5 files for an HDF5 destination). The builders read from ``src`` are
-    written as they are, so nothing is rebuilt through containers: region references, chunking and
-    compression survive, and large arrays stream with bounded memory.
+    a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, the builders read
+    from ``src`` are written as they are, so nothing is rebuilt through containers: region
+    references, chunking and compression survive, and large arrays stream with bounded memory.
+    HDF5 → HDF5 is PyNWB's own export, which copies linked data in.
 
     Parameters
     ----------
@@ -157,6 +158,10 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kw
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
+        if src_io._reader.regions:
+            (path, key), _ = next(iter(src_io._reader.regions.items()))
+            raise UnsupportedDataError(f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
+                                       "cannot write; the Zarr file keeps them", path)
         prepare_for_hdf5(root, progress=progress, src=os.fspath(src))
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))

@@ -46,8 +46,7 @@ class ZarrIO(HDMFIO):
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
-                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
-                 **storage_options: Any):
+                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None):
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
@@ -55,11 +54,11 @@ class ZarrIO(HDMFIO):
         # HDMFIO.__init__ calls open(): everything open() needs is set first.
         self._path = path
         self._mode = mode
-        self._storage_options = storage_options
         self._handle: StoreHandle | None = None
         self._root: GroupBuilder | None = None
         self._reader: BuilderReader | None = None
-        self._externals: dict[str, ZarrIO] = {}
+        self._externals: dict[str, HDMFIO] = {}
+        self._detached: dict[tuple[str, str], Builder] = {}  # targets in other files, as HDF5IO gives them
         self._written_builders = WriteStatusTracker()
         source = None if isinstance(path, Store) or path is None else os.fspath(path)
         super().__init__(manager=manager, source=source, herd_path=herd_path)
@@ -80,7 +79,7 @@ class ZarrIO(HDMFIO):
 
     def open(self) -> None:
         if self._handle is None:
-            self._handle = open_store(self._path, self._mode, **self._storage_options)
+            self._handle = open_store(self._path, self._mode)
             if self._mode not in CREATE_MODES:
                 self._check_format_version()
 
@@ -88,6 +87,7 @@ class ZarrIO(HDMFIO):
         for ext in self._externals.values():
             ext.close()
         self._externals = {}
+        self._detached = {}
         if getattr(self, "_handle", None) is not None:
             self._handle = None
 
@@ -283,10 +283,15 @@ class ZarrIO(HDMFIO):
                 raise FormatError(f"external file {ref.source!r} does not exist", where)
             other = self._open_external(target, ref, where)
             self._externals[target] = other
-        found = _builder_at(other, ref.path)
-        if found is None and not missing_ok:
-            raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
-        return found
+        key = (target, ref.path)
+        if key not in self._detached:
+            found = _builder_at(other, ref.path)
+            if found is None:
+                if missing_ok:
+                    return None
+                raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
+            self._detached[key] = _detached(found, ref.path, target)
+        return self._detached[key]
 
     def _open_external(self, target: str, ref: Reference, where: str) -> HDMFIO:
         if os.path.isdir(target):
@@ -321,3 +326,29 @@ def _builder_at(io: HDMFIO, path: str) -> Builder | None:
         if node is not None and hasattr(node, "builder") and not isinstance(node, (GroupBuilder,)):
             node = getattr(node, "builder", node)
     return node
+
+
+def _detached(builder: Builder, path: str, source: str) -> Builder:
+    """A parentless copy of a builder read from another file (its subtree copied, data shared).
+
+    HDF5IO hands link targets in other files over this way; HDMF then treats the target as data of
+    that file rather than as a member of a container tree it would otherwise try to rebuild.
+    """
+    import posixpath
+
+    from hdmf.build import DatasetBuilder
+
+    if isinstance(builder, DatasetBuilder):
+        copy: Builder = DatasetBuilder(builder.name, data=builder.data, dtype=builder.dtype,
+                                       attributes=dict(builder.attributes), source=source,
+                                       dimension_labels=builder.dimension_labels)
+    else:
+        copy = GroupBuilder(builder.name, attributes=dict(builder.attributes), source=source)
+        for sub in builder.groups.values():
+            copy.set_group(_detached(sub, posixpath.join(path, sub.name), source))
+        for sub in builder.datasets.values():
+            copy.set_dataset(_detached(sub, posixpath.join(path, sub.name), source))
+        for link in builder.links.values():
+            copy.set_link(type(link)(builder=link.builder, name=link.name, source=source))
+    copy.location = posixpath.dirname(path) if path != "/" else "/"
+    return copy

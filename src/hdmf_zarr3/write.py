@@ -120,9 +120,7 @@ class BuilderWriter:
         source = builder.source
         if source and os.path.isdir(source):  # read from a Zarr file: copy its region envelope verbatim
             if source not in self._zarr_docs:
-                from .storage.stores import open_store
-
-                self._zarr_docs[source] = open_store(source, "r").documents()
+                self._zarr_docs[source] = self._source_documents(source)
             raw = self._zarr_docs[source].get(path, {}).get("attributes", {}).get(key)
             return raw if isinstance(raw, dict) and raw.get(N.DTYPE_ATTR) == D.REGION else None
         h5file = self._hdf5_file(source)
@@ -135,6 +133,16 @@ class BuilderWriter:
         records = [hdf5_regions.reference(r, h5file, self._locate) for r in items]
         value_json = [r.to_json() for r in records] if isinstance(raw, np.ndarray) else records[0].to_json()
         return {N.DTYPE_ATTR: D.REGION, "value": value_json}
+
+    def _source_documents(self, source: str) -> dict[str, Any]:
+        if self.io.source is not None and os.path.abspath(source) == os.path.abspath(self.io.source):
+            return self.io._documents  # appending to this very file
+        from .storage.stores import open_store
+
+        try:
+            return open_store(source, "r").documents()
+        except Exception:  # not (or no longer) a Zarr store: nothing to copy from
+            return {}
 
     def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None,
                 region: dict | None) -> Reference:

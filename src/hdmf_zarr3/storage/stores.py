@@ -67,7 +67,7 @@ def exists(store: Store) -> bool:
     return bool(sync(store.exists("zarr.json")))
 
 
-def open_store(path: str | Path | Store | None, mode: str = "r", **_: Any) -> StoreHandle:
+def open_store(path: str | Path | Store | None, mode: str = "r") -> StoreHandle:
     """Open ``path`` (a local path or a zarr ``Store``) in ``mode``."""
     if mode not in MODES:
         raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)}")
