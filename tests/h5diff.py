@@ -264,9 +264,6 @@ def spec_location(f: h5py.File) -> str | None:
     loc = f.attrs.get(".specloc")
     if isinstance(loc, h5py.Reference) and loc:
         return f[loc].name
-    if isinstance(loc, str | bytes):
-        name = loc.decode() if isinstance(loc, bytes) else loc
-        return "/" + name.lstrip("/") if name.lstrip("/") in f else None
     return "/specifications" if "specifications" in f else None
 
 

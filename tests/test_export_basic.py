@@ -85,3 +85,24 @@ def test_linked_data_is_copied_in_with_link_data_false(tmp_path, destination):
     shutil.rmtree(tmp_path / "raw.nwb.zarr")
     with out_cls(str(tmp_path / destination), mode="r") as io:
         assert np.array_equal(io.read().acquisition["linked"].data[:], np.arange(1000.0))
+
+
+def test_copied_file_links_and_references_agree(tmp_path):
+    """A shallow copy links into the first file; a reference read there resolves to the linked object."""
+    from pynwb.base import TimeSeriesReference
+    from pynwb.testing.mock.base import mock_TimeSeries
+    from pynwb.testing.mock.file import mock_NWBFile
+
+    nwb = mock_NWBFile()
+    ts = mock_TimeSeries(name="test_ts", timestamps=[1.0, 2.0, 3.0], data=[1.0, 2.0, 3.0])
+    nwb.add_acquisition(ts)
+    nwb.add_trial(start_time=1.0, stop_time=2.0, timeseries=[ts])
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as base:
+        with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w", manager=base.manager) as out:
+            out.write(base.read().copy())
+    with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as io:
+        copy = io.read()
+        value = copy.trials["timeseries"][0][0]
+        assert isinstance(value, TimeSeriesReference) and value.timeseries is copy.acquisition["test_ts"]

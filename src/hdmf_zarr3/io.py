@@ -18,6 +18,7 @@ from zarr.abc.store import Store
 from . import compat, dataio_bridge, spec_io
 from .datasets import ZarrDataset
 from .errors import FormatError, FormatVersionError, ModeError
+from .externals import ForeignFiles
 from .format import names as N
 from .format.references import Reference
 from .html import dataset_html
@@ -57,8 +58,8 @@ class ZarrIO(HDMFIO):
         self._handle: StoreHandle | None = None
         self._root: GroupBuilder | None = None
         self._reader: BuilderReader | None = None
-        self._externals: dict[str, HDMFIO] = {}
-        self._detached: dict[tuple[str, str], Builder] = {}  # targets in other files, as HDF5IO gives them
+        self._foreign_files = ForeignFiles(self)  # files this one links or refers into
+        self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
         self._written_builders = WriteStatusTracker()
         source = None if isinstance(path, Store) or path is None else os.fspath(path)
         super().__init__(manager=manager, source=source, herd_path=herd_path)
@@ -84,10 +85,8 @@ class ZarrIO(HDMFIO):
                 self._check_format_version()
 
     def close(self) -> None:
-        for ext in self._externals.values():
-            ext.close()
-        self._externals = {}
-        self._detached = {}
+        if getattr(self, "_foreign_files", None) is not None:
+            self._foreign_files.close()
         if getattr(self, "_handle", None) is not None:
             self._handle = None
 
@@ -266,42 +265,18 @@ class ZarrIO(HDMFIO):
         return self.manager.construct(self.get_builder(obj))
 
     def _resolve_reference(self, ref: Reference, where: str) -> Builder:
+        if self._foreign is not None and ref.is_internal and self.source is not None:
+            found = self._foreign.node(os.path.normpath(self.source), ref.path)
+            if found is None:
+                raise FormatError(f"reference target {ref.path!r} does not exist", where)
+            return found
         self.read_builder()
         return self._reader.resolve(ref, where)
 
     def _external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
         """Resolve a reference into another file (Zarr or HDF5), opened read-only next to this one."""
-        directory = self._require_open().directory
-        if directory is None and not os.path.isabs(ref.source):
-            raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
-        target = os.path.normpath(os.path.join(directory or "", ref.source))
-        other = self._externals.get(target)
-        if other is None:
-            if not os.path.exists(target):
-                if missing_ok:
-                    return None
-                raise FormatError(f"external file {ref.source!r} does not exist", where)
-            other = self._open_external(target, ref, where)
-            self._externals[target] = other
-        key = (target, ref.path)
-        if key not in self._detached:
-            found = _builder_at(other, ref.path)
-            if found is None:
-                if missing_ok:
-                    return None
-                raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
-            self._detached[key] = _detached(found, ref.path, target)
-        return self._detached[key]
-
-    def _open_external(self, target: str, ref: Reference, where: str) -> HDMFIO:
-        if os.path.isdir(target):
-            return type(self)(target, mode="r", manager=self.manager)
-        import h5py
-        from hdmf.backends.hdf5 import HDF5IO
-
-        if not h5py.is_hdf5(target):
-            raise FormatError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
-        return HDF5IO(target, mode="r", manager=self.manager)
+        foreign = self._foreign if self._foreign is not None else self._foreign_files
+        return foreign.builder(ref, self._require_open().directory, where, missing_ok)
 
     def _reference_for_append(self, obj: Any) -> Reference:
         return ReferenceEncoder(self.read_builder(), self.manager, self._require_open().directory)(obj)
@@ -312,43 +287,3 @@ class ZarrIO(HDMFIO):
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset)
 
-
-def _builder_at(io: HDMFIO, path: str) -> Builder | None:
-    """The builder at ``path`` in a file read by ``io`` (ours or HDF5IO)."""
-    root = io.read_builder()
-    if isinstance(io, ZarrIO):
-        return io._reader.built.get(path)
-    node: Any = root
-    for part in [p for p in path.split("/") if p]:
-        if not isinstance(node, GroupBuilder):
-            return None
-        node = node.groups.get(part) or node.datasets.get(part) or node.links.get(part)
-        if node is not None and hasattr(node, "builder") and not isinstance(node, (GroupBuilder,)):
-            node = getattr(node, "builder", node)
-    return node
-
-
-def _detached(builder: Builder, path: str, source: str) -> Builder:
-    """A parentless copy of a builder read from another file (its subtree copied, data shared).
-
-    HDF5IO hands link targets in other files over this way; HDMF then treats the target as data of
-    that file rather than as a member of a container tree it would otherwise try to rebuild.
-    """
-    import posixpath
-
-    from hdmf.build import DatasetBuilder
-
-    if isinstance(builder, DatasetBuilder):
-        copy: Builder = DatasetBuilder(builder.name, data=builder.data, dtype=builder.dtype,
-                                       attributes=dict(builder.attributes), source=source,
-                                       dimension_labels=builder.dimension_labels)
-    else:
-        copy = GroupBuilder(builder.name, attributes=dict(builder.attributes), source=source)
-        for sub in builder.groups.values():
-            copy.set_group(_detached(sub, posixpath.join(path, sub.name), source))
-        for sub in builder.datasets.values():
-            copy.set_dataset(_detached(sub, posixpath.join(path, sub.name), source))
-        for link in builder.links.values():
-            copy.set_link(type(link)(builder=link.builder, name=link.name, source=source))
-    copy.location = posixpath.dirname(path) if path != "/" else "/"
-    return copy

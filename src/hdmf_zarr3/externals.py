@@ -1,0 +1,131 @@
+"""Other files that a file's links and references point into.
+
+A target in another file is handed to HDMF the way HDF5IO hands it over: as a parentless builder
+for the target (with its subtree), not as a member of the other file's full tree, so HDMF treats it
+as data linked from that file. One cache per opened file maps (file, path) to those builders, and
+references read inside the other file resolve through the same cache, so a link and a reference to
+the same node give the same builder (and so the same container).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from typing import TYPE_CHECKING, Any
+
+from hdmf.backends.io import HDMFIO
+from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+
+from .errors import FormatError
+from .format.references import Reference
+
+if TYPE_CHECKING:
+    from .io import ZarrIO
+
+
+class ForeignFiles:
+    """The other files opened while reading one file, and the builders handed out for them."""
+
+    def __init__(self, owner: ZarrIO):
+        self.owner = owner
+        self.ios: dict[str, HDMFIO] = {}
+        self.cache: dict[tuple[str, str], Builder] = {}
+
+    def close(self) -> None:
+        for io in self.ios.values():
+            io.close()
+        self.ios.clear()
+        self.cache.clear()
+
+    def builder(self, ref: Reference, directory: str | None, where: str, missing_ok: bool = False) -> Builder | None:
+        """The builder a reference with a file ``source`` (relative to ``directory``) points to."""
+        if directory is None and not os.path.isabs(ref.source):
+            raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
+        target = os.path.normpath(os.path.join(directory or "", ref.source))
+        if target not in self.ios:
+            if not os.path.exists(target):
+                if missing_ok:
+                    return None
+                raise FormatError(f"external file {ref.source!r} does not exist", where)
+            self.ios[target] = self._open(target, ref, where)
+        found = self.node(target, ref.path)
+        if found is None and not missing_ok:
+            raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
+        return found
+
+    def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:
+        if os.path.isdir(target):
+            io = type(self.owner)(target, mode="r", manager=self.owner.manager)
+            io._foreign = self  # its links and references resolve through this cache
+            return io
+        import h5py
+        from hdmf.backends.hdf5 import HDF5IO
+
+        if not h5py.is_hdf5(target):
+            raise FormatError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
+        return HDF5IO(target, mode="r", manager=self.owner.manager)
+
+    def node(self, file: str, path: str) -> Builder | None:
+        """The parentless builder handed out for ``path`` in ``file`` (made on first use)."""
+        key = (file, path)
+        if key in self.cache:
+            return self.cache[key]
+        original = _builder_at(self.ios[file], path)
+        return None if original is None else self._copy(file, path, original)
+
+    def _copy(self, file: str, path: str, original: Builder) -> Builder:
+        if isinstance(original, DatasetBuilder):
+            copy: Builder = DatasetBuilder(original.name, data=None, dtype=original.dtype, source=file,
+                                           dimension_labels=original.dimension_labels)
+        else:
+            copy = GroupBuilder(original.name, source=file)
+        copy.location = posixpath.dirname(path) if path != "/" else "/"
+        self.cache[(file, path)] = copy  # before the children: cycles end here
+        if isinstance(original, GroupBuilder):
+            for child in list(original.groups.values()) + list(original.datasets.values()):
+                child_path = posixpath.join(path, child.name)
+                sub = self.cache.get((file, child_path))
+                if sub is None or sub.parent is not None:
+                    sub = self._copy(file, child_path, child)
+                (copy.set_group if isinstance(sub, GroupBuilder) else copy.set_dataset)(sub)
+            for link in original.links.values():
+                copy.set_link(LinkBuilder(builder=self._map(file, link.builder), name=link.name, source=file))
+        else:
+            data = original.data
+            if isinstance(data, ReferenceBuilder):
+                data = ReferenceBuilder(self._map(file, data.builder))
+            copy["data"] = data
+        for key, value in original.attributes.items():
+            copy.set_attribute(key, self._map(file, value))
+        return copy
+
+    def _map(self, file: str, value: Any) -> Any:
+        """Builders of the other file's own tree, replaced by the ones this cache hands out."""
+        if isinstance(value, list):
+            return [self._map(file, v) for v in value]
+        if not isinstance(value, Builder) or any(value is b for b in self.cache.values()):
+            return value
+        top, names = value, []
+        while top.parent is not None:
+            names.append(top.name)
+            top = top.parent
+        if top is not self.ios[file].read_builder():
+            return value  # already a builder of a third file
+        return self.node(file, "/" + "/".join(reversed(names)))
+
+
+def _builder_at(io: HDMFIO, path: str) -> Builder | None:
+    """The builder at ``path`` in the full tree ``io`` reads (ours or HDF5IO's)."""
+    root = io.read_builder()
+    from .io import ZarrIO
+
+    if isinstance(io, ZarrIO):
+        return io._reader.built.get(path)
+    node: Any = root
+    for part in [p for p in path.split("/") if p]:
+        if not isinstance(node, GroupBuilder):
+            return None
+        node = node.groups.get(part) or node.datasets.get(part) or node.links.get(part)
+        if isinstance(node, LinkBuilder):
+            node = node.builder
+    return node
