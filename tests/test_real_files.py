@@ -38,8 +38,6 @@ including those PyNWB cannot export.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import shutil
 import subprocess
 import sys
@@ -78,20 +76,6 @@ def _error(call, *args, **kwargs) -> str | None:
     except Exception as exc:  # the error is the result here
         return f"{type(exc).__name__}: {exc}"
     return None
-
-
-@contextlib.contextmanager
-def _gc_paused():
-    """Automatic garbage collection off while HDF5 is written from Zarr: a GC pass on zarr's event-loop
-    thread during that write can deadlock (see test_hdf5_write_from_zarr_does_not_deadlock, which
-    reproduces it).  Remove this workaround when that test passes."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _export_hdf5(src_io, path, link_data: bool = False) -> None:
@@ -167,9 +151,8 @@ def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
         losses[f"original → pynwb-1 (link_data={link})"] = diff_hdf5(path, base1)
         with NWBHDF5IO(str(base1), "r", load_namespaces=True) as hio, NWBZarrIO(zarr, "r") as zio:
             base1_errors = _check_zarr_read(link, zio, hio, problems)
-            with _gc_paused():
-                done = _pair(f"link_data={link}: export to HDF5 of that export", (_export_hdf5, hio, base2),
-                             (_export_hdf5, zio, final), blocked, problems)
+            done = _pair(f"link_data={link}: export to HDF5 of that export", (_export_hdf5, hio, base2),
+                         (_export_hdf5, zio, final), blocked, problems)
         losses[f"validation errors in pynwb-1 (link_data={link}), not in the original"] = sorted(
             base1_errors - original_errors)
         if not done:
@@ -201,7 +184,7 @@ def test_builder_round_trip(path, tmp_path):
     zarr, final = tmp_path / "f.zarr", tmp_path / "final.h5"
     with HDF5IO(str(path), mode="r") as src, ZarrIO(zarr, mode="w") as dst:
         dst.write_builder(src.read_builder())
-    with ZarrIO(zarr, mode="r") as src, HDF5IO(str(final), mode="w") as dst, _gc_paused():
+    with ZarrIO(zarr, mode="r") as src, HDF5IO(str(final), mode="w") as dst:
         dst.write_builder(src.read_builder())
     layout = diff_layout(path, final)
     if layout:

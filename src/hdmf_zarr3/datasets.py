@@ -16,6 +16,7 @@ import numpy as np
 import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
 
+from .compat import h5py_lock_released
 from .errors import ModeError
 from .format import dtypes as D
 from .format import references as R
@@ -109,14 +110,13 @@ class ZarrDataset(HDMFDataset):
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
         if not orthogonal and (self._cache is not None or self._small()):
             if self._cache is None:
-                whole = self.dataset[...]
+                with h5py_lock_released():
+                    whole = self.dataset[...]
                 self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
-        if isinstance(key, (list, np.ndarray)) or orthogonal:
-            res = self.dataset.oindex[key]
-        else:
-            res = self.dataset[key]
+        with h5py_lock_released():
+            res = self.dataset.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else self.dataset[key]
         if isinstance(res, np.ndarray):
             if res.dtype.kind == "T":
                 res = res.astype(object)
