@@ -1,6 +1,7 @@
 """hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
 
 from .conversion import convert
+from .dataio import ZarrDataIO
 from .errors import (
     FormatError,
     FormatVersionError,
@@ -28,6 +29,7 @@ __all__ = [
     "NWBZarrIO",
     "ReservedNameError",
     "UnsupportedDataError",
+    "ZarrDataIO",
     "ZarrIO",
     "read_nwb",
     "__version__",

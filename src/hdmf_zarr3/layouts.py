@@ -9,7 +9,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .errors import LayoutWarning
+from .errors import LayoutWarning, UnsupportedDataError
 from .format import dtypes as D
 from .format.hdf5_layout import HDF5Layout, ZarrLayout, zarr_layout
 
@@ -47,6 +47,8 @@ def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
 def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
            source: Any = None) -> ZarrLayout:
     """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults)."""
+    if settings.get("zarr"):
+        return from_zarr_settings(path, storage, shape, settings)
     layout = from_io_settings(settings)
     if layout is None and source is not None and _is_h5py(source):
         layout = from_h5py(source)
@@ -60,3 +62,40 @@ def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: 
 
 def _is_h5py(obj: Any) -> bool:
     return type(obj).__module__.startswith("h5py")
+
+
+def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...],
+                       settings: dict[str, Any]) -> ZarrLayout:
+    """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
+    from .format import documents as docs
+
+    ndim = len(shape)
+    chunks, shards = settings.get("chunks"), settings.get("shards")
+    for name, value in (("chunks", chunks), ("shards", shards)):
+        if value is not None and len(value) != ndim:
+            raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {ndim}-d dataset of shape {shape}", path)
+    if ndim == 0 and shards is not None:
+        raise UnsupportedDataError("a scalar dataset cannot be sharded", path)
+    inner = tuple(chunks) if chunks is not None else docs.default_chunks(shape, storage)
+    defaults = docs.default_codecs(storage)
+    serializer = settings.get("serializer") or defaults[0]
+    compressors = settings.get("compressors")
+    compressors = defaults[1:] if compressors is None else compressors
+    codecs = [*settings.get("filters", []), serializer, *[_with_typesize(c, storage) for c in compressors]]
+    if shards is not None:
+        index = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": list(inner), "codecs": codecs, "index_codecs": index, "index_location": "end"}}]
+        return ZarrLayout(tuple(shards), codecs, fill_value=settings.get("fill_value"),
+                          dimension_names=settings.get("dimension_names"))
+    return ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
+                      dimension_names=settings.get("dimension_names"))
+
+
+def _with_typesize(codec: dict[str, Any], storage: D.StorageType) -> dict[str, Any]:
+    """Blosc shuffles by element size; zarr fills it in from the dtype, so do we."""
+    if codec.get("name") != "blosc" or storage.kind not in ("numeric", "struct"):
+        return codec
+    config = dict(codec.get("configuration", {}))
+    config["typesize"] = storage.numpy_dtype.itemsize
+    return {**codec, "configuration": config}

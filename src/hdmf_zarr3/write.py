@@ -192,14 +192,16 @@ class BuilderWriter:
             shape = source_shape(data)
             layout = layouts.choose(path, storage, shape, options, source=data)
             doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
-                                      dimension_names=_dimension_names(builder, len(shape)))
+                                      dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
+                                      fill_value=layout.fill_value)
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = encode_values(data, storage, self.reference_to, path)
             layout = layouts.choose(path, storage, values.shape, options)
             doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
-                                      dimension_names=_dimension_names(builder, values.ndim))
+                                      dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
+                                      fill_value=layout.fill_value)
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))

@@ -74,6 +74,7 @@ def array_document(
     chunks: Sequence[int] | None = None,
     codecs: list[dict[str, Any]] | None = None,
     dimension_names: Sequence[str | None] | None = None,
+    fill_value: Any = None,
 ) -> dict[str, Any]:
     """The ``zarr.json`` of an array holding a dataset of the given storage type."""
     shape = [int(s) for s in shape]
@@ -87,7 +88,7 @@ def array_document(
         "data_type": storage.data_type,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
         "chunk_key_encoding": CHUNK_KEY_ENCODING,
-        "fill_value": storage.fill_value,
+        "fill_value": storage.fill_value if fill_value is None else fill_value,
         "codecs": default_codecs(storage) if codecs is None else codecs,
         "attributes": attributes,
     }

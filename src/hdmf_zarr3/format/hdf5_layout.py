@@ -49,9 +49,11 @@ class HDF5Layout:
 
 @dataclass
 class ZarrLayout:
-    chunks: tuple[int, ...] | None
+    chunks: tuple[int, ...] | None  # the chunk grid: shards when sharded
     codecs: list[dict[str, Any]] | None  # None: the default for the data type
     warnings: list[str] = field(default_factory=list)
+    fill_value: Any = None
+    dimension_names: list[str | None] | None = None
 
 
 def _serializer(storage: StorageType) -> dict[str, Any]:
