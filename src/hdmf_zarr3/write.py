@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
+from zarr.core.buffer import default_buffer_prototype
 
 from . import dataio_bridge, hdf5_regions, layouts
 from .datasets import ZarrDataset
@@ -28,6 +29,7 @@ from .format import values as V
 from .format.references import Link, Reference, encode_links
 from .refs import ReferenceEncoder
 from .storage import nodes
+from .storage.chunks import encode_single_chunk
 from .streaming import copy_blocks, stream_iterator
 
 if TYPE_CHECKING:
@@ -236,6 +238,15 @@ class BuilderWriter:
     # --- store operations ------------------------------------------------------------------------
     def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
         store = self.io._handle.store
+        single = encode_single_chunk(doc, values)
+        if single is not None:  # one chunk: put its bytes, skipping zarr's per-array setup
+            key = N.store_key(path, single[0])
+            buffer = default_buffer_prototype().buffer.from_bytes(single[1])
+
+            async def put() -> None:
+                await store.set(key, buffer)
+
+            return put
 
         async def job() -> None:
             await nodes.async_array(store, path, doc).setitem(Ellipsis, values)

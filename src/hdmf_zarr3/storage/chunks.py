@@ -1,0 +1,64 @@
+"""Encode arrays that fit in one chunk without zarr's per-array machinery.
+
+A file of many small datasets (tables, thousands of TimeSeries) spends most of its write time in
+zarr-python's per-array setup, not in encoding. An array whose shape equals its chunk shape is one
+chunk object; for the codecs our layouts use (``bytes``, ``vlen-utf8``, ``blosc``, ``zstd``,
+``gzip``, ``crc32c``) this module produces that object's bytes with the same numcodecs
+implementations zarr-python uses, so any Zarr v3 reader decodes them. Anything else returns ``None``
+and goes through zarr.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numcodecs
+import numpy as np
+from numcodecs.vlen import VLenUTF8
+
+from ..format.documents import chunk_key
+
+_SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
+_VLEN_UTF8 = VLenUTF8()
+
+
+def _bytes_to_bytes(codec: dict[str, Any]) -> Any:
+    name, config = codec["name"], codec.get("configuration", {})
+    if name == "blosc":
+        return numcodecs.Blosc(cname=config["cname"], clevel=config["clevel"], shuffle=_SHUFFLE[config["shuffle"]],
+                               blocksize=config.get("blocksize", 0), typesize=config.get("typesize"))
+    if name == "zstd":
+        if config.get("checksum"):
+            return None
+        return numcodecs.Zstd(level=config.get("level", 0))
+    if name == "gzip":
+        return numcodecs.GZip(level=config.get("level", 5))
+    if name == "crc32c":
+        return numcodecs.CRC32C()
+    return None
+
+
+def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, bytes] | None:
+    """``(chunk key, bytes)`` of an array stored as exactly one chunk, or ``None`` to let zarr do it."""
+    shape = tuple(doc["shape"])
+    chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    if shape != chunks or values.shape != shape or 0 in shape:
+        return None
+    codecs = doc["codecs"]
+    serializer, rest = codecs[0], codecs[1:]
+    if serializer["name"] == "bytes":
+        if values.dtype.kind not in "biuf" and values.dtype.names is None:
+            return None
+        raw = np.ascontiguousarray(values).astype(values.dtype.newbyteorder("<"), copy=False).tobytes()
+    elif serializer["name"] == "vlen-utf8":
+        if values.dtype != object:
+            return None
+        raw = bytes(_VLEN_UTF8.encode(np.ascontiguousarray(values).ravel()))
+    else:
+        return None
+    for codec in rest:
+        implementation = _bytes_to_bytes(codec)
+        if implementation is None:
+            return None
+        raw = bytes(implementation.encode(raw))
+    return chunk_key([0] * len(shape)) if shape else "c", raw
