@@ -46,3 +46,16 @@ def test_multi_chunk_arrays_are_left_to_zarr():
     storage = dtypes.for_scalar_dtype("int8")
     doc = documents.array_document((10,), storage, {}, chunks=(5,))
     assert encode_single_chunk(doc, np.zeros(10, dtype="int8")) is None
+
+
+@pytest.mark.parametrize("dtype,values,codecs", CASES, ids=[c[0] for c in CASES])
+def test_direct_decode_inverts_direct_encode(dtype, values, codecs):
+    from hdmf_zarr3.storage.chunks import decode_single_chunk
+
+    storage = dtypes.for_scalar_dtype(dtype)
+    doc = documents.array_document(values.shape, storage, {"zarr_dtype": dtype}, codecs=codecs)
+    got = decode_single_chunk(doc, encode_single_chunk(doc, values)[1])
+    assert got.shape == values.shape and got.dtype == (object if dtype == "text" else values.dtype)
+    assert np.array_equal(got, values, equal_nan=dtype.startswith("float"))
+    missing = decode_single_chunk(doc, None)
+    assert missing.shape == values.shape

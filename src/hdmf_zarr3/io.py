@@ -80,7 +80,9 @@ class ZarrIO(HDMFIO):
 
     def open(self) -> None:
         if self._handle is None:
-            self._handle = open_store(self._path, self._mode)
+            opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
+            self._handle = opened if opened is not None else open_store(self._path, self._mode)
+            self._opened = None
             if self._mode not in CREATE_MODES:
                 self._check_format_version()
 

@@ -53,7 +53,8 @@ class NWBZarrIO(ZarrIO):
             load_namespaces = False  # 'a' creates the file: nothing cached to load yet
         if load_namespaces:
             type_map = get_type_map()
-            ZarrIO.load_namespaces(type_map, file=open_store(path, "r"))
+            self._opened = open_store(path, mode)  # read once, for the namespaces and the file
+            ZarrIO.load_namespaces(type_map, file=self._opened)
             manager = BuildManager(type_map)
         elif manager is None:
             manager = get_manager(extensions=extensions) if extensions else get_manager()

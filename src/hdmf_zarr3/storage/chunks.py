@@ -62,3 +62,30 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
             return None
         raw = bytes(implementation.encode(raw))
     return chunk_key([0] * len(shape)) if shape else "c", raw
+
+
+def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | None:
+    """The values of an array stored as one chunk, or ``None`` to let zarr read it.
+
+    The inverse of :func:`encode_single_chunk`, for the same codecs; a missing chunk reads as the
+    fill value, as in zarr.
+    """
+    from zarr.core.dtype import parse_dtype
+
+    shape = tuple(doc["shape"])
+    if shape != tuple(doc["chunk_grid"]["configuration"]["chunk_shape"]) or 0 in shape:
+        return None
+    codecs = doc["codecs"]
+    decoders = [_bytes_to_bytes(c) for c in codecs[1:]]
+    if any(d is None for d in decoders) or codecs[0]["name"] not in ("bytes", "vlen-utf8"):
+        return None
+    zdtype = parse_dtype(doc["data_type"], zarr_format=3)
+    if raw is None:
+        fill = zdtype.from_json_scalar(doc["fill_value"], zarr_format=3)
+        return np.full(shape, fill, dtype=zdtype.to_native_dtype() if codecs[0]["name"] == "bytes" else object)
+    for decoder in reversed(decoders):
+        raw = bytes(decoder.decode(raw))
+    if codecs[0]["name"] == "vlen-utf8":
+        return np.asarray(_VLEN_UTF8.decode(raw), dtype=object).reshape(shape)
+    native = zdtype.to_native_dtype()
+    return np.frombuffer(raw, dtype=native.newbyteorder("<")).astype(native, copy=False).reshape(shape)
