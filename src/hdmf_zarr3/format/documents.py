@@ -100,5 +100,5 @@ def array_document(
 
 
 def chunk_key(coords: Sequence[int]) -> str:
-    """Key of a chunk relative to its array (default encoding, ``/`` separator)."""
+    """Key of a chunk relative to its array (default encoding, ``/`` separator; ``c`` for 0-d)."""
     return "/".join(["c", *map(str, coords)])

@@ -61,7 +61,7 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
         if implementation is None:
             return None
         raw = bytes(implementation.encode(raw))
-    return chunk_key([0] * len(shape)) if shape else "c", raw
+    return chunk_key([0] * len(shape)), raw
 
 
 def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | None:

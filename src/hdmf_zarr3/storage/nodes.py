@@ -22,6 +22,7 @@ from zarr.core.sync import sync
 from zarr.storage import StorePath
 
 from ..errors import FormatError
+from ..format.documents import chunk_key
 from ..format.names import normalize, store_key
 
 ZARR_JSON = "zarr.json"
@@ -151,7 +152,7 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
     if _store_supports_sync_io(store):
         proto = default_buffer_prototype()
         for i, (path, doc) in enumerate(items):
-            key = store_key(path, "c" if not doc["shape"] else "/".join(["c"] + ["0"] * len(doc["shape"])))
+            key = store_key(path, chunk_key([0] * len(doc["shape"])))
             buf = store.get_sync(key, prototype=proto)
             out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
             if out[i] is None:
