@@ -218,7 +218,9 @@ class BuilderWriter:
                 return data.storage
             return D.for_hdmf_dtype(dtype, data)
         except UnsupportedDataError as exc:
-            raise UnsupportedDataError(str(exc.args[0]).split(": ", 1)[-1], path) from exc
+            if exc.path is not None:
+                raise
+            raise UnsupportedDataError(str(exc), path) from exc
 
     def _link_instead(self, data: Any, path: str, link_data: bool) -> bool:
         """Whether a dataset read from a Zarr file becomes a link rather than a copy."""
