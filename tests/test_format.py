@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hdmf_zarr3 import FormatError, UnsupportedDataError
-from hdmf_zarr3.format import documents, dtypes, references, values
+from hdmf_zarr3.format import dtypes, references, values
 from hdmf_zarr3.format.references import Reference
 
 
@@ -97,16 +97,6 @@ def test_rows_roundtrip():
     assert back[:3] == [1, math.inf, "x"] and isinstance(back[0], np.int32) and back[3].path == "/target"
     with pytest.raises(FormatError):
         values.decode_row([1, 2], fields, "/d")
-
-
-def test_default_chunks_target_a_few_megabytes():
-    storage = dtypes.for_scalar_dtype("int16")
-    chunks = documents.default_chunks((10_000_000, 384), storage)
-    assert chunks[1] == 384 and 1 <= chunks[0] * 384 * 2 <= documents.TARGET_CHUNK_BYTES
-    assert documents.default_chunks((), storage) == ()
-    assert documents.default_chunks((0,), storage) == (1,)
-    huge_rows = documents.default_chunks((2, 4096, 4096), dtypes.for_scalar_dtype("float64"))
-    assert np.prod(huge_rows) * 8 <= documents.TARGET_CHUNK_BYTES
 
 
 def test_compound_zarr_dtype_must_match_data_type():

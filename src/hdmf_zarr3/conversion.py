@@ -22,6 +22,7 @@ from hdmf.data_utils import GenericDataChunkIterator
 from .datasets import ZarrDataset
 from .errors import UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
+from .format.layout_policy import inner_layout
 
 #: Memory used for one block of a dataset while converting it.
 BUFFER_BYTES = 256 * 2**20
@@ -96,7 +97,8 @@ def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
         return False
     if data.ndim == 0 or 0 in data.shape:
         return False
-    settings = hdf5_settings(data._doc.get("codecs", []), tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
+    codecs = inner_layout(data.chunks, data._doc.get("codecs", []))[1]
+    settings = hdf5_settings(codecs, tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
     settings.pop("chunks", None)  # the iterator carries the chunk shape
     settings["maxshape"] = (None,) + tuple(data.shape[1:])  # appendable, as the Zarr array was
     large = data.size * data.storage.numpy_dtype.itemsize > BUFFER_BYTES

@@ -47,8 +47,10 @@ class ZarrDataIO(DataIO):
         The data (or ``None`` with ``dtype`` and ``shape`` for an empty dataset).
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
-    shards : tuple of int, optional
+    shards : tuple of int, "auto" or None
         Shard shape (the unit of storage objects); each dimension a multiple of ``chunks``.
+        ``"auto"`` (the default) shards large arrays as the layout policy does without a
+        ``ZarrDataIO``; ``None`` never shards.
     compressors, filters : sequence of codecs, optional
         Bytes-to-bytes compressors and array-to-array filters (zarr codec objects or JSON forms).
     serializer : codec, optional
@@ -61,15 +63,18 @@ class ZarrDataIO(DataIO):
         If ``data`` is a dataset read from another Zarr file, link to it instead of copying.
     """
 
-    def __init__(self, data: Any = None, chunks: Sequence[int] | None = None, shards: Sequence[int] | None = None,
+    def __init__(self, data: Any = None, chunks: Sequence[int] | None = None,
+                 shards: Sequence[int] | str | None = "auto",
                  compressors: Sequence[CodecLike] | None = None, filters: Sequence[CodecLike] | None = None,
                  serializer: CodecLike | None = None, fill_value: Any = None,
                  dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
                  dtype: Any = None, shape: tuple[int, ...] | None = None):
         super().__init__(data=data, dtype=dtype, shape=shape)
         self.chunks = _shape(chunks, "chunks")
-        self.shards = _shape(shards, "shards")
-        if self.shards is not None:
+        if isinstance(shards, str) and shards != "auto":
+            raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")
+        self.shards = shards if shards == "auto" else _shape(shards, "shards")
+        if self.shards not in (None, "auto"):
             if self.chunks is None or len(self.chunks) != len(self.shards) or \
                     any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
@@ -84,7 +89,8 @@ class ZarrDataIO(DataIO):
     def io_settings(self) -> dict[str, Any]:
         """The settings given, under the names the writer reads (``zarr_*`` for Zarr-only ones)."""
         settings: dict[str, Any] = {"zarr": True}
-        for key in ("chunks", "shards", "compressors", "filters", "serializer", "fill_value", "dimension_names"):
+        settings["shards"] = self.shards
+        for key in ("chunks", "compressors", "filters", "serializer", "fill_value", "dimension_names"):
             value = getattr(self, key)
             if value is not None:
                 settings[key] = value

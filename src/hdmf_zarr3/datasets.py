@@ -21,6 +21,7 @@ from .errors import ModeError
 from .format import dtypes as D
 from .format import references as R
 from .format import values as V
+from .format.layout_policy import inner_layout
 from .storage import nodes
 
 if TYPE_CHECKING:
@@ -84,6 +85,17 @@ class ZarrDataset(HDMFDataset):
 
     @property
     def chunks(self) -> tuple[int, ...]:
+        """The read unit: the chunk shape (the inner chunks of a sharded array)."""
+        return inner_layout(self._grid, self._doc.get("codecs", []))[0]
+
+    @property
+    def shards(self) -> tuple[int, ...] | None:
+        """The shard shape (the unit of storage objects), or ``None`` when not sharded."""
+        codecs = self._doc.get("codecs", [])
+        return self._grid if codecs and codecs[0].get("name") == "sharding_indexed" else None
+
+    @property
+    def _grid(self) -> tuple[int, ...]:
         return tuple(self._doc["chunk_grid"]["configuration"]["chunk_shape"])
 
     @property

@@ -1,17 +1,24 @@
 """Choose the chunks and codecs of one array from what the caller and the source say.
 
 Priority: explicit settings on the data's ``DataIO`` (chunks, compression), then the layout of an
-HDF5 dataset being copied (export from HDF5), then the defaults of :mod:`.format.documents`.
+HDF5 dataset being copied (export from HDF5), then the defaults of :mod:`.format.layout_policy`.
+Large arrays are sharded by the policy unless a ``ZarrDataIO`` says otherwise.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 from .errors import LayoutWarning, UnsupportedDataError
+from .format import documents as docs
 from .format import dtypes as D
+from .format import layout_policy as policy
 from .format.hdf5_layout import HDF5Layout, ZarrLayout, zarr_layout
+
+#: ``ZarrDataIO(shards=AUTO)``: shard when the layout policy says so.
+AUTO = "auto"
 
 _NAMED = {"gzip", "lzf", "szip", "shuffle", "fletcher32", "scaleoffset"}
 
@@ -45,19 +52,32 @@ def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
 
 
 def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
-           source: Any = None) -> ZarrLayout:
-    """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults)."""
+           source: Any = None, auto_shards: bool = True) -> ZarrLayout:
+    """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults).
+
+    ``auto_shards=False`` keeps the policy from sharding (explicit ``ZarrDataIO`` shards still apply).
+    """
     if settings.get("zarr"):
+        if not auto_shards and settings.get("shards", AUTO) == AUTO:
+            settings = {**settings, "shards": None}
         return from_zarr_settings(path, storage, shape, settings)
     layout = from_io_settings(settings)
     if layout is None and source is not None and _is_h5py(source):
         layout = from_h5py(source)
-    if layout is None:
-        return ZarrLayout(None, None)
-    result = zarr_layout(layout, storage, shape)
+    result = ZarrLayout(None, None) if layout is None else zarr_layout(layout, storage, shape)
     for message in result.warnings:
         warnings.warn(f"{path}: {message}", LayoutWarning, stacklevel=3)
-    return result
+    return with_default_shards(result, storage, shape) if auto_shards else result
+
+
+def with_default_shards(layout: ZarrLayout, storage: D.StorageType, shape: tuple[int, ...]) -> ZarrLayout:
+    """``layout`` grouped into shards when the policy shards an array of this size."""
+    chunks = layout.chunks or policy.chunk_shape(shape, storage)
+    shards = policy.shard_shape(shape, chunks, storage)
+    if shards is None:
+        return layout
+    codecs = layout.codecs or docs.default_codecs(storage)
+    return replace(layout, chunks=shards, codecs=[policy.sharding_codec(chunks, codecs)])
 
 
 def _is_h5py(obj: Any) -> bool:
@@ -67,29 +87,26 @@ def _is_h5py(obj: Any) -> bool:
 def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...],
                        settings: dict[str, Any]) -> ZarrLayout:
     """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
-    from .format import documents as docs
-
     ndim = len(shape)
-    chunks, shards = settings.get("chunks"), settings.get("shards")
+    chunks, shards = settings.get("chunks"), settings.get("shards", AUTO)
     for name, value in (("chunks", chunks), ("shards", shards)):
-        if value is not None and len(value) != ndim:
+        if value is not None and value != AUTO and len(value) != ndim:
             raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {ndim}-d dataset of shape {shape}", path)
-    if ndim == 0 and shards is not None:
+    if ndim == 0 and shards not in (None, AUTO):
         raise UnsupportedDataError("a scalar dataset cannot be sharded", path)
-    inner = tuple(chunks) if chunks is not None else docs.default_chunks(shape, storage)
+    inner = tuple(chunks) if chunks is not None else policy.chunk_shape(shape, storage)
     defaults = docs.default_codecs(storage)
     serializer = settings.get("serializer") or defaults[0]
     compressors = settings.get("compressors")
     compressors = defaults[1:] if compressors is None else compressors
     codecs = [*settings.get("filters", []), serializer, *[_with_typesize(c, storage) for c in compressors]]
+    layout = ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
+                        dimension_names=settings.get("dimension_names"))
+    if shards == AUTO:
+        return with_default_shards(layout, storage, shape)
     if shards is not None:
-        index = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
-        codecs = [{"name": "sharding_indexed", "configuration": {
-            "chunk_shape": list(inner), "codecs": codecs, "index_codecs": index, "index_location": "end"}}]
-        return ZarrLayout(tuple(shards), codecs, fill_value=settings.get("fill_value"),
-                          dimension_names=settings.get("dimension_names"))
-    return ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
-                      dimension_names=settings.get("dimension_names"))
+        return replace(layout, chunks=tuple(shards), codecs=[policy.sharding_codec(inner, codecs)])
+    return layout
 
 
 def _with_typesize(codec: dict[str, Any], storage: D.StorageType) -> dict[str, Any]:

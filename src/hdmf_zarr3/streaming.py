@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,9 +15,11 @@ from zarr.abc.store import Store
 from zarr.core.array import AsyncArray
 from zarr.core.sync import sync
 
+from .errors import UnsupportedDataError
 from .format import documents as docs
 from .format import dtypes as D
 from .storage import nodes
+from .unit_writer import UnitWriter
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20
@@ -33,8 +35,17 @@ async def _off_loop(fn: Callable[[], np.ndarray]) -> np.ndarray:
     return await asyncio.get_running_loop().run_in_executor(_SOURCE_READERS, fn)
 
 
+def write_unit(array: AsyncArray) -> tuple[int, ...]:
+    """The shape of one storage object: the shard of a sharded array, else the chunk.
+
+    Writes cover whole units so that no unit is read back and rewritten (a partial shard write is
+    a read-modify-write of the whole shard) and no two concurrent writers touch the same object.
+    """
+    return tuple(array.shards or array.chunks)
+
+
 def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -> int:
-    """Rows per block: whole chunks along axis 0, about BLOCK_BYTES in all."""
+    """Rows per block: whole write units along axis 0, about BLOCK_BYTES in all (at least one unit)."""
     row_bytes = max(1, math.prod(shape[1:]) * itemsize)
     rows = max(1, BLOCK_BYTES // row_bytes)
     step = chunks[0] if chunks else 1
@@ -56,7 +67,7 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
     if shape[0] == 0:
         return
     itemsize = array.dtype.itemsize if array.dtype.kind not in "OT" else docs.VARIABLE_ITEM_BYTES
-    step = block_rows(shape, array.chunks, itemsize)
+    step = block_rows(shape, write_unit(array), itemsize)
     starts = list(range(0, shape[0], step))
     bar = _progress_bar(progress, len(starts)) if progress and len(starts) > 1 else None
 
@@ -80,41 +91,90 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
             bar.close()
 
 
-def _progress_bar(description: str, total: int) -> Any:
+def _progress_bar(description: str, total: int | None, unit: str = "block") -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=description, unit="block", leave=False)
+    return tqdm(total=total, desc=description, unit=unit, unit_scale=unit != "block", leave=False)
 
 
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
-                    attrs: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    """Write every chunk ``iterator`` yields; return the final array document (not yet stored)."""
-    shape = [int(s or 0) for s in (iterator.recommended_data_shape() or ())]
-    chunks = options.get("chunks") or iterator.recommended_chunk_shape()
-    if not chunks or chunks is True:
-        guess = list(shape) or [1]
-        maxshape = getattr(iterator, "maxshape", None) or ()
-        for i, m in enumerate(maxshape):
-            if m is not None and i < len(guess):
-                guess[i] = max(guess[i], int(m))
-        chunks = docs.default_chunks(guess, storage)
-    chunks = tuple(int(c) for c in chunks)
-    if not shape:
-        shape = [0] * len(chunks)
+                    attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
+                    dimension_names: list[str | None] | None = None) -> dict[str, Any]:
+    """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 
-    def document() -> dict[str, Any]:
-        return docs.array_document(shape, storage, attrs, chunks=chunks)
+    The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
+    explicit chunk setting). Blocks are assembled into whole write units, each written once while
+    the iterator produces the next block. Arrays whose length is not known in advance are not
+    sharded by default (the policy cannot tell how large they will be).
+    """
+    from . import layouts
 
-    array = nodes.async_array(store, path, document())
-    for chunk in iterator:
-        if chunk is None or chunk.data is None:
-            continue
-        bounds = chunk.get_min_bounds()
-        if any(b > s for b, s in zip(bounds, shape)):
-            shape[:] = [max(b, s) for b, s in zip(bounds, shape)]
-            array = nodes.async_array(store, path, document())
-        values = np.asarray(chunk.data)
-        if storage.kind == "numeric":
-            values = values.astype(storage.numpy_dtype, copy=False)
-        sync(array.setitem(chunk.selection, values))
-    return document()
+    maxshape = tuple(getattr(iterator, "maxshape", None) or ())
+    recommended = iterator.recommended_chunk_shape()
+    initial = [int(s or 0) for s in (iterator.recommended_data_shape() or maxshape or ())]
+    if not initial and recommended not in (None, True):
+        initial = [0] * len(recommended)
+    bounds = [int(m) if m is not None else None for m in maxshape] if len(maxshape) == len(initial) \
+        else [None] * len(initial)
+    if "chunks" not in options and recommended not in (None, True) and len(recommended) == len(initial):
+        options = {**options, "chunks": tuple(int(c) for c in recommended)}
+    # Size chunks for the whole stream: rows of unknown count are taken as plentiful.
+    estimate = tuple(b if b is not None else max(s, 2**31) for b, s in zip(bounds, initial))
+    layout = layouts.choose(path, storage, estimate, options, auto_shards=None not in bounds)
+    chunks = layout.chunks or docs.default_chunks(estimate, storage)
+    dimension_names = layout.dimension_names or dimension_names
+
+    def document(shape: Sequence[int]) -> dict[str, Any]:
+        return docs.array_document(shape, storage, attrs, chunks=chunks, codecs=layout.codecs,
+                                   dimension_names=dimension_names, fill_value=layout.fill_value)
+
+    provisional = nodes.async_array(store, path, document([b if b is not None else 2**62 for b in bounds]))
+    final: dict[str, AsyncArray] = {}
+
+    def write(region: tuple[slice, ...], values: np.ndarray, final_shape: tuple[int, ...] | None) -> None:
+        array = provisional if final_shape is None else final.setdefault(
+            "array", nodes.async_array(store, path, document(final_shape)))
+        sync(array.setitem(region, values))
+
+    numeric = storage.kind == "numeric"
+    dtype = storage.numpy_dtype if numeric else object
+    fill = layout.fill_value if layout.fill_value is not None else (storage.fill_value if numeric else "")
+    bar = _progress_bar(path, _known_size(bounds), unit="element") if progress else None
+    writer = UnitWriter(write, chunks, bounds, dtype, fill, on_written=bar.update if bar is not None else None)
+    try:
+        for chunk in iterator:
+            if chunk is None or chunk.data is None:
+                continue
+            region, values = _region(chunk.selection, np.asarray(chunk.data), len(chunks))
+            writer.add(region, values.astype(dtype, copy=False) if numeric else values)
+        shape = [max(e, s) for e, s in zip(writer.extent, initial)]
+        writer.finish(shape)
+    except BaseException:
+        writer.close()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    return document(shape)
+
+
+def _known_size(bounds: Sequence[int | None]) -> int | None:
+    return math.prod(bounds) if bounds and None not in bounds else None
+
+
+def _region(selection: Any, values: np.ndarray, ndim: int) -> tuple[tuple[slice, ...], np.ndarray]:
+    """An iterator chunk's selection as slices with explicit starts and stops, and its values shaped to it."""
+    selection = selection if isinstance(selection, tuple) else (selection,)
+    selection = selection + (slice(None),) * (ndim - len(selection))
+    kept = iter(values.shape)  # integer selections drop their axis from the values
+    out = []
+    for sel in selection:
+        if isinstance(sel, slice):
+            if sel.step not in (None, 1):
+                raise UnsupportedDataError(f"iterator selections must be contiguous, got step {sel.step}")
+            start, count = sel.start or 0, next(kept, 0)
+            out.append(slice(start, sel.stop if sel.stop is not None else start + count))
+        else:
+            out.append(slice(int(sel), int(sel) + 1))
+    region = tuple(out)
+    return region, values.reshape(tuple(r.stop - r.start for r in region))

@@ -8,6 +8,7 @@ marks the file as present, is written last.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -30,10 +31,13 @@ from .format.references import Link, Reference, encode_links
 from .refs import ReferenceEncoder
 from .storage import nodes
 from .storage.chunks import encode_single_chunk
-from .streaming import copy_blocks, stream_iterator
+from .streaming import BLOCK_BYTES, copy_blocks, stream_iterator
 
 if TYPE_CHECKING:
     from .io import ZarrIO
+
+#: Large datasets copied at once (each copy reads ahead one block while writing another).
+LARGE_COPIES = 2
 
 
 @dataclass
@@ -43,6 +47,7 @@ class WritePlan:
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     arrays: dict[str, dict[str, Any]] = field(default_factory=dict)
     chunk_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    large_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # copies of large sources
     streams: list[tuple[str, Any]] = field(default_factory=list)
 
 
@@ -189,7 +194,7 @@ class BuilderWriter:
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         elif isinstance(data, AbstractDataChunkIterator):
-            self.plan.streams.append((path, (data, storage, attrs, options)))
+            self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
         elif is_lazy_source(data):
             shape = source_shape(data)
             layout = layouts.choose(path, storage, shape, options, source=data)
@@ -197,7 +202,9 @@ class BuilderWriter:
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
                                       fill_value=layout.fill_value)
             self.plan.arrays[path] = doc
-            self.plan.chunk_jobs.append(self._copy_job(path, doc, data, storage))
+            jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > BLOCK_BYTES \
+                else self.plan.chunk_jobs
+            jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = encode_values(data, storage, self.reference_to, path)
             layout = layouts.choose(path, storage, values.shape, options)
@@ -276,8 +283,10 @@ class BuilderWriter:
                 h5file.close()
         store = self.io._handle.store
         nodes.run_jobs(self.plan.chunk_jobs)
-        for path, (iterator, storage, attrs, options) in self.plan.streams:
-            self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options)
+        nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
+        for path, (iterator, storage, attrs, options, names) in self.plan.streams:
+            self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
+                                                     progress=self.progress, dimension_names=names)
         root = self.plan.groups.pop("/", None)
         nodes.put_documents(store, {**self.plan.arrays, **self.plan.groups})
         if root is not None:
@@ -287,9 +296,10 @@ class BuilderWriter:
         self.io._documents.update(self.plan.groups)
 
 
-def _dimension_names(builder: DatasetBuilder, ndim: int) -> list[str | None] | None:
+def _dimension_names(builder: DatasetBuilder, ndim: int | None) -> list[str | None] | None:
     """The spec's dimension labels (``dims``) as Zarr v3 ``dimension_names``, when they fit."""
     labels = builder.dimension_labels
+    ndim = len(labels or ()) if ndim is None else ndim  # None: whatever the labels say (streams)
     if not labels or len(labels) != ndim or ndim == 0:
         return None
     return [str(label) if label is not None else None for label in labels]

@@ -7,17 +7,14 @@ serialized as JSON; nothing here touches a store.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from ..errors import FormatError
 from .dtypes import StorageType
+from .layout_policy import TARGET_CHUNK_BYTES, VARIABLE_ITEM_BYTES, chunk_shape, itemsize
 
-#: Target size of one uncompressed chunk.
-TARGET_CHUNK_BYTES = 4 * 2**20
-#: Assumed size of one variable-length element (strings, records) when sizing chunks.
-VARIABLE_ITEM_BYTES = 64
+__all__ = ["TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize"]
 
 CHUNK_KEY_ENCODING = {"name": "default", "configuration": {"separator": "/"}}
 
@@ -26,29 +23,9 @@ def group_document(attributes: dict[str, Any]) -> dict[str, Any]:
     return {"zarr_format": 3, "node_type": "group", "attributes": attributes}
 
 
-def itemsize(storage: StorageType) -> int:
-    if storage.kind in ("numeric", "struct"):
-        return storage.numpy_dtype.itemsize
-    return VARIABLE_ITEM_BYTES
-
-
-def default_chunks(shape: Sequence[int], storage: StorageType,
-                   target_bytes: int = TARGET_CHUNK_BYTES) -> tuple[int, ...]:
-    """A chunk shape of about ``target_bytes``: whole trailing axes, as many leading rows as fit.
-
-    When one row alone exceeds the target, the largest trailing axes are halved until it fits.
-    """
-    if len(shape) == 0:
-        return ()
-    dims = [max(1, int(s)) for s in shape]
-    size = itemsize(storage)
-    row = [1] + dims[1:]
-    while math.prod(row) * size > target_bytes and max(row[1:], default=1) > 1:
-        i = 1 + max(range(len(row) - 1), key=lambda k: row[k + 1])
-        row[i] = max(1, row[i] // 2)
-    rows = max(1, target_bytes // (math.prod(row) * size))
-    row[0] = min(rows, dims[0])
-    return tuple(row)
+def default_chunks(shape: Sequence[int], storage: StorageType, target_bytes: int | None = None) -> tuple[int, ...]:
+    """The default chunk shape (see :mod:`.layout_policy`)."""
+    return chunk_shape(shape, storage, target_bytes)
 
 
 def default_codecs(storage: StorageType) -> list[dict[str, Any]]:

@@ -103,7 +103,10 @@ def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]
 
 
 def hdf5_settings(codecs: list[dict[str, Any]], chunks: tuple[int, ...]) -> dict[str, Any]:
-    """``H5DataIO`` keyword arguments for a Zarr array with these codecs and chunks."""
+    """``H5DataIO`` keyword arguments for a Zarr array with these codecs and chunks.
+
+    For a sharded array pass the inner chunks and codecs: HDF5 chunks are its read unit.
+    """
     names = {c.get("name"): c.get("configuration", {}) for c in codecs}
     settings: dict[str, Any] = {"chunks": tuple(chunks)} if chunks else {}
     if "gzip" in names:

@@ -1,0 +1,108 @@
+"""The default layout of an array: chunk shape, shard shape and codecs, chosen without tuning.
+
+Measured on 2 cores with int16 ephys (samples x 384 channels; see ``docs/performance.md``):
+
+- **Codec.** ``blosc`` with ``lz4`` and bit-shuffle encodes ~1.2 GB/s at 1.79x; blosc-zstd level 1
+  compresses 1.85x at half the speed, plain zstd level 3 (hdmf-zarr's default) 1.76x at ~0.2 GB/s,
+  and gzip, the usual NWB HDF5 setting, ~0.05 GB/s. Delta filtering did not help (1.77x). Numbers
+  and booleans therefore get blosc-lz4-bitshuffle; strings and JSON records get zstd level 3.
+- **Chunks** hold about :data:`TARGET_CHUNK_BYTES` (4 MiB): large enough that a remote read pays
+  for bytes rather than round trips, small enough to read a window cheaply. A 2-d array is a time
+  series (time x channels): long, wide ones are split into blocks of :data:`CHANNEL_BLOCK` channels, so
+  one channel across all time reads 1/6 of a 384-channel file instead of all of it, while a 1 s
+  window across all channels still reads a few chunks. Arrays of 3 or more dimensions (frames of
+  imaging data) keep whole frames in a chunk, halving the largest frame axes only when one frame
+  alone exceeds the target.
+- **Shards** group chunks into storage objects for arrays of at least :data:`SHARD_FROM_BYTES`, so a
+  1 GiB dataset is about eight objects of ~:data:`TARGET_SHARD_BYTES` (far under S3's 5 GiB object
+  limit, and small enough that writing one whole shard at a time bounds memory). A shard spans the
+  full trailing axes and whole chunks along the first. Smaller arrays are not sharded: reading one
+  chunk of a sharded array costs an extra request for the shard index.
+
+Everything here is pure: it computes shapes and codec documents, never touches a store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .dtypes import StorageType
+
+#: Target size of one uncompressed chunk.
+TARGET_CHUNK_BYTES = 4 * 2**20
+#: Channels per chunk of a wide 2-d array (time x channels).
+CHANNEL_BLOCK = 64
+#: Arrays at least this large (uncompressed) are sharded by default.
+SHARD_FROM_BYTES = 256 * 2**20
+#: Target size of one uncompressed shard.
+TARGET_SHARD_BYTES = 128 * 2**20
+#: Assumed size of one variable-length element (strings, records) when sizing chunks.
+VARIABLE_ITEM_BYTES = 64
+
+
+def itemsize(storage: StorageType) -> int:
+    """Bytes per element, or :data:`VARIABLE_ITEM_BYTES` for variable-length ones."""
+    if storage.kind in ("numeric", "struct"):
+        return storage.numpy_dtype.itemsize
+    return VARIABLE_ITEM_BYTES
+
+
+def chunk_shape(shape: Sequence[int], storage: StorageType, target_bytes: int | None = None) -> tuple[int, ...]:
+    """The default chunk shape of an array of ``shape``: about ``target_bytes`` per chunk."""
+    target_bytes = TARGET_CHUNK_BYTES if target_bytes is None else target_bytes
+    if len(shape) == 0:
+        return ()
+    dims = [max(1, int(s)) for s in shape]
+    size = itemsize(storage)
+    row = [1] + dims[1:]
+    if len(dims) == 2 and dims[1] > 2 * CHANNEL_BLOCK and dims[0] * CHANNEL_BLOCK * size >= target_bytes:
+        row[1] = CHANNEL_BLOCK  # a long time series: blocks of channels (a short, wide array keeps rows)
+    while math.prod(row) * size > target_bytes and max(row[1:], default=1) > 1:
+        i = 1 + max(range(len(row) - 1), key=lambda k: row[k + 1])
+        row[i] = max(1, row[i] // 2)
+    rows = max(1, target_bytes // (math.prod(row) * size))
+    row[0] = min(rows, dims[0])
+    return tuple(row)
+
+
+def shard_shape(shape: Sequence[int], chunks: Sequence[int], storage: StorageType,
+                from_bytes: int | None = None, target_bytes: int | None = None) -> tuple[int, ...] | None:
+    """The default shard shape for ``shape`` chunked by ``chunks``, or ``None`` to leave it unsharded.
+
+    Only fixed-size numeric data is sharded (variable-length chunks vary too much in size for a
+    shard's size to mean anything).
+    """
+    from_bytes = SHARD_FROM_BYTES if from_bytes is None else from_bytes
+    target_bytes = TARGET_SHARD_BYTES if target_bytes is None else target_bytes
+    if storage.kind not in ("numeric", "struct") or len(shape) == 0 or len(chunks) != len(shape):
+        return None
+    size = itemsize(storage)
+    if math.prod(int(s) for s in shape) * size < from_bytes:
+        return None
+    trailing = [math.ceil(max(1, int(s)) / c) * c for s, c in zip(shape[1:], chunks[1:])]
+    chunk_rows = int(chunks[0])
+    row_block = chunk_rows * math.prod(trailing) * size
+    per_shard = max(1, target_bytes // max(1, row_block))
+    rows = min(per_shard, math.ceil(max(1, int(shape[0])) / chunk_rows)) * chunk_rows
+    shards = (rows, *trailing)
+    return None if tuple(shards) == tuple(chunks) else shards
+
+
+def sharding_codec(chunks: Sequence[int], codecs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``sharding_indexed`` codec holding chunks of ``chunks`` encoded with ``codecs``.
+
+    The index (offset and size of every chunk) sits at the end of the shard, checksummed.
+    """
+    index = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
+    return {"name": "sharding_indexed", "configuration": {
+        "chunk_shape": [int(c) for c in chunks], "codecs": codecs, "index_codecs": index, "index_location": "end"}}
+
+
+def inner_layout(chunk_grid: Sequence[int], codecs: list[dict[str, Any]]) -> tuple[tuple[int, ...], list[dict]]:
+    """The read unit and its codecs: the inner chunks of a sharded array, else the grid itself."""
+    if codecs and codecs[0].get("name") == "sharding_indexed":
+        config = codecs[0].get("configuration", {})
+        return tuple(config.get("chunk_shape", chunk_grid)), list(config.get("codecs", []))
+    return tuple(chunk_grid), list(codecs)
