@@ -144,3 +144,27 @@ def test_convert_refuses_hdf5_links_into_zarr(tmp_path):
             io.write(derived)
     with pytest.raises(UnsupportedDataError, match="raw.nwb.zarr; HDF5 cannot link into Zarr"):
         convert(tmp_path / "derived.nwb.zarr", tmp_path / "derived.nwb")
+
+
+def test_many_large_datasets_are_copied_two_at_a_time(tmp_path, monkeypatch):
+    monkeypatch.setattr(streaming, "BLOCK_BYTES", 2**20)
+    rng = np.random.default_rng(1)
+    series = {f"big{i}": rng.integers(0, 1000, size=(40_000, 64), dtype="int16") for i in range(8)}  # 5 MB each
+    nwb = small_nwbfile()
+    for name, values in series.items():
+        nwb.add_acquisition(TimeSeries(name=name, data=H5DataIO(values, chunks=(2048, 64)), unit="V", rate=1.0))
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(nwb)
+    del nwb
+    tracemalloc.start()
+    try:
+        convert(tmp_path / "a.nwb", tmp_path / "b.nwb.zarr")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # Two copies at a time, each holding a block being written and the next one being read.
+    assert peak < 8 * 2**20, f"peak traced memory {peak / 2**20:.1f} MiB"
+    with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as io:
+        acquisition = io.read().acquisition
+        for name, values in series.items():
+            assert np.array_equal(acquisition[name].data[:], values)

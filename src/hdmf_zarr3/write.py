@@ -31,12 +31,14 @@ from .format.references import Link, Reference, encode_links
 from .refs import ReferenceEncoder
 from .storage import nodes
 from .storage.chunks import encode_single_chunk
-from .streaming import BLOCK_BYTES, copy_blocks, stream_iterator
+from .streaming import copy_blocks, stream_iterator
 
 if TYPE_CHECKING:
     from .io import ZarrIO
 
-#: Large datasets copied at once (each copy reads ahead one block while writing another).
+#: Sources larger than this are copied at most LARGE_COPIES at a time (each copy holds up to two
+#: blocks of BLOCK_BYTES: one being written, the next being read); smaller ones all at once.
+LARGE_SOURCE_BYTES = 2**20
 LARGE_COPIES = 2
 
 
@@ -202,7 +204,7 @@ class BuilderWriter:
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
                                       fill_value=layout.fill_value)
             self.plan.arrays[path] = doc
-            jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > BLOCK_BYTES \
+            jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES \
                 else self.plan.chunk_jobs
             jobs.append(self._copy_job(path, doc, data, storage))
         else:
