@@ -253,7 +253,12 @@ def ex_layout(files: Files) -> tuple[str, str]:
 
 @example("root-group")
 def ex_root(files: Files) -> tuple[str, str]:
-    return as_json(load(files.raw))
+    doc = load(files.raw)
+    members = doc["consolidated_metadata"]["metadata"]
+    shown = dict(list(members.items())[:1])
+    shown[f"... {len(members) - 1} more nodes"] = "..."
+    doc["consolidated_metadata"]["metadata"] = shown
+    return as_json(doc)
 
 
 @example("group")
@@ -424,11 +429,21 @@ def ex_chunks(files: Files) -> tuple[str, str]:
 # --- errors -------------------------------------------------------------------------------------
 
 def _edit(doc_path: str, change: Callable[[dict[str, Any]], None]) -> None:
-    with open(doc_path, encoding="utf-8") as f:
-        doc = json.load(f)
-    change(doc)
-    with open(doc_path, "w", encoding="utf-8") as f:
-        json.dump(doc, f)
+    """Change one node document by hand, dropping the root's consolidated metadata as §2 requires."""
+    for path, edit in ((doc_path, change), (_root_of(doc_path), lambda d: d.pop("consolidated_metadata", None))):
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        edit(doc)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+
+
+def _root_of(doc_path: str) -> str:
+    """The root ``zarr.json`` of the store holding ``doc_path`` (the nearest ``*.zarr`` directory)."""
+    path = os.path.dirname(doc_path)
+    while not path.endswith(".zarr"):
+        path = os.path.dirname(path)
+    return os.path.join(path, "zarr.json")
 
 
 def _read_error(path: str) -> str:

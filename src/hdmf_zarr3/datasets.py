@@ -174,9 +174,11 @@ class ZarrDataset(HDMFDataset):
         values = self._encode_rows(list(args))
         array = self.dataset
         self._cache = None
+        handle = self._io._handle
+        handle.will_change()
         array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
-        self._io._documents[self._path] = self._doc
+        handle.changed(self._path, self._doc)
 
 
 class RegionSelection:

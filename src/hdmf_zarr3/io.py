@@ -90,7 +90,8 @@ class ZarrIO(HDMFIO):
         if getattr(self, "_foreign_files", None) is not None:
             self._foreign_files.close()
         if getattr(self, "_handle", None) is not None:
-            self._handle = None
+            handle, self._handle = self._handle, None
+            handle.commit()  # consolidate what was changed since the last write (appends)
 
     def is_open(self) -> bool:
         return getattr(self, "_handle", None) is not None
@@ -162,6 +163,7 @@ class ZarrIO(HDMFIO):
             self._pending_dataio = {}
         if cache_spec:
             self._cache_spec()
+        self._handle.commit()
 
     def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
                       export_source: str | None = None, progress: bool = False, **kwargs: Any) -> None:
@@ -208,6 +210,7 @@ class ZarrIO(HDMFIO):
                 if ns not in catalog.namespaces:
                     catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
             self._cache_spec()
+        self._handle.commit()
 
     @classmethod
     def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,

@@ -109,13 +109,13 @@ def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None
         new_docs[path] = docs.array_document((), _TEXT, {N.DTYPE_ATTR: D.TEXT})
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
+    if jobs or new_docs:
+        handle.will_change()
     nodes.run_jobs(jobs)
-    nodes.put_documents(store, new_docs)
-    documents.update(new_docs)
+    if new_docs:
+        handle.put_documents(new_docs)
     if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
-        root = {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}
-        nodes.put_documents(store, {"/": root})
-        documents["/"] = root
+        handle.put_documents({"/": {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}})
 
 
 def _ancestors(group: str) -> list[str]:

@@ -283,19 +283,15 @@ class BuilderWriter:
         for h5file in self._h5files.values():
             if h5file is not None:
                 h5file.close()
-        store = self.io._handle.store
+        handle = self.io._handle
+        store = handle.store
+        handle.will_change()
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
             self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
                                                      progress=self.progress, dimension_names=names)
-        root = self.plan.groups.pop("/", None)
-        nodes.put_documents(store, {**self.plan.arrays, **self.plan.groups})
-        if root is not None:
-            nodes.put_documents(store, {"/": root})
-            self.plan.groups["/"] = root
-        self.io._documents.update(self.plan.arrays)
-        self.io._documents.update(self.plan.groups)
+        handle.put_documents({**self.plan.arrays, **self.plan.groups})  # the root last: it marks the file
 
 
 def _dimension_names(builder: DatasetBuilder, ndim: int | None) -> list[str | None] | None:

@@ -46,6 +46,11 @@ def parse_document(raw: bytes, path: str) -> dict[str, Any]:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise FormatError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
+    return check_document(doc, path)
+
+
+def check_document(doc: Any, path: str) -> dict[str, Any]:
+    """``doc`` if it is a Zarr v3 node document, else a FormatError naming ``path``."""
     if not isinstance(doc, dict):
         raise FormatError("zarr.json is not a JSON object", path)
     if doc.get("zarr_format") != 3:
@@ -82,6 +87,12 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
 
 async def _list_documents(store: Store) -> list[str]:
     return [k async for k in store.list() if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)]
+
+
+def read_root(store: Store) -> dict[str, Any] | None:
+    """The root ``zarr.json`` (one request), or ``None`` if there is none."""
+    buf = sync(store.get(ZARR_JSON, prototype=default_buffer_prototype()))
+    return None if buf is None else parse_document(buf.to_bytes(), "/")
 
 
 def read_documents(store: Store) -> dict[str, dict[str, Any]]:

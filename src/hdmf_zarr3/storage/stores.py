@@ -26,6 +26,7 @@ from zarr.core.sync import sync
 from zarr.storage import LocalStore, MemoryStore
 
 from ..errors import ModeError
+from ..format import consolidated
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -40,6 +41,8 @@ class StoreHandle:
     mode: str
     location: str | None  # absolute local path, or None for stores without one
     _documents: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
+    _consolidated_on_disk: bool = field(default=False, repr=False)  # the stored root inlines every node
+    _changed: bool = field(default=False, repr=False)  # nodes changed since the last commit()
 
     @property
     def writable(self) -> bool:
@@ -51,12 +54,53 @@ class StoreHandle:
         return os.path.dirname(self.location) if self.location else None
 
     def documents(self) -> dict[str, dict[str, Any]]:
-        """Every node document of the store (read once, then kept current by our own writes)."""
-        if self._documents is None:
-            from .nodes import read_documents
+        """Every node document of the store (read once, then kept current by our own writes).
 
-            self._documents = read_documents(self.store)
+        A consolidated root holds them all (one request); otherwise the store is listed.
+        """
+        if self._documents is None:
+            from .nodes import check_document, read_documents, read_root
+
+            root = read_root(self.store)
+            expanded = consolidated.expand(root, check_document) if root is not None else None
+            self._consolidated_on_disk = expanded is not None
+            self._documents = expanded if expanded is not None else read_documents(self.store)
         return self._documents
+
+    def will_change(self) -> None:
+        """Call before changing nodes: a stored consolidated root would go stale, so it is dropped first."""
+        self._changed = True
+        if self._consolidated_on_disk:
+            from .nodes import put_documents
+
+            put_documents(self.store, {"/": consolidated.without_consolidated(self.documents()["/"])})
+            self._consolidated_on_disk = False
+
+    def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
+        """Store node documents (the root last, once the rest is in place) and remember them."""
+        from .nodes import put_documents
+
+        self.will_change()
+        rest = {p: d for p, d in documents.items() if p != "/"}
+        put_documents(self.store, rest)
+        if "/" in documents:
+            put_documents(self.store, {"/": documents["/"]})
+        self.documents().update(documents)
+
+    def changed(self, path: str, doc: dict[str, Any]) -> None:
+        """Remember a document zarr itself stored (after :meth:`will_change`)."""
+        self._changed = True
+        self.documents()[path] = doc
+
+    def commit(self) -> None:
+        """Store the root with every node inlined (consolidated metadata), if anything changed."""
+        if not self._changed or not self.writable or "/" not in (self._documents or {}):
+            return
+        from .nodes import put_documents
+
+        put_documents(self.store, {"/": consolidated.consolidate(self._documents)})
+        self._consolidated_on_disk = True
+        self._changed = False
 
     def close(self) -> None:
         self.store.close()
