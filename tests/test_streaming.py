@@ -55,7 +55,7 @@ def regions(monkeypatch):
 
     def record(self, region, values, final_shape):
         seen.append(region)
-        submit(self, region, values, final_shape)
+        return submit(self, region, values, final_shape)
 
     monkeypatch.setattr(UW.UnitWriter, "_submit", record)
     return seen
@@ -125,3 +125,4 @@ def test_unit_writer_assembles_pieces_and_fills_gaps():
     # The unit never given any data is not written at all: it reads as the fill value.
     assert sorted(written) == [(slice(0, 4), slice(0, 4)), (slice(0, 4), slice(4, 6)), (slice(4, 5), slice(0, 4))]
     np.testing.assert_array_equal(written[(slice(0, 4), slice(0, 4))][3], [2, 2, -1, -1])
+

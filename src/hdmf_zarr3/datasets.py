@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
+from zarr.core.sync import sync
 
 from .compat import h5py_lock_released
 from .errors import ModeError
@@ -23,6 +24,7 @@ from .format import references as R
 from .format import values as V
 from .format.layout_policy import inner_layout
 from .storage import nodes
+from .storage.direct_read import UnitDecoder, basic_selection
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -41,6 +43,7 @@ class ZarrDataset(HDMFDataset):
         self.storage = storage
         self._array: zarr.Array | None = None
         self._cache: np.ndarray | None = None  # whole content of a small single-chunk array
+        self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -127,6 +130,9 @@ class ZarrDataset(HDMFDataset):
                 self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
+        direct = None if orthogonal else self._direct_read(key)
+        if direct is not None:
+            return direct
         with h5py_lock_released():
             res = self.dataset.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else self.dataset[key]
         if isinstance(res, np.ndarray):
@@ -135,6 +141,17 @@ class ZarrDataset(HDMFDataset):
             if res.ndim == 0:
                 res = res[()]
         return res
+
+    def _direct_read(self, key: Any) -> Any:
+        """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
+        if self._decoder is None:
+            self._decoder = UnitDecoder.for_document(self._io._handle.store, self._path, self._doc) or False
+        parsed = basic_selection(key, self.shape) if self._decoder else None
+        if parsed is None:
+            return None
+        with h5py_lock_released():
+            res = sync(self._decoder.read(parsed[0])).reshape(parsed[1])
+        return res[()] if res.ndim == 0 else res
 
     def __getitem__(self, key: Any) -> Any:
         return self._convert(self._raw(key))
@@ -178,6 +195,7 @@ class ZarrDataset(HDMFDataset):
         handle.will_change()
         array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
+        self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
 
 

@@ -19,6 +19,7 @@ from .errors import UnsupportedDataError
 from .format import documents as docs
 from .format import dtypes as D
 from .storage import nodes
+from .storage.direct import UnitEncoder
 from .unit_writer import UnitWriter
 
 #: Upper bound of one block read from a source during a copy.
@@ -53,7 +54,7 @@ def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -
 
 
 async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray],
-                      progress: str | None = None) -> None:
+                      progress: str | None = None, direct: UnitEncoder | None = None) -> None:
     """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis.
 
     The next block is read while the current one is encoded and written, so a slow source (HDF5
@@ -81,7 +82,10 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
             block = await pending
             if i + 1 < len(starts):
                 pending = read(starts[i + 1])
-            await array.setitem(slice(start, min(shape[0], start + step)), block)
+            if direct is not None and block.dtype.kind in "biuf":
+                await direct.write_block((start,) + (0,) * (len(shape) - 1), block)
+            else:
+                await array.setitem(slice(start, min(shape[0], start + step)), block)
             if bar is not None:
                 bar.update(1)
     finally:
@@ -128,10 +132,15 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
         return docs.array_document(shape, storage, attrs, chunks=chunks, codecs=layout.codecs,
                                    dimension_names=dimension_names, fill_value=layout.fill_value)
 
-    provisional = nodes.async_array(store, path, document([b if b is not None else 2**62 for b in bounds]))
+    provisional_doc = document([b if b is not None else 2**62 for b in bounds])
+    provisional = nodes.async_array(store, path, provisional_doc)
+    direct = UnitEncoder.for_document(store, path, provisional_doc)
     final: dict[str, AsyncArray] = {}
 
     def write(region: tuple[slice, ...], values: np.ndarray, final_shape: tuple[int, ...] | None) -> None:
+        if direct is not None:
+            sync(direct.write_block(tuple(r.start for r in region), values))
+            return
         array = provisional if final_shape is None else final.setdefault(
             "array", nodes.async_array(store, path, document(final_shape)))
         sync(array.setitem(region, values))

@@ -5,7 +5,9 @@ shards, or its chunks when unsharded). Writing such a block straight through zar
 merge and rewrite every unit it touches partially, and two concurrent writers touching one unit
 would race. Here every block is cut along the unit grid: a piece that covers a whole unit is
 written as is; other pieces are copied into that unit's buffer until the unit is complete. Each
-unit is therefore written exactly once, by one writer, while the next block is being produced.
+unit is therefore written exactly once, by one writer. Units copied into buffers are written while
+the iterator produces its next block; units cut straight from a block are written before the
+iterator is asked for the next one (it may reuse the block's memory), two at a time.
 """
 
 from __future__ import annotations
@@ -76,13 +78,13 @@ class UnitWriter:
         if any(s.stop <= s.start for s in region):
             return
         self.extent = [max(e, s.stop) for e, s in zip(self.extent, region)]
+        borrowed: list[Future] = []  # writes of views into ``values``
         for cell in self._cells(region):
             target = self._cell_region(cell, self.bounds)
             inter = tuple(slice(max(a.start, b.start), min(a.stop, b.stop)) for a, b in zip(region, target))
             piece = values[tuple(slice(i.start - r.start, i.stop - r.start) for i, r in zip(inter, region))]
             if inter == target and cell not in self._buffers:
-                # A copy: iterators may refill the array they yielded once they are asked for more.
-                self._submit(target, np.array(piece, dtype=self.dtype), None)
+                borrowed.append(self._submit(target, piece, None))
                 continue
             entry = self._buffers.get(cell)
             if entry is None:
@@ -92,6 +94,9 @@ class UnitWriter:
             if entry[1] >= math.prod(t.stop - t.start for t in target):
                 del self._buffers[cell]
                 self._submit(target, entry[0][tuple(slice(0, t.stop - t.start) for t in target)], None)
+        # Iterators may refill the array they yielded once asked for more: finish with it first.
+        for future in borrowed:
+            future.result()
 
     def finish(self, shape: Sequence[int]) -> None:
         """Store the units still incomplete (edges, gaps) clipped to the final ``shape``; wait for all."""
@@ -111,7 +116,7 @@ class UnitWriter:
         self._buffers.clear()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
-    def _submit(self, region: Region, values: np.ndarray, final_shape: tuple[int, ...] | None) -> None:
+    def _submit(self, region: Region, values: np.ndarray, final_shape: tuple[int, ...] | None) -> Future:
         while len(self._pending) >= self._workers:  # bound memory: wait for the oldest write
             self._pending.popleft().result()
         size = values.size
@@ -121,4 +126,6 @@ class UnitWriter:
             if self._on_written is not None:
                 self._on_written(size)
 
-        self._pending.append(self._pool.submit(run))
+        future = self._pool.submit(run)
+        self._pending.append(future)
+        return future

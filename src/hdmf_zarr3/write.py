@@ -31,6 +31,7 @@ from .format.references import Link, Reference, encode_links
 from .refs import ReferenceEncoder
 from .storage import nodes
 from .storage.chunks import encode_single_chunk
+from .storage.direct import UnitEncoder
 from .streaming import copy_blocks, stream_iterator
 
 if TYPE_CHECKING:
@@ -259,8 +260,13 @@ class BuilderWriter:
 
             return put
 
+        direct = UnitEncoder.for_document(store, path, doc) if values.dtype.kind in "biuf" else None
+
         async def job() -> None:
-            await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
+            if direct is not None:
+                await direct.write_block((0,) * values.ndim, values)
+            else:
+                await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
 
         return job
 
@@ -273,9 +279,11 @@ class BuilderWriter:
                 return np.asarray(block, dtype=object)
             return encode_values(block, storage, self.reference_to, path)
 
+        direct = None if raw else UnitEncoder.for_document(store, path, doc)
+
         async def job() -> None:
             await copy_blocks(nodes.async_array(store, path, doc), source, encode,
-                              progress=path if self.progress else None)
+                              progress=path if self.progress else None, direct=direct)
 
         return job
 

@@ -1,0 +1,184 @@
+"""Encode and store whole write units (shards, or chunks) of numeric arrays without zarr's pipeline.
+
+zarr-python schedules one coroutine per chunk and copies each chunk several times on its way to the
+store; on bulk data (GBs of ephys) that caps writes well below the codec's own speed. An array whose
+codecs are ``bytes`` plus numcodecs-backed compressors (``blosc``, ``zstd``, ``gzip``, ``crc32c``),
+optionally wrapped in ``sharding_indexed`` with its index at the end, is written here instead: every
+chunk of a block is cut out, padded to the chunk shape at the array's edge (as Zarr stores edge
+chunks), encoded on a thread pool with the same numcodecs implementations zarr uses, and shards are
+assembled as the sharding specification lays them out (chunks, then the index of ``(offset,
+nbytes)`` pairs as little-endian uint64 followed by its crc32c). Anything else goes through zarr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Self
+
+import numcodecs
+import numpy as np
+from zarr.abc.store import Store
+from zarr.core.buffer import default_buffer_prototype
+
+from ..format.documents import chunk_key
+from ..format.names import store_key
+from .chunks import _bytes_to_bytes
+
+#: Threads encoding chunks (numcodecs releases the GIL while compressing).
+ENCODERS = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="hdmf_zarr3-encode")
+#: Shards encoded at once by one block write (each holds its encoded chunks until stored).
+UNITS_IN_FLIGHT = 2
+_EMPTY = np.iinfo(np.uint64).max
+_INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
+
+
+class DirectArray:
+    """An array whose chunks this module can encode and decode itself (see :meth:`for_document`)."""
+
+    def __init__(self, store: Store, path: str, doc: dict[str, Any], chunks: tuple[int, ...],
+                 compressors: list[Any], sharded: bool):
+        self.store = store
+        self.path = path
+        self.shape = tuple(int(s) for s in doc["shape"])
+        self.unit = tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
+        self.chunks = chunks
+        self.compressors = compressors
+        self.sharded = sharded
+        self.dtype = np.dtype(doc["data_type"]).newbyteorder("<")
+        self.fill = np.array(doc["fill_value"], dtype=self.dtype)
+
+    @classmethod
+    def for_document(cls, store: Store, path: str, doc: dict[str, Any]) -> Self | None:
+        """An instance for the array ``doc`` describes, or ``None`` when zarr must do it."""
+        doc = json.loads(json.dumps(doc, default=str))  # plain JSON values (zarr's own dicts hold enums)
+        data_type = doc.get("data_type")
+        if not isinstance(data_type, str) or data_type not in _NUMERIC or not doc.get("shape"):
+            return None
+        if doc.get("chunk_key_encoding") != {"name": "default", "configuration": {"separator": "/"}}:
+            return None
+        if not isinstance(doc.get("fill_value"), (int, float, bool)) or isinstance(doc["fill_value"], bool) != \
+                (data_type == "bool"):
+            return None
+        codecs = doc.get("codecs", [])
+        chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+        sharded = bool(codecs) and codecs[0].get("name") == "sharding_indexed"
+        if sharded:
+            config = codecs[0].get("configuration", {})
+            if len(codecs) != 1 or config.get("index_location", "end") != "end" or \
+                    config.get("index_codecs") != _INDEX_CODECS:
+                return None
+            chunks, codecs = tuple(config["chunk_shape"]), config.get("codecs", [])
+            if any(u % c for u, c in zip(doc["chunk_grid"]["configuration"]["chunk_shape"], chunks)):
+                return None
+        if not codecs or codecs[0].get("name") != "bytes" or \
+                codecs[0].get("configuration", {}).get("endian", "little") != "little":
+            return None  # (one-byte types carry no endianness)
+        compressors = [_bytes_to_bytes(c) for c in codecs[1:]]
+        if any(c is None for c in compressors):
+            return None
+        return cls(store, path, doc, tuple(int(c) for c in chunks), compressors, sharded)
+
+
+class UnitEncoder(DirectArray):
+    """Writes blocks of whole write units of one array."""
+
+    # --- one chunk --------------------------------------------------------------------------
+    def _encode(self, values: np.ndarray, region: tuple[slice, ...]) -> bytes | None:
+        """The stored bytes of the chunk at ``region`` of ``values`` (padded to the chunk shape).
+
+        ``None`` for a chunk holding only the fill value, which is not stored (as zarr does).
+        """
+        part = values[region]
+        if part.flat[0] == self.fill and (part == self.fill).all():  # (the first test is nearly free)
+            return None
+        if part.shape != self.chunks or not part.flags.c_contiguous or part.dtype != self.dtype:
+            # Copy into this thread's scratch chunk: reusing it spares a page fault per 4 KiB, which
+            # costs as much as the copy itself on a fresh allocation.
+            scratch = _scratch(self.chunks, self.dtype)
+            if part.shape != self.chunks:
+                scratch.fill(self.fill)
+                scratch[tuple(slice(0, n) for n in part.shape)] = part
+            else:
+                np.copyto(scratch, part, casting="unsafe")
+            part = scratch
+        raw: Any = part
+        for compressor in self.compressors:
+            raw = compressor.encode(raw)
+        return bytes(raw)
+
+    # --- blocks of whole units ---------------------------------------------------------------
+    async def write_block(self, start: tuple[int, ...], values: np.ndarray) -> None:
+        """Store ``values``, placed at ``start``; it must cover whole units (clipped to the array)."""
+        stop = tuple(s + n for s, n in zip(start, values.shape))
+        first = tuple(s // u for s, u in zip(start, self.unit))
+        last = tuple(math.ceil(e / u) for e, u in zip(stop, self.unit))
+        loop = asyncio.get_running_loop()
+        # Shards encode their chunks in parallel already; plain chunks are the parallel unit themselves.
+        limit = asyncio.Semaphore(UNITS_IN_FLIGHT if self.sharded else 4 * ENCODERS._max_workers)
+
+        async def one(cell: tuple[int, ...]) -> None:
+            async with limit:
+                origin = tuple(c * u for c, u in zip(cell, self.unit))
+                local = tuple(slice(o - s, min(o + u, e) - s) for o, u, s, e in zip(origin, self.unit, start, stop))
+                unit_values = values[local]
+                if self.sharded:
+                    data = await self._shard(unit_values, loop)
+                else:
+                    data = await loop.run_in_executor(ENCODERS, self._encode, unit_values,
+                                                      tuple(slice(0, n) for n in unit_values.shape))
+                if data is not None:  # the array is new: a unit never stored reads as the fill value
+                    key = store_key(self.path, chunk_key(cell))
+                    await self.store.set(key, default_buffer_prototype().buffer.from_bytes(data))
+
+        await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
+
+    async def _shard(self, values: np.ndarray, loop: asyncio.AbstractEventLoop) -> bytes | None:
+        grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
+        jobs, slots = [], []
+        for index in itertools.product(*[range(g) for g in grid]):
+            region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, self.chunks, values.shape))
+            if any(r.start >= r.stop for r in region):
+                continue  # beyond the array's edge: an empty chunk
+            slots.append(index)
+            jobs.append(loop.run_in_executor(ENCODERS, self._encode, values, region))
+        encoded = await asyncio.gather(*jobs)
+        # Assembling ~100 MB is a copy: off the event loop, which must keep serving the store.
+        return await loop.run_in_executor(ENCODERS, _assemble, grid, slots, encoded)
+
+
+_LOCAL = threading.local()
+
+
+def _scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """A chunk-sized array owned by the calling thread (kept between calls of the same shape)."""
+    buffer = getattr(_LOCAL, "chunk", None)
+    if buffer is None or buffer.shape != shape or buffer.dtype != dtype:
+        buffer = _LOCAL.chunk = np.empty(shape, dtype=dtype)
+    return buffer
+
+
+def _assemble(grid: tuple[int, ...], slots: list[tuple[int, ...]], encoded: list[bytes | None]) -> bytes | None:
+    """A shard's bytes: its stored chunks in order, then the index and the index's crc32c."""
+    index_table = np.full(grid + (2,), _EMPTY, dtype="<u8")
+    offset = 0
+    stored = []
+    for slot, data in zip(slots, encoded):
+        if data is not None:
+            index_table[slot] = (offset, len(data))
+            offset += len(data)
+            stored.append(data)
+    if not stored:
+        return None
+    index_bytes = index_table.tobytes()
+    checksum = numcodecs.CRC32C().encode(index_bytes)
+    return b"".join([*stored, bytes(checksum)])
+
+
+_NUMERIC = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                      "float16", "float32", "float64"})

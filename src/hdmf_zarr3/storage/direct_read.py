@@ -1,0 +1,172 @@
+"""Read rectangular selections of numeric arrays by decoding their chunks directly (see :mod:`.direct`).
+
+The counterpart of :class:`.direct.UnitEncoder`: for each storage object a selection touches, a
+shard is fetched whole when the selection covers most of it, else its index (a suffix request,
+checksum verified) and then only the chunks needed; chunks are decoded on the encoder thread pool
+straight into the result. Missing objects and chunks read as the fill value, as in zarr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+from typing import Any
+
+import numcodecs
+import numpy as np
+from zarr.abc.store import RangeByteRequest, SuffixByteRequest
+from zarr.core.buffer import default_buffer_prototype
+
+from ..errors import FormatError
+from ..format.documents import chunk_key
+from ..format.names import store_key
+from .direct import _EMPTY, ENCODERS, DirectArray, _scratch
+
+#: Fetch a whole shard when the selection needs at least this fraction of its chunks.
+WHOLE_SHARD_FRACTION = 0.5
+#: Storage objects read at once.
+OBJECTS_IN_FLIGHT = 8
+
+Selection = tuple[slice, ...]
+
+
+def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[int, ...]] | None:
+    """``key`` as unit-step slices plus the result's shape (integer axes dropped), or ``None``."""
+    key = key if isinstance(key, tuple) else (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        return None
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
+    key = key + (slice(None),) * (len(shape) - len(key))
+    if len(key) != len(shape):
+        return None
+    slices, out_shape = [], []
+    for k, n in zip(key, shape):
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            i = int(k) + n if k < 0 else int(k)
+            if not 0 <= i < n:
+                return None  # let zarr raise its IndexError
+            slices.append(slice(i, i + 1))
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step != 1:
+                return None
+            stop = max(start, stop)
+            slices.append(slice(start, stop))
+            out_shape.append(stop - start)
+        else:
+            return None
+    return tuple(slices), tuple(out_shape)
+
+
+class UnitDecoder(DirectArray):
+    """Reads selections of one array by decoding its chunks directly."""
+
+    async def read(self, selection: Selection) -> np.ndarray:
+        """The values at ``selection`` (unit-step slices within the array), in full dimensionality."""
+        out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.dtype.newbyteorder("="))
+        if out.size == 0:
+            return out
+        first = tuple(s.start // u for s, u in zip(selection, self.unit))
+        last = tuple((s.stop - 1) // u + 1 for s, u in zip(selection, self.unit))
+        limit = asyncio.Semaphore(OBJECTS_IN_FLIGHT)
+
+        async def one(cell: tuple[int, ...]) -> None:
+            async with limit:
+                await self._read_unit(cell, selection, out)
+
+        await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
+        return out
+
+    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
+        origin = tuple(c * u for c, u in zip(cell, self.unit))
+        key = store_key(self.path, chunk_key(cell))
+        loop = asyncio.get_running_loop()
+        proto = default_buffer_prototype()
+        if not self.sharded:
+            buf = await self.store.get(key, prototype=proto)
+            await loop.run_in_executor(ENCODERS, self._place, None if buf is None else _view(buf), origin,
+                                       selection, out)
+            return
+        grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
+        wanted = [i for i in itertools.product(*[range(g) for g in grid])
+                  if self._overlaps(tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection)]
+        index_bytes = 16 * math.prod(grid) + 4
+        if len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
+            buf = await self.store.get(key, prototype=proto)
+            if buf is None:
+                return await self._fill_missing(origin, wanted, selection, out)
+            shard = _view(buf)
+            index = self._index(shard[-index_bytes:], grid, key)
+            parts = {i: self._slice(shard, index[i], key) for i in wanted}
+        else:
+            buf = await self.store.get(key, prototype=proto, byte_range=SuffixByteRequest(index_bytes))
+            if buf is None:
+                return await self._fill_missing(origin, wanted, selection, out)
+            index = self._index(_view(buf), grid, key)
+
+            async def fetch(i: tuple[int, ...]) -> bytes | None:
+                offset, size = (int(v) for v in index[i])
+                if offset == _EMPTY:
+                    return None
+                got = await self.store.get(key, prototype=proto, byte_range=RangeByteRequest(offset, offset + size))
+                return None if got is None else _view(got)
+
+            parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
+        await asyncio.gather(*(loop.run_in_executor(
+            ENCODERS, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
+            for i, data in parts.items()))
+
+    async def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,
+                            out: np.ndarray) -> None:
+        for i in wanted:
+            self._place(None, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
+
+    def _overlaps(self, origin: tuple[int, ...], selection: Selection) -> bool:
+        return all(o < s.stop and o + c > s.start for o, c, s in zip(origin, self.chunks, selection))
+
+    @staticmethod
+    def _index(raw: memoryview, grid: tuple[int, ...], key: str) -> np.ndarray:
+        try:
+            table = bytes(numcodecs.CRC32C().decode(raw))
+        except Exception as exc:  # numcodecs raises RuntimeError on a checksum mismatch
+            raise FormatError(f"shard index of {key} is damaged ({exc})") from exc
+        return np.frombuffer(table, dtype="<u8").reshape(grid + (2,))
+
+    @staticmethod
+    def _slice(shard: memoryview, entry: np.ndarray, key: str) -> memoryview | None:
+        offset, size = (int(v) for v in entry)
+        if offset == _EMPTY:
+            return None
+        if offset + size > len(shard):
+            raise FormatError(f"shard index of {key} points past the end of the shard")
+        return shard[offset:offset + size]
+
+    def _place(self, data: memoryview | None, origin: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
+        """Decode one chunk stored at ``origin`` and copy its part of ``selection`` into ``out``."""
+        chunk_region = self.chunks
+        inter = tuple(slice(max(o, s.start), min(o + c, s.stop)) for o, c, s in zip(origin, chunk_region, selection))
+        if any(i.start >= i.stop for i in inter):
+            return
+        target = tuple(slice(i.start - s.start, i.stop - s.start) for i, s in zip(inter, selection))
+        if data is None:
+            out[target] = self.fill
+            return
+        try:
+            for compressor in reversed(self.compressors[1:]):
+                data = compressor.decode(data)
+            values = _scratch(chunk_region, self.dtype)
+            if self.compressors:
+                self.compressors[0].decode(data, out=values)  # into this thread's scratch chunk
+            else:
+                values[...] = np.frombuffer(data, dtype=self.dtype).reshape(chunk_region)
+        except (RuntimeError, ValueError) as exc:
+            raise FormatError(f"chunk at {origin} of {self.path} cannot be decoded ({exc})") from exc
+        out[target] = values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))]
+
+
+def _view(buf: Any) -> memoryview:
+    """The bytes of a zarr buffer without copying them."""
+    return memoryview(buf.as_numpy_array()).cast("B")

@@ -1,0 +1,96 @@
+"""Direct chunk encoding and decoding (bulk writes and reads without zarr's pipeline) agree with zarr."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import zarr
+from zarr.core.sync import sync
+from zarr.storage import MemoryStore
+
+from hdmf_zarr3 import FormatError
+from hdmf_zarr3.storage import direct_read
+from hdmf_zarr3.storage.direct import UnitEncoder
+from hdmf_zarr3.storage.direct_read import UnitDecoder, basic_selection
+
+LAYOUTS = [
+    ((1000, 96), (100, 32), (400, 96), "int16"),  # edge shard, edge chunks
+    ((37, 5, 3), (8, 2, 3), (16, 4, 3), "float32"),  # 3-d, chunks beyond the edge of the last shard
+    ((1001,), (100,), None, "bool"),  # unsharded, padded edge chunk
+    ((250, 7), (64, 7), None, "uint64"),
+]
+
+
+def _values(shape, dtype):
+    values = np.arange(np.prod(shape)) % 1000
+    values[: len(values) // 3] = 0  # whole chunks of fill values are not stored
+    return ((values % 7 == 0) if dtype == "bool" else values).astype(dtype).reshape(shape)
+
+
+async def _keys(store, prefix):
+    return sorted([k.split("/", 1)[1] async for k in store.list() if k.startswith(prefix + "/c")])
+
+
+def _pair(shape, chunks, shards, dtype):
+    store = MemoryStore()
+    make = dict(shape=shape, chunks=chunks, shards=shards, dtype=dtype, fill_value=0)
+    return store, zarr.create_array(store, name="ref", **make), zarr.create_array(store, name="ours", **make)
+
+
+@pytest.mark.parametrize(("shape", "chunks", "shards", "dtype"), LAYOUTS)
+def test_encoded_units_read_back_through_zarr_with_the_same_objects(shape, chunks, shards, dtype):
+    store, reference, ours = _pair(shape, chunks, shards, dtype)
+    values = _values(shape, dtype)
+    encoder = UnitEncoder.for_document(store, "/ours", ours.metadata.to_dict())
+    sync(encoder.write_block((0,) * len(shape), values))
+    reference[...] = values
+    np.testing.assert_array_equal(ours[...], values)
+    assert sync(_keys(store, "ours")) == sync(_keys(store, "ref"))
+
+
+@pytest.mark.parametrize(("shape", "chunks", "shards", "dtype"), LAYOUTS)
+@pytest.mark.parametrize("whole", [0.0, 1.1])  # fetch whole shards, or the index and single chunks
+def test_decoded_selections_match_what_zarr_wrote(monkeypatch, shape, chunks, shards, dtype, whole):
+    monkeypatch.setattr(direct_read, "WHOLE_SHARD_FRACTION", whole)
+    store, reference, _ = _pair(shape, chunks, shards, dtype)
+    values = _values(shape, dtype)
+    reference[...] = values
+    decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
+    rng = np.random.default_rng(0)
+    keys = [Ellipsis, 0, -1, (slice(None, None, 1),) * len(shape)]
+    for _ in range(20):
+        keys.append(tuple(slice(*sorted(rng.integers(0, n + 1, 2))) for n in shape))
+    for key in keys:
+        selection, out_shape = basic_selection(key, shape)
+        np.testing.assert_array_equal(sync(decoder.read(selection)).reshape(out_shape), values[key])
+
+
+def test_missing_objects_read_as_the_fill_value():
+    store, reference, _ = _pair((1000, 96), (100, 32), (400, 96), "int16")
+    reference[:400] = 5
+    decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
+    got = sync(decoder.read((slice(0, 1000), slice(0, 96))))
+    assert (got[:400] == 5).all() and (got[400:] == 0).all()
+
+
+def test_a_damaged_shard_index_is_a_format_error():
+    store, reference, _ = _pair((1000, 96), (100, 32), (400, 96), "int16")
+    reference[...] = 3
+    raw = bytearray(sync(store.get("ref/c/0/0", zarr.core.buffer.default_buffer_prototype())).to_bytes())
+    raw[-10] ^= 0xFF
+    sync(store.set("ref/c/0/0", zarr.core.buffer.default_buffer_prototype().buffer.from_bytes(bytes(raw))))
+    decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
+    with pytest.raises(FormatError, match="shard index of ref/c/0/0 is damaged"):
+        sync(decoder.read((slice(0, 10), slice(0, 10))))
+
+
+@pytest.mark.parametrize("key", [[1, 2], slice(None, None, 2), np.array([1]), (Ellipsis, Ellipsis), 10**6, (0, 0, 0)])
+def test_other_selections_are_left_to_zarr(key):
+    assert basic_selection(key, (100, 4)) is None
+
+
+def test_codecs_it_does_not_know_are_left_to_zarr():
+    store = MemoryStore()
+    arr = zarr.create_array(store, name="x", shape=(10,), chunks=(5,), dtype="int8",
+                            filters=[zarr.codecs.TransposeCodec(order=(0,))])
+    assert UnitDecoder.for_document(store, "/x", arr.metadata.to_dict()) is None
