@@ -1,80 +1,75 @@
-"""Benchmark (b): an NWB file of many small objects, written and read by NWBZarrIO and NWBHDF5IO.
+"""Benchmark (b): an NWB file of many small objects, written and read by ours, NWBHDF5IO and hdmf-zarr 0.14.
 
-Builds its own data: N TimeSeries, U units with spike times and electrode regions, 384 electrodes,
-T trials. Prints times and ratios measured in one run. Usage:
-    python benchmarks/many_small_objects.py [--series 500] [--units 1000] [--trials 200]
+Builds its own data (``_data.many_small``): N TimeSeries, U units with spike times and electrode
+regions, 384 electrodes, T trials. Measures the write (until the IO closes), ``read()``, and
+``read()`` + ``to_dataframe()`` of every DynamicTable; reads start from a cold page cache unless
+``--hot``. Usage::
+
+    python benchmarks/many_small_objects.py [--series 500] [--units 1000] [--trials 200] [--hot]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import shutil
-import tempfile
-import time
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-from hdmf.common import DynamicTable
-from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+import _rival
+from _common import fmt, ratio, ratio_line, table, workdir
+from _data import many_small
+from _measure import small_write_read
 
-from hdmf_zarr3 import NWBZarrIO
-
-
-def build(series: int, units: int, trials: int, electrodes: int = 384) -> NWBFile:
-    rng = np.random.default_rng(0)
-    nwb = NWBFile(session_description="many small objects", identifier="bench",
-                  session_start_time=datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC))
-    device = nwb.create_device(name="probe")
-    group = nwb.create_electrode_group("shank", description="s", location="CA1", device=device)
-    for _ in range(electrodes):
-        nwb.add_electrode(group=group, location="CA1")
-    for i in range(series):
-        nwb.add_acquisition(TimeSeries(name=f"ts{i:04d}", data=rng.random(100), unit="V", rate=10.0))
-    for u in range(units):
-        nwb.add_unit(spike_times=np.sort(rng.uniform(0, 100, rng.integers(1, 50))), electrodes=[u % electrodes])
-    for t in range(trials):
-        nwb.add_trial(start_time=float(t), stop_time=t + 0.5)
-    return nwb
+BACKENDS = ["ours", "hdf5", "hdmf-zarr 0.14"]
+FILES = {"ours": "small.nwb.zarr", "hdf5": "small.nwb", "hdmf-zarr 0.14": "small_rival.nwb.zarr"}
 
 
-def tables(nwb: NWBFile) -> int:
-    frames = [obj.to_dataframe() for obj in nwb.objects.values() if isinstance(obj, DynamicTable)]
-    return sum(len(f) for f in frames)
+def run(work: Path, series: int = 500, units: int = 1000, trials: int = 200, evict: bool = True,
+        rival: bool = True) -> dict[str, Any]:
+    """Write and read the file with every backend in ``work`` (files are left there for part c)."""
+    from pynwb import NWBHDF5IO
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    out: dict[str, Any] = {"series": series, "units": units, "trials": trials, "evict": evict,
+                           "paths": {name: str(work / f) for name, f in FILES.items()}, "backends": {}}
+    for name, io_cls in (("ours", NWBZarrIO), ("hdf5", NWBHDF5IO)):
+        nwb = many_small(series, units, trials)
+        out["backends"][name] = small_write_read(io_cls, nwb, out["paths"][name], evict)
+    res = None
+    if rival:
+        res = _rival.call("small", {"series": series, "units": units, "trials": trials, "evict": evict,
+                                    "path": out["paths"]["hdmf-zarr 0.14"]})
+    out["backends"]["hdmf-zarr 0.14"] = res or {}
+    return out
 
 
-def measure(io_cls, path: Path, args) -> dict[str, float]:
-    nwb = build(args.series, args.units, args.trials)
-    t0 = time.perf_counter()
-    with io_cls(str(path), mode="w") as io:
-        io.write(nwb)
-    write = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    with io_cls(str(path), mode="r") as io:
-        back = io.read()
-        read = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        tables(back)
-        frames = time.perf_counter() - t0
-    return {"write": write, "read": read, "read+tables": read + frames}
+def report(r: dict[str, Any]) -> None:
+    """Print the table and the ratios of one :func:`run`."""
+    b = r["backends"]
+    cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
+    print(f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials; reads {cache}")
+    rows = [[name, fmt(b[name].get("write")), fmt(b[name].get("read")), fmt(b[name].get("read+tables")),
+             fmt(b[name].get("rows"), "d"), fmt(b[name].get("files"), "d"),
+             fmt(None if b[name].get("size") is None else b[name]["size"] / 2**20,
+                                                 ".1f")] for name in BACKENDS]
+    print(table(["backend", "write s", "read s", "read+tables s", "rows", "files", "MiB"], rows))
+    print("  ratios (time of the other / time of ours; >1 = ours faster):")
+    for step in ("write", "read", "read+tables"):
+        print(ratio_line(f"{step} HDF5/ours", ratio(b["hdf5"].get(step), b["ours"].get(step))))
+        print(ratio_line(f"{step} hdmf-zarr/ours", ratio(b["hdmf-zarr 0.14"].get(step), b["ours"].get(step))))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--series", type=int, default=500)
     parser.add_argument("--units", type=int, default=1000)
     parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
+    parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="hdmf_zarr3_bench_"))
-    try:
-        zarr = measure(NWBZarrIO, tmp / "f.nwb.zarr", args)
-        hdf5 = measure(NWBHDF5IO, tmp / "f.nwb", args)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    print(f"many small objects: {args.series} TimeSeries, {args.units} units, 384 electrodes, {args.trials} trials")
-    print(f"{'step':<14}{'zarr3 s':>10}{'hdf5 s':>10}{'zarr3/hdf5':>12}")
-    for key in zarr:
-        print(f"{key:<14}{zarr[key]:>10.2f}{hdf5[key]:>10.2f}{zarr[key] / hdf5[key]:>12.2f}")
+    print("(b) many small objects")
+    with workdir() as work:
+        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,157 @@
+"""Helpers shared by the benchmark parts: timing, disk usage, page-cache eviction, targets, printing.
+
+Imports only the standard library and numpy, so the hdmf-zarr 0.14 scratch venv loads it too.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+GB = 1e9
+
+#: Targets from issue #4: (comparison, ">=" or "<=", bound). Ratios without an entry print "-".
+TARGETS: dict[str, tuple[str, float]] = {
+    "write vs HDF5 gzip": (">=", 30.0),
+    "write vs codec 2-thread rate": (">=", 0.6),
+    "write until close vs codec 2-thread rate": (">=", 0.6),
+    "latency read+tables hdmf-zarr/ours": (">=", 10.0),
+}
+
+
+class Timer:
+    """Context manager measuring wall time in seconds (``.seconds``)."""
+
+    def __enter__(self) -> Timer:
+        self.start = time.perf_counter()
+        self.seconds = float("nan")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self.start
+
+
+def files(path: str | Path) -> Iterator[Path]:
+    """Every regular file at or below ``path``."""
+    path = Path(path)
+    if path.is_file():
+        yield path
+        return
+    for root, _, names in os.walk(path):
+        for name in names:
+            yield Path(root) / name
+
+
+def fsync_tree(path: str | Path) -> None:
+    """Flush every file of a store (or one file) to disk, so write times include the disk."""
+    for f in files(path):
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def evict_tree(path: str | Path) -> None:
+    """Drop the (clean) page-cache pages of every file below ``path``; needs no root.
+
+    ``posix_fadvise(DONTNEED)`` evicts from this machine's page cache only: a hypervisor or disk
+    cache below it may still serve the bytes, so "cold" reads here are a lower bound on cold cost.
+    """
+    for f in files(path):
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def du(path: str | Path) -> int:
+    """Bytes allocated on disk by ``path`` (like ``du -s --block-size=1``)."""
+    return sum(f.stat().st_blocks * 512 for f in files(path))
+
+
+@contextlib.contextmanager
+def workdir(prefix: str = "hdmf_zarr3_bench_", keep: str | None = None) -> Iterator[Path]:
+    """A temporary directory removed afterwards (``keep``: use this directory and leave it)."""
+    if keep:
+        path = Path(keep)
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    """``a / b``, or ``None`` when either is missing or ``b`` is zero."""
+    if a is None or b is None or b == 0 or a != a or b != b:
+        return None
+    return a / b
+
+
+def fmt(value: float | None, spec: str = ".2f", missing: str = "n/a") -> str:
+    """``value`` formatted with ``spec``; ``missing`` for ``None``."""
+    return missing if value is None else format(value, spec)
+
+
+def verdict(name: str, value: float | None, lower_bound: bool = False) -> tuple[str, str]:
+    """The target text and OK/MISS for the ratio ``name`` (``lower_bound``: ``value`` is a minimum)."""
+    if name not in TARGETS:
+        return "", ""
+    op, bound = TARGETS[name]
+    target = f"(target {op}{bound:g}x)"
+    if value is None:
+        return target, "n/a"
+    if op == ">=":
+        return target, "OK" if value >= bound else ("MISS?" if lower_bound else "MISS")
+    return target, "OK" if value <= bound else "MISS"
+
+
+def ratio_line(name: str, value: float | None, note: str = "", lower_bound: bool = False) -> str:
+    """One printed ratio, e.g. ``write vs HDF5 gzip: 35.2x (target >=30x)  OK``."""
+    target, ok = verdict(name, value, lower_bound)
+    shown = "n/a" if value is None else (">" if lower_bound else "") + f"{value:.2f}x"
+    text = f"  {name + ':':<44}{shown:>10}  {target:<16}{ok:<5}"
+    return (text + ("  " + note if note else "")).rstrip()
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A plain text table: first column left-aligned, the others right-aligned."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for r in [header, *rows]:
+        cells = [str(r[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(r[1:], widths[1:])]
+        lines.append("  " + "  ".join(cells))
+    return "\n".join(lines)
+
+
+def zarr_layout(path: str | Path) -> str:
+    """Chunk grid, shards and codecs of the zarr v3 array at ``path``, from its zarr.json."""
+    import json
+
+    doc = json.loads((Path(path) / "zarr.json").read_text())
+    outer = doc["chunk_grid"]["configuration"]["chunk_shape"]
+    codecs = doc["codecs"]
+
+    def names(chain: list[dict]) -> list[str]:
+        out = []
+        for c in chain:
+            conf = c.get("configuration") or {}
+            out.append("-".join(str(x) for x in (c["name"], conf.get("cname"), conf.get("shuffle"), conf.get("clevel"))
+                                if x is not None) if c["name"] == "blosc" else c["name"])
+        return out
+
+    if codecs and codecs[0]["name"] == "sharding_indexed":
+        inner = codecs[0]["configuration"]
+        return f"shards {tuple(outer)}, chunks {tuple(inner['chunk_shape'])}, codecs {names(inner['codecs'])}"
+    return f"chunks {tuple(outer)}, codecs {names(codecs)}"
