@@ -10,6 +10,7 @@ from .errors import (
     LayoutWarning,
     ModeError,
     ReservedNameError,
+    StoreError,
     UnsupportedDataError,
 )
 from .format.names import FORMAT_VERSION
@@ -26,6 +27,7 @@ __all__ = [
     "InvalidNameError",
     "LayoutWarning",
     "ModeError",
+    "StoreError",
     "NWBZarrIO",
     "ReservedNameError",
     "UnsupportedDataError",

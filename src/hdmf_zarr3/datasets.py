@@ -142,6 +142,11 @@ class ZarrDataset(HDMFDataset):
                 res = res[()]
         return res
 
+    def _prime(self, whole: np.ndarray) -> None:
+        """Take the whole content of a small single-chunk array read ahead of time."""
+        if self._small():
+            self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
+
     def _direct_read(self, key: Any) -> Any:
         """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
         if self._decoder is None:

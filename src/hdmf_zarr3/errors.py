@@ -44,3 +44,7 @@ class InvalidNameError(HdmfZarrError, ValueError):
 
 class LayoutWarning(UserWarning):
     """A storage setting (e.g. an HDF5 filter) could not be carried over; the data itself is intact."""
+
+
+class StoreError(HdmfZarrError, OSError):
+    """Where the file lives cannot be reached or used (missing bucket, wrong credentials, bad URL)."""

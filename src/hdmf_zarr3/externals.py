@@ -13,11 +13,13 @@ import os
 import posixpath
 from typing import TYPE_CHECKING, Any
 
+from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from .errors import FormatError
 from .format.references import Reference
+from .storage import locations
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -39,23 +41,30 @@ class ForeignFiles:
 
     def builder(self, ref: Reference, directory: str | None, where: str, missing_ok: bool = False) -> Builder | None:
         """The builder a reference with a file ``source`` (relative to ``directory``) points to."""
-        if directory is None and not os.path.isabs(ref.source):
+        if directory is None and not (os.path.isabs(ref.source) or locations.is_url(ref.source)):
             raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
-        target = os.path.normpath(os.path.join(directory or "", ref.source))
+        target = locations.join(directory or "", ref.source)
         if target not in self.ios:
-            if not os.path.exists(target):
+            if not locations.is_remote(target) and not os.path.exists(target):
                 if missing_ok:
                     return None
                 raise FormatError(f"external file {ref.source!r} does not exist", where)
-            self.ios[target] = self._open(target, ref, where)
+            try:
+                self.ios[target] = self._open(target, ref, where)
+            except UnsupportedOperation:  # a remote file that is not there
+                if missing_ok:
+                    return None
+                raise FormatError(f"external file {ref.source!r} does not exist", where) from None
         found = self.node(target, ref.path)
         if found is None and not missing_ok:
             raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
         return found
 
     def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:
-        if os.path.isdir(target):
-            io = type(self.owner)(target, mode="r", manager=self.owner.manager)
+        if locations.is_remote(target) or os.path.isdir(target) or target.endswith(".zip"):
+            # Another file in the same place is opened with the same store options (credentials).
+            io = type(self.owner)(target, mode="r", manager=self.owner.manager,
+                                  storage_options=self.owner._storage_options)
             io._foreign = self  # its links and references resolve through this cache
             return io
         import h5py

@@ -14,6 +14,7 @@ from hdmf.build import Builder, BuildManager, GroupBuilder, ObjectMapper, TypeMa
 from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
+from zarr.storage import LocalStore
 
 from . import compat, dataio_bridge, spec_io
 from .datasets import ZarrDataset
@@ -24,6 +25,7 @@ from .format.references import Reference
 from .html import dataset_html
 from .read import BuilderReader
 from .refs import ReferenceEncoder
+from .storage import locations
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
 
@@ -37,17 +39,22 @@ class ZarrIO(HDMFIO):
     Parameters
     ----------
     path : str, Path or zarr Store
-        Where the file lives: a local directory (created on write) or any zarr ``Store``.
+        Where the file lives: a local directory (created on write), a ``.zip`` file, a URL
+        (``s3://``, ``gs://``, ``az://``, ``https://``) or any zarr ``Store``.
     mode : {"r", "r+", "a", "w", "w-", "x"}
         As for :class:`hdmf.backends.hdf5.HDF5IO`.
     manager : BuildManager or TypeMap, optional
         The build manager; a new one over an empty namespace catalog by default.
     herd_path : str, optional
         Path of a HERD (external resources) zip file to read or write alongside.
+    storage_options : dict, optional
+        Options of the object store a URL opens (obstore's: ``endpoint``, ``region``,
+        ``access_key_id``, ``secret_access_key``, ``skip_signature``, ``client_options``, ...).
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
-                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None):
+                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
+                 storage_options: dict[str, Any] | None = None):
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
@@ -55,13 +62,18 @@ class ZarrIO(HDMFIO):
         # HDMFIO.__init__ calls open(): everything open() needs is set first.
         self._path = path
         self._mode = mode
+        self._storage_options = storage_options
         self._handle: StoreHandle | None = None
         self._root: GroupBuilder | None = None
         self._reader: BuilderReader | None = None
         self._foreign_files = ForeignFiles(self)  # files this one links or refers into
         self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
         self._written_builders = WriteStatusTracker()
-        source = None if isinstance(path, Store) or path is None else os.fspath(path)
+        if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
+            root = getattr(path, "root", None)
+            source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)
+        else:
+            source = None if path is None else locations.absolute(os.fspath(path))
         super().__init__(manager=manager, source=source, herd_path=herd_path)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -81,7 +93,8 @@ class ZarrIO(HDMFIO):
     def open(self) -> None:
         if self._handle is None:
             opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
-            self._handle = opened if opened is not None else open_store(self._path, self._mode)
+            self._handle = opened if opened is not None else open_store(self._path, self._mode,
+                                                                        self._storage_options)
             self._opened = None
             if self._mode not in CREATE_MODES:
                 self._check_format_version()
@@ -92,6 +105,7 @@ class ZarrIO(HDMFIO):
         if getattr(self, "_handle", None) is not None:
             handle, self._handle = self._handle, None
             handle.commit()  # consolidate what was changed since the last write (appends)
+            handle.close()
 
     def is_open(self) -> bool:
         return getattr(self, "_handle", None) is not None
@@ -130,7 +144,7 @@ class ZarrIO(HDMFIO):
         io = kwargs.pop("io", None)
         if file is None and io is not None:
             file = io._file
-        handle = file if file is not None else open_store(path, "r")
+        handle = file if file is not None else open_store(path, "r", kwargs.pop("storage_options", None))
         return spec_io.load_namespaces(handle, namespace_catalog, namespaces)
 
     def load_namespaces_io(self, namespace_catalog: NamespaceCatalog | TypeMap,
@@ -138,10 +152,10 @@ class ZarrIO(HDMFIO):
         return spec_io.load_namespaces(self._require_open(), namespace_catalog, namespaces)
 
     @staticmethod
-    def can_read(path: str | Path) -> bool:
+    def can_read(path: str | Path, storage_options: dict[str, Any] | None = None) -> bool:
         """True if ``path`` is a Zarr v3 store whose root is a group."""
         try:
-            handle = open_store(path, "r")
+            handle = open_store(path, "r", storage_options)
             doc = handle.documents().get("/")
         except Exception:
             return False
@@ -201,7 +215,7 @@ class ZarrIO(HDMFIO):
             raise UnsupportedOperation(f"Cannot export to file {self.source} in mode '{self._mode}'. "
                                        "Please use mode 'w'.")
         write_args = dict(write_args or {})
-        write_args["export_source"] = os.path.abspath(src_io.source) if src_io.source is not None else None
+        write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
         if cache_spec:
@@ -271,7 +285,7 @@ class ZarrIO(HDMFIO):
 
     def _resolve_reference(self, ref: Reference, where: str) -> Builder:
         if self._foreign is not None and ref.is_internal and self.source is not None:
-            found = self._foreign.node(os.path.normpath(self.source), ref.path)
+            found = self._foreign.node(locations.absolute(self.source), ref.path)
             if found is None:
                 raise FormatError(f"reference target {ref.path!r} does not exist", where)
             return found

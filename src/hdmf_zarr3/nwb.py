@@ -13,6 +13,7 @@ from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
 from .io import ZarrIO
+from .storage import locations
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 
 
@@ -46,14 +47,16 @@ class NWBZarrIO(ZarrIO):
                  **kwargs: Any):
         if mode in CREATE_MODES or manager is not None:
             load_namespaces = False
-        if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(".zarr"):
+        suffixes = (".zarr", ".zarr.zip")
+        if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
             warnings.warn(f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
                           "files using the Zarr backend use the '.nwb.zarr' extension.", UserWarning, stacklevel=2)
-        if mode == "a" and not isinstance(path, Store) and path is not None and not os.path.exists(path):
+        if mode == "a" and not isinstance(path, Store) and path is not None and not _exists(path, kwargs):
             load_namespaces = False  # 'a' creates the file: nothing cached to load yet
         if load_namespaces:
             type_map = get_type_map()
-            self._opened = open_store(path, mode)  # read once, for the namespaces and the file
+            # read once, for the namespaces and the file
+            self._opened = open_store(path, mode, kwargs.get("storage_options"))
             ZarrIO.load_namespaces(type_map, file=self._opened)
             manager = BuildManager(type_map)
         elif manager is None:
@@ -96,3 +99,14 @@ def read_nwb(path: str | Path | Store) -> NWBFile:
     """Open an NWB Zarr file read-only and return its NWBFile (the IO stays open with the file;
     close it with ``nwbfile.get_read_io().close()``)."""
     return NWBZarrIO.read_nwb(path)
+
+
+def _exists(path: str | Path, kwargs: dict[str, Any]) -> bool:
+    """Whether a file exists at ``path`` (a local path or a URL)."""
+    text = os.fspath(path)
+    if not locations.is_remote(text):
+        return os.path.exists(locations.local_path(text))
+    try:
+        return open_store(text, "r", kwargs.get("storage_options")).documents() is not None
+    except Exception:  # not there (or not reachable: opening in 'a' will say so)
+        return False

@@ -68,10 +68,21 @@ class BuilderReader:
         return root
 
     def _prefetch_scalars(self) -> dict[str, Any]:
+        """Scalars, read in one batch; on remote stores also every tiny array (table ids, dates).
+
+        HDMF reads some arrays while it builds containers; fetched one by one, a remote read would
+        cost a round trip per table. Batched, ``read()`` costs a constant number of round trips.
+        """
+        store = self.io._handle.store
         items = [(p, d) for p, d in self.docs.items()
                  if d["node_type"] == "array" and d.get("shape") == [] and not self._ignored(p)]
-        values = nodes.read_arrays(self.io._handle.store, items)
+        tiny = [] if nodes.local_io(store) else [(p, d) for p, d in self.docs.items()
+                                                  if d["node_type"] == "array" and _tiny(d) and not self._ignored(p)]
+        values = nodes.read_arrays(store, items + tiny)
+        self.prefetched = {p: v for (p, _), v in zip(tiny, values[len(items):]) if v is not None}
         return {p: v for (p, _), v in zip(items, values)}
+
+    prefetched: dict[str, Any] = {}
 
     def _ignored(self, path: str) -> bool:
         return any(path == i or path.startswith(i + "/") for i in self.ignore)
@@ -105,6 +116,8 @@ class BuilderReader:
             data: Any = self._scalar(path, scalars[path], storage)
         else:
             data = wrap(self.io, path, doc, storage)
+            if path in self.prefetched and hasattr(data, "_prime"):
+                data._prime(self.prefetched[path])
         pending = _has_lazy(data)
         names = doc.get("dimension_names")
         builder = DatasetBuilder(posixpath.basename(path), data=None if pending else data,
@@ -202,3 +215,17 @@ class _LazyReference:
 
     def resolve(self) -> Any:
         return self.reader.resolve_value(self.ref, self.where)
+
+
+#: Arrays prefetched by ``read()`` on remote stores: one chunk of at most this many bytes.
+TINY_BYTES = 64 * 1024
+
+
+def _tiny(doc: dict[str, Any]) -> bool:
+    shape, grid = doc.get("shape") or [], doc.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
+    if not shape or shape != grid or 0 in shape:
+        return False
+    data_type = doc.get("data_type")
+    size = np.dtype(data_type).itemsize if isinstance(data_type, str) and data_type not in ("string", "bytes") \
+        else 64
+    return int(np.prod(shape)) * size <= TINY_BYTES

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, ReferenceBuilder
@@ -10,6 +9,7 @@ from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, Referen
 from .errors import ReferenceError_
 from .format import names as N
 from .format.references import Reference
+from .storage import locations
 
 
 def _is_file_root(builder: Builder) -> bool:
@@ -31,7 +31,7 @@ class ReferenceEncoder:
         self.root = root
         self.manager = manager
         self.directory = directory
-        self.export_source = os.path.abspath(export_source) if export_source else None
+        self.export_source = locations.absolute(export_source) if export_source else None
         self.root_oid = root.attributes.get("object_id")
 
     def __call__(self, obj: Any) -> Reference:
@@ -51,7 +51,7 @@ class ReferenceEncoder:
             path = "/" + "/".join(reversed(names))
         if builder.source is None:
             raise ReferenceError_(f"target {path!r} is outside this file and has no source file")
-        if self.export_source is not None and os.path.abspath(builder.source) == self.export_source:
+        if self.export_source is not None and locations.absolute(builder.source) == self.export_source:
             return Reference(N.SAME_FILE, path, oid, self.root_oid)
         top_oid = top.attributes.get("object_id") if (top is not builder or path == "/") else None
         return Reference(self.relative(builder.source), path, oid, top_oid)
@@ -72,7 +72,4 @@ class ReferenceEncoder:
 
     def relative(self, source: str) -> str:
         """``source`` relative to this file's directory (POSIX separators); absolute if unknown."""
-        source = os.path.abspath(source)
-        if self.directory is None:
-            return source
-        return os.path.relpath(source, self.directory).replace(os.sep, "/")
+        return locations.relative_to(source, self.directory)

@@ -36,12 +36,9 @@ class CollectingSpecWriter(SpecWriter):
 class ZarrSpecReader(SpecReader):
     """Reads the spec documents of one cached namespace version (all fetched in one batch)."""
 
-    def __init__(self, handle: StoreHandle, group: str, documents: dict[str, dict[str, Any]]):
+    def __init__(self, handle: StoreHandle, group: str, texts: dict[str, Any]):
         super().__init__(source=f"{handle.location or 'store'}:{group}")
-        items = [(p, d) for p, d in documents.items()
-                 if posixpath.dirname(p) == group and d["node_type"] == "array"]
-        values = nodes.read_arrays(handle.store, items)
-        self._texts = {posixpath.basename(p): v[()] if hasattr(v, "shape") else v for (p, _), v in zip(items, values)}
+        self._texts = texts
         self._group = group
 
     def _read(self, name: str) -> Any:
@@ -78,11 +75,18 @@ def load_namespaces(handle: StoreHandle, catalog: Any, namespaces: list[str] | N
     base, versions = cached_versions(documents)
     if base is None:
         return {}
-    readers = {}
+    groups = {}
     for ns in namespaces if namespaces is not None else list(versions):
         if ns not in versions:
             raise FormatError(f"namespace {ns!r} is not cached in this file", base)
-        readers[ns] = ZarrSpecReader(handle, S.version_group(base, ns, versions[ns]), documents)
+        groups[ns] = S.version_group(base, ns, versions[ns])
+    # Every document of every namespace in one batch (one round of requests on a remote store).
+    items = [(p, d) for p, d in documents.items()
+             if posixpath.dirname(p) in groups.values() and d["node_type"] == "array"]
+    texts: dict[str, dict[str, Any]] = {group: {} for group in groups.values()}
+    for (path, _), value in zip(items, nodes.read_arrays(handle.store, items)):
+        texts[posixpath.dirname(path)][posixpath.basename(path)] = value[()] if hasattr(value, "shape") else value
+    readers = {ns: ZarrSpecReader(handle, group, texts[group]) for ns, group in groups.items()}
     return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
 
 

@@ -29,7 +29,7 @@ from .format import names as N
 from .format import values as V
 from .format.references import Link, Reference, encode_links
 from .refs import ReferenceEncoder
-from .storage import nodes
+from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
 from .storage.direct import UnitEncoder
 from .streaming import copy_blocks, stream_iterator
@@ -63,7 +63,7 @@ class BuilderWriter:
         self.io = io
         self.root = root
         self.link_data = link_data
-        self.export_source = os.path.abspath(export_source) if export_source else None
+        self.export_source = locations.absolute(export_source) if export_source else None
         self.plan = WritePlan()
         self.progress = progress
         self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
@@ -128,7 +128,8 @@ class BuilderWriter:
         if not (V.is_reference_like(value) or (isinstance(value, list) and value and V.is_reference_like(value[0]))):
             return None
         source = builder.source
-        if source and os.path.isdir(source):  # read from a Zarr file: copy its region envelope verbatim
+        if source and (locations.is_remote(source) or os.path.isdir(source) or source.endswith(".zip")):
+            # read from a Zarr file: copy its region envelope verbatim
             if source not in self._zarr_docs:
                 self._zarr_docs[source] = self._source_documents(source)
             raw = self._zarr_docs[source].get(path, {}).get("attributes", {}).get(key)
@@ -145,18 +146,18 @@ class BuilderWriter:
         return {N.DTYPE_ATTR: D.REGION, "value": value_json}
 
     def _source_documents(self, source: str) -> dict[str, Any]:
-        if self.io.source is not None and os.path.abspath(source) == os.path.abspath(self.io.source):
+        if locations.same(source, self.io.source):
             return self.io._documents  # appending to this very file
         from .storage.stores import open_store
 
         try:
-            return open_store(source, "r").documents()
+            return open_store(source, "r", self.io._storage_options).documents()
         except Exception:  # not (or no longer) a Zarr store: nothing to copy from
             return {}
 
     def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None,
                 region: dict | None) -> Reference:
-        h5path = os.path.abspath(h5path)
+        h5path = locations.absolute(h5path)
         if self.export_source is not None and h5path == self.export_source:
             return Reference(N.SAME_FILE, path, oid, self.reference_to.root_oid, region)
         return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)

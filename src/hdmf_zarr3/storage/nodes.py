@@ -27,7 +27,7 @@ from ..format.names import normalize, store_key
 
 ZARR_JSON = "zarr.json"
 #: Concurrent store operations in flight at once.
-CONCURRENCY = 64
+CONCURRENCY = 256
 
 
 async def _bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CONCURRENCY) -> list[Any]:
@@ -87,6 +87,13 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
 
 async def _list_documents(store: Store) -> list[str]:
     return [k async for k in store.list() if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)]
+
+
+def local_io(store: Store) -> bool:
+    """Whether the store reads synchronously from local storage (a round trip costs microseconds)."""
+    from zarr.abc.store import _store_supports_sync_io
+
+    return _store_supports_sync_io(store)
 
 
 def read_root(store: Store) -> dict[str, Any] | None:

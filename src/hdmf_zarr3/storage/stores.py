@@ -16,6 +16,9 @@ w-, x  create                                      error / create
 from __future__ import annotations
 
 import os
+import tempfile
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,10 +26,11 @@ from typing import Any
 from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
 from zarr.core.sync import sync
-from zarr.storage import LocalStore, MemoryStore
+from zarr.storage import LocalStore
 
-from ..errors import ModeError
+from ..errors import ModeError, StoreError
 from ..format import consolidated
+from . import locations, zipped
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -43,6 +47,9 @@ class StoreHandle:
     _documents: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     _consolidated_on_disk: bool = field(default=False, repr=False)  # the stored root inlines every node
     _changed: bool = field(default=False, repr=False)  # nodes changed since the last commit()
+    _on_close: Callable[[], None] | None = field(default=None, repr=False)  # e.g. pack a zip
+    owned: bool = field(default=True, repr=False)  # False: the caller's Store, left open
+    _root_bytes: bytes | None = field(default=None, repr=False)  # the root zarr.json, when already read
 
     @property
     def writable(self) -> bool:
@@ -50,8 +57,8 @@ class StoreHandle:
 
     @property
     def directory(self) -> str | None:
-        """Directory that relative link and reference sources are resolved against."""
-        return os.path.dirname(self.location) if self.location else None
+        """Directory (or URL prefix) that relative link and reference sources are resolved against."""
+        return locations.parent(self.location) if self.location else None
 
     def documents(self) -> dict[str, dict[str, Any]]:
         """Every node document of the store (read once, then kept current by our own writes).
@@ -59,9 +66,10 @@ class StoreHandle:
         A consolidated root holds them all (one request); otherwise the store is listed.
         """
         if self._documents is None:
-            from .nodes import check_document, read_documents, read_root
+            from .nodes import check_document, parse_document, read_documents, read_root
 
-            root = read_root(self.store)
+            raw, self._root_bytes = self._root_bytes, None
+            root = parse_document(raw, "/") if raw is not None else read_root(self.store)
             expanded = consolidated.expand(root, check_document) if root is not None else None
             self._consolidated_on_disk = expanded is not None
             self._documents = expanded if expanded is not None else read_documents(self.store)
@@ -103,7 +111,13 @@ class StoreHandle:
         self._changed = False
 
     def close(self) -> None:
-        self.store.close()
+        """Release the store (after :meth:`commit`); a zip written through a working directory is packed."""
+        if self.owned:
+            self.store.close()
+        if self._on_close is not None:
+            finish, self._on_close = self._on_close, None
+            if self.writable:
+                finish()
 
 
 def exists(store: Store) -> bool:
@@ -111,32 +125,125 @@ def exists(store: Store) -> bool:
     return bool(sync(store.exists("zarr.json")))
 
 
-def open_store(path: str | Path | Store | None, mode: str = "r") -> StoreHandle:
-    """Open ``path`` (a local path or a zarr ``Store``) in ``mode``."""
+def open_store(path: str | Path | Store | None, mode: str = "r",
+               storage_options: dict[str, Any] | None = None) -> StoreHandle:
+    """Open ``path`` in ``mode``: a zarr ``Store``, a local path, a ``.zip`` file or a URL.
+
+    URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore, configured by
+    ``storage_options`` (obstore's names: ``endpoint``, ``region``, ``access_key_id``,
+    ``skip_signature``, ``client_options``, ...; fsspec's ``anon=True`` means ``skip_signature``).
+    A ``.zip`` file is read in place and written through a working directory beside it that
+    replaces the zip, whole, when the file is closed.
+    """
     if mode not in MODES:
         raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)}")
+    if path is None:
+        raise ValueError("a path, a URL or a zarr Store is required")
     if isinstance(path, Store):
-        store, location = path, None
-    elif path is None:
-        raise ValueError("a path or a zarr Store is required")
+        store, location = path, _store_location(path)
+        present = _root_remote(store, location or repr(store)) or False
     else:
-        location = os.path.abspath(os.fspath(path))
-        if mode in ("r", "r+") and not os.path.exists(location):
-            raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
-        if os.path.isfile(location):
-            raise UnsupportedOperation(f"Unable to open {location} as a Zarr store: it is a file, not a directory.")
-        store = LocalStore(location, read_only=(mode == "r"))
-    present = exists(store) if (location is None or os.path.isdir(location)) else False
+        text = os.fspath(path)
+        if locations.is_remote(text):
+            store, location = _remote_store(text, mode, storage_options), locations.absolute(text)
+            root = _root_remote(store, location)  # the root document: whether the file exists, and its metadata
+            present = root if root is not None else False
+        else:
+            location = locations.local_path(text)
+            if location.endswith(".zip"):
+                return _open_zip(location, mode)
+            _check_local(location, mode)
+            store = LocalStore(location, read_only=(mode == "r"))
+            present = exists(store) if os.path.isdir(location) else False
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open {location or store} in '{mode}' mode: no Zarr group found.")
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location or store} in '{mode}' mode. File already exists.")
     if mode == "w" and present:
-        sync(store.clear()) if not isinstance(store, LocalStore) else _clear_local(location)
-    if isinstance(store, (LocalStore, MemoryStore)) and store.read_only and mode != "r":
+        if isinstance(store, LocalStore) and location is not None:
+            _clear_local(location)
+        else:
+            sync(store.clear())
+    if getattr(store, "read_only", False) and mode != "r":
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
-    handle = StoreHandle(store, mode, location)
+    handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store))
     if mode in CREATE_MODES or (mode == "a" and not present):
+        handle._documents = {}
+    elif isinstance(present, bytes):  # the root was read to learn that the file exists: keep it
+        handle._root_bytes = present
+    return handle
+
+
+def _store_location(store: Store) -> str | None:
+    """Where a store the caller opened lives, when it says (local directories)."""
+    root = getattr(store, "root", None)
+    return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
+
+
+def _check_local(location: str, mode: str) -> None:
+    if mode in ("r", "r+") and not os.path.exists(location):
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
+    if os.path.isfile(location):
+        raise UnsupportedOperation(f"Unable to open {location} as a Zarr store: it is a file, not a directory.")
+
+
+def _remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
+    try:
+        import obstore.store
+        from zarr.storage import ObjectStore
+    except ImportError as exc:  # an optional dependency
+        raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
+    options = dict(options or {})
+    if options.pop("anon", False):
+        options["skip_signature"] = True
+    try:
+        backend = obstore.store.from_url(url.rstrip("/"), **options)
+    except Exception as exc:  # obstore raises its own error types for bad URLs and options
+        raise StoreError(f"cannot open {url}: {exc}") from exc
+    return ObjectStore(backend, read_only=(mode == "r"))
+
+
+def _root_remote(store: Store, location: str) -> bytes | None:
+    """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
+    from zarr.core.buffer import default_buffer_prototype
+
+    try:
+        buf = sync(store.get("zarr.json", prototype=default_buffer_prototype()))
+        if buf is None:
+            sync(_probe(store))
+        return None if buf is None else buf.to_bytes()
+    except Exception as exc:  # missing bucket, wrong credentials, unreachable endpoint
+        raise StoreError(f"cannot access {location}: {exc}") from exc
+
+
+async def _probe(store: Store) -> bool:
+    """List at most one key: object stores answer a missing key with 404 but a missing bucket with an error."""
+    async for _ in store.list_dir(""):
+        break
+    return False
+
+
+def _open_zip(location: str, mode: str) -> StoreHandle:
+    """A zip file: read in place; written in a working directory that replaces the zip on close."""
+    from zarr.storage import ZipStore
+
+    present = os.path.isfile(location)
+    if mode in ("r", "r+") and not present:
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
+    if mode in ("w-", "x") and present:
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
+    if mode == "r":
+        store = ZipStore(location, mode="r")
+        if not exists(store):
+            raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
+        return StoreHandle(store, mode, location)
+    work = tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
+                            dir=os.path.dirname(location))
+    if present and mode in ("r+", "a"):
+        with zipfile.ZipFile(location) as archive:
+            zipped.extract_all(archive, work)
+    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location))
+    if mode in CREATE_MODES or not present:
         handle._documents = {}
     return handle
 

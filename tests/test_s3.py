@@ -1,0 +1,148 @@
+"""Files on S3 (a real S3 API served by moto on 127.0.0.1): every mode, export, clear failures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hdmf.backends.errors import UnsupportedOperation
+from nwb_factories import small_nwbfile
+from pynwb import NWBHDF5IO, TimeSeries
+from s3_server import new_bucket, s3_server
+from zarr.storage import WrapperStore
+
+from hdmf_zarr3 import NWBZarrIO, StoreError
+
+pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
+
+
+@pytest.fixture(scope="module")
+def s3():
+    with s3_server() as server:
+        yield server
+
+
+def _write(url, options, nwb=None):
+    with NWBZarrIO(url, mode="w", storage_options=options) as io:
+        io.write(nwb or small_nwbfile())
+
+
+def test_write_then_read_with_a_second_client(s3):
+    url = f"s3://{new_bucket(s3)}/sessions/a.nwb.zarr"
+    _write(url, s3["options"])
+    keys = [o["Key"] for o in s3["client"]().list_objects_v2(Bucket=url.split("/")[2])["Contents"]]
+    assert "sessions/a.nwb.zarr/zarr.json" in keys and "sessions/a.nwb.zarr/acquisition/ts/data/c/0" in keys
+    with NWBZarrIO(url, mode="r", storage_options=dict(s3["options"])) as io:
+        nwb = io.read()
+        assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
+        assert list(nwb.units.to_dataframe()["quality"]) == ["good", "noise"]
+
+
+@pytest.mark.parametrize("mode", ["a", "r+"])
+def test_append_on_s3(s3, mode):
+    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
+    _write(url, s3["options"])
+    with NWBZarrIO(url, mode=mode, storage_options=s3["options"]) as io:
+        nwb = io.read()
+        nwb.add_acquisition(TimeSeries(name="more", data=[1.0, 2.0, 3.0], unit="s", rate=1.0))
+        nwb.units.add_unit(spike_times=[9.0], quality="good")
+        io.write(nwb)
+    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        nwb = io.read()
+        assert list(nwb.acquisition["more"].data[:]) == [1.0, 2.0, 3.0] and len(nwb.units) == 3
+
+
+def test_create_modes_on_s3(s3):
+    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
+    with NWBZarrIO(url, mode="w-", storage_options=s3["options"]) as io:
+        io.write(small_nwbfile())
+    with pytest.raises(UnsupportedOperation, match="already exists"):
+        NWBZarrIO(url, mode="x", storage_options=s3["options"])
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="only_in_second", data=[1.0], unit="s", rate=1.0))
+    _write(url, s3["options"], nwb)  # 'w' replaces what was there
+    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        assert "only_in_second" in io.read().acquisition
+
+
+def test_export_hdf5_to_s3(s3, tmp_path):
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(small_nwbfile())
+    url = f"s3://{new_bucket(s3)}/exported.nwb.zarr"
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src:
+        NWBZarrIO.export_io(path=url, src_io=src, storage_options=s3["options"])
+    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        nwb = io.read()
+        assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
+
+
+def test_missing_bucket_is_a_clear_error(s3):
+    with pytest.raises(StoreError, match="s3://no-such-bucket-here/f.nwb.zarr"):
+        NWBZarrIO("s3://no-such-bucket-here/f.nwb.zarr", mode="r", storage_options=s3["options"])
+
+
+def test_wrong_credentials_are_a_clear_error(s3, monkeypatch):
+    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
+    _write(url, s3["options"])
+    from moto import settings
+
+    monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # moto now checks every signature
+    wrong = {**s3["options"], "access_key_id": "AKIAWRONGWRONGWRONG1", "secret_access_key": "wrong"}
+    with pytest.raises(StoreError, match=r"cannot access s3://.*/f\.nwb\.zarr"):
+        NWBZarrIO(url, mode="r", storage_options=wrong)
+
+
+def test_a_missing_file_is_a_clear_error(s3):
+    url = f"s3://{new_bucket(s3)}/never-written.nwb.zarr"
+    with pytest.raises(UnsupportedOperation, match="no Zarr group found"):
+        NWBZarrIO(url, mode="r", storage_options=s3["options"])
+
+
+class DepthStore(WrapperStore):
+    """Counts requests and the longest chain of requests that had to wait for one another."""
+
+    def __init__(self, store):
+        super().__init__(store)
+        self.requests = 0
+        self.depth = 0
+        self._done = 0  # the deepest request finished so far
+
+    async def _track(self, coroutine):
+        self.requests += 1
+        level = self._done + 1
+        self.depth = max(self.depth, level)
+        try:
+            return await coroutine
+        finally:
+            self._done = max(self._done, level)
+
+    async def get(self, key, prototype, byte_range=None):
+        return await self._track(super().get(key, prototype, byte_range))
+
+    async def exists(self, key):
+        return await self._track(super().exists(key))
+
+    async def get_partial_values(self, prototype, key_ranges):
+        return await self._track(super().get_partial_values(prototype, key_ranges))
+
+
+def _depth_of_read(url, options):
+    from hdmf_zarr3.storage.stores import open_store
+
+    store = DepthStore(open_store(url, "r", options).store)
+    with NWBZarrIO(store, mode="r") as io:
+        io.read()
+    return store.depth, store.requests
+
+
+def test_opening_and_reading_costs_a_constant_number_of_sequential_requests(s3):
+    depths = {}
+    for series in (2, 40):
+        nwb = small_nwbfile()
+        for i in range(series):
+            nwb.add_acquisition(TimeSeries(name=f"s{i}", data=np.arange(10.0), unit="V", rate=1.0))
+        url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
+        _write(url, s3["options"], nwb)
+        depths[series] = _depth_of_read(url, s3["options"])
+    (small_depth, small_requests), (large_depth, large_requests) = depths[2], depths[40]
+    assert large_requests > small_requests  # more objects, fetched concurrently
+    assert small_depth == large_depth <= 3, depths  # the root, the specifications, the small arrays
