@@ -44,7 +44,8 @@ class ZarrDataIO(DataIO):
     Parameters
     ----------
     data : array-like, optional
-        The data (or ``None`` with ``dtype`` and ``shape`` for an empty dataset).
+        The data (or ``None`` with ``dtype`` and ``shape`` for an empty dataset). A dask array is
+        written by Dask, one task per shard (wrap it here: HDMF's own type checks refuse dask arrays).
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
     shards : tuple of int, "auto" or None
@@ -69,7 +70,13 @@ class ZarrDataIO(DataIO):
                  serializer: CodecLike | None = None, fill_value: Any = None,
                  dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
                  dtype: Any = None, shape: tuple[int, ...] | None = None):
-        super().__init__(data=data, dtype=dtype, shape=shape)
+        from .dask_io import is_dask
+
+        # HDMF's type checks know no dask arrays; set through the setter, they pass (and Dask writes them).
+        deferred = data if is_dask(data) else None
+        super().__init__(data=None if deferred is not None else data, dtype=dtype, shape=shape)
+        if deferred is not None:
+            self.data = deferred
         self.chunks = _shape(chunks, "chunks")
         if isinstance(shards, str) and shards != "auto":
             raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")

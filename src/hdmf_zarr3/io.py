@@ -16,7 +16,7 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, dataio_bridge, spec_io
+from . import compat, dask_io, dataio_bridge, spec_io
 from .datasets import ZarrDataset
 from .errors import FormatError, FormatVersionError, ModeError
 from .externals import ForeignFiles
@@ -234,9 +234,21 @@ class ZarrIO(HDMFIO):
             io.export(src_io=src_io, container=container, write_args=write_args, cache_spec=cache_spec)
 
     # --- reading ------------------------------------------------------------------------------
-    def read(self, **kwargs: Any) -> Container:
+    def read(self, dask: bool = False, **kwargs: Any) -> Container:
+        """Read the file's container (lazily).
+
+        Parameters
+        ----------
+        dask : bool
+            Hand out numeric datasets of 64 MiB or more as dask arrays (one block per shard or
+            chunk) instead of lazy h5py-like datasets. HDMF's containers accept no dask arrays, so
+            they are swapped into the containers' fields once the containers are built.
+        """
         self._check_readable()
-        return super().read(**kwargs)
+        container = super().read(**kwargs)
+        if dask:
+            dask_io.swap_in(container, self._require_open().store)
+        return container
 
     def _check_readable(self) -> None:
         if self._mode in CREATE_MODES:

@@ -19,7 +19,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 from zarr.core.buffer import default_buffer_prototype
 
-from . import dataio_bridge, hdf5_regions, layouts
+from . import dask_io, dataio_bridge, hdf5_regions, layouts
 from .datasets import ZarrDataset
 from .encode import encode_values, is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
@@ -52,6 +52,7 @@ class WritePlan:
     chunk_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     large_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # copies of large sources
     streams: list[tuple[str, Any]] = field(default_factory=list)
+    dask_writes: list[tuple[str, Any, dict[str, Any], Any]] = field(default_factory=list)
 
 
 class BuilderWriter:
@@ -197,6 +198,14 @@ class BuilderWriter:
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
+        elif dask_io.is_dask(data) and storage.kind == "numeric":
+            shape = tuple(int(s) for s in data.shape)
+            layout = layouts.choose(path, storage, shape, options)
+            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
+                                      dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
+                                      fill_value=layout.fill_value)
+            self.plan.arrays[path] = doc
+            self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
         elif is_lazy_source(data):
@@ -297,6 +306,8 @@ class BuilderWriter:
         handle.will_change()
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
+        for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
+            dask_io.write(data, store, path, doc, storage.numpy_dtype)
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
             self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
                                                      progress=self.progress, dimension_names=names)

@@ -1,0 +1,110 @@
+"""Dask arrays in and out: written in parallel by Dask, one task per storage object; read lazily as Dask.
+
+Writing: a dask array given as dataset data is rechunked to the array's write units (shards, or
+chunks when unsharded) and stored with ``dask.array.store``, so each task encodes and stores whole
+units and no two tasks ever touch the same object. The scheduler is whatever Dask is set up with
+(threads by default, a ``distributed`` cluster when a client is active); tasks carry only the store,
+the node path and its metadata, all picklable.
+
+Reading: ``read(dask=True)`` hands out large numeric datasets as dask arrays whose blocks are the
+array's write units, read by tasks that carry the same three things.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from zarr.abc.store import Store
+from zarr.core.sync import sync
+
+from .storage import nodes
+from .storage.direct import UnitEncoder
+from .storage.direct_read import UnitDecoder, basic_selection
+
+#: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
+DASK_FROM_BYTES = 64 * 2**20
+
+
+def is_dask(data: Any) -> bool:
+    module = type(data).__module__
+    return module.startswith("dask.") and hasattr(data, "dask") and hasattr(data, "chunks")
+
+
+def unit_shape(doc: dict[str, Any]) -> tuple[int, ...]:
+    return tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
+
+
+class UnitTarget:
+    """A ``dask.array.store`` target writing whole units of one array (picklable)."""
+
+    def __init__(self, store: Store, path: str, doc: dict[str, Any]):
+        self.store, self.path, self.doc = store, path, doc
+        self.shape = tuple(doc["shape"])
+
+    def __setitem__(self, region: tuple[slice, ...], values: np.ndarray) -> None:
+        values = np.asarray(values)
+        encoder = UnitEncoder.for_document(self.store, self.path, self.doc) if values.dtype.kind in "biuf" else None
+        if encoder is not None:
+            sync(encoder.write_block(tuple(r.start or 0 for r in region), values))
+        else:
+            sync(nodes.async_array(self.store, self.path, self.doc).setitem(region, values))
+
+
+def write(data: Any, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> None:
+    """Store the dask array ``data`` into the (new) array ``doc`` describes, one task per unit."""
+    import dask.array as da
+
+    blocks = data.astype(dtype).rechunk(unit_shape(doc)) if data.ndim else data.astype(dtype)
+    da.store(blocks, UnitTarget(store, path, doc), lock=False, compute=True)
+
+
+class UnitSource:
+    """What a dask task reads from: one stored array (picklable; no open file objects)."""
+
+    def __init__(self, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype):
+        self.store, self.path, self.doc = store, path, doc
+        self.shape, self.dtype, self.ndim = tuple(doc["shape"]), dtype, len(doc["shape"])
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        decoder = UnitDecoder.for_document(self.store, self.path, self.doc)
+        parsed = basic_selection(key, self.shape) if decoder is not None else None
+        if parsed is not None:
+            return sync(decoder.read(parsed[0])).reshape(parsed[1])
+        return np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
+
+
+def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> Any:
+    """A dask array over the stored array, one block per write unit."""
+    import dask.array as da
+
+    source = UnitSource(store, path, doc, dtype)
+    return da.from_array(source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}",
+                         asarray=False, fancy=False)
+
+
+def swap_in(container: Any, store: Store) -> int:
+    """Replace large numeric lazy datasets in the fields of ``container`` and below by dask arrays.
+
+    HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are
+    built with lazy datasets first and their field values swapped afterwards. Returns how many.
+    """
+    from .datasets import ZarrDataset
+
+    swapped = 0
+    stack, seen = [container], set()
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        stack.extend(getattr(obj, "children", None) or ())
+        fields = getattr(obj, "fields", None)
+        if not isinstance(fields, dict):
+            continue
+        for name, value in list(fields.items()):
+            if type(value) is ZarrDataset and value.storage.kind == "numeric" and value.shape \
+                    and value.nbytes >= DASK_FROM_BYTES:
+                fields[name] = as_dask(store, value.path, value._doc, value.storage.numpy_dtype)
+                swapped += 1
+    return swapped

@@ -1,0 +1,73 @@
+"""Dask: dask arrays written in parallel one task per shard; read(dask=True) hands out dask arrays."""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+from nwb_factories import small_nwbfile
+from pynwb import TimeSeries
+from zarr.storage import LocalStore, WrapperStore
+
+from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, dask_io
+
+da = pytest.importorskip("dask.array")
+VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
+
+
+class CountingStore(WrapperStore):
+    def __init__(self, store):
+        super().__init__(store)
+        self.sets = collections.Counter()
+
+    async def set(self, key, value):
+        self.sets[key] += 1
+        await super().set(key, value)
+
+
+def _write(target, data):
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="x", data=data, unit="V", rate=1.0))
+    with NWBZarrIO(target, mode="w") as io:
+        io.write(nwb)
+
+
+def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
+    tasks = []
+    setitem = dask_io.UnitTarget.__setitem__
+    monkeypatch.setattr(dask_io.UnitTarget, "__setitem__", lambda self, r, v: (tasks.append(r), setitem(self, r, v)))
+    store = CountingStore(LocalStore(tmp_path / "f.nwb.zarr"))
+    data = da.from_array(VALUES, chunks=(333, 50))  # blocks that straddle every shard
+    _write(store, ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
+    assert sorted((r[0].start, r[0].stop) for r in tasks) == [(0, 400), (400, 800), (800, 1000)]
+    shard_keys = [k for k in store.sets if k.startswith("acquisition/x/data/c/")]
+    assert len(shard_keys) == 3 and all(store.sets[k] == 1 for k in shard_keys)
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["x"].data[:], VALUES)
+
+
+def test_read_with_dask_gives_dask_arrays_for_large_datasets(tmp_path, monkeypatch):
+    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 100_000)
+    _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        nwb = io.read(dask=True)
+        data = nwb.acquisition["x"].data
+        assert isinstance(data, da.Array) and data.chunks[0] == (400, 400, 200)
+        np.testing.assert_array_equal(data[:, 5].compute(), VALUES[:, 5])
+        assert isinstance(nwb.acquisition["ts"].data, np.ndarray) or not isinstance(nwb.acquisition["ts"].data,
+                                                                                      da.Array)  # small: lazy
+
+
+def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 0)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        data = da.from_array(VALUES, chunks=(250, 96))
+        _write(tmp_path / "f.nwb.zarr", ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
+        assert client.run(lambda: True)  # the workers are separate processes, and alive
+        with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+            dask_data = io.read(dask=True).acquisition["x"].data
+            total = client.compute(dask_data.sum()).result()
+    assert total == VALUES.astype("int64").sum()
