@@ -113,11 +113,9 @@ def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None
         new_docs[path] = docs.array_document((), _TEXT, {N.DTYPE_ATTR: D.TEXT})
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
-    if jobs or new_docs:
-        handle.will_change()
-    nodes.run_jobs(jobs)
     if new_docs:
-        handle.put_documents(new_docs)
+        handle.put_documents(new_docs)  # documents before their chunks
+    nodes.run_jobs(jobs)
     if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
         handle.put_documents({"/": {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}})
 

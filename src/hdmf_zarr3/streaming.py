@@ -133,6 +133,7 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
                                    dimension_names=dimension_names, fill_value=layout.fill_value)
 
     provisional_doc = document([b if b is not None else 2**62 for b in bounds])
+    nodes.put_documents(store, {path: provisional_doc})  # a document before any chunk (icechunk insists)
     provisional = nodes.async_array(store, path, provisional_doc)
     direct = UnitEncoder.for_document(store, path, provisional_doc)
     final: dict[str, AsyncArray] = {}

@@ -304,14 +304,18 @@ class BuilderWriter:
         handle = self.io._handle
         store = handle.store
         handle.will_change()
+        # Node documents before their chunks (transactional stores such as icechunk insist); the root,
+        # which marks the file as present, after everything else.
+        handle.put_documents({p: d for p, d in {**self.plan.arrays, **self.plan.groups}.items() if p != "/"})
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
         for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
             dask_io.write(data, store, path, doc, storage.numpy_dtype)
+        last = {"/": self.plan.groups["/"]} if "/" in self.plan.groups else {}
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
-            self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
-                                                     progress=self.progress, dimension_names=names)
-        handle.put_documents({**self.plan.arrays, **self.plan.groups})  # the root last: it marks the file
+            last[path] = self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
+                                                                  progress=self.progress, dimension_names=names)
+        handle.put_documents(last)  # final shapes of streams, then the root
 
 
 def _dimension_names(builder: DatasetBuilder, ndim: int | None) -> list[str | None] | None:

@@ -1,0 +1,47 @@
+"""icechunk: a file written in a session is committed as one transaction; snapshots stay readable."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hdmf.backends.errors import UnsupportedOperation
+from nwb_factories import small_nwbfile
+from pynwb import TimeSeries
+
+from hdmf_zarr3 import NWBZarrIO
+
+icechunk = pytest.importorskip("icechunk")
+
+
+def _repo(tmp_path):
+    return icechunk.Repository.create(icechunk.local_filesystem_storage(str(tmp_path / "repo")))
+
+
+def test_a_file_appears_only_when_its_session_commits(tmp_path):
+    repo = _repo(tmp_path)
+    session = repo.writable_session("main")
+    with NWBZarrIO(session.store, mode="w") as io:
+        io.write(small_nwbfile())
+        with pytest.raises(UnsupportedOperation, match="no Zarr group found"):  # a reader sees nothing yet
+            NWBZarrIO(repo.readonly_session(branch="main").store, mode="r")
+    session.commit("write the session")
+    with NWBZarrIO(repo.readonly_session(branch="main").store, mode="r") as io:
+        assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
+
+
+def test_older_snapshots_stay_readable_after_an_append(tmp_path):
+    repo = _repo(tmp_path)
+    session = repo.writable_session("main")
+    with NWBZarrIO(session.store, mode="w") as io:
+        io.write(small_nwbfile())
+    first = session.commit("v1")
+    session = repo.writable_session("main")
+    with NWBZarrIO(session.store, mode="a") as io:
+        nwb = io.read()
+        nwb.add_acquisition(TimeSeries(name="later", data=[1.0, 2.0], unit="s", rate=1.0))
+        io.write(nwb)
+    session.commit("v2")
+    with NWBZarrIO(repo.readonly_session(snapshot_id=first).store, mode="r") as io:
+        assert sorted(io.read().acquisition) == ["ts"]
+    with NWBZarrIO(repo.readonly_session(branch="main").store, mode="r") as io:
+        assert sorted(io.read().acquisition) == ["later", "ts"]
