@@ -146,3 +146,39 @@ def test_opening_and_reading_costs_a_constant_number_of_sequential_requests(s3):
     (small_depth, small_requests), (large_depth, large_requests) = depths[2], depths[40]
     assert large_requests > small_requests  # more objects, fetched concurrently
     assert small_depth == large_depth <= 3, depths  # the root, the specifications, the small arrays
+
+
+def test_anonymous_reads_need_no_credentials(s3):
+    bucket = new_bucket(s3)
+    url = f"s3://{bucket}/public.nwb.zarr"
+    _write(url, s3["options"])
+    import json
+
+    policy = {"Version": "2012-10-17", "Statement": [
+        {"Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
+         "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}]}
+    s3["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))  # a public dataset
+    anonymous = {"endpoint": s3["endpoint"], "region": "us-east-1", "client_options": {"allow_http": True},
+                 "anon": True}
+    with NWBZarrIO(url, mode="r", storage_options=anonymous) as io:
+        assert np.array_equal(io.read().acquisition["ts"].data[:5], np.arange(5.0))
+
+
+def test_links_between_files_in_a_bucket_resolve_relative_to_the_file(s3, tmp_path):
+    bucket = new_bucket(s3)
+    raw_url, derived_url = f"s3://{bucket}/raw/r.nwb.zarr", f"s3://{bucket}/derived/d.nwb.zarr"
+    _write(raw_url, s3["options"])
+    with NWBZarrIO(raw_url, mode="r", storage_options=s3["options"]) as raw_io:
+        raw = raw_io.read()
+        derived = small_nwbfile()
+        derived.add_acquisition(TimeSeries(name="linked", data=raw.acquisition["ts"].data, unit="m", rate=1.0))
+        with NWBZarrIO(derived_url, mode="w", storage_options=s3["options"]) as io:
+            io.write(derived, link_data=True)
+    import json
+
+    client = s3["client"]()
+    links = json.loads(client.get_object(Bucket=bucket, Key="derived/d.nwb.zarr/acquisition/linked/zarr.json")
+                       ["Body"].read())["attributes"]["zarr_link"]
+    assert links[0]["source"] == "../raw/r.nwb.zarr"  # relative to the directory holding the file
+    with NWBZarrIO(derived_url, mode="r", storage_options=s3["options"]) as io:
+        assert np.array_equal(io.read().acquisition["linked"].data[:], np.arange(1000.0))

@@ -105,3 +105,24 @@ def test_missing_zip_in_read_mode(tmp_path):
 def test_relative_locations_round_trip(target, directory, expected):
     assert locations.relative_to(target, directory) == expected
     assert locations.join(directory, expected) == target
+
+
+def test_read_over_plain_https_style_http_without_listing(tmp_path):
+    """An HTTP server cannot list: consolidated metadata is what makes the file readable at all."""
+    import functools
+    import http.server
+    import threading
+
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(small_nwbfile())
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/f.nwb.zarr"
+        assert _check(url, storage_options={"client_options": {"allow_http": True}}) == ["ts"]
+    finally:
+        server.shutdown()
+        server.server_close()
