@@ -2,43 +2,18 @@
 
 from __future__ import annotations
 
-import collections
 import json
 import warnings
 
 import numpy as np
 import pytest
 import zarr
+from counting_store import CountingStore
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
-from zarr.storage import LocalStore, WrapperStore
+from zarr.storage import LocalStore
 
 from hdmf_zarr3 import FormatError, NWBZarrIO, ZarrIO
-
-
-class CountingStore(WrapperStore):
-    """Counts reads and listings (a stand-in for requests to an object store)."""
-
-    def __init__(self, store):
-        super().__init__(store)
-        self.gets = collections.Counter()
-        self.lists = 0
-
-    async def get(self, key, prototype, byte_range=None):
-        self.gets[key] += 1
-        return await super().get(key, prototype, byte_range)
-
-    def list(self):
-        self.lists += 1
-        return super().list()
-
-    def list_dir(self, prefix):
-        self.lists += 1
-        return super().list_dir(prefix)
-
-    def list_prefix(self, prefix):
-        self.lists += 1
-        return super().list_prefix(prefix)
 
 
 def _root(path):

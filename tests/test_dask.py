@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
+from counting_store import CountingStore
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
-from zarr.storage import LocalStore, WrapperStore
+from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, dask_io
 
 da = pytest.importorskip("dask.array")
 VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
-
-
-class CountingStore(WrapperStore):
-    def __init__(self, store):
-        super().__init__(store)
-        self.sets = collections.Counter()
-
-    async def set(self, key, value):
-        self.sets[key] += 1
-        await super().set(key, value)
 
 
 def _write(target, data):

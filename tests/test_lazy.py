@@ -3,31 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+from counting_store import CountingStore
 from nwb_factories import small_nwbfile
-from zarr.storage import LocalStore, WrapperStore
+from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO
-
-
-class CountingStore(WrapperStore):
-    """Records every key read through it."""
-
-    def __init__(self, store):
-        super().__init__(store)
-        self.keys: list[str] = []
-
-    async def get(self, key, prototype, byte_range=None):
-        self.keys.append(key)
-        return await self._store.get(key, prototype, byte_range)
-
-    def get_sync(self, key, *args, **kwargs):
-        self.keys.append(key)
-        return self._store.get_sync(key, *args, **kwargs)
-
-    async def get_partial_values(self, prototype, key_ranges):
-        key_ranges = list(key_ranges)
-        self.keys.extend(k for k, _ in key_ranges)
-        return await self._store.get_partial_values(prototype, key_ranges)
 
 
 def test_read_fetches_metadata_and_scalars_only(tmp_path):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import collections
-
 import numpy as np
 import pytest
 import zarr
+from counting_store import CountingStore
 from hdmf.data_utils import DataChunkIterator, GenericDataChunkIterator
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 from zarr.codecs import ZstdCodec
-from zarr.storage import LocalStore, WrapperStore
+from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
 from hdmf_zarr3 import unit_writer as UW
@@ -33,18 +32,6 @@ class Buffers(GenericDataChunkIterator):
 
     def _get_dtype(self):
         return VALUES.dtype
-
-
-class CountingStore(WrapperStore):
-    """Counts how often each key is written."""
-
-    def __init__(self, store):
-        super().__init__(store)
-        self.sets = collections.Counter()
-
-    async def set(self, key, value):
-        self.sets[key] += 1
-        await super().set(key, value)
 
 
 @pytest.fixture
