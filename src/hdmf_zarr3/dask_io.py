@@ -20,7 +20,7 @@ from zarr.core.sync import sync
 
 from .storage import nodes
 from .storage.direct import UnitEncoder
-from .storage.direct_read import UnitDecoder, basic_selection
+from .storage.direct_read import UnitDecoder, read_key
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20
@@ -67,11 +67,8 @@ class UnitSource:
         self.shape, self.dtype, self.ndim = tuple(doc["shape"]), dtype, len(doc["shape"])
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        decoder = UnitDecoder.for_document(self.store, self.path, self.doc)
-        parsed = basic_selection(key, self.shape) if decoder is not None else None
-        if parsed is not None:
-            return sync(decoder.read(parsed[0])).reshape(parsed[1])
-        return np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
+        values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape)
+        return values if values is not None else np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
 
 
 def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> Any:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
-from zarr.core.sync import sync
 
 from .compat import h5py_lock_released
 from .errors import ModeError
@@ -24,7 +23,7 @@ from .format import references as R
 from .format import values as V
 from .format.layout_policy import inner_layout
 from .storage import nodes
-from .storage.direct_read import UnitDecoder, basic_selection
+from .storage.direct_read import UnitDecoder, read_key
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -151,12 +150,9 @@ class ZarrDataset(HDMFDataset):
         """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
         if self._decoder is None:
             self._decoder = UnitDecoder.for_document(self._io._handle.store, self._path, self._doc) or False
-        parsed = basic_selection(key, self.shape) if self._decoder else None
-        if parsed is None:
-            return None
         with h5py_lock_released():
-            res = sync(self._decoder.read(parsed[0])).reshape(parsed[1])
-        return res[()] if res.ndim == 0 else res
+            res = read_key(self._decoder or None, key, self.shape)
+        return res[()] if res is not None and res.ndim == 0 else res
 
     def __getitem__(self, key: Any) -> Any:
         return self._convert(self._raw(key))

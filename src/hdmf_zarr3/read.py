@@ -53,6 +53,7 @@ class BuilderReader:
         self._deferred: list[tuple[Builder, str, dict[str, Any]]] = []
         self._pending: dict[str, Any] = {}  # scalar datasets whose value holds references
         self.regions: dict[tuple[str, str], Any] = {}  # (node path, attribute) -> RegionSelection(s)
+        self.prefetched: dict[str, Any] = {}  # whole contents of tiny arrays read ahead (remote stores)
         root_attrs = documents.get("/", {}).get("attributes", {})
         specloc = root_attrs.get(N.SPECLOC_ATTR)
         self.ignore = {N.normalize(specloc)} if isinstance(specloc, str) else set()
@@ -81,8 +82,6 @@ class BuilderReader:
         values = nodes.read_arrays(store, items + tiny)
         self.prefetched = {p: v for (p, _), v in zip(tiny, values[len(items):]) if v is not None}
         return {p: v for (p, _), v in zip(items, values)}
-
-    prefetched: dict[str, Any] = {}
 
     def _ignored(self, path: str) -> bool:
         return any(path == i or path.startswith(i + "/") for i in self.ignore)

@@ -17,6 +17,7 @@ import numcodecs
 import numpy as np
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.core.buffer import default_buffer_prototype
+from zarr.core.sync import sync
 
 from ..errors import FormatError
 from ..format.documents import chunk_key
@@ -61,6 +62,14 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
     return tuple(slices), tuple(out_shape)
 
 
+def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``array[key]`` decoded directly, or ``None`` when ``decoder`` or the key's form rules it out."""
+    parsed = basic_selection(key, shape) if decoder is not None else None
+    if parsed is None:
+        return None
+    return sync(decoder.read(parsed[0])).reshape(parsed[1])
+
+
 class UnitDecoder(DirectArray):
     """Reads selections of one array by decoding its chunks directly."""
 
@@ -97,14 +106,14 @@ class UnitDecoder(DirectArray):
         if len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
             buf = await self.store.get(key, prototype=proto)
             if buf is None:
-                return await self._fill_missing(origin, wanted, selection, out)
+                return self._fill_missing(origin, wanted, selection, out)
             shard = _view(buf)
             index = self._index(shard[-index_bytes:], grid, key)
             parts = {i: self._slice(shard, index[i], key) for i in wanted}
         else:
             buf = await self.store.get(key, prototype=proto, byte_range=SuffixByteRequest(index_bytes))
             if buf is None:
-                return await self._fill_missing(origin, wanted, selection, out)
+                return self._fill_missing(origin, wanted, selection, out)
             index = self._index(_view(buf), grid, key)
 
             async def fetch(i: tuple[int, ...]) -> bytes | None:
@@ -119,7 +128,7 @@ class UnitDecoder(DirectArray):
             ENCODERS, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
             for i, data in parts.items()))
 
-    async def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,
+    def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,
                             out: np.ndarray) -> None:
         for i in wanted:
             self._place(None, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)

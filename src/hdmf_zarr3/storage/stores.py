@@ -141,12 +141,12 @@ def open_store(path: str | Path | Store | None, mode: str = "r",
         raise ValueError("a path, a URL or a zarr Store is required")
     if isinstance(path, Store):
         store, location = path, _store_location(path)
-        present = _root_remote(store, location or repr(store)) or False
+        present = _read_root(store, location or repr(store)) or False
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
             store, location = _remote_store(text, mode, storage_options), locations.absolute(text)
-            root = _root_remote(store, location)  # the root document: whether the file exists, and its metadata
+            root = _read_root(store, location)  # whether the file exists, and its metadata, in one request
             present = root if root is not None else False
         else:
             location = locations.local_path(text)
@@ -203,7 +203,7 @@ def _remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     return ObjectStore(backend, read_only=(mode == "r"))
 
 
-def _root_remote(store: Store, location: str) -> bytes | None:
+def _read_root(store: Store, location: str) -> bytes | None:
     """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
     from zarr.core.buffer import default_buffer_prototype
 
