@@ -8,7 +8,6 @@ iteration, ``append``, and references resolved only when they are read.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +19,8 @@ from .compat import h5py_lock_released
 from .errors import ModeError
 from .format import dtypes as D
 from .format import references as R
-from .format import values as V
+from .format.dialects import ArrayLayout
+from .format.documents import grid_shape
 from .format.layout_policy import inner_layout
 from .storage import nodes
 from .storage.direct_read import UnitDecoder, read_key
@@ -35,11 +35,12 @@ SMALL_BYTES = 1 << 20
 class ZarrDataset(HDMFDataset):
     """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand."""
 
-    def __init__(self, io: ZarrIO, path: str, doc: dict[str, Any], storage: D.StorageType):
+    def __init__(self, io: ZarrIO, path: str, doc: dict[str, Any], layout: ArrayLayout):
         self._io = io
         self._path = path
         self._doc = doc
-        self.storage = storage
+        self.layout = layout
+        self.storage = layout.storage
         self._array: zarr.Array | None = None
         self._cache: np.ndarray | None = None  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
@@ -98,7 +99,7 @@ class ZarrDataset(HDMFDataset):
 
     @property
     def _grid(self) -> tuple[int, ...]:
-        return tuple(self._doc["chunk_grid"]["configuration"]["chunk_shape"])
+        return grid_shape(self._doc)
 
     @property
     def nbytes(self) -> int:
@@ -126,7 +127,7 @@ class ZarrDataset(HDMFDataset):
             if self._cache is None:
                 with h5py_lock_released():
                     whole = self.dataset[...]
-                self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
+                self._cache = self._text(whole)
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
         direct = None if orthogonal else self._direct_read(key)
@@ -135,16 +136,26 @@ class ZarrDataset(HDMFDataset):
         with h5py_lock_released():
             res = self.dataset.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else self.dataset[key]
         if isinstance(res, np.ndarray):
-            if res.dtype.kind == "T":
-                res = res.astype(object)
+            res = self._text(res)
             if res.ndim == 0:
                 res = res[()]
+        elif isinstance(res, bytes) and self.storage.kind == "string":
+            res = res.decode("utf-8")
         return res
 
+    def _text(self, values: np.ndarray) -> np.ndarray:
+        """Strings as an object array of ``str`` (zarr gives StringDType; Zarr v2 bytes give ``bytes``)."""
+        if values.dtype.kind == "T":
+            return values.astype(object)
+        if values.dtype.kind == "O" and self.storage.kind == "string":
+            flat = [v.decode("utf-8") if isinstance(v, bytes) else v for v in values.ravel().tolist()]
+            return np.array(flat, dtype=object).reshape(values.shape)
+        return values
+
     def _prime(self, whole: np.ndarray) -> None:
-        """Take the whole content of a small single-chunk array read ahead of time."""
-        if self._small():
-            self._cache = whole.astype(object) if whole.dtype.kind == "T" else whole
+        """Take the whole content of an array read ahead of time (small, or decoded only that way)."""
+        if self.layout.objects or self._small():
+            self._cache = self._text(whole)
 
     def _direct_read(self, key: Any) -> Any:
         """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
@@ -240,7 +251,9 @@ class _ResolvingDataset(ZarrDataset):
 
     def invert(self) -> _ResolvingDataset:
         cls = self.get_inverse_class()
-        return cls(self._io, self._path, self._doc, self.storage)
+        inverse = cls(self._io, self._path, self._doc, self.layout)
+        inverse._cache = self._cache
+        return inverse
 
     def resolve(self, manager: Any = None) -> Any:
         return self[:]
@@ -254,7 +267,7 @@ class _ReferenceDataset(_ResolvingDataset):
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):
             return [self._convert(x) for x in raw]
-        return self._resolve(R.decode_element(raw, self._path))
+        return self._resolve(self._io._dialect.reference(raw, self.layout, self._path))
 
 
 class BuilderReferenceDataset(_ReferenceDataset, BuilderResolver):
@@ -294,13 +307,7 @@ class _CompoundDataset(_ResolvingDataset):
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):
             return [self._convert(x) for x in raw]
-        try:
-            obj = json.loads(raw)
-        except (TypeError, ValueError) as exc:
-            from .errors import FormatError
-
-            raise FormatError(f"compound row is not valid JSON: {str(raw)[:80]!r}", self._path) from exc
-        values = V.decode_row(obj, self.storage.fields, self._path)
+        values = self._io._dialect.row(raw, self.layout, self._path)
         return tuple(self._resolve(v) if isinstance(v, R.Reference) or
                      (v is None and f.dtype in D.REFERENCE_DTYPES) else v
                      for f, v in zip(self.storage.fields, values))
@@ -320,10 +327,10 @@ class ContainerCompoundDataset(_CompoundDataset, ContainerResolver):
         return BuilderCompoundDataset
 
 
-def wrap(io: ZarrIO, path: str, doc: dict[str, Any], storage: D.StorageType) -> ZarrDataset:
-    """The lazy dataset class for a stored array of the given storage type."""
-    if storage.kind == "reference":
-        return BuilderReferenceDataset(io, path, doc, storage)
-    if storage.kind == "rows":
-        return BuilderCompoundDataset(io, path, doc, storage)
-    return ZarrDataset(io, path, doc, storage)
+def wrap(io: ZarrIO, path: str, doc: dict[str, Any], layout: ArrayLayout) -> ZarrDataset:
+    """The lazy dataset class for a stored array of the given layout."""
+    if layout.storage.kind == "reference":
+        return BuilderReferenceDataset(io, path, doc, layout)
+    if layout.storage.kind == "rows":
+        return BuilderCompoundDataset(io, path, doc, layout)
+    return ZarrDataset(io, path, doc, layout)

@@ -18,6 +18,15 @@ class FormatError(HdmfZarrError, ValueError):
     """The store holds something this format does not allow (corrupt or foreign metadata)."""
 
 
+class UnsafeDataError(FormatError):
+    """The store asks for something that could run code or escape the file (e.g. a pickle naming an
+    arbitrary callable); it is refused, never executed."""
+
+
+class DialectError(FormatError):
+    """The store is Zarr, but not an HDMF file in any convention this package reads."""
+
+
 class UnsupportedDataError(HdmfZarrError, TypeError):
     """A value handed to the writer has a type or dtype the format cannot store."""
 

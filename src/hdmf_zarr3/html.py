@@ -6,6 +6,8 @@ from typing import Any
 
 from hdmf.utils import generate_array_html_repr, get_basic_array_info
 
+from .format.documents import grid_shape
+
 
 def _size(n: int) -> str:
     value = float(n)
@@ -21,7 +23,7 @@ def describe(dataset: Any) -> dict[str, Any]:
     doc = dataset._doc
     codecs = doc.get("codecs", [])
     shards = None
-    chunk_shape = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
+    chunk_shape = grid_shape(doc)
     if codecs and codecs[0].get("name") == "sharding_indexed":
         shards = chunk_shape
         chunk_shape = tuple(codecs[0]["configuration"]["chunk_shape"])
@@ -32,7 +34,7 @@ def describe(dataset: Any) -> dict[str, Any]:
     except Exception:  # a store that cannot list its keys
         stored = None
     info = {
-        "Zarr data type": doc["data_type"] if isinstance(doc["data_type"], str) else doc["data_type"]["name"],
+        "Zarr data type": _data_type(doc),
         "HDMF dtype (zarr_dtype)": dataset.storage.zarr_dtype,
         "Chunk shape": chunk_shape,
         "Shard shape": shards,
@@ -53,3 +55,9 @@ def dataset_html(dataset: Any) -> str:
         info.update(describe(dataset))
         return generate_array_html_repr(info, dataset, "Zarr v3 array")
     return generate_array_html_repr(info, dataset, type(dataset).__name__)
+
+
+def _data_type(doc: dict[str, Any]) -> str:
+    if doc.get("zarr_format") == 2:
+        return f"{doc.get('dtype')} (Zarr v2)"
+    return doc["data_type"] if isinstance(doc["data_type"], str) else doc["data_type"]["name"]

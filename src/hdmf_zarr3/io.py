@@ -18,9 +18,12 @@ from zarr.storage import LocalStore
 
 from . import compat, dask_io, dataio_bridge, spec_io
 from .datasets import ZarrDataset
-from .errors import FormatError, FormatVersionError, ModeError
+from .errors import FormatError, ModeError
 from .externals import ForeignFiles
+from .format import dialects
 from .format import names as N
+from .format.dialects import Dialect
+from .format.dialects.native import NativeDialect
 from .format.references import Reference
 from .html import dataset_html
 from .read import BuilderReader
@@ -64,6 +67,7 @@ class ZarrIO(HDMFIO):
         self._mode = mode
         self._storage_options = storage_options
         self._handle: StoreHandle | None = None
+        self._dialect: Dialect | None = None
         self._root: GroupBuilder | None = None
         self._reader: BuilderReader | None = None
         self._foreign_files = ForeignFiles(self)  # files this one links or refers into
@@ -96,8 +100,7 @@ class ZarrIO(HDMFIO):
             self._handle = opened if opened is not None else open_store(self._path, self._mode,
                                                                         self._storage_options)
             self._opened = None
-            if self._mode not in CREATE_MODES:
-                self._check_format_version()
+            self._dialect = _dialect_of(self._handle)
 
     def close(self) -> None:
         if getattr(self, "_foreign_files", None) is not None:
@@ -115,16 +118,17 @@ class ZarrIO(HDMFIO):
             raise UnsupportedOperation(f"Cannot access closed Zarr file '{self.source}'")
         return self._handle
 
-    def _check_format_version(self) -> None:
-        attrs = self._handle.documents().get("/", {}).get("attributes", {})
-        version = attrs.get(N.FORMAT_ATTR)
-        if version is not None and N.parse_version(version)[0] not in N.READABLE_MAJOR_VERSIONS:
-            raise FormatVersionError(f"written with format version {version}; this hdmf_zarr3 reads "
-                                     f"{', '.join(sorted(N.READABLE_MAJOR_VERSIONS))}.x", "/")
+    @property
+    def dialect(self) -> str:
+        """The convention the file was written in: ``"hdmf_zarr3"``, ``"hdmf-zarr 0.14"`` or
+        ``"hdmf-zarr <=0.13 (Zarr v2)"``."""
+        self._require_open()
+        return self._dialect.name
 
     @property
     def _documents(self) -> dict[str, dict[str, Any]]:
-        return self._require_open().documents()
+        self._require_open()
+        return self._dialect.documents
 
     @property
     def root_object_id(self) -> str | None:
@@ -145,21 +149,20 @@ class ZarrIO(HDMFIO):
         if file is None and io is not None:
             file = io._file
         handle = file if file is not None else open_store(path, "r", kwargs.pop("storage_options", None))
-        return spec_io.load_namespaces(handle, namespace_catalog, namespaces)
+        return spec_io.load_namespaces(handle, _dialect_of(handle).documents, namespace_catalog, namespaces)
 
     def load_namespaces_io(self, namespace_catalog: NamespaceCatalog | TypeMap,
                            namespaces: list[str] | None = None) -> dict:
-        return spec_io.load_namespaces(self._require_open(), namespace_catalog, namespaces)
+        return spec_io.load_namespaces(self._require_open(), self._documents, namespace_catalog, namespaces)
 
     @staticmethod
     def can_read(path: str | Path, storage_options: dict[str, Any] | None = None) -> bool:
-        """True if ``path`` is a Zarr v3 store whose root is a group."""
+        """True if ``path`` is an HDMF file in Zarr this package reads (any of its dialects)."""
         try:
-            handle = open_store(path, "r", storage_options)
-            doc = handle.documents().get("/")
+            _dialect_of(open_store(path, "r", storage_options))
         except Exception:
             return False
-        return doc is not None and doc.get("node_type") == "group"
+        return True
 
     # --- writing ------------------------------------------------------------------------------
     def write(self, container: Container, cache_spec: bool = True, link_data: bool = True,
@@ -258,7 +261,8 @@ class ZarrIO(HDMFIO):
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""
         if self._root is None:
-            reader = BuilderReader(self, self._require_open().documents())
+            self._require_open()
+            reader = BuilderReader(self, self._dialect)
             self._root = reader.read()
             self._reader = reader
         return self._root
@@ -318,3 +322,16 @@ class ZarrIO(HDMFIO):
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset)
 
+
+def _dialect_of(handle: StoreHandle) -> Dialect:
+    """The dialect of an open file; a new (or empty) file is written in ours. Foreign dialects are
+    read-only: changing one in place would mix conventions."""
+    documents = handle.documents()
+    if handle.mode in CREATE_MODES or not documents:
+        return NativeDialect(documents)
+    name = locations.basename(handle.location) if handle.location else None
+    dialect = dialects.detect(documents, name, what=handle.location or "store")
+    if handle.writable and not dialect.writable:
+        raise ModeError(f"this file was written by {dialect.name}, which hdmf_zarr3 reads but does not change in "
+                        f"place; open it with mode 'r', or convert it first: hdmf_zarr3.convert(src, dst)", "/")
+    return dialect

@@ -22,6 +22,8 @@ from .errors import FormatError
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
+from .format.dialects import ArrayLayout, Dialect
+from .format.documents import grid_shape
 from .format.references import Reference, decode_links
 from .storage import nodes
 
@@ -45,9 +47,10 @@ def children_index(documents: dict[str, dict[str, Any]]) -> dict[str, list[str]]
 class BuilderReader:
     """Builds the GroupBuilder tree of one file from its node documents."""
 
-    def __init__(self, io: ZarrIO, documents: dict[str, dict[str, Any]]):
+    def __init__(self, io: ZarrIO, dialect: Dialect):
         self.io = io
-        self.docs = documents
+        self.dialect = dialect
+        self.docs = documents = dialect.documents
         self.children = children_index(documents)
         self.built: dict[str, Builder] = {}
         self._deferred: list[tuple[Builder, str, dict[str, Any]]] = []
@@ -66,6 +69,10 @@ class BuilderReader:
         for builder, path, attrs in self._deferred:
             self._finish(builder, path, attrs)
         self._deferred.clear()
+        if not self.dialect.typed_attributes:
+            from .format import spec_dtypes
+
+            spec_dtypes.restore(root, self.io.manager.namespace_catalog)
         return root
 
     def _prefetch_scalars(self) -> dict[str, Any]:
@@ -75,13 +82,14 @@ class BuilderReader:
         cost a round trip per table. Batched, ``read()`` costs a constant number of round trips.
         """
         store = self.io._handle.store
-        items = [(p, d) for p, d in self.docs.items()
-                 if d["node_type"] == "array" and d.get("shape") == [] and not self._ignored(p)]
-        tiny = [] if nodes.local_io(store) else [(p, d) for p, d in self.docs.items()
-                                                  if d["node_type"] == "array" and _tiny(d) and not self._ignored(p)]
-        values = nodes.read_arrays(store, items + tiny)
-        self.prefetched = {p: v for (p, _), v in zip(tiny, values[len(items):]) if v is not None}
-        return {p: v for (p, _), v in zip(items, values)}
+        arrays = [(p, d) for p, d in self.docs.items() if d["node_type"] == "array" and not self._ignored(p)]
+        items = [(p, d) for p, d in arrays if self.dialect.layout(p).scalar]
+        # arrays only a whole read decodes (object arrays of Zarr v2 files), and on remote stores tiny ones
+        ahead = [(p, d) for p, d in arrays if not self.dialect.layout(p).scalar and
+                 (self.dialect.layout(p).objects or (not nodes.local_io(store) and _tiny(d)))]
+        values = nodes.read_arrays(store, items + ahead)
+        self.prefetched = {p: v for (p, _), v in zip(ahead, values[len(items):]) if v is not None}
+        return {p: _squeeze(v) for (p, _), v in zip(items, values)}
 
     def _ignored(self, path: str) -> bool:
         return any(path == i or path.startswith(i + "/") for i in self.ignore)
@@ -108,13 +116,12 @@ class BuilderReader:
     def _dataset(self, path: str, scalars: dict[str, Any]) -> DatasetBuilder:
         doc = self.docs[path]
         attrs = doc["attributes"]
-        if N.DTYPE_ATTR not in attrs:
-            raise FormatError(f"array has no '{N.DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
-        storage = D.from_attribute(attrs[N.DTYPE_ATTR], doc.get("data_type"), path)
+        layout = self.dialect.layout(path)
+        storage = layout.storage
         if path in scalars:
-            data: Any = self._scalar(path, scalars[path], storage)
+            data: Any = self._scalar(path, scalars[path], layout)
         else:
-            data = wrap(self.io, path, doc, storage)
+            data = wrap(self.io, path, doc, layout)
             if path in self.prefetched and hasattr(data, "_prime"):
                 data._prime(self.prefetched[path])
         pending = _has_lazy(data)
@@ -130,21 +137,18 @@ class BuilderReader:
         self.io._mark_written(builder)
         return builder
 
-    def _scalar(self, path: str, raw: Any, storage: D.StorageType) -> Any:
+    def _scalar(self, path: str, raw: Any, layout: ArrayLayout) -> Any:
+        storage = layout.storage
         if storage.kind == "struct":  # as h5py: a 0-d structured array, not np.void
             return np.asarray(raw, dtype=storage.numpy_dtype).reshape(())
         value = raw[()] if isinstance(raw, np.ndarray) else raw
         if storage.kind == "string":
-            return str(value)
+            return value.decode("utf-8") if isinstance(value, bytes) else str(value)
         if storage.kind == "reference":
-            from .format.references import decode_element
-
-            ref = decode_element(str(value), path)
+            ref = self.dialect.reference(value, layout, path)
             return None if ref is None else _LazyReference(self, ref, path)
         if storage.kind == "rows":
-            import json
-
-            values = V.decode_row(json.loads(str(value)), storage.fields, path)
+            values = self.dialect.row(value, layout, path)
             return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
         return value
 
@@ -201,6 +205,13 @@ class BuilderReader:
         return self.io._external_builder(ref, where, missing_ok)
 
 
+def _squeeze(value: Any) -> Any:
+    """A 0-d value stored as one element of shape (1,) (hdmf-zarr <= 0.13's scalars), as 0-d."""
+    if isinstance(value, np.ndarray) and value.shape == (1,):
+        return value.reshape(())
+    return value
+
+
 def _has_lazy(data: Any) -> bool:
     return isinstance(data, _LazyReference) or (
         isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data))
@@ -221,8 +232,8 @@ TINY_BYTES = 64 * 1024
 
 
 def _tiny(doc: dict[str, Any]) -> bool:
-    shape, grid = doc.get("shape") or [], doc.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
-    if not shape or shape != grid or 0 in shape:
+    shape = doc.get("shape") or []
+    if not shape or doc.get("zarr_format") == 2 or shape != list(grid_shape(doc)) or 0 in shape:
         return False
     data_type = doc.get("data_type")
     size = np.dtype(data_type).itemsize if isinstance(data_type, str) and data_type not in ("string", "bytes") \

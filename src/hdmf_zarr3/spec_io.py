@@ -70,8 +70,9 @@ def cached_versions(documents: dict[str, dict[str, Any]]) -> tuple[str | None, d
     return base, {ns: S.latest_version(v) for ns, v in found.items()}
 
 
-def load_namespaces(handle: StoreHandle, catalog: Any, namespaces: list[str] | None) -> dict:
-    documents = handle.documents()
+def load_namespaces(handle: StoreHandle, documents: dict[str, dict[str, Any]], catalog: Any,
+                    namespaces: list[str] | None) -> dict:
+    """Load the namespaces cached in a file (``documents``: its node documents, in our convention)."""
     base, versions = cached_versions(documents)
     if base is None:
         return {}
@@ -85,9 +86,16 @@ def load_namespaces(handle: StoreHandle, catalog: Any, namespaces: list[str] | N
              if posixpath.dirname(p) in groups.values() and d["node_type"] == "array"]
     texts: dict[str, dict[str, Any]] = {group: {} for group in groups.values()}
     for (path, _), value in zip(items, nodes.read_arrays(handle.store, items)):
-        texts[posixpath.dirname(path)][posixpath.basename(path)] = value[()] if hasattr(value, "shape") else value
+        texts[posixpath.dirname(path)][posixpath.basename(path)] = _text(value)
     readers = {ns: ZarrSpecReader(handle, group, texts[group]) for ns, group in groups.items()}
     return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+
+
+def _text(value: Any) -> Any:
+    """The one string a spec document array holds (0-d; one element in hdmf-zarr <= 0.13 files)."""
+    if hasattr(value, "shape") and getattr(value, "size", 0) == 1:
+        value = value.reshape(())[()]
+    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None:

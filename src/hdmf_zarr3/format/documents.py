@@ -79,3 +79,10 @@ def array_document(
 def chunk_key(coords: Sequence[int]) -> str:
     """Key of a chunk relative to its array (default encoding, ``/`` separator; ``c`` for 0-d)."""
     return "/".join(["c", *map(str, coords)])
+
+
+def grid_shape(doc: dict[str, Any]) -> tuple[int, ...]:
+    """The chunk (or shard) grid of an array document, Zarr v3 or v2."""
+    if doc.get("zarr_format") == 2:
+        return tuple(doc["chunks"])
+    return tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])

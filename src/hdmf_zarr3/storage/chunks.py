@@ -73,7 +73,7 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     from zarr.core.dtype import parse_dtype
 
     shape = tuple(doc["shape"])
-    if shape != tuple(doc["chunk_grid"]["configuration"]["chunk_shape"]) or 0 in shape:
+    if doc.get("zarr_format") == 2 or shape != tuple(doc["chunk_grid"]["configuration"]["chunk_shape"]) or 0 in shape:
         return None
     codecs = doc["codecs"]
     decoders = [_bytes_to_bytes(c) for c in codecs[1:]]

@@ -45,6 +45,14 @@ def absolute(location: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc}{path if path != '/' else ''}"
 
 
+def basename(location: str) -> str:
+    """The last component of a path or URL (the file's own name)."""
+    location = absolute(location).rstrip("/")
+    if not is_url(location):
+        return os.path.basename(location)
+    return posixpath.basename(urlsplit(location).path.rstrip("/"))
+
+
 def parent(location: str) -> str:
     """The directory (or URL prefix) holding ``location``."""
     location = absolute(location)

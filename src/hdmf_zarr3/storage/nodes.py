@@ -156,27 +156,37 @@ async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) ->
 def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[np.ndarray]:
     """Read whole (small) arrays, e.g. every scalar dataset of a file at once.
 
+    Object arrays of Zarr v2 files (Pickle or JSON codec) are decoded safely by :mod:`.v2`.
     Single-chunk arrays on stores with synchronous I/O are read and decoded in this thread; the rest
     are read concurrently through zarr.
     """
     from zarr.abc.store import _store_supports_sync_io
 
+    from . import v2
     from .chunks import decode_single_chunk
 
     if not items:
         return []
     out: list[Any] = [None] * len(items)
+    objects = [i for i, (_, doc) in enumerate(items) if v2.is_object_array(doc)]
+    for i, value in zip(objects, v2.read_object_arrays(store, [items[i] for i in objects]) if objects else []):
+        out[i] = value
+    todo = [i for i in range(len(items)) if not v2.is_object_array(items[i][1])]
     rest = []
     if _store_supports_sync_io(store):
         proto = default_buffer_prototype()
-        for i, (path, doc) in enumerate(items):
+        for i in todo:
+            path, doc = items[i]
+            if doc.get("zarr_format") == 2:
+                rest.append(i)
+                continue
             key = store_key(path, chunk_key([0] * len(doc["shape"])))
             buf = store.get_sync(key, prototype=proto)
             out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
             if out[i] is None:
                 rest.append(i)
     else:
-        rest = list(range(len(items)))
+        rest = todo
     for i, value in zip(rest, sync(_read_arrays(store, [items[i] for i in rest])) if rest else []):
         out[i] = value
     return out

@@ -63,16 +63,23 @@ class StoreHandle:
     def documents(self) -> dict[str, dict[str, Any]]:
         """Every node document of the store (read once, then kept current by our own writes).
 
-        A consolidated root holds them all (one request); otherwise the store is listed.
+        A consolidated root holds them all (one request); otherwise the store is listed. A Zarr v2
+        store gives its v2 documents (see :mod:`.v2`), read as they are.
         """
         if self._documents is None:
+            from . import v2
             from .nodes import check_document, parse_document, read_documents, read_root
 
             raw, self._root_bytes = self._root_bytes, None
             root = parse_document(raw, "/") if raw is not None else read_root(self.store)
             expanded = consolidated.expand(root, check_document) if root is not None else None
             self._consolidated_on_disk = expanded is not None
-            self._documents = expanded if expanded is not None else read_documents(self.store)
+            if expanded is not None:
+                self._documents = expanded
+            elif root is not None:
+                self._documents = read_documents(self.store)
+            else:  # no Zarr v3 root: a Zarr v2 store (hdmf-zarr <= 0.13), or nothing
+                self._documents = v2.read_documents(self.store) or {}
         return self._documents
 
     def will_change(self) -> None:
@@ -121,8 +128,14 @@ class StoreHandle:
 
 
 def exists(store: Store) -> bool:
-    """True if ``store`` holds a Zarr node at its root."""
-    return bool(sync(store.exists("zarr.json")))
+    """True if ``store`` holds a Zarr node at its root (format 3, or format 2 as older writers made)."""
+    return bool(sync(store.exists("zarr.json"))) or _v2_present(store)
+
+
+def _v2_present(store: Store) -> bool:
+    from .v2 import ZARRAY, ZGROUP, ZMETADATA
+
+    return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
 
 
 def open_store(path: str | Path | Store | None, mode: str = "r",
@@ -141,13 +154,13 @@ def open_store(path: str | Path | Store | None, mode: str = "r",
         raise ValueError("a path, a URL or a zarr Store is required")
     if isinstance(path, Store):
         store, location = path, _store_location(path)
-        present = _read_root(store, location or repr(store)) or False
+        present = _read_root(store, location or repr(store)) or _v2_present(store)
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
             store, location = _remote_store(text, mode, storage_options), locations.absolute(text)
             root = _read_root(store, location)  # whether the file exists, and its metadata, in one request
-            present = root if root is not None else False
+            present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
             if location.endswith(".zip"):

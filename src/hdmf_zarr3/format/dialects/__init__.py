@@ -1,0 +1,180 @@
+"""Dialects: the conventions other HDMF writers used, mapped onto this package's own model.
+
+Three conventions store HDMF files in Zarr:
+
+=====================  ==========  ==================================================================
+dialect                Zarr        recognised by
+=====================  ==========  ==================================================================
+``hdmf_zarr3``         v3          root attribute ``hdmf_zarr3_format`` (this package; :mod:`.native`)
+``hdmf-zarr 0.14``     v3          ``_DTYPE`` / ``_LINKS`` / ``_REFERENCE`` attributes (:mod:`.hdmf_zarr_v3`)
+``hdmf-zarr ≤0.13``    v2          ``.zgroup`` at the root, ``zarr_dtype`` attributes (:mod:`.hdmf_zarr_v2`)
+=====================  ==========  ==================================================================
+
+A dialect is pure code: given the node documents of a store (``zarr.json`` documents, or the v2
+documents of :mod:`hdmf_zarr3.storage.v2`) it yields
+
+- the same documents with their *attributes* rewritten into this package's convention (typed
+  attribute envelopes, ``zarr_link`` link records, reference records whose ``source`` is relative
+  to the directory holding the file), which the shared reader then reads;
+- for every array, an :class:`ArrayLayout`: the HDMF dtype and how elements are stored;
+- the decoding of one stored reference element or compound row into :class:`Reference` values.
+
+:func:`detect` picks the dialect of a store, or raises a :class:`DialectError` saying what the store
+is and what to do with it.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from ...errors import DialectError, FormatError
+from .. import dtypes as D
+from .. import values as V
+from ..names import SAME_FILE, normalize
+from ..references import Reference, decode_element
+
+#: How one object reference is stored in an array: a JSON record string (ours), a plain in-file
+#: path string (hdmf-zarr 0.14) or a decoded record dict (hdmf-zarr ≤0.13 object codecs).
+ReferenceForm = Literal["json", "path", "record"]
+
+
+@dataclass(frozen=True)
+class ArrayLayout:
+    """How one stored array holds its HDMF dataset."""
+
+    storage: D.StorageType
+    #: A 0-d dataset (stored 0-d, or as one element with hdmf-zarr ≤0.13's ``"scalar"`` marker).
+    scalar: bool = False
+    references: ReferenceForm = "json"
+    #: Elements decoded by :func:`hdmf_zarr3.storage.v2.read_object_arrays` (read whole, eagerly).
+    objects: bool = False
+
+
+class Dialect:
+    """The native dialect's behaviour; foreign dialects override what differs."""
+
+    name = "hdmf_zarr3"
+    #: Whether files of this dialect may be changed in place (``r+``/``a``).
+    writable = True
+    #: Whether attribute numbers keep their numpy type (if not, the reader restores it from the spec).
+    typed_attributes = True
+
+    def __init__(self, raw: dict[str, dict[str, Any]], store_name: str | None = None):
+        self.raw = raw
+        self.store_name = store_name
+        self.documents = self.translate(raw)
+        self._layouts: dict[str, ArrayLayout] = {}
+
+    # --- overridden by dialects -------------------------------------------------------------------
+    def translate(self, raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The documents with attributes in this package's convention (the native ones as they are)."""
+        return raw
+
+    def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
+        from ..names import DTYPE_ATTR
+
+        attrs = doc["attributes"]
+        if DTYPE_ATTR not in attrs:
+            raise FormatError(f"array has no '{DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
+        storage = D.from_attribute(attrs[DTYPE_ATTR], doc.get("data_type"), path)
+        return ArrayLayout(storage, scalar=doc.get("shape") == [])
+
+    def source(self, source: str) -> str:
+        """A link or reference ``source`` as this package reads it (relative to the file's directory)."""
+        return source
+
+    # --- shared -----------------------------------------------------------------------------------
+    def layout(self, path: str) -> ArrayLayout:
+        found = self._layouts.get(path)
+        if found is None:
+            found = self._layouts[path] = self._layout(path, self.documents[path])
+        return found
+
+    def reference(self, raw: Any, layout: ArrayLayout, where: str) -> Reference | None:
+        """The reference one stored element holds (``None`` for a null reference)."""
+        if isinstance(raw, np.ndarray) and raw.ndim == 0:
+            raw = raw[()]
+        if layout.references == "json":
+            return decode_element(raw, where)
+        if layout.references == "path":
+            return _path_reference(raw, where)
+        if raw is None:
+            return None
+        if not isinstance(raw, dict):
+            raise FormatError(f"reference element must be a record, got {type(raw).__name__}", where)
+        return Reference.from_json({**raw, "source": self.source(str(raw.get("source", SAME_FILE)))}, where)
+
+    def row(self, raw: Any, layout: ArrayLayout, where: str) -> list[Any]:
+        """Field values of one stored compound row; references as :class:`Reference` (or ``None``)."""
+        fields = layout.storage.fields
+        if layout.references == "json":
+            try:
+                obj = json.loads(raw)
+            except (TypeError, ValueError) as exc:
+                raise FormatError(f"compound row is not valid JSON: {str(raw)[:80]!r}", where) from exc
+            return V.decode_row(obj, fields, where)
+        values = list(raw.tolist() if isinstance(raw, np.void) else raw)
+        if len(values) != len(fields):
+            raise FormatError(f"compound row has {len(values)} values for {len(fields)} fields", where)
+        out = []
+        for field, value in zip(fields, values):
+            if field.dtype in D.REFERENCE_DTYPES:
+                out.append(self.reference(value, layout, where))
+            elif field.dtype in D.STRING_DTYPES:
+                out.append(value.decode("utf-8") if isinstance(value, bytes) else str(value))
+            else:
+                out.append(np.dtype(field.dtype).type(value))
+        return out
+
+
+def _path_reference(raw: Any, where: str) -> Reference | None:
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8")
+    if not isinstance(raw, str):
+        raise FormatError(f"reference element must be a path string, got {type(raw).__name__}", where)
+    if raw == "":
+        return None
+    if raw.startswith("{"):  # an early hdmf-zarr 0.14 form: a JSON record
+        return decode_element(raw, where)
+    return Reference(SAME_FILE, normalize(raw))
+
+
+def relative_to_parent(source: str, store_name: str | None) -> str:
+    """hdmf-zarr's ``source`` (relative to the store directory itself) made relative to its parent."""
+    if source == SAME_FILE or posixpath.isabs(source) or "://" in source or not store_name:
+        return source
+    joined = posixpath.normpath(posixpath.join(store_name, source))
+    return SAME_FILE if joined == store_name else joined
+
+
+def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, what: str = "store") -> Dialect:
+    """The dialect of a store from its node documents.
+
+    Raises
+    ------
+    DialectError
+        For a store that is Zarr but not an HDMF file in any known convention.
+    FormatVersionError
+        For a file of this package's format written by a newer, incompatible version.
+    """
+    from . import hdmf_zarr_v2, hdmf_zarr_v3, native
+
+    root = raw.get("/")
+    if root is None:
+        raise DialectError(f"{what} holds no Zarr group at its root (no zarr.json, .zgroup or .zmetadata)", "/")
+    version = root.get("zarr_format")
+    if root.get("node_type") != "group":
+        raise DialectError(f"the root of this Zarr v{version} {what} is an array, not a group: it is plain "
+                           "Zarr data, not an HDMF/NWB file; open it with zarr.open_array()", "/")
+    for dialect in (native.NativeDialect, hdmf_zarr_v3.HdmfZarrV3Dialect, hdmf_zarr_v2.HdmfZarrV2Dialect):
+        if dialect.recognises(raw):
+            return dialect(raw, store_name)
+    raise DialectError(
+        f"this Zarr v{version} {what} is not an HDMF/NWB file: none of its nodes carries the attributes "
+        "HDMF backends write (hdmf_zarr3_format, zarr_dtype/zarr_link of hdmf-zarr <=0.13, _DTYPE/_LINKS of "
+        "hdmf-zarr 0.14); open it with zarr.open_group(), or write it with an HDMF backend first", "/")
