@@ -19,11 +19,19 @@ import numcodecs
 import numpy as np
 import pytest
 import zarr
+from full_nwbfile import (
+    EXT_NAMESPACE,
+    SESSION_START,
+    _assert_frames_equal,
+    _tables_by_path,
+    extension_classes,
+    make_full_nwbfile,
+    make_link_target_nwbfile,
+    make_manager,
+)
 from hdmf.testing import TestCase
 from pynwb import NWBHDF5IO, validate
 
-from full_nwbfile import (EXT_NAMESPACE, SESSION_START, _assert_frames_equal, _tables_by_path, extension_classes,
-                          make_full_nwbfile, make_link_target_nwbfile, make_manager)
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
 from hdmf_zarr3.errors import DialectError, FormatVersionError, ModeError, UnsafeDataError
 
