@@ -210,3 +210,42 @@ def test_future_format_version_is_refused(tmp_path):
     (path / "zarr.json").write_text(json.dumps(doc))
     with pytest.raises(FormatVersionError, match=r"format version 2.0.*upgrade hdmf_zarr3"):
         ZarrIO(path, mode="r")
+
+
+# --- conversion ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("entry", FULL, ids=lambda e: e["path"])
+def test_convert_fixture_to_our_format_and_to_hdf5(unpacked, entry, tmp_path):
+    from hdmf_zarr3 import convert
+
+    without = frozenset(entry["without"])
+    native, hdf5 = tmp_path / "native.nwb.zarr", tmp_path / "f.nwb"
+    convert(_path(unpacked, entry), native, progress=True, manager=make_manager())
+    convert(native, hdf5)
+    with NWBZarrIO(native, mode="r", manager=make_manager()) as io:
+        assert io.dialect == "hdmf_zarr3"
+        read = io.read()
+        TestCase().assertContainerEqual(read, make_full_nwbfile(without), ignore_hdmf_attrs=True)
+        # what only the source knew survives: the uint32 attribute's type, the dimension labels
+        assert isinstance(read.get_lab_meta_data("lab_info").session_number, np.uint32)
+        assert io.get_builder("/general/experimenter").dimension_labels == ("num_experimenters",)
+        doc = json.loads((native / "general/experimenter/zarr.json").read_text())
+        assert doc["dimension_names"] == ["num_experimenters"] and "_ARRAY_DIMENSIONS" not in doc["attributes"]
+    with NWBHDF5IO(str(hdf5), mode="r", manager=make_manager()) as io:
+        TestCase().assertContainerEqual(io.read(), make_full_nwbfile(without), ignore_hdmf_attrs=True)
+
+
+@pytest.mark.parametrize("entry", EXTERNAL, ids=lambda e: e["path"])
+def test_convert_keeps_external_links_as_links_and_reads_zips(unpacked, entry, tmp_path):
+    from hdmf_zarr3 import convert
+
+    out = _path(unpacked, entry).parent / f"converted-{entry['name']}.nwb.zarr"
+    convert(_path(unpacked, entry), out)
+    zipped = next(e for e in FULL if e["writer"] == entry["writer"])
+    convert(FIXTURES / zipped["path"], tmp_path / "from-zip.nwb.zarr.zip", manager=make_manager())
+    with NWBZarrIO(tmp_path / "from-zip.nwb.zarr.zip", mode="r", manager=make_manager()) as io:
+        assert io.dialect == "hdmf_zarr3" and len(io.read().electrodes) == 8
+    links = json.loads((out / "acquisition/speed_again/zarr.json").read_text())["attributes"]["zarr_link"]
+    assert {link["source"] for link in links} == {"target.nwb.zarr"}
+    with NWBZarrIO(out, mode="r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["speed_again"].data[:], np.linspace(0.0, 1.0, 20))

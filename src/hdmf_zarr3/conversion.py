@@ -122,13 +122,20 @@ def _path(builder: GroupBuilder | DatasetBuilder) -> str:
 
 def _is_zarr(path: str | Path) -> bool:
     text = os.fspath(path).rstrip("/")
-    return text.endswith(".zarr") or os.path.isdir(text)
+    return text.endswith(ZARR_SUFFIXES) or os.path.isdir(text)
+
+
+#: Paths ending so are Zarr files (a directory, or a zip of one).
+ZARR_SUFFIXES = (".zarr", ".zarr.zip")
 
 
 def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
-    A path ending in ``.zarr`` (or an existing directory) is a Zarr v3 file; anything else is HDF5.
+    A path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr file; anything
+    else is HDF5. A Zarr source may be in any convention this package reads (ours, hdmf-zarr 0.14, or
+    hdmf-zarr <= 0.13's Zarr v2); a Zarr destination is written in ours unless ``io_kwargs`` say
+    ``convention="hdmf-zarr"``.
     Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
     a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, the builders read
     from ``src`` are written as they are, so nothing is rebuilt through containers: region
@@ -147,7 +154,7 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kw
     from .nwb import NWBZarrIO
 
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
-    to_zarr = os.fspath(dst).rstrip("/").endswith(".zarr")
+    to_zarr = os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
     with src_cls(os.fspath(src), mode="r") as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:

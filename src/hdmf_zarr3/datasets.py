@@ -65,6 +65,11 @@ class ZarrDataset(HDMFDataset):
     @property
     def dataset(self) -> zarr.Array:
         """The underlying zarr array (created on first use, without a store round trip)."""
+        if self.layout.objects:
+            from .errors import FormatError
+
+            raise FormatError("an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
+                              "array; read it through this dataset", self._path)
         if self._array is None:
             self._array = nodes.open_array(self._io._handle.store, self._path, self._doc)
         return self._array
@@ -122,6 +127,9 @@ class ZarrDataset(HDMFDataset):
             and all(s <= c for s, c in zip(self.shape, self.chunks))
 
     def _raw(self, key: Any) -> Any:
+        if self.layout.objects:  # decoded whole when the file was read (Zarr v2 object codecs)
+            res = self._cache[key]
+            return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
         if not orthogonal and (self._cache is not None or self._small()):
             if self._cache is None:

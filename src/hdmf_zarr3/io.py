@@ -53,11 +53,15 @@ class ZarrIO(HDMFIO):
     storage_options : dict, optional
         Options of the object store a URL opens (obstore's: ``endpoint``, ``region``,
         ``access_key_id``, ``secret_access_key``, ``skip_signature``, ``client_options``, ...).
+    convention : {"hdmf_zarr3", "hdmf-zarr"}
+        How a new file is written: in this package's format (the default), or in hdmf-zarr 0.14's
+        convention, for tools that read Zarr NWB files only through hdmf-zarr (``pynwb.read_nwb``,
+        nwbinspector). Files are read in whichever convention they were written.
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
                  manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
-                 storage_options: dict[str, Any] | None = None):
+                 storage_options: dict[str, Any] | None = None, convention: str | None = None):
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
@@ -68,6 +72,7 @@ class ZarrIO(HDMFIO):
         self._storage_options = storage_options
         self._handle: StoreHandle | None = None
         self._dialect: Dialect | None = None
+        self._convention = dialects.convention(convention)
         self._root: GroupBuilder | None = None
         self._reader: BuilderReader | None = None
         self._foreign_files = ForeignFiles(self)  # files this one links or refers into
@@ -101,6 +106,9 @@ class ZarrIO(HDMFIO):
                                                                         self._storage_options)
             self._opened = None
             self._dialect = _dialect_of(self._handle)
+            if self._handle.documents() and self._convention.name != dialects.Convention.name \
+                    and self._mode not in CREATE_MODES:
+                raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
 
     def close(self) -> None:
         if getattr(self, "_foreign_files", None) is not None:
@@ -209,7 +217,8 @@ class ZarrIO(HDMFIO):
             self._root = builder
 
     def _cache_spec(self) -> None:
-        spec_io.cache_specifications(self._require_open(), self.manager.namespace_catalog)
+        spec_io.cache_specifications(self._require_open(), self.manager.namespace_catalog,
+                                     self._convention.spec_attributes())
 
     def export(self, src_io: HDMFIO, container: Container | None = None, write_args: dict | None = None,
                cache_spec: bool = True) -> None:

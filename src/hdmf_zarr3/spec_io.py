@@ -98,8 +98,12 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None:
-    """Write every namespace of ``catalog`` not yet cached, then point ``.specloc`` at them."""
+def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog,
+                         attributes: dict[str, Any] | None = None) -> None:
+    """Write every namespace of ``catalog`` not yet cached, then point ``.specloc`` at them.
+
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    """
     documents = handle.documents()
     root = documents.get("/") or docs.group_document({})
     specloc = root["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
@@ -118,7 +122,8 @@ def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog) -> None
         for name, text in writer.documents.items():
             texts[N.join(group, name)] = text
     for path in texts:
-        new_docs[path] = docs.array_document((), _TEXT, {N.DTYPE_ATTR: D.TEXT})
+        new_docs[path] = docs.array_document((), _TEXT, dict({N.DTYPE_ATTR: D.TEXT} if attributes is None
+                                                             else attributes))
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
     if new_docs:

@@ -21,13 +21,13 @@ from zarr.core.buffer import default_buffer_prototype
 
 from . import dask_io, dataio_bridge, hdf5_regions, layouts
 from .datasets import ZarrDataset
-from .encode import encode_values, is_lazy_source, source_shape
+from .encode import is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
-from .format.references import Link, Reference, encode_links
+from .format.references import Link, Reference
 from .refs import ReferenceEncoder
 from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
@@ -72,6 +72,7 @@ class BuilderWriter:
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
+        self.convention = io._convention
 
     # --- walk -------------------------------------------------------------------------------
     def write(self) -> WritePlan:
@@ -89,12 +90,13 @@ class BuilderWriter:
         attrs = self._attributes(builder, path)
         links = [self._link(lb, path) for lb in builder.links.values()] + self._extra_links.pop(path, [])
         if links:
-            attrs[N.LINK_ATTR] = encode_links(links)
+            key, value = self.convention.link_attribute(links)
+            attrs[key] = value
         if path == "/":
             previous = self.io._documents.get("/", {}).get("attributes", {})
             if N.SPECLOC_ATTR in previous:
                 attrs[N.SPECLOC_ATTR] = previous[N.SPECLOC_ATTR]
-            attrs[N.FORMAT_ATTR] = N.FORMAT_VERSION
+            attrs = self.convention.root_attributes(attrs)
         self.plan.groups[path] = docs.group_document(attrs)
         for lb in builder.links.values():
             self.io._mark_written(lb)
@@ -110,7 +112,11 @@ class BuilderWriter:
             if isinstance(value, DataIO):
                 value = value.data
             region = self._region_attribute(builder, path, key, value)
-            out[key] = region if region is not None else V.encode_attribute(value, self.reference_to, f"{path}@{key}")
+            if region is not None and not self.convention.region_attributes():
+                raise UnsupportedDataError(f"the {self.convention.name} convention cannot store region references",
+                                           f"{path}@{key}")
+            out[key] = region if region is not None else self.convention.attribute(value, self.reference_to,
+                                                                                   f"{path}@{key}")
         return out
 
     # --- HDF5 region references (HDMF reads them as whole-dataset references) -----------------
@@ -179,7 +185,7 @@ class BuilderWriter:
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
             self.io._mark_written(builder)
             return
-        raw_regions = hdf5_regions.raw_region_dataset(data)
+        raw_regions = None if isinstance(data, ZarrDataset) else hdf5_regions.raw_region_dataset(data)
         storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
         copies_regions = isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION
         if raw_regions is None and not copies_regions and \
@@ -187,7 +193,12 @@ class BuilderWriter:
             raise UnsupportedDataError("region references are written only from HDF5 region references "
                                        "(a reference builder carries no selection)", path)
         attrs = self._attributes(builder, path)
-        attrs[N.DTYPE_ATTR] = storage.zarr_dtype
+        if (raw_regions is not None or copies_regions) and not self.convention.region_attributes():
+            raise UnsupportedDataError(f"the {self.convention.name} convention cannot store region references", path)
+        attrs.update(self.convention.dataset_attributes(storage))
+        if self.convention.needs_values(storage) and (is_lazy_source(data) or
+                                                      isinstance(data, AbstractDataChunkIterator)):
+            data = _materialize(data)
         if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
             doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks)
             self.plan.arrays[path] = doc
@@ -204,7 +215,7 @@ class BuilderWriter:
             doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
                                       fill_value=layout.fill_value)
-            self.plan.arrays[path] = doc
+            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
@@ -214,17 +225,17 @@ class BuilderWriter:
             doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
                                       fill_value=layout.fill_value)
-            self.plan.arrays[path] = doc
+            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES \
                 else self.plan.chunk_jobs
             jobs.append(self._copy_job(path, doc, data, storage))
         else:
-            values = encode_values(data, storage, self.reference_to, path)
+            values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layouts.choose(path, storage, values.shape, options)
             doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
                                       fill_value=layout.fill_value)
-            self.plan.arrays[path] = doc
+            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         self.io._mark_written(builder)
@@ -287,7 +298,7 @@ class BuilderWriter:
         def encode(block: Any) -> np.ndarray:
             if raw:  # already in stored form (region records copied between Zarr files)
                 return np.asarray(block, dtype=object)
-            return encode_values(block, storage, self.reference_to, path)
+            return self.convention.encode(block, storage, self.reference_to, path)
 
         direct = None if raw else UnitEncoder.for_document(store, path, doc)
 
@@ -316,6 +327,16 @@ class BuilderWriter:
             last[path] = self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
                                                                   progress=self.progress, dimension_names=names)
         handle.put_documents(last)  # final shapes of streams, then the root
+
+
+def _materialize(data: Any) -> Any:
+    """All values of a lazy source or an iterator, in memory (for conventions that size fields by them)."""
+    if isinstance(data, AbstractDataChunkIterator):
+        rows: list = []
+        for chunk in data:
+            rows.extend(list(chunk.data))
+        return rows
+    return data[()] if not data.shape else data[:]
 
 
 def _dimension_names(builder: DatasetBuilder, ndim: int | None) -> list[str | None] | None:

@@ -65,7 +65,9 @@ def check_document(doc: Any, path: str) -> dict[str, Any]:
 
 
 def dump_document(doc: dict[str, Any]) -> bytes:
-    return json.dumps(doc, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    # Our own format never holds bare NaN/Infinity (see format.values); the hdmf-zarr convention
+    # does, as hdmf-zarr and zarr-python write them.
+    return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
 async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:

@@ -135,7 +135,10 @@ def exists(store: Store) -> bool:
 def _v2_present(store: Store) -> bool:
     from .v2 import ZARRAY, ZGROUP, ZMETADATA
 
-    return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
+    try:
+        return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
+    except Exception:  # stores that hold Zarr v3 only (icechunk) refuse v2 keys outright
+        return False
 
 
 def open_store(path: str | Path | Store | None, mode: str = "r",

@@ -81,13 +81,16 @@ def read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
 
 async def _read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
     proto = default_buffer_prototype()
-    consolidated = await store.get(ZMETADATA, prototype=proto)
+    try:
+        consolidated = await store.get(ZMETADATA, prototype=proto)
+        if consolidated is None and not (await store.exists(ZGROUP) or await store.exists(ZARRAY)):
+            return None
+    except Exception:  # stores that hold Zarr v3 only (icechunk) refuse v2 keys outright
+        return None
     if consolidated is not None:
         meta = _load_json(consolidated.to_bytes(), ZMETADATA)
         if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict):
             return documents_from_metadata(meta["metadata"])
-    if not (await store.exists(ZGROUP) or await store.exists(ZARRAY)):
-        return None
     keys = [k async for k in store.list() if k.rpartition("/")[2] in (ZGROUP, ZARRAY, ZATTRS)]
     bufs = await asyncio.gather(*(store.get(k, prototype=proto) for k in keys))
     return documents_from_metadata({k: _load_json(b.to_bytes(), k) for k, b in zip(keys, bufs) if b is not None})

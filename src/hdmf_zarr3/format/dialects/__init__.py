@@ -178,3 +178,71 @@ def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, what: 
         f"this Zarr v{version} {what} is not an HDMF/NWB file: none of its nodes carries the attributes "
         "HDMF backends write (hdmf_zarr3_format, zarr_dtype/zarr_link of hdmf-zarr <=0.13, _DTYPE/_LINKS of "
         "hdmf-zarr 0.14); open it with zarr.open_group(), or write it with an HDMF backend first", "/")
+
+
+class Convention:
+    """How the writer spells a builder tree in Zarr: this package's convention.
+
+    A foreign convention (:class:`.hdmf_zarr_v3.HdmfZarrV3Convention`) overrides what differs. The
+    writer (:mod:`hdmf_zarr3.write`) stays the same for every convention.
+    """
+
+    name = "hdmf_zarr3"
+
+    def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        from ..names import FORMAT_ATTR, FORMAT_VERSION
+
+        return {**attrs, FORMAT_ATTR: FORMAT_VERSION}
+
+    def link_attribute(self, links: list[Any]) -> tuple[str, Any]:
+        """The attribute (name and value) listing a group's links."""
+        from ..names import LINK_ATTR
+        from ..references import encode_links
+
+        return LINK_ATTR, encode_links(links)
+
+    def attribute(self, value: Any, ref: Any, where: str) -> Any:
+        """The JSON of one attribute value (``ref`` turns a container or builder into a Reference)."""
+        return V.encode_attribute(value, ref, where)
+
+    def region_attributes(self) -> bool:
+        """Whether region references can be stored (in attributes and datasets)."""
+        return True
+
+    def dataset_attributes(self, storage: D.StorageType) -> dict[str, Any]:
+        """Reserved attributes recording a dataset's HDMF dtype."""
+        from ..names import DTYPE_ATTR
+
+        return {DTYPE_ATTR: storage.zarr_dtype}
+
+    def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
+        """A dataset's in-memory values as the array stored (see :func:`hdmf_zarr3.encode.encode_values`)."""
+        from ...encode import encode_values
+
+        return encode_values(data, storage, ref, where)
+
+    def needs_values(self, storage: D.StorageType) -> bool:
+        """Whether a dataset's whole values are needed to write its document (not streamed)."""
+        return False
+
+    def finish_document(self, doc: dict[str, Any], storage: D.StorageType, values: Any = None) -> dict[str, Any]:
+        """The array document, adjusted to the convention once its values are known."""
+        return doc
+
+    def spec_attributes(self) -> dict[str, Any]:
+        """Attributes of the arrays holding cached spec documents."""
+        from ..names import DTYPE_ATTR
+
+        return {DTYPE_ATTR: D.TEXT}
+
+
+def convention(name: str | None) -> Convention:
+    """The write convention called ``name`` (``"hdmf_zarr3"``, the default, or ``"hdmf-zarr"``)."""
+    from .hdmf_zarr_v3 import HdmfZarrV3Convention
+
+    if name in (None, "hdmf_zarr3", "hdmf-zarr3"):
+        return Convention()
+    if name in ("hdmf-zarr", "hdmf_zarr", "hdmf-zarr 0.14", "hdmf-zarr-0.14"):
+        return HdmfZarrV3Convention()
+    raise ValueError(f"unknown convention {name!r}: use 'hdmf_zarr3' (this package's) or 'hdmf-zarr' "
+                     "(read by hdmf-zarr 0.14)")

@@ -17,12 +17,19 @@ What it stores, and how it maps (facts from files hdmf-zarr 0.14 wrote; see ``do
 
 from __future__ import annotations
 
+import json
+import posixpath
 from typing import Any
 
-from ...errors import FormatError
+import numpy as np
+
+from ...errors import FormatError, UnsupportedDataError
 from .. import dtypes as D
 from .. import names as N
-from . import ArrayLayout, Dialect, relative_to_parent
+from .. import values as V
+from ..names import SAME_FILE
+from ..references import Reference
+from . import ArrayLayout, Convention, Dialect, relative_to_parent
 
 DTYPE = "_DTYPE"
 LINKS = "_LINKS"
@@ -136,3 +143,156 @@ def _list(value: Any, key: str, path: str) -> list:
 
 def _names(value: Any, ndim: int) -> bool:
     return isinstance(value, list) and len(value) == ndim and all(isinstance(v, str) for v in value)
+
+
+#: hdmf-zarr pads compound string and reference fields to at least this many characters.
+MIN_FIXED_CHARS = 512
+
+
+def relative_to_store(source: str) -> str:
+    """Our ``source`` (relative to the file's directory) as hdmf-zarr's (relative to the store itself)."""
+    if source == SAME_FILE or posixpath.isabs(source) or "://" in source:
+        return source
+    return posixpath.normpath(posixpath.join("..", source))
+
+
+class HdmfZarrV3Convention(Convention):
+    """Writes what hdmf-zarr 0.14 reads (and :class:`HdmfZarrV3Dialect` reads back).
+
+    Its limits are hdmf-zarr's: no region references, no references into other files or null
+    references in datasets, and attribute numbers lose their numpy type.
+    """
+
+    name = "hdmf-zarr"
+
+    def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return dict(attrs)
+
+    def link_attribute(self, links: list[Any]) -> tuple[str, Any]:
+        return LINKS, [{"source": relative_to_store(link.target.source), "path": link.target.path,
+                        "name": link.name} for link in links]
+
+    def region_attributes(self) -> bool:
+        return False
+
+    def attribute(self, value: Any, ref: Any, where: str) -> Any:
+        encoded = V.encode_attribute(value, ref, where)
+        return self._plain(encoded, where)
+
+    def _plain(self, encoded: Any, where: str) -> Any:
+        """Our typed envelopes as hdmf-zarr's plain JSON (their numpy type is lost, as theirs)."""
+        if not isinstance(encoded, dict):
+            return encoded
+        dtype, inner = encoded.get(N.DTYPE_ATTR), encoded.get("value")
+        if dtype == D.OBJECT:
+            if isinstance(inner, list):
+                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a list of references in an attribute",
+                                           where)
+            return {REFERENCE: {"source": relative_to_store(inner["source"]), "path": inner["path"]}}
+        if dtype == D.REGION:
+            raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references", where)
+        return _nonfinite(inner) if dtype in D.NUMERIC_NAMES else inner
+
+    def dataset_attributes(self, storage: D.StorageType) -> dict[str, Any]:
+        if storage.kind == "reference":
+            if storage.zarr_dtype == D.REGION:
+                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references")
+            return {DTYPE: REFERENCE_DTYPE}
+        if storage.kind == "rows":
+            return {REFERENCE_FIELDS: [f.name for f in storage.fields if f.dtype in D.REFERENCE_DTYPES]}
+        if storage.kind == "struct":
+            return {}
+        if storage.kind == "string":
+            return {DTYPE: "str"}
+        return {DTYPE: str(storage.data_type)}
+
+    def needs_values(self, storage: D.StorageType) -> bool:
+        # field widths come from the longest value; references become paths in memory
+        return storage.kind in ("rows", "reference")
+
+    def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
+        from ...encode import encode_values
+
+        def path_of(obj: Any) -> Reference:
+            target = ref(obj)
+            if target.source != SAME_FILE:
+                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store references into other files "
+                                           f"(target {target.path!r} in {target.source!r})", where)
+            return target
+
+        if storage.kind == "reference":
+            encoded = encode_values(data, storage, path_of, where)
+            return _map(encoded, lambda text: _element_path(text, where))
+        if storage.kind == "rows":
+            return _struct_rows(data, storage, path_of, where)
+        return encode_values(data, storage, ref, where)
+
+    def finish_document(self, doc: dict[str, Any], storage: D.StorageType, values: Any = None) -> dict[str, Any]:
+        names = doc.get("dimension_names")
+        if names and all(isinstance(n, str) for n in names):
+            doc["attributes"][ARRAY_DIMENSIONS] = list(names)
+        if storage.kind == "rows":
+            if values is None:
+                raise UnsupportedDataError("hdmf-zarr 0.14 compounds with strings or references need their values")
+            fields = []
+            for f in storage.fields:
+                numpy_field = values.dtype.fields[f.name][0]
+                data_type: Any = f.dtype if f.dtype in D.NUMERIC_NAMES else {
+                    "name": "fixed_length_utf32", "configuration": {"length_bytes": numpy_field.itemsize}}
+                fields.append({"name": f.name, "data_type": data_type})
+            doc["data_type"] = {"name": "struct", "configuration": {"fields": fields}}
+            doc["fill_value"] = {f.name: (0 if f.dtype in D.NUMERIC_NAMES else "") for f in storage.fields}
+            doc["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}},
+                             {"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+        return doc
+
+    def spec_attributes(self) -> dict[str, Any]:
+        return {}
+
+
+def _element_path(text: str, where: str) -> str:
+    if text == "":
+        raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a null reference", where)
+    return json.loads(text)["path"]
+
+
+def _map(values: np.ndarray, fn: Any) -> np.ndarray:
+    out = np.empty(values.shape, dtype=object)
+    flat = out.reshape(-1)
+    for i, v in enumerate(values.reshape(-1)):
+        flat[i] = fn(v)
+    return out
+
+
+def _struct_rows(data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
+    """Compound rows as a numpy structured array: numbers as they are, strings and reference paths
+    as fixed-width unicode (at least MIN_FIXED_CHARS, as hdmf-zarr sizes them)."""
+    from ...encode import encode_values
+
+    rows = [json.loads(r) for r in encode_values(data, storage, ref, where).reshape(-1)]
+    columns: list[list[Any]] = [[] for _ in storage.fields]
+    for row in rows:
+        for i, (field, value) in enumerate(zip(storage.fields, row)):
+            if field.dtype in D.REFERENCE_DTYPES:
+                if value is None:
+                    raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a null reference", where)
+                value = value["path"]
+            columns[i].append(value)
+    dtype = []
+    for field, column in zip(storage.fields, columns):
+        if field.dtype in D.NUMERIC_NAMES:
+            dtype.append((field.name, field.dtype))
+        else:
+            dtype.append((field.name, f"U{max([MIN_FIXED_CHARS] + [len(v) for v in column])}"))
+    scalar = isinstance(data, (tuple, np.void)) and not (len(data) and isinstance(data[0], (tuple, list, np.void)))
+    out = np.array([tuple(r) for r in zip(*columns)] if rows else [], dtype=dtype)
+    return out.reshape(()) if scalar and out.shape == (1,) else out
+
+
+def _nonfinite(value: Any) -> Any:
+    """Our ``"NaN"``/``"Infinity"`` tokens as the floats hdmf-zarr writes (bare JSON tokens)."""
+    if isinstance(value, list):
+        return [_nonfinite(v) for v in value]
+    if value in ("NaN", "Infinity", "-Infinity"):
+        return float(value.replace("Infinity", "inf"))
+    return value
