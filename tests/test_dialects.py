@@ -180,21 +180,21 @@ def test_plain_zarr_v3_group_is_not_an_hdmf_file(tmp_path):
     root = zarr.open_group(tmp_path / "plain.zarr", mode="w")
     root.create_array("x", shape=(3,), dtype="int32")
     root.attrs["units"] = "m"
-    with pytest.raises(DialectError, match=r"Zarr v3 .*not an HDMF/NWB file.*zarr.open_group"):
+    with pytest.raises(DialectError, match=r"plain.zarr is a Zarr v3 store but not an HDMF/NWB file.*zarr.open_group"):
         ZarrIO(tmp_path / "plain.zarr", mode="r")
     assert not ZarrIO.can_read(tmp_path / "plain.zarr")
 
 
 def test_plain_zarr_array_is_not_an_hdmf_file(tmp_path):
     zarr.create_array(tmp_path / "array.zarr", shape=(3,), dtype="int32")
-    with pytest.raises(DialectError, match=r"root .* is an array.*zarr.open_array"):
+    with pytest.raises(DialectError, match=r"array.zarr is a Zarr v3 array, not a group.*zarr.open_array"):
         ZarrIO(tmp_path / "array.zarr", mode="r")
 
 
 def test_zarr_v2_store_that_is_not_hdmf(tmp_path):
     root = zarr.open_group(tmp_path / "v2.zarr", mode="w", zarr_format=2)
     root.create_array("x", shape=(3,), dtype="int32")
-    with pytest.raises(DialectError, match=r"Zarr v2 .*not an HDMF/NWB file"):
+    with pytest.raises(DialectError, match=r"v2.zarr is a Zarr v2 store but not an HDMF/NWB file"):
         ZarrIO(tmp_path / "v2.zarr", mode="r")
 
 
@@ -249,3 +249,13 @@ def test_convert_keeps_external_links_as_links_and_reads_zips(unpacked, entry, t
     assert {link["source"] for link in links} == {"target.nwb.zarr"}
     with NWBZarrIO(out, mode="r") as io:
         np.testing.assert_array_equal(io.read().acquisition["speed_again"].data[:], np.linspace(0.0, 1.0, 20))
+
+
+def test_zarr_v2_without_consolidated_metadata_is_listed(unpacked, tmp_path):
+    entry = next(e for e in FULL if e["writer"] == "hdmf-zarr-0.13")
+    copy = tmp_path / "unconsolidated.nwb.zarr"
+    shutil.copytree(_path(unpacked, entry), copy)
+    (copy / ".zmetadata").unlink()
+    with NWBZarrIO(copy, mode="r", manager=make_manager()) as io:
+        read = io.read()
+        TestCase().assertContainerEqual(read, make_full_nwbfile(frozenset(entry["without"])), ignore_hdmf_attrs=True)

@@ -339,7 +339,7 @@ def _dialect_of(handle: StoreHandle) -> Dialect:
     if handle.mode in CREATE_MODES or not documents:
         return NativeDialect(documents)
     name = locations.basename(handle.location) if handle.location else None
-    dialect = dialects.detect(documents, name, what=handle.location or "store")
+    dialect = dialects.detect(documents, name, location=handle.location)
     if handle.writable and not dialect.writable:
         raise ModeError(f"this file was written by {dialect.name}, which hdmf_zarr3 reads but does not change in "
                         f"place; open it with mode 'r', or convert it first: hdmf_zarr3.convert(src, dst)", "/")

@@ -152,7 +152,7 @@ def relative_to_parent(source: str, store_name: str | None) -> str:
     return SAME_FILE if joined == store_name else joined
 
 
-def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, what: str = "store") -> Dialect:
+def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, location: str | None = None) -> Dialect:
     """The dialect of a store from its node documents.
 
     Raises
@@ -164,18 +164,20 @@ def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, what: 
     """
     from . import hdmf_zarr_v2, hdmf_zarr_v3, native
 
+    what = f"{location} is a" if location else "this is a"
     root = raw.get("/")
     if root is None:
-        raise DialectError(f"{what} holds no Zarr group at its root (no zarr.json, .zgroup or .zmetadata)", "/")
+        raise DialectError(f"{what} store with no Zarr group at its root (no zarr.json, .zgroup or .zmetadata)",
+                           "/")
     version = root.get("zarr_format")
     if root.get("node_type") != "group":
-        raise DialectError(f"the root of this Zarr v{version} {what} is an array, not a group: it is plain "
-                           "Zarr data, not an HDMF/NWB file; open it with zarr.open_array()", "/")
+        raise DialectError(f"{what} Zarr v{version} array, not a group: plain Zarr data, not an HDMF/NWB file; "
+                           "open it with zarr.open_array()", "/")
     for dialect in (native.NativeDialect, hdmf_zarr_v3.HdmfZarrV3Dialect, hdmf_zarr_v2.HdmfZarrV2Dialect):
         if dialect.recognises(raw):
             return dialect(raw, store_name)
     raise DialectError(
-        f"this Zarr v{version} {what} is not an HDMF/NWB file: none of its nodes carries the attributes "
+        f"{what} Zarr v{version} store but not an HDMF/NWB file: none of its nodes carries the attributes "
         "HDMF backends write (hdmf_zarr3_format, zarr_dtype/zarr_link of hdmf-zarr <=0.13, _DTYPE/_LINKS of "
         "hdmf-zarr 0.14); open it with zarr.open_group(), or write it with an HDMF backend first", "/")
 
