@@ -36,6 +36,7 @@ from ...errors import DialectError, FormatError
 from .. import dtypes as D
 from .. import values as V
 from ..names import SAME_FILE, normalize
+from ..names import SPECLOC_ATTR as SPECLOC
 from ..references import Reference, decode_element
 
 #: How one object reference is stored in an array: a JSON record string (ours), a plain in-file
@@ -150,6 +151,35 @@ def relative_to_parent(source: str, store_name: str | None) -> str:
         return source
     joined = posixpath.normpath(posixpath.join(store_name, source))
     return SAME_FILE if joined == store_name else joined
+
+
+class HdmfZarrDialect(Dialect):
+    """What hdmf-zarr's two conventions share: read-only here, attribute numbers untyped, link and
+    reference ``source`` relative to the store itself, HDMF attributes on the root."""
+
+    writable = False
+    typed_attributes = False
+
+    @staticmethod
+    def hdmf_root(raw: dict[str, dict[str, Any]]) -> bool:
+        """Whether the root group carries the attributes HDMF writes on every file."""
+        root = raw["/"].get("attributes", {})
+        return SPECLOC in root or "neurodata_type" in root or "data_type" in root
+
+    def source(self, source: str) -> str:
+        return relative_to_parent(source, self.store_name)
+
+    def translate(self, raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {path: self._document(path, doc) for path, doc in raw.items()}
+
+    def _document(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _record(self, record: Any, where: str) -> dict[str, Any]:
+        """A link or reference record with its ``source`` made ours."""
+        if not isinstance(record, dict) or not isinstance(record.get("source", "."), str):
+            raise FormatError(f"malformed link or reference record {str(record)[:80]}", where)
+        return {**record, "source": self.source(record.get("source", "."))}
 
 
 def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, location: str | None = None) -> Dialect:

@@ -27,7 +27,7 @@ import numpy as np
 from ...errors import FormatError
 from .. import dtypes as D
 from .. import names as N
-from . import ArrayLayout, Dialect, relative_to_parent
+from . import ArrayLayout, HdmfZarrDialect
 
 SCALAR = "scalar"
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
@@ -51,26 +51,15 @@ def filter_ids(doc: dict[str, Any]) -> list[str]:
     return [f.get("id") for f in doc.get("filters") or [] if isinstance(f, dict)]
 
 
-class HdmfZarrV2Dialect(Dialect):
+class HdmfZarrV2Dialect(HdmfZarrDialect):
     name = "hdmf-zarr <=0.13 (Zarr v2)"
-    writable = False
-    typed_attributes = False
 
     @classmethod
     def recognises(cls, raw: dict[str, dict[str, Any]]) -> bool:
         if raw["/"].get("zarr_format") != 2:
             return False
-        root = raw["/"].get("attributes", {})
-        if N.SPECLOC_ATTR in root or "neurodata_type" in root or "data_type" in root:
-            return True
-        return any(N.DTYPE_ATTR in d.get("attributes", {}) or N.LINK_ATTR in d.get("attributes", {})
-                   for d in raw.values())
-
-    def source(self, source: str) -> str:
-        return relative_to_parent(source, self.store_name)
-
-    def translate(self, raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {path: self._document(path, doc) for path, doc in raw.items()}
+        return cls.hdmf_root(raw) or any(N.DTYPE_ATTR in d.get("attributes", {}) or N.LINK_ATTR in
+                                         d.get("attributes", {}) for d in raw.values())
 
     def _document(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
         out = dict(doc)
@@ -98,11 +87,6 @@ class HdmfZarrV2Dialect(Dialect):
         if doc.get("node_type") == "array" and doc.get("dtype") == "|O":
             out["fill_value"] = None  # an int 0 (or a pickle) that zarr-python 3 refuses for objects
         return out
-
-    def _record(self, record: Any, where: str) -> dict[str, Any]:
-        if not isinstance(record, dict) or not isinstance(record.get("source", "."), str):
-            raise FormatError(f"malformed link or reference record {str(record)[:80]}", where)
-        return {**record, "source": self.source(record.get("source", "."))}
 
     def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
         zarr_dtype = self.raw[path].get("attributes", {}).get(N.DTYPE_ATTR)

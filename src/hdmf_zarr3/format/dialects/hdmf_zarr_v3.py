@@ -29,7 +29,7 @@ from .. import names as N
 from .. import values as V
 from ..names import SAME_FILE
 from ..references import Reference
-from . import ArrayLayout, Convention, Dialect, relative_to_parent
+from . import ArrayLayout, Convention, HdmfZarrDialect
 
 DTYPE = "_DTYPE"
 LINKS = "_LINKS"
@@ -41,10 +41,8 @@ _TEXT_TYPES = ("string", "variable_length_utf8", "fixed_length_utf32")
 _BYTES_TYPES = ("bytes", "variable_length_bytes", "fixed_length_bytes", "null_terminated_bytes")
 
 
-class HdmfZarrV3Dialect(Dialect):
+class HdmfZarrV3Dialect(HdmfZarrDialect):
     name = "hdmf-zarr 0.14"
-    writable = False
-    typed_attributes = False
 
     @classmethod
     def recognises(cls, raw: dict[str, dict[str, Any]]) -> bool:
@@ -56,14 +54,7 @@ class HdmfZarrV3Dialect(Dialect):
                 return True
             if any(isinstance(v, dict) and REFERENCE in v for v in attrs.values()):
                 return True
-        root = raw["/"].get("attributes", {})
-        return N.SPECLOC_ATTR in root or "neurodata_type" in root or "data_type" in root
-
-    def source(self, source: str) -> str:
-        return relative_to_parent(source, self.store_name)
-
-    def translate(self, raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {path: self._document(path, doc) for path, doc in raw.items()}
+        return cls.hdmf_root(raw)
 
     def _document(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
         attrs: dict[str, Any] = {}
@@ -83,11 +74,6 @@ class HdmfZarrV3Dialect(Dialect):
                 attrs[key] = self._value(value, f"{path}@{key}")
         out["attributes"] = attrs
         return out
-
-    def _record(self, record: Any, where: str) -> dict[str, Any]:
-        if not isinstance(record, dict) or not isinstance(record.get("source", "."), str):
-            raise FormatError(f"malformed link or reference record {str(record)[:80]}", where)
-        return {**record, "source": self.source(record.get("source", "."))}
 
     def _value(self, value: Any, where: str) -> Any:
         if isinstance(value, dict) and REFERENCE in value:
