@@ -26,21 +26,19 @@ from zarr.core.sync import sync
 
 from ..errors import FormatError, UnsafeDataError
 from ..format import safe_pickle
-from ..format.dialects.hdmf_zarr_v2 import numpy_dtype
+from ..format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
 from ..format.names import normalize
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"
 #: Compressors decoded through numcodecs (all of them decompress only; none can run code).
 COMPRESSORS = frozenset({"blosc", "zstd", "lz4", "zlib", "gzip", "bz2", "lzma"})
-#: Object codecs this module decodes itself, and the variable-length codecs numcodecs decodes safely.
-OBJECT_CODECS = frozenset({"pickle", "json2", "json"})
+#: The variable-length codecs numcodecs decodes safely (object codecs: OBJECT_CODECS, decoded here).
 VLEN_CODECS = frozenset({"vlen-utf8", "vlen-bytes"})
 
 
 def is_object_array(doc: dict[str, Any]) -> bool:
     """True for a v2 array whose elements need :func:`read_object_arrays` (Pickle or JSON codec)."""
-    return doc.get("zarr_format") == 2 and any(
-        isinstance(f, dict) and f.get("id") in OBJECT_CODECS for f in doc.get("filters") or [])
+    return doc.get("zarr_format") == 2 and any(f in OBJECT_CODECS for f in filter_ids(doc))
 
 
 def _load_json(raw: bytes, key: str) -> Any:
