@@ -3,14 +3,22 @@
 from .conversion import convert
 from .dataio import ZarrDataIO
 from .errors import (
+    CorruptStoreError,
+    DialectError,
+    FileLockedError,
     FormatError,
     FormatVersionError,
     HdmfZarrError,
+    IncompleteFileError,
     InvalidNameError,
     LayoutWarning,
     ModeError,
     ReservedNameError,
     StoreError,
+    UnsafeCodecError,
+    UnsafeDataError,
+    UnsafeLinkError,
+    UnsupportedCodecError,
     UnsupportedDataError,
 )
 from .format.names import FORMAT_VERSION
@@ -21,15 +29,23 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "FORMAT_VERSION",
+    "CorruptStoreError",
+    "DialectError",
+    "FileLockedError",
     "FormatError",
     "FormatVersionError",
     "HdmfZarrError",
+    "IncompleteFileError",
     "InvalidNameError",
     "LayoutWarning",
     "ModeError",
     "StoreError",
     "NWBZarrIO",
     "ReservedNameError",
+    "UnsafeCodecError",
+    "UnsafeDataError",
+    "UnsafeLinkError",
+    "UnsupportedCodecError",
     "UnsupportedDataError",
     "ZarrDataIO",
     "ZarrIO",

@@ -66,9 +66,9 @@ class ZarrDataset(HDMFDataset):
     def dataset(self) -> zarr.Array:
         """The underlying zarr array (created on first use, without a store round trip)."""
         if self.layout.objects:
-            from .errors import FormatError
+            from .errors import CorruptStoreError
 
-            raise FormatError("an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
+            raise CorruptStoreError("an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
                               "array; read it through this dataset", self._path)
         if self._array is None:
             self._array = nodes.open_array(self._io._handle.store, self._path, self._doc)

@@ -15,12 +15,35 @@ class HdmfZarrError(Exception):
 
 
 class FormatError(HdmfZarrError, ValueError):
-    """The store holds something this format does not allow (corrupt or foreign metadata)."""
+    """Base class of errors about what a file holds (raised while reading it)."""
+
+
+class CorruptStoreError(FormatError):
+    """Metadata that is not valid: unparsable or non-UTF-8 ``zarr.json``, wrong JSON types,
+    impossible shapes, links or references to nodes that do not exist."""
 
 
 class UnsafeDataError(FormatError):
     """The store asks for something that could run code or escape the file (e.g. a pickle naming an
     arbitrary callable); it is refused, never executed."""
+
+
+class UnsupportedCodecError(FormatError):
+    """An array declares a codec this package does not decode."""
+
+
+class UnsafeCodecError(UnsupportedCodecError, UnsafeDataError):
+    """An array declares a codec that could run code on read (pickle); it is never decoded with it."""
+
+
+class UnsafeLinkError(UnsafeDataError):
+    """A link or reference ``source`` points outside the directories the caller allowed (by default
+    the directory holding the file): an absolute path, ``..``, a URL, or a symlink leading out."""
+
+
+class IncompleteFileError(FormatError):
+    """A write or append did not finish (the writer crashed or was killed); what is there may be
+    partial. Open with ``allow_incomplete=True`` to read it anyway."""
 
 
 class DialectError(FormatError):
@@ -57,3 +80,8 @@ class LayoutWarning(UserWarning):
 
 class StoreError(HdmfZarrError, OSError):
     """Where the file lives cannot be reached or used (missing bucket, wrong credentials, bad URL)."""
+
+
+class FileLockedError(StoreError):
+    """Another writer holds the file's write lock. If that writer crashed, break the lock explicitly
+    with :func:`hdmf_zarr3.break_lock`."""

@@ -17,7 +17,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from .errors import FormatError
+from .errors import CorruptStoreError
 from .format.references import Reference
 from .storage import locations
 
@@ -42,22 +42,22 @@ class ForeignFiles:
     def builder(self, ref: Reference, directory: str | None, where: str, missing_ok: bool = False) -> Builder | None:
         """The builder a reference with a file ``source`` (relative to ``directory``) points to."""
         if directory is None and not (os.path.isabs(ref.source) or locations.is_url(ref.source)):
-            raise FormatError(f"cannot resolve relative source {ref.source!r} without a file location", where)
+            raise CorruptStoreError(f"cannot resolve relative source {ref.source!r} without a file location", where)
         target = locations.join(directory or "", ref.source)
         if target not in self.ios:
             if not locations.is_remote(target) and not os.path.exists(target):
                 if missing_ok:
                     return None
-                raise FormatError(f"external file {ref.source!r} does not exist", where)
+                raise CorruptStoreError(f"external file {ref.source!r} does not exist", where)
             try:
                 self.ios[target] = self._open(target, ref, where)
             except UnsupportedOperation:  # a remote file that is not there
                 if missing_ok:
                     return None
-                raise FormatError(f"external file {ref.source!r} does not exist", where) from None
+                raise CorruptStoreError(f"external file {ref.source!r} does not exist", where) from None
         found = self.node(target, ref.path)
         if found is None and not missing_ok:
-            raise FormatError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
+            raise CorruptStoreError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
         return found
 
     def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:
@@ -71,7 +71,7 @@ class ForeignFiles:
         from hdmf.backends.hdf5 import HDF5IO
 
         if not h5py.is_hdf5(target):
-            raise FormatError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
+            raise CorruptStoreError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
         return HDF5IO(target, mode="r", manager=self.owner.manager)
 
     def node(self, file: str, path: str) -> Builder | None:

@@ -18,7 +18,7 @@ from zarr.storage import LocalStore
 
 from . import compat, dask_io, dataio_bridge, spec_io
 from .datasets import ZarrDataset
-from .errors import FormatError, ModeError
+from .errors import CorruptStoreError, ModeError
 from .externals import ForeignFiles
 from .format import dialects
 from .format import names as N
@@ -312,7 +312,7 @@ class ZarrIO(HDMFIO):
         if self._foreign is not None and ref.is_internal and self.source is not None:
             found = self._foreign.node(locations.absolute(self.source), ref.path)
             if found is None:
-                raise FormatError(f"reference target {ref.path!r} does not exist", where)
+                raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
             return found
         self.read_builder()
         return self._reader.resolve(ref, where)

@@ -18,7 +18,7 @@ from hdmf.backends.warnings import BrokenLinkWarning
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from .datasets import wrap
-from .errors import FormatError
+from .errors import CorruptStoreError
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
@@ -63,7 +63,7 @@ class BuilderReader:
 
     def read(self) -> GroupBuilder:
         if "/" not in self.docs or self.docs["/"]["node_type"] != "group":
-            raise FormatError("the root of the store is not a Zarr group", "/")
+            raise CorruptStoreError("the root of the store is not a Zarr group", "/")
         scalars = self._prefetch_scalars()
         root = self._group("/", scalars)
         for builder, path, attrs in self._deferred:
@@ -200,7 +200,7 @@ class BuilderReader:
         if ref.is_internal:
             found = self.built.get(ref.path)
             if found is None and not missing_ok:
-                raise FormatError(f"reference target {ref.path!r} does not exist", where)
+                raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
             return found
         return self.io._external_builder(ref, where, missing_ok)
 

@@ -9,7 +9,7 @@ from typing import Any
 from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
-from .errors import FormatError
+from .errors import CorruptStoreError
 from .format import documents as docs
 from .format import dtypes as D
 from .format import names as N
@@ -43,11 +43,11 @@ class ZarrSpecReader(SpecReader):
 
     def _read(self, name: str) -> Any:
         if name not in self._texts:
-            raise FormatError(f"cached specification {name!r} is missing", self._group)
+            raise CorruptStoreError(f"cached specification {name!r} is missing", self._group)
         try:
             return json.loads(str(self._texts[name]))
         except ValueError as exc:
-            raise FormatError(f"cached specification {name!r} is not valid JSON", self._group) from exc
+            raise CorruptStoreError(f"cached specification {name!r} is not valid JSON", self._group) from exc
 
     def read_spec(self, spec_path: str) -> Any:
         return self._read(spec_path)
@@ -79,7 +79,7 @@ def load_namespaces(handle: StoreHandle, documents: dict[str, dict[str, Any]], c
     groups = {}
     for ns in namespaces if namespaces is not None else list(versions):
         if ns not in versions:
-            raise FormatError(f"namespace {ns!r} is not cached in this file", base)
+            raise CorruptStoreError(f"namespace {ns!r} is not cached in this file", base)
         groups[ns] = S.version_group(base, ns, versions[ns])
     # Every document of every namespace in one batch (one round of requests on a remote store).
     items = [(p, d) for p, d in documents.items()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import CorruptStoreError
 
 KEY = "consolidated_metadata"
 
@@ -42,12 +42,13 @@ def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None
     if block is None:
         return None
     if not isinstance(block, dict) or block.get("kind") != "inline" or not isinstance(block.get("metadata"), dict):
-        raise FormatError("consolidated_metadata must be an object with kind 'inline' and a 'metadata' object", "/")
+        raise CorruptStoreError("consolidated_metadata must be an object with kind 'inline' and a 'metadata' "
+                                "object", "/")
     out = {"/": without_consolidated(root)}
     for key, member in block["metadata"].items():
         parts = key.split("/") if isinstance(key, str) else [""]
         if not all(parts) or any(p in (".", "..") for p in parts) or not isinstance(member, dict):
-            raise FormatError(f"consolidated_metadata member {key!r} is not a node path and document", "/")
+            raise CorruptStoreError(f"consolidated_metadata member {key!r} is not a node path and document", "/")
         path = "/" + key
         out[path] = without_consolidated(parse(member, path))
     return out

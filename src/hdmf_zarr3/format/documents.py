@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import UnsupportedDataError
 from .dtypes import StorageType
 from .layout_policy import TARGET_CHUNK_BYTES, VARIABLE_ITEM_BYTES, chunk_shape, itemsize
 
@@ -57,7 +57,7 @@ def array_document(
     shape = [int(s) for s in shape]
     chunks = list(default_chunks(shape, storage) if chunks is None else chunks)
     if len(chunks) != len(shape) or any(c < 1 for c in chunks):
-        raise FormatError(f"chunk shape {chunks} does not fit array shape {shape}")
+        raise UnsupportedDataError(f"chunk shape {chunks} does not fit array shape {shape}")
     doc: dict[str, Any] = {
         "zarr_format": 3,
         "node_type": "array",
@@ -71,7 +71,7 @@ def array_document(
     }
     if dimension_names is not None:
         if len(dimension_names) != len(shape):
-            raise FormatError(f"{len(dimension_names)} dimension names for {len(shape)} dimensions")
+            raise UnsupportedDataError(f"{len(dimension_names)} dimension names for {len(shape)} dimensions")
         doc["dimension_names"] = list(dimension_names)
     return doc
 

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import FormatError, UnsupportedDataError
+from ..errors import CorruptStoreError, UnsupportedDataError
 
 TEXT = "text"
 ASCII = "ascii"
@@ -223,23 +223,23 @@ def from_attribute(zarr_dtype: Any, data_type: Any, path: str) -> StorageType:
         try:
             fields = tuple(Field(str(f["name"]), canonical(f["dtype"]) or "") for f in zarr_dtype)
         except (TypeError, KeyError) as exc:
-            raise FormatError(f"malformed compound zarr_dtype {zarr_dtype!r}", path) from exc
+            raise CorruptStoreError(f"malformed compound zarr_dtype {zarr_dtype!r}", path) from exc
         if any(not f.dtype for f in fields):
-            raise FormatError(f"unknown field dtype in zarr_dtype {zarr_dtype!r}", path)
+            raise CorruptStoreError(f"unknown field dtype in zarr_dtype {zarr_dtype!r}", path)
         storage = for_compound(fields)
         if data_type != storage.data_type:
-            raise FormatError(f"compound zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
+            raise CorruptStoreError(f"compound zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
         return storage
     if not isinstance(zarr_dtype, str):
-        raise FormatError(f"zarr_dtype must be a string or a list of fields, got {zarr_dtype!r}", path)
+        raise CorruptStoreError(f"zarr_dtype must be a string or a list of fields, got {zarr_dtype!r}", path)
     name = canonical(zarr_dtype)
     if name is None:
-        raise FormatError(f"unknown zarr_dtype {zarr_dtype!r}", path)
+        raise CorruptStoreError(f"unknown zarr_dtype {zarr_dtype!r}", path)
     storage = for_scalar_dtype(name)
     if storage.kind == "numeric" and data_type != storage.data_type:
-        raise FormatError(f"zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
+        raise CorruptStoreError(f"zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
     if storage.kind in ("string", "reference") and data_type != "string":
-        raise FormatError(f"zarr_dtype {zarr_dtype!r} needs data_type 'string', got {data_type!r}", path)
+        raise CorruptStoreError(f"zarr_dtype {zarr_dtype!r} needs data_type 'string', got {data_type!r}", path)
     return storage
 
 

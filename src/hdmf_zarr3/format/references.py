@@ -32,7 +32,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import FormatError
+from ..errors import CorruptStoreError
 from .names import SAME_FILE, normalize
 
 _REF_KEYS = ("source", "path", "object_id", "source_object_id")
@@ -67,15 +67,15 @@ class Reference:
     def from_json(cls, obj: Any, where: str) -> Reference:
         """Parse a record; ``where`` names the node holding it, for error messages."""
         if not isinstance(obj, dict):
-            raise FormatError(f"reference record must be an object, got {obj!r}", where)
+            raise CorruptStoreError(f"reference record must be an object, got {obj!r}", where)
         source, path = obj.get("source"), obj.get("path")
         if not isinstance(source, str) or not source:
-            raise FormatError(f"reference record has no valid 'source': {obj!r}", where)
+            raise CorruptStoreError(f"reference record has no valid 'source': {obj!r}", where)
         if not isinstance(path, str) or not path:
-            raise FormatError(f"reference record has no valid 'path': {obj!r}", where)
+            raise CorruptStoreError(f"reference record has no valid 'path': {obj!r}", where)
         ids = [obj.get("object_id"), obj.get("source_object_id")]
         if any(i is not None and not isinstance(i, str) for i in ids):
-            raise FormatError(f"reference record ids must be strings or null: {obj!r}", where)
+            raise CorruptStoreError(f"reference record ids must be strings or null: {obj!r}", where)
         region = obj.get("region")
         if region is not None:
             check_region(region, where)
@@ -100,7 +100,7 @@ def check_region(region: Any, where: str) -> None:
     elif ok:
         ok = region == {"all": True}
     if not ok:
-        raise FormatError(f"invalid region selection {str(region)[:80]}", where)
+        raise CorruptStoreError(f"invalid region selection {str(region)[:80]}", where)
 
 
 def read_region(array: Any, region: dict[str, Any]) -> Any:
@@ -130,7 +130,7 @@ class Link:
     @classmethod
     def from_json(cls, obj: Any, where: str) -> Link:
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
-            raise FormatError(f"link record needs a non-empty 'name': {obj!r}", where)
+            raise CorruptStoreError(f"link record needs a non-empty 'name': {obj!r}", where)
         return cls(obj["name"], Reference.from_json(obj, where))
 
 
@@ -140,7 +140,7 @@ def encode_links(links: list[Link]) -> list[dict[str, Any]]:
 
 def decode_links(value: Any, where: str) -> list[Link]:
     if not isinstance(value, list):
-        raise FormatError(f"zarr_link must be a list of link records, got {type(value).__name__}", where)
+        raise CorruptStoreError(f"zarr_link must be a list of link records, got {type(value).__name__}", where)
     return [Link.from_json(item, where) for item in value]
 
 
@@ -157,5 +157,5 @@ def decode_element(text: str, where: str) -> Reference | None:
     try:
         obj = json.loads(text)
     except (TypeError, ValueError) as exc:
-        raise FormatError(f"reference element is not valid JSON: {str(text)[:80]!r}", where) from exc
+        raise CorruptStoreError(f"reference element is not valid JSON: {str(text)[:80]!r}", where) from exc
     return Reference.from_json(obj, where)

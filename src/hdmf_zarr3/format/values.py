@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FormatError, UnsupportedDataError
+from ..errors import CorruptStoreError, UnsupportedDataError
 from . import dtypes as D
 from .names import DTYPE_ATTR
 from .references import Reference
@@ -44,10 +44,10 @@ def json_float(x: float) -> float | str:
 def _float_from_json(x: Any, where: str) -> float:
     if isinstance(x, str):
         if x not in _NONFINITE:
-            raise FormatError(f"invalid float token {x!r}", where)
+            raise CorruptStoreError(f"invalid float token {x!r}", where)
         return _NONFINITE[x]
     if isinstance(x, bool) or not isinstance(x, (int, float)):
-        raise FormatError(f"expected a number, got {x!r}", where)
+        raise CorruptStoreError(f"expected a number, got {x!r}", where)
     return float(x)
 
 
@@ -146,7 +146,7 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
     if not isinstance(value, dict):
         return value
     if DTYPE_ATTR not in value or "value" not in value:
-        raise FormatError(f"attribute object without '{DTYPE_ATTR}'/'value': {str(value)[:80]}", where)
+        raise CorruptStoreError(f"attribute object without '{DTYPE_ATTR}'/'value': {str(value)[:80]}", where)
     dtype, inner = value[DTYPE_ATTR], value["value"]
     if dtype in (D.OBJECT, D.REGION):
         if isinstance(inner, list):
@@ -154,12 +154,12 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
         return resolve(Reference.from_json(inner, where))
     name = D.canonical(dtype) if isinstance(dtype, str) else None
     if name is None or name in D.REFERENCE_DTYPES:
-        raise FormatError(f"unknown attribute dtype {dtype!r}", where)
+        raise CorruptStoreError(f"unknown attribute dtype {dtype!r}", where)
     if not isinstance(inner, list):
         if name in D.NUMERIC_NAMES:
             return np.dtype(name).type(_scalar_from_json(inner, name, where))
         if not isinstance(inner, str):
-            raise FormatError(f"{name} attribute value must be a string, got {inner!r}", where)
+            raise CorruptStoreError(f"{name} attribute value must be a string, got {inner!r}", where)
         return inner
     shape = value.get("shape")
     if name in D.NUMERIC_NAMES:
@@ -181,21 +181,21 @@ def _map_nested(value: Any, fn: Callable[[Any], Any]) -> Any:
 
 def _check_str(x: Any, where: str) -> str:
     if not isinstance(x, str):
-        raise FormatError(f"expected a string element, got {x!r}", where)
+        raise CorruptStoreError(f"expected a string element, got {x!r}", where)
     return x
 
 
 def _scalar_from_json(x: Any, name: str, where: str) -> Any:
     if name == "bool":
         if not isinstance(x, bool):
-            raise FormatError(f"expected a boolean, got {x!r}", where)
+            raise CorruptStoreError(f"expected a boolean, got {x!r}", where)
         return x
     if name.startswith(("int", "uint")):
         if isinstance(x, bool) or not isinstance(x, int):
-            raise FormatError(f"expected an integer, got {x!r}", where)
+            raise CorruptStoreError(f"expected an integer, got {x!r}", where)
         info = np.iinfo(name)
         if not info.min <= x <= info.max:
-            raise FormatError(f"integer {x} out of range for {name}", where)
+            raise CorruptStoreError(f"integer {x} out of range for {name}", where)
         return x
     return _float_from_json(x, where)
 
@@ -249,7 +249,7 @@ def _row_values(row: Any, fields: tuple[D.Field, ...], where: str) -> list:
 def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
     """Field values of a stored row; references stay :class:`Reference` (resolved by the caller)."""
     if not isinstance(obj, list) or len(obj) != len(fields):
-        raise FormatError(f"compound row must be a list of {len(fields)} values, got {str(obj)[:80]}", where)
+        raise CorruptStoreError(f"compound row must be a list of {len(fields)} values, got {str(obj)[:80]}", where)
     out = []
     for field, v in zip(fields, obj):
         if field.dtype in D.REFERENCE_DTYPES:

@@ -19,7 +19,7 @@ from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
-from ..errors import FormatError
+from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
 from .direct import _EMPTY, ENCODERS, DirectArray, _scratch
@@ -141,7 +141,7 @@ class UnitDecoder(DirectArray):
         try:
             table = bytes(numcodecs.CRC32C().decode(raw))
         except Exception as exc:  # numcodecs raises RuntimeError on a checksum mismatch
-            raise FormatError(f"shard index of {key} is damaged ({exc})") from exc
+            raise CorruptStoreError(f"shard index of {key} is damaged ({exc})") from exc
         return np.frombuffer(table, dtype="<u8").reshape(grid + (2,))
 
     @staticmethod
@@ -150,7 +150,7 @@ class UnitDecoder(DirectArray):
         if offset == _EMPTY:
             return None
         if offset + size > len(shard):
-            raise FormatError(f"shard index of {key} points past the end of the shard")
+            raise CorruptStoreError(f"shard index of {key} points past the end of the shard")
         return shard[offset:offset + size]
 
     def _place(self, data: memoryview | None, origin: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
@@ -172,7 +172,7 @@ class UnitDecoder(DirectArray):
             else:
                 values[...] = np.frombuffer(data, dtype=self.dtype).reshape(chunk_region)
         except (RuntimeError, ValueError) as exc:
-            raise FormatError(f"chunk at {origin} of {self.path} cannot be decoded ({exc})") from exc
+            raise CorruptStoreError(f"chunk at {origin} of {self.path} cannot be decoded ({exc})") from exc
         out[target] = values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))]
 
 

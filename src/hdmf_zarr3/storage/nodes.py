@@ -21,7 +21,7 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 from zarr.storage import StorePath
 
-from ..errors import FormatError
+from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import normalize, store_key
 
@@ -45,21 +45,21 @@ def parse_document(raw: bytes, path: str) -> dict[str, Any]:
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise FormatError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
+        raise CorruptStoreError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
     return check_document(doc, path)
 
 
 def check_document(doc: Any, path: str) -> dict[str, Any]:
     """``doc`` if it is a Zarr v3 node document, else a FormatError naming ``path``."""
     if not isinstance(doc, dict):
-        raise FormatError("zarr.json is not a JSON object", path)
+        raise CorruptStoreError("zarr.json is not a JSON object", path)
     if doc.get("zarr_format") != 3:
-        raise FormatError(f"not Zarr format 3 metadata (zarr_format={doc.get('zarr_format')!r})", path)
+        raise CorruptStoreError(f"not Zarr format 3 metadata (zarr_format={doc.get('zarr_format')!r})", path)
     if doc.get("node_type") not in ("group", "array"):
-        raise FormatError(f"unknown node_type {doc.get('node_type')!r}", path)
+        raise CorruptStoreError(f"unknown node_type {doc.get('node_type')!r}", path)
     attrs = doc.get("attributes", {})
     if not isinstance(attrs, dict):
-        raise FormatError("attributes must be a JSON object", path)
+        raise CorruptStoreError("attributes must be a JSON object", path)
     doc.setdefault("attributes", {})
     return doc
 

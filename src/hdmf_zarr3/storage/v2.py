@@ -24,7 +24,7 @@ from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
-from ..errors import FormatError, UnsafeDataError
+from ..errors import CorruptStoreError, UnsafeDataError
 from ..format import safe_pickle
 from ..format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
 from ..format.names import normalize
@@ -45,7 +45,7 @@ def _load_json(raw: bytes, key: str) -> Any:
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise FormatError(f"{key} is not valid UTF-8 JSON ({exc})", "/" + key) from exc
+        raise CorruptStoreError(f"{key} is not valid UTF-8 JSON ({exc})", "/" + key) from exc
 
 
 def documents_from_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -57,7 +57,7 @@ def documents_from_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, Any
             continue
         path = normalize(prefix)
         if not isinstance(value, dict):
-            raise FormatError(f"{leaf} is not a JSON object", path)
+            raise CorruptStoreError(f"{leaf} is not a JSON object", path)
         doc = docs.setdefault(path, {"zarr_format": 2, "attributes": {}})
         if leaf == ZATTRS:
             doc["attributes"] = value
@@ -101,7 +101,7 @@ def _chunk_keys(doc: dict[str, Any], path: str) -> list[tuple[str, tuple[slice, 
     if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks) \
             or not all(isinstance(n, int) and n >= 0 for n in shape) \
             or not all(isinstance(c, int) and c > 0 for c in chunks):
-        raise FormatError(f"invalid shape {shape!r} or chunks {chunks!r}", path)
+        raise CorruptStoreError(f"invalid shape {shape!r} or chunks {chunks!r}", path)
     sep = doc.get("dimension_separator") or "."
     prefix = path.strip("/")
     grid = [range(math.ceil(n / c)) for n, c in zip(shape, chunks)]
@@ -132,7 +132,7 @@ def decode_object_chunk(doc: dict[str, Any], raw: bytes, path: str) -> np.ndarra
         else:
             raise UnsafeDataError(f"unsupported filter {str(spec)[:80]} on an object array", path)
     if not isinstance(data, np.ndarray):
-        raise FormatError("object array chunk did not decode to an array", path)
+        raise CorruptStoreError("object array chunk did not decode to an array", path)
     return data
 
 
@@ -141,12 +141,12 @@ def _decode_json_chunk(raw: bytes, dtype: np.dtype, path: str) -> np.ndarray:
     try:
         items = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise FormatError(f"JSON-encoded chunk is not valid JSON ({exc})", path) from exc
+        raise CorruptStoreError(f"JSON-encoded chunk is not valid JSON ({exc})", path) from exc
     if not isinstance(items, list) or len(items) < 2 or not isinstance(items[-1], list):
-        raise FormatError("JSON-encoded chunk is not [items..., dtype, shape]", path)
+        raise CorruptStoreError("JSON-encoded chunk is not [items..., dtype, shape]", path)
     shape, values = items[-1], items[:-2]
     if not all(isinstance(n, int) and n >= 0 for n in shape) or math.prod(shape) != len(values):
-        raise FormatError(f"JSON-encoded chunk holds {len(values)} items for shape {shape}", path)
+        raise CorruptStoreError(f"JSON-encoded chunk holds {len(values)} items for shape {shape}", path)
     out = np.empty(len(values), dtype=dtype if dtype.names else object)
     for i, value in enumerate(values):
         out[i] = tuple(value) if dtype.names and isinstance(value, list) else value
@@ -183,7 +183,7 @@ async def _read_object_arrays(store: Store, items: list[tuple[str, dict[str, Any
             if block.size == math.prod(chunk_shape):
                 block = block.reshape(chunk_shape)[tuple(slice(0, n) for n in want)]
             if block.shape != want:
-                raise FormatError(f"chunk holds shape {block.shape}, expected {want}", path)
+                raise CorruptStoreError(f"chunk holds shape {block.shape}, expected {want}", path)
             array[region] = block
         out.append(array)
     return out

@@ -12,7 +12,7 @@ import os
 import shutil
 import zipfile
 
-from ..errors import FormatError
+from ..errors import CorruptStoreError
 
 
 def extract_all(archive: zipfile.ZipFile, directory: str) -> None:
@@ -21,7 +21,7 @@ def extract_all(archive: zipfile.ZipFile, directory: str) -> None:
     for info in archive.infolist():
         target = os.path.realpath(os.path.join(root, info.filename))
         if os.path.isabs(info.filename) or not target.startswith(root + os.sep):
-            raise FormatError(f"zip member {info.filename!r} points outside the archive")
+            raise CorruptStoreError(f"zip member {info.filename!r} points outside the archive")
     archive.extractall(root)
 
 

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...errors import DialectError, FormatError
+from ...errors import CorruptStoreError, DialectError
 from .. import dtypes as D
 from .. import values as V
 from ..names import SAME_FILE, normalize
@@ -81,7 +81,7 @@ class Dialect:
 
         attrs = doc["attributes"]
         if DTYPE_ATTR not in attrs:
-            raise FormatError(f"array has no '{DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
+            raise CorruptStoreError(f"array has no '{DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
         storage = D.from_attribute(attrs[DTYPE_ATTR], doc.get("data_type"), path)
         return ArrayLayout(storage, scalar=doc.get("shape") == [])
 
@@ -107,7 +107,7 @@ class Dialect:
         if raw is None:
             return None
         if not isinstance(raw, dict):
-            raise FormatError(f"reference element must be a record, got {type(raw).__name__}", where)
+            raise CorruptStoreError(f"reference element must be a record, got {type(raw).__name__}", where)
         return Reference.from_json({**raw, "source": self.source(str(raw.get("source", SAME_FILE)))}, where)
 
     def row(self, raw: Any, layout: ArrayLayout, where: str) -> list[Any]:
@@ -117,11 +117,11 @@ class Dialect:
             try:
                 obj = json.loads(raw)
             except (TypeError, ValueError) as exc:
-                raise FormatError(f"compound row is not valid JSON: {str(raw)[:80]!r}", where) from exc
+                raise CorruptStoreError(f"compound row is not valid JSON: {str(raw)[:80]!r}", where) from exc
             return V.decode_row(obj, fields, where)
         values = list(raw.tolist() if isinstance(raw, np.void) else raw)
         if len(values) != len(fields):
-            raise FormatError(f"compound row has {len(values)} values for {len(fields)} fields", where)
+            raise CorruptStoreError(f"compound row has {len(values)} values for {len(fields)} fields", where)
         out = []
         for field, value in zip(fields, values):
             if field.dtype in D.REFERENCE_DTYPES:
@@ -137,7 +137,7 @@ def _path_reference(raw: Any, where: str) -> Reference | None:
     if isinstance(raw, bytes):
         raw = raw.decode("utf-8")
     if not isinstance(raw, str):
-        raise FormatError(f"reference element must be a path string, got {type(raw).__name__}", where)
+        raise CorruptStoreError(f"reference element must be a path string, got {type(raw).__name__}", where)
     if raw == "":
         return None
     if raw.startswith("{"):  # an early hdmf-zarr 0.14 form: a JSON record
@@ -178,7 +178,7 @@ class HdmfZarrDialect(Dialect):
     def _record(self, record: Any, where: str) -> dict[str, Any]:
         """A link or reference record with its ``source`` made ours."""
         if not isinstance(record, dict) or not isinstance(record.get("source", "."), str):
-            raise FormatError(f"malformed link or reference record {str(record)[:80]}", where)
+            raise CorruptStoreError(f"malformed link or reference record {str(record)[:80]}", where)
         return {**record, "source": self.source(record.get("source", "."))}
 
 

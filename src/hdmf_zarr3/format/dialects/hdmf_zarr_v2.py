@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError
+from ...errors import CorruptStoreError
 from .. import dtypes as D
 from .. import names as N
 from . import ArrayLayout, HdmfZarrDialect
@@ -44,7 +44,7 @@ def numpy_dtype(doc: dict[str, Any], path: str) -> np.dtype:
             return np.dtype([tuple(f) for f in dtype])
         return np.dtype(dtype)
     except (TypeError, ValueError) as exc:
-        raise FormatError(f"invalid Zarr v2 dtype {str(dtype)[:80]!r}", path) from exc
+        raise CorruptStoreError(f"invalid Zarr v2 dtype {str(dtype)[:80]!r}", path) from exc
 
 
 def filter_ids(doc: dict[str, Any]) -> list[str]:
@@ -74,7 +74,7 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
                 continue
             if key == N.LINK_ATTR:
                 if not isinstance(value, list):
-                    raise FormatError(f"zarr_link must be a list, got {type(value).__name__}", path)
+                    raise CorruptStoreError(f"zarr_link must be a list, got {type(value).__name__}", path)
                 attrs[key] = [self._record(link, path) for link in value]
             elif isinstance(value, dict) and value.get(N.DTYPE_ATTR) == D.OBJECT and "value" in value:
                 inner = value["value"]
@@ -100,7 +100,7 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
             return ArrayLayout(D.for_compound(fields), scalar, references="record", objects=objects)
         if zarr_dtype == D.OBJECT:
             if not objects:
-                raise FormatError("object references stored without the Pickle or JSON codec", path)
+                raise CorruptStoreError("object references stored without the Pickle or JSON codec", path)
             return ArrayLayout(D.for_scalar_dtype(D.OBJECT), scalar, references="record", objects=True)
         if npd.names is not None:  # a compound without its zarr_dtype: fields from the dtype
             fields = tuple(D.Field(n, _element(npd.fields[n][0], [], None, path)) for n in npd.names)
@@ -119,13 +119,13 @@ def _element(npd: np.dtype, filters: list[str], zarr_dtype: Any, path: str) -> s
         return D.ASCII
     if npd.kind == "O":
         return D.TEXT
-    raise FormatError(f"unsupported Zarr v2 dtype {npd}", path)
+    raise CorruptStoreError(f"unsupported Zarr v2 dtype {npd}", path)
 
 
 def _field(spec: Any, path: str) -> D.Field:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not isinstance(spec.get("dtype"), str):
-        raise FormatError(f"malformed compound zarr_dtype field {str(spec)[:80]}", path)
+        raise CorruptStoreError(f"malformed compound zarr_dtype field {str(spec)[:80]}", path)
     name = _FIELD_NAMES.get(spec["dtype"]) or D.canonical(spec["dtype"])
     if name is None:
-        raise FormatError(f"unknown compound field dtype {spec['dtype']!r}", path)
+        raise CorruptStoreError(f"unknown compound field dtype {spec['dtype']!r}", path)
     return D.Field(spec["name"], name)

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import FormatError, UnsupportedDataError
+from ...errors import CorruptStoreError, UnsupportedDataError
 from .. import dtypes as D
 from .. import names as N
 from .. import values as V
@@ -90,7 +90,7 @@ class HdmfZarrV3Dialect(HdmfZarrDialect):
             refs = raw_attrs.get(REFERENCE_FIELDS) or []
             fields = tuple(_field(f, refs, path) for f in data_type.get("configuration", {}).get("fields", []))
             if not fields:
-                raise FormatError("struct data type without fields", path)
+                raise CorruptStoreError("struct data type without fields", path)
             return ArrayLayout(D.for_compound(fields), scalar=scalar, references="path")
         name = data_type.get("name") if isinstance(data_type, dict) else data_type
         if raw_attrs.get(DTYPE) in (REFERENCE_DTYPE, D.OBJECT) and name in _TEXT_TYPES:
@@ -102,12 +102,12 @@ class HdmfZarrV3Dialect(HdmfZarrDialect):
             return ArrayLayout(D.for_scalar_dtype(D.ASCII), scalar=scalar)
         if name in D.NUMERIC_NAMES:
             return ArrayLayout(D.for_scalar_dtype(name), scalar=scalar)
-        raise FormatError(f"unsupported Zarr data type {data_type!r} in an hdmf-zarr 0.14 file", path)
+        raise CorruptStoreError(f"unsupported Zarr data type {data_type!r} in an hdmf-zarr 0.14 file", path)
 
 
 def _field(spec: Any, refs: list, path: str) -> D.Field:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise FormatError(f"malformed struct field {str(spec)[:80]}", path)
+        raise CorruptStoreError(f"malformed struct field {str(spec)[:80]}", path)
     data_type = spec.get("data_type")
     name = data_type.get("name") if isinstance(data_type, dict) else data_type
     if spec["name"] in refs:
@@ -118,12 +118,12 @@ def _field(spec: Any, refs: list, path: str) -> D.Field:
         return D.Field(spec["name"], D.ASCII)
     if name in D.NUMERIC_NAMES:
         return D.Field(spec["name"], name)
-    raise FormatError(f"unsupported struct field type {data_type!r}", path)
+    raise CorruptStoreError(f"unsupported struct field type {data_type!r}", path)
 
 
 def _list(value: Any, key: str, path: str) -> list:
     if not isinstance(value, list):
-        raise FormatError(f"{key} must be a list, got {type(value).__name__}", path)
+        raise CorruptStoreError(f"{key} must be a list, got {type(value).__name__}", path)
     return value
 
 
