@@ -13,7 +13,7 @@ from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 from zarr.storage import LocalStore
 
-from hdmf_zarr3 import FormatError, NWBZarrIO, ZarrIO
+from hdmf_zarr3 import FormatError, IncompleteFileError, NWBZarrIO, ZarrIO
 
 
 def _root(path):
@@ -73,7 +73,9 @@ def test_a_change_outside_write_drops_it_until_close(tmp_path):
         data = io.read_builder()["acquisition/ts/data"].data
         data.append(1000.0)
         assert "consolidated_metadata" not in _root(path)  # a reader now lists the store: never stale
-        with ZarrIO(path, mode="r") as other:
+        with pytest.raises(IncompleteFileError, match="append"):  # until the change is committed
+            ZarrIO(path, mode="r")
+        with ZarrIO(path, mode="r", allow_incomplete=True) as other:
             assert other.read_builder()["acquisition/ts/data"].data.shape == (1001,)
     finally:
         io.close()

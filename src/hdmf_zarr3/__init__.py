@@ -24,6 +24,7 @@ from .errors import (
 from .format.names import FORMAT_VERSION
 from .io import ZarrIO
 from .nwb import NWBZarrIO, read_nwb
+from .storage.locks import break_lock
 
 __version__ = "0.1.0.dev0"
 
@@ -51,5 +52,6 @@ __all__ = [
     "ZarrIO",
     "read_nwb",
     "__version__",
+    "break_lock",
     "convert",
 ]

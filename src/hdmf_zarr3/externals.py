@@ -5,6 +5,11 @@ for the target (with its subtree), not as a member of the other file's full tree
 as data linked from that file. One cache per opened file maps (file, path) to those builders, and
 references read inside the other file resolve through the same cache, so a link and a reference to
 the same node give the same builder (and so the same container).
+
+Another file is opened only if it lies inside the directory holding the file being read or one of
+the directories the caller allowed (``external_roots``). The check is made on
+the resolved location, before anything is opened: an absolute path, ``..``, a URL, or a symlink
+that leads out of the allowed directories is refused with :class:`UnsafeLinkError`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from .errors import CorruptStoreError
+from .errors import CorruptStoreError, UnsafeLinkError
 from .format.references import Reference
 from .storage import locations
 
@@ -32,6 +37,29 @@ class ForeignFiles:
         self.owner = owner
         self.ios: dict[str, HDMFIO] = {}
         self.cache: dict[tuple[str, str], Builder] = {}
+        self._reading: set[str] = set()  # files whose tree is being read (a link back to one is a cycle)
+
+    def roots(self) -> list[str]:
+        """Where other files may be: the directory holding the file, and the caller's ``external_roots``."""
+        directory = self.owner._handle.directory if self.owner._handle is not None else None
+        given = ([] if directory is None else [directory]) + list(self.owner._external_roots or [])
+        return [locations.absolute(r) if locations.is_remote(r) else os.path.realpath(locations.local_path(r))
+                for r in given]
+
+    def confine(self, source: str, target: str, where: str) -> None:
+        """Refuse a ``target`` (``source`` resolved) outside the allowed roots, before it is opened."""
+        roots = self.roots()
+        if locations.is_remote(target):
+            inside = any(locations.is_remote(r) and (target == r or target.startswith(r.rstrip("/") + "/"))
+                         for r in roots)
+        else:
+            real = os.path.realpath(target)
+            inside = any(not locations.is_url(r) and (real == r or real.startswith(r.rstrip(os.sep) + os.sep))
+                         for r in roots)
+        if not inside:
+            raise UnsafeLinkError(f"source {source!r} resolves to {target}, outside the allowed directories "
+                                  f"{roots}; to follow it, open the file with external_roots=[...] naming "
+                                  "its directory", where)
 
     def close(self) -> None:
         for io in self.ios.values():
@@ -44,6 +72,7 @@ class ForeignFiles:
         if directory is None and not (os.path.isabs(ref.source) or locations.is_url(ref.source)):
             raise CorruptStoreError(f"cannot resolve relative source {ref.source!r} without a file location", where)
         target = locations.join(directory or "", ref.source)
+        self.confine(ref.source, target, where)
         if target not in self.ios:
             if not locations.is_remote(target) and not os.path.exists(target):
                 if missing_ok:
@@ -56,7 +85,7 @@ class ForeignFiles:
                     return None
                 raise CorruptStoreError(f"external file {ref.source!r} does not exist", where) from None
         found = self.node(target, ref.path)
-        if found is None and not missing_ok:
+        if found is None:
             raise CorruptStoreError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
         return found
 
@@ -79,7 +108,15 @@ class ForeignFiles:
         key = (file, path)
         if key in self.cache:
             return self.cache[key]
-        original = _builder_at(self.ios[file], path)
+        io = self.ios[file]
+        if getattr(io, "_root", True) is None:  # its tree is not read yet
+            if file in self._reading:
+                raise CorruptStoreError(f"links between files form a cycle back into {file}", path)
+            self._reading.add(file)
+        try:
+            original = _builder_at(io, path)
+        finally:
+            self._reading.discard(file)
         return None if original is None else self._copy(file, path, original)
 
     def _copy(self, file: str, path: str, original: Builder) -> Builder:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +59,20 @@ class ZarrIO(HDMFIO):
         How a new file is written: in this package's format (the default), or in hdmf-zarr 0.14's
         convention, for tools that read Zarr NWB files only through hdmf-zarr (``pynwb.read_nwb``,
         nwbinspector). Files are read in whichever convention they were written.
+    allow_incomplete : bool
+        Open a file whose last write or append did not finish (the writer crashed or was killed)
+        and read what is there, instead of raising :class:`~hdmf_zarr3.IncompleteFileError`.
+    external_roots : list of str or Path, optional
+        Directories (or URL prefixes) that links and references into other files may point into,
+        besides the directory holding this file (always allowed). A ``source`` that leads anywhere
+        else (an absolute path, ``..``, a URL, a symlink out) raises
+        :class:`~hdmf_zarr3.UnsafeLinkError` before anything is opened.
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
                  manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
-                 storage_options: dict[str, Any] | None = None, convention: str | None = None):
+                 storage_options: dict[str, Any] | None = None, convention: str | None = None,
+                 allow_incomplete: bool = False, external_roots: list[str | Path] | None = None):
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
@@ -70,6 +81,8 @@ class ZarrIO(HDMFIO):
         self._path = path
         self._mode = mode
         self._storage_options = storage_options
+        self._allow_incomplete = allow_incomplete
+        self._external_roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
         self._handle: StoreHandle | None = None
         self._dialect: Dialect | None = None
         self._convention = dialects.convention(convention)
@@ -102,10 +115,15 @@ class ZarrIO(HDMFIO):
     def open(self) -> None:
         if self._handle is None:
             opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
-            self._handle = opened if opened is not None else open_store(self._path, self._mode,
-                                                                        self._storage_options)
+            self._handle = opened if opened is not None else open_store(
+                self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
             self._opened = None
-            self._dialect = _dialect_of(self._handle)
+            try:
+                self._dialect = _dialect_of(self._handle)
+            except BaseException:
+                self._handle, handle = None, self._handle
+                handle.close()  # releases the write lock
+                raise
             if self._handle.documents() and self._convention.name != dialects.Convention.name \
                     and self._mode not in CREATE_MODES:
                 raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
@@ -156,7 +174,8 @@ class ZarrIO(HDMFIO):
         io = kwargs.pop("io", None)
         if file is None and io is not None:
             file = io._file
-        handle = file if file is not None else open_store(path, "r", kwargs.pop("storage_options", None))
+        handle = file if file is not None else open_store(path, "r", kwargs.pop("storage_options", None),
+                                                          allow_incomplete=kwargs.pop("allow_incomplete", False))
         return spec_io.load_namespaces(handle, _dialect_of(handle).documents, namespace_catalog, namespaces)
 
     def load_namespaces_io(self, namespace_catalog: NamespaceCatalog | TypeMap,
@@ -181,14 +200,26 @@ class ZarrIO(HDMFIO):
                                        "Please use mode 'r+', 'w', 'w-', 'x', or 'a'")
         kwargs.pop("expandable", None)
         self._pending_dataio = dataio_bridge.collect(container)
+        with self._undo_on_failure():
+            try:
+                super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
+                              progress=progress, **kwargs)
+            finally:
+                self._pending_dataio = {}
+            if cache_spec:
+                self._cache_spec()
+            self._handle.commit()
+
+    @contextlib.contextmanager
+    def _undo_on_failure(self) -> Iterator[None]:
+        """Run a write; if it fails, an append is undone (the file reads as before) and a new file stays
+        marked incomplete."""
         try:
-            super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
-                          progress=progress, **kwargs)
-        finally:
-            self._pending_dataio = {}
-        if cache_spec:
-            self._cache_spec()
-        self._handle.commit()
+            yield
+        except BaseException:
+            if self._handle is not None:
+                self._handle.rollback()
+            raise
 
     def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
                       export_source: str | None = None, progress: bool = False, **kwargs: Any) -> None:
@@ -211,8 +242,9 @@ class ZarrIO(HDMFIO):
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
-        BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
-                      progress=progress).write()
+        with self._undo_on_failure():
+            BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
+                          progress=progress).write()
         if self._root is None:
             self._root = builder
 
@@ -229,14 +261,15 @@ class ZarrIO(HDMFIO):
         write_args = dict(write_args or {})
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
-        HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
-        if cache_spec:
-            catalog = self.manager.namespace_catalog
-            for ns in src_io.manager.namespace_catalog.namespaces:
-                if ns not in catalog.namespaces:
-                    catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
-            self._cache_spec()
-        self._handle.commit()
+        with self._undo_on_failure():
+            HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
+            if cache_spec:
+                catalog = self.manager.namespace_catalog
+                for ns in src_io.manager.namespace_catalog.namespaces:
+                    if ns not in catalog.namespaces:
+                        catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
+                self._cache_spec()
+            self._handle.commit()
 
     @classmethod
     def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,
@@ -338,6 +371,7 @@ def _dialect_of(handle: StoreHandle) -> Dialect:
     documents = handle.documents()
     if handle.mode in CREATE_MODES or not documents:
         return NativeDialect(documents)
+    handle.check_complete()
     name = locations.basename(handle.location) if handle.location else None
     dialect = dialects.detect(documents, name, location=handle.location)
     if handle.writable and not dialect.writable:

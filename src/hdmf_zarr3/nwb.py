@@ -56,8 +56,13 @@ class NWBZarrIO(ZarrIO):
         if load_namespaces:
             type_map = get_type_map()
             # read once, for the namespaces and the file
-            self._opened = open_store(path, mode, kwargs.get("storage_options"))
-            ZarrIO.load_namespaces(type_map, file=self._opened)
+            self._opened = open_store(path, mode, kwargs.get("storage_options"),
+                                      allow_incomplete=kwargs.get("allow_incomplete", False))
+            try:
+                ZarrIO.load_namespaces(type_map, file=self._opened)
+            except BaseException:
+                self._opened.close()  # releases the write lock
+                raise
             manager = BuildManager(type_map)
         elif manager is None:
             manager = get_manager(extensions=extensions) if extensions else get_manager()

@@ -168,10 +168,12 @@ class BuilderReader:
             self._finish_scalar(builder, path)
         if isinstance(builder, GroupBuilder) and N.LINK_ATTR in attrs:
             for link in decode_links(attrs[N.LINK_ATTR], path):
-                target = self.resolve(link.target, path, missing_ok=True)
+                # A target missing from this file (or from another file that is there) means a corrupt
+                # file; another file that is missing altogether is skipped with a warning, as HDF5IO does.
+                target = self.resolve(link.target, N.join(path, link.name), missing_ok=not link.target.is_internal)
                 if target is None:
-                    warnings.warn(f"{N.join(path, link.name)}: link target {link.target.path!r} in "
-                                  f"{link.target.source!r} does not exist", BrokenLinkWarning, stacklevel=2)
+                    warnings.warn(f"{N.join(path, link.name)}: link target {link.target.path!r} is in "
+                                  f"{link.target.source!r}, which does not exist", BrokenLinkWarning, stacklevel=2)
                     continue
                 lb = LinkBuilder(builder=target, name=link.name, source=self.io.source)
                 lb.location = path

@@ -48,6 +48,8 @@ class ZarrSpecReader(SpecReader):
             return json.loads(str(self._texts[name]))
         except ValueError as exc:
             raise CorruptStoreError(f"cached specification {name!r} is not valid JSON", self._group) from exc
+        except RecursionError:
+            raise CorruptStoreError(f"cached specification {name!r} nests too deeply", self._group) from None
 
     def read_spec(self, spec_path: str) -> Any:
         return self._read(spec_path)

@@ -18,6 +18,7 @@ from zarr.core.sync import sync
 from .errors import UnsupportedDataError
 from .format import documents as docs
 from .format import dtypes as D
+from .format import limits
 from .storage import nodes
 from .storage.direct import UnitEncoder
 from .unit_writer import UnitWriter
@@ -132,7 +133,7 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
         return docs.array_document(shape, storage, attrs, chunks=chunks, codecs=layout.codecs,
                                    dimension_names=dimension_names, fill_value=layout.fill_value)
 
-    provisional_doc = document([b if b is not None else 2**62 for b in bounds])
+    provisional_doc = document(limits.provisional_shape(bounds, list(chunks), storage.data_type))
     nodes.put_documents(store, {path: provisional_doc})  # a document before any chunk (icechunk insists)
     provisional = nodes.async_array(store, path, provisional_doc)
     direct = UnitEncoder.for_document(store, path, provisional_doc)

@@ -315,6 +315,7 @@ class BuilderWriter:
         handle = self.io._handle
         store = handle.store
         handle.will_change()
+        handle.touching([path for path, _ in self.plan.streams] + [w[0] for w in self.plan.dask_writes])
         # Node documents before their chunks (transactional stores such as icechunk insist); the root,
         # which marks the file as present, after everything else.
         handle.put_documents({p: d for p, d in {**self.plan.arrays, **self.plan.groups}.items() if p != "/"})

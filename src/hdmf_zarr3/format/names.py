@@ -19,7 +19,10 @@ SPECLOC_ATTR = ".specloc"
 #: Default location of the cached specifications.
 SPEC_GROUP = "specifications"
 
-RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR})
+#: Root attribute present while a write is in progress (see :mod:`.completion`).
+INCOMPLETE_ATTR = "hdmf_zarr3_incomplete"
+
+RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR})
 
 #: ``source`` of a link or reference whose target lives in the same file.
 SAME_FILE = "."

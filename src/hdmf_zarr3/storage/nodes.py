@@ -19,9 +19,11 @@ from zarr.abc.store import Store
 from zarr.core.array import AsyncArray
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
+from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
-from ..errors import CorruptStoreError
+from ..errors import CorruptStoreError, UnsupportedCodecError
+from ..format import limits
 from ..format.documents import chunk_key
 from ..format.names import normalize, store_key
 
@@ -46,6 +48,8 @@ def parse_document(raw: bytes, path: str) -> dict[str, Any]:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise CorruptStoreError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
+    except RecursionError:
+        raise CorruptStoreError("zarr.json nests too deeply to parse", path) from None
     return check_document(doc, path)
 
 
@@ -61,6 +65,7 @@ def check_document(doc: Any, path: str) -> dict[str, Any]:
     if not isinstance(attrs, dict):
         raise CorruptStoreError("attributes must be a JSON object", path)
     doc.setdefault("attributes", {})
+    limits.check_node(doc, path)
     return doc
 
 
@@ -141,7 +146,12 @@ def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
 
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     """zarr's ``AsyncArray`` for a node whose document we already hold (no store access)."""
-    return AsyncArray(doc, StorePath(store, path.strip("/")))
+    try:
+        return AsyncArray(doc, StorePath(store, path.strip("/")))
+    except UnknownCodecError as exc:
+        names = [c.get("name") for c in doc.get("codecs", []) if isinstance(c, dict)]
+        raise UnsupportedCodecError(f"no codec installed for one of {names} (install the package that provides "
+                                    "it)", path) from exc
 
 
 def open_array(store: Store, path: str, doc: dict[str, Any]) -> zarr.Array:

@@ -16,6 +16,7 @@ w-, x  create                                      error / create
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Callable
@@ -28,9 +29,11 @@ from zarr.abc.store import Store
 from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
-from ..errors import ModeError, StoreError
-from ..format import consolidated
+from ..errors import IncompleteFileError, ModeError, StoreError
+from ..format import completion, consolidated
+from ..format.documents import group_document
 from . import locations, zipped
+from .locks import WriteLock, lock_place
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -50,6 +53,13 @@ class StoreHandle:
     _on_close: Callable[[], None] | None = field(default=None, repr=False)  # e.g. pack a zip
     owned: bool = field(default=True, repr=False)  # False: the caller's Store, left open
     _root_bytes: bytes | None = field(default=None, repr=False)  # the root zarr.json, when already read
+    _on_discard: Callable[[], None] | None = field(default=None, repr=False)  # close() after a failed write
+    lock: WriteLock | None = field(default=None, repr=False)  # held from open to close by writers
+    allow_incomplete: bool = field(default=False, repr=False)  # read a file whose last write did not finish
+    _marker: dict[str, Any] | None = field(default=None, repr=False)  # set while the stored root says incomplete
+    _snapshot: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # documents before the changes
+    _touched: set[str] = field(default_factory=set, repr=False)  # nodes written outside put_documents
+    failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
 
     @property
     def writable(self) -> bool:
@@ -82,25 +92,68 @@ class StoreHandle:
                 self._documents = v2.read_documents(self.store) or {}
         return self._documents
 
-    def will_change(self) -> None:
-        """Call before changing nodes: a stored consolidated root would go stale, so it is dropped first."""
-        self._changed = True
-        if self._consolidated_on_disk:
-            from .nodes import put_documents
+    def incomplete(self) -> dict[str, Any] | None:
+        """The marker of a write that did not finish, if the stored root carries one."""
+        return completion.incomplete(self.documents().get("/"))
 
-            put_documents(self.store, {"/": consolidated.without_consolidated(self.documents()["/"])})
-            self._consolidated_on_disk = False
+    def check_complete(self) -> None:
+        """Raise :class:`IncompleteFileError` for a file whose last write did not finish, unless the caller
+        asked to read what is there (``allow_incomplete``). A file being created is not checked."""
+        mark = None if self.mode in CREATE_MODES else self.incomplete()
+        if mark is not None and not self.allow_incomplete:
+            raise IncompleteFileError(f"{completion.describe(mark)}; open it with allow_incomplete=True to read "
+                                      "what is there", self.location or "/")
+
+    def will_change(self) -> None:
+        """Call before changing nodes. The first change of a session stores the root marked incomplete
+        (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark."""
+        self._changed = True
+        if self._marker is not None:
+            return
+        from .nodes import put_documents
+
+        self._snapshot = dict(self.documents())
+        self._marker = completion.marker("append" if "/" in self._snapshot else "write", _writer())
+        root = consolidated.without_consolidated(self._snapshot.get("/") or group_document({}))
+        put_documents(self.store, {"/": completion.marked(root, self._marker)})
+        self._consolidated_on_disk = False
+
+    def touching(self, paths: list[str]) -> None:
+        """Note nodes that zarr itself is about to write (so that :meth:`rollback` can remove them)."""
+        self._touched.update(paths)
 
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
-        """Store node documents (the root last, once the rest is in place) and remember them."""
+        """Store node documents (the root last, once the rest is in place, still marked incomplete) and
+        remember them."""
         from .nodes import put_documents
 
         self.will_change()
         rest = {p: d for p, d in documents.items() if p != "/"}
         put_documents(self.store, rest)
         if "/" in documents:
-            put_documents(self.store, {"/": documents["/"]})
+            put_documents(self.store, {"/": completion.marked(documents["/"], self._marker)})
         self.documents().update(documents)
+
+    def rollback(self) -> None:
+        """Undo the changes of a write that failed: an append leaves the file as it was before; a new file
+        stays marked incomplete (there is nothing to go back to) and is not committed on close."""
+        if self._marker is None:
+            return
+        snapshot = self._snapshot or {}
+        if "/" not in snapshot:
+            self.failed = True
+            return
+        from .nodes import put_documents
+
+        current = self.documents()
+        new = sorted(({p for p in current if p not in snapshot} | self._touched) - set(snapshot))
+        tops = [p for p in new if not any(p.startswith(q + "/") for q in new if q != p)]
+        sync(_delete_nodes(self.store, tops))
+        put_documents(self.store, {p: d for p, d in snapshot.items() if p != "/" and current.get(p) is not d})
+        self._documents = dict(snapshot)
+        self._touched.clear()
+        self._changed = True
+        self.commit()
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
         """Remember a document zarr itself stored (after :meth:`will_change`)."""
@@ -109,22 +162,45 @@ class StoreHandle:
 
     def commit(self) -> None:
         """Store the root with every node inlined (consolidated metadata), if anything changed."""
-        if not self._changed or not self.writable or "/" not in (self._documents or {}):
+        if self.failed or not self._changed or not self.writable or "/" not in (self._documents or {}):
             return
         from .nodes import put_documents
 
-        put_documents(self.store, {"/": consolidated.consolidate(self._documents)})
+        put_documents(self.store, {"/": consolidated.consolidate(self._documents)})  # unmarked: complete
         self._consolidated_on_disk = True
         self._changed = False
+        self._marker = self._snapshot = None
+        self._touched.clear()
 
     def close(self) -> None:
-        """Release the store (after :meth:`commit`); a zip written through a working directory is packed."""
-        if self.owned:
-            self.store.close()
-        if self._on_close is not None:
-            finish, self._on_close = self._on_close, None
-            if self.writable:
+        """Release the store (after :meth:`commit`) and the write lock; a zip written through a working
+        directory is packed, unless a write failed (the previous zip then stays as it was)."""
+        try:
+            if self.owned:
+                self.store.close()
+            finish, discard = self._on_close, self._on_discard
+            self._on_close = self._on_discard = None
+            if finish is not None and self.writable and not self.failed:
                 finish()
+            elif discard is not None:
+                discard()
+        finally:
+            if self.lock is not None:
+                lock, self.lock = self.lock, None
+                lock.release()
+
+
+async def _delete_nodes(store: Store, paths: list[str]) -> None:
+    for path in paths:
+        prefix = path.strip("/")
+        await store.delete_dir(prefix)
+        await store.delete(f"{prefix}/zarr.json")
+
+
+def _writer() -> str:
+    from .. import __version__
+
+    return f"hdmf_zarr3 {__version__}"
 
 
 def exists(store: Store) -> bool:
@@ -141,15 +217,16 @@ def _v2_present(store: Store) -> bool:
         return False
 
 
-def open_store(path: str | Path | Store | None, mode: str = "r",
-               storage_options: dict[str, Any] | None = None) -> StoreHandle:
+def open_store(path: str | Path | Store | None, mode: str = "r", storage_options: dict[str, Any] | None = None,
+               allow_incomplete: bool = False) -> StoreHandle:
     """Open ``path`` in ``mode``: a zarr ``Store``, a local path, a ``.zip`` file or a URL.
 
     URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore, configured by
     ``storage_options`` (obstore's names: ``endpoint``, ``region``, ``access_key_id``,
     ``skip_signature``, ``client_options``, ...; fsspec's ``anon=True`` means ``skip_signature``).
     A ``.zip`` file is read in place and written through a working directory beside it that
-    replaces the zip, whole, when the file is closed.
+    replaces the zip, whole, when the file is closed. Writers take the file's write lock (see
+    :mod:`.locks`); ``allow_incomplete`` lets a reader open a file whose last write did not finish.
     """
     if mode not in MODES:
         raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)}")
@@ -161,13 +238,13 @@ def open_store(path: str | Path | Store | None, mode: str = "r",
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
-            store, location = _remote_store(text, mode, storage_options), locations.absolute(text)
+            store, location = remote_store(text, mode, storage_options), locations.absolute(text)
             root = _read_root(store, location)  # whether the file exists, and its metadata, in one request
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
             if location.endswith(".zip"):
-                return _open_zip(location, mode)
+                return _open_zip(location, mode, allow_incomplete)
             _check_local(location, mode)
             store = LocalStore(location, read_only=(mode == "r"))
             present = exists(store) if os.path.isdir(location) else False
@@ -175,19 +252,54 @@ def open_store(path: str | Path | Store | None, mode: str = "r",
         raise UnsupportedOperation(f"Unable to open {location or store} in '{mode}' mode: no Zarr group found.")
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location or store} in '{mode}' mode. File already exists.")
-    if mode == "w" and present:
-        if isinstance(store, LocalStore) and location is not None:
-            _clear_local(location)
-        else:
-            sync(store.clear())
     if getattr(store, "read_only", False) and mode != "r":
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
-    handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store))
+    lock = _lock(path, store, location, mode, storage_options)
+    try:
+        if mode == "w" and present:
+            _replace(store, location)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store), lock=lock,
+                         allow_incomplete=allow_incomplete)
     if mode in CREATE_MODES or (mode == "a" and not present):
         handle._documents = {}
     elif isinstance(present, bytes):  # the root was read to learn that the file exists: keep it
         handle._root_bytes = present
     return handle
+
+
+def _lock(path: str | Path | Store, store: Store, location: str | None, mode: str,
+          storage_options: dict[str, Any] | None) -> WriteLock | None:
+    if mode not in WRITE_MODES:
+        return None
+    place = lock_place(path, storage_options)
+    return None if place is None else WriteLock.acquire(place, location or repr(store), _writer())
+
+
+def _replace(store: Store, location: str | None) -> None:
+    """Empty a store for mode ``w``. The root is first stored marked incomplete, so a writer killed while
+    it deletes the old file leaves a file that reads as incomplete, never a valid-looking remnant."""
+    from .nodes import put_documents
+
+    if type(store).__module__.split(".")[0] == "icechunk":  # transactional: nothing is seen before commit
+        sync(store.clear())
+        return
+    put_documents(store, {"/": completion.marked(group_document({}), completion.marker("write", _writer()))})
+    if isinstance(store, LocalStore) and location is not None:
+        _clear_local(location, keep="zarr.json")
+    else:
+        sync(_clear_except(store, "zarr.json"))
+
+
+async def _clear_except(store: Store, keep: str) -> None:
+    entries = [e async for e in store.list_dir("")]
+    for entry in entries:
+        if entry != keep:
+            await store.delete_dir(entry)
+            await store.delete(entry)
 
 
 def _store_location(store: Store) -> str | None:
@@ -203,7 +315,7 @@ def _check_local(location: str, mode: str) -> None:
         raise UnsupportedOperation(f"Unable to open {location} as a Zarr store: it is a file, not a directory.")
 
 
-def _remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
+def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     try:
         import obstore.store
         from zarr.storage import ObjectStore
@@ -239,7 +351,7 @@ async def _probe(store: Store) -> bool:
     return False
 
 
-def _open_zip(location: str, mode: str) -> StoreHandle:
+def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     """A zip file: read in place; written in a working directory that replaces the zip on close."""
     from zarr.storage import ZipStore
 
@@ -252,23 +364,32 @@ def _open_zip(location: str, mode: str) -> StoreHandle:
         store = ZipStore(location, mode="r")
         if not exists(store):
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
-        return StoreHandle(store, mode, location)
+        return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
+    lock = _lock(location, None, location, mode, None)
     work = tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
                             dir=os.path.dirname(location))
-    if present and mode in ("r+", "a"):
-        with zipfile.ZipFile(location) as archive:
-            zipped.extract_all(archive, work)
-    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location))
+    try:
+        if present and mode in ("r+", "a"):
+            with zipfile.ZipFile(location) as archive:
+                zipped.extract_all(archive, work)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        if lock is not None:
+            lock.release()
+        raise
+    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location),
+                         _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
+                         allow_incomplete=allow_incomplete)
     if mode in CREATE_MODES or not present:
         handle._documents = {}
     return handle
 
 
-def _clear_local(location: str | None) -> None:
-    import shutil
-
+def _clear_local(location: str | None, keep: str | None = None) -> None:
     if location and os.path.isdir(location):
         for entry in os.scandir(location):
+            if entry.name == keep:
+                continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path)
             else:

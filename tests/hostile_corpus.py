@@ -1,0 +1,291 @@
+"""Helpers of tests/test_hostile.py: tiny base files, ways to damage them, and a bounded, guarded reader.
+
+Every case file lives at ``<tmp>/here/f.zarr``; ``<tmp>`` is the sandbox: nothing may be written outside it
+while a file is read. :func:`read_everything` opens a file, reads its builders and touches every byte of
+data, under a hard time limit, a traced-memory limit, an address-space limit (so that a hostile file
+cannot take the machine down) and an audit hook that refuses code execution, unpickling of globals,
+network access and writes outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import resource
+import signal
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import zarr
+from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+
+from hdmf_zarr3 import NWBZarrIO, ZarrIO
+
+TIME_LIMIT = 20.0  # seconds per read
+MEMORY_LIMIT = 256 * 2**20  # traced bytes per read
+ADDRESS_MARGIN = 4 * 2**30  # address space a read may add (a safety net; tracemalloc is the measure)
+TARGET = np.arange(4.0)  # /a/target of the base file
+EXTERNAL = np.array([10.0, 20.0, 30.0])  # /t of the external target files
+BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
+
+
+class HostileEffect(BaseException):
+    """A read did something a hostile file must never cause (a BaseException: library code cannot swallow it)."""
+
+
+# --- base files ------------------------------------------------------------------------------------------
+def base_builder() -> GroupBuilder:
+    target = DatasetBuilder("target", TARGET)
+    a = GroupBuilder("a", datasets={"target": target})
+    b = GroupBuilder("b")
+    b.set_link(LinkBuilder(target, "lnk"))
+    return GroupBuilder("root", groups={"a": a, "b": b}, attributes={
+        "matrix": np.arange(4).reshape(2, 2), "plain": [1, 2]}, datasets={
+        "x": DatasetBuilder("x", np.arange(6, dtype="int32"), attributes={"ref": ReferenceBuilder(target)}),
+        "s": DatasetBuilder("s", ["u", "v"], dtype="text"),
+        "sc": DatasetBuilder("sc", 3.0),
+        "refs": DatasetBuilder("refs", [ReferenceBuilder(target), ReferenceBuilder(a)], dtype="object"),
+        "rows": DatasetBuilder("rows", [(1, ReferenceBuilder(a))], dtype=[
+            {"name": "i", "dtype": "int32"}, {"name": "r", "dtype": {"target_type": "X", "reftype": "object"}}]),
+    })
+
+
+def write_builder(path: Path, root: GroupBuilder) -> None:
+    with ZarrIO(path, mode="w") as io:
+        io.write_builder(root)
+
+
+def write_external_target(path: Path) -> None:
+    write_builder(path, GroupBuilder("root", datasets={"t": DatasetBuilder("t", EXTERNAL)}))
+
+
+def write_nwb(path: Path) -> None:
+    from nwb_factories import small_nwbfile
+
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile(10))
+
+
+# --- damaging a file -------------------------------------------------------------------------------------
+def _key(f: Path, node: str) -> Path:
+    return f / "zarr.json" if node == "/" else f / node.strip("/") / "zarr.json"
+
+
+def load(f: Path, node: str) -> dict[str, Any]:
+    return json.loads(_key(f, node).read_text())
+
+
+def dump(f: Path, node: str, doc: Any) -> None:
+    _key(f, node).write_text(json.dumps(doc, allow_nan=True))  # allow_nan: bare NaN/Infinity on purpose
+
+
+def deconsolidate(f: Path) -> None:
+    """Drop the consolidated block, so the reader lists the store and reads every node's own zarr.json."""
+    root = load(f, "/")
+    root.pop("consolidated_metadata", None)
+    dump(f, "/", root)
+
+
+def edit(f: Path, node: str, change) -> None:
+    """Apply ``change(doc)`` (in place) to the document of ``node``, as the reader will see it."""
+    deconsolidate(f)
+    doc = load(f, node)
+    change(doc)
+    dump(f, node, doc)
+
+
+def edit_consolidated(f: Path, node: str, change) -> None:
+    """Apply ``change(doc)`` to the consolidated copy of ``node`` only (its own zarr.json stays intact)."""
+    root = load(f, "/")
+    change(root["consolidated_metadata"]["metadata"][node.strip("/")])
+    dump(f, "/", root)
+
+
+def put_raw(f: Path, node: str, data: bytes) -> None:
+    """Replace the zarr.json of ``node`` with raw bytes."""
+    if node != "/":
+        deconsolidate(f)
+    _key(f, node).write_bytes(data)
+
+
+def raw_attribute(f: Path, node: str, name: str, text: str) -> None:
+    """Give ``node`` an attribute whose value is the raw JSON ``text`` (too deep for json.dumps)."""
+    deconsolidate(f)
+    doc = load(f, node)
+    doc["attributes"][name] = "@@RAW@@"
+    _key(f, node).write_text(json.dumps(doc).replace('"@@RAW@@"', text))
+
+
+def set_elements(f: Path, node: str, values: list[str]) -> None:
+    """Overwrite the elements of a ``string`` array (chunks only; its zarr.json is untouched)."""
+    arr = zarr.open_array(f / node.strip("/"), mode="r+")
+    arr[...] = np.array(values, dtype=object)
+
+
+def record(source: str, path: str, **extra: Any) -> dict[str, Any]:
+    return {**extra, "source": source, "path": path, "object_id": None, "source_object_id": None}
+
+
+class Exploit:
+    def __init__(self, command: str):
+        self.command = command
+
+    def __reduce__(self):
+        return (os.system, (self.command,))
+
+
+def exploit_pickle(canary: Path) -> bytes:
+    """Pickle bytes that, if ever unpickled, create ``canary``."""
+    return pickle.dumps(Exploit(f"touch {canary}"), protocol=2)
+
+
+# --- reading, bounded and guarded ------------------------------------------------------------------------
+_GUARD: dict[str, Any] = {"sandbox": None, "effects": []}
+_EXEC_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
+                "pickle.find_class", "socket.connect", "socket.getaddrinfo", "socket.gethostbyname",
+                "socket.sendto", "ctypes.dlopen")
+_PATH_EVENTS = ("os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.symlink", "os.link", "os.truncate",
+                "shutil.rmtree", "os.chmod", "os.utime")
+
+
+def _outside(path: Any) -> bool:
+    if isinstance(path, int):
+        return False
+    text = os.fsdecode(path) if isinstance(path, (str, bytes, os.PathLike)) else str(path)
+    real = os.path.realpath(text)
+    if "__pycache__" in real.split(os.sep):  # lazy imports may cache bytecode
+        return False
+    return os.path.commonpath([real, _GUARD["sandbox"]]) != _GUARD["sandbox"]
+
+
+def _hook(event: str, args: tuple) -> None:
+    if _GUARD["sandbox"] is None:
+        return
+    bad = event.startswith(_EXEC_EVENTS)
+    if event == "open" and len(args) >= 3:
+        path, mode, flags = args[0], args[1], args[2] or 0
+        writes = (mode is not None and any(c in str(mode) for c in "wax+")) or bool(
+            flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+        bad = writes and _outside(path)
+    elif event in _PATH_EVENTS:
+        bad = any(_outside(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike)))
+    if bad:
+        _GUARD["effects"].append((event, repr(args)[:200]))
+        raise HostileEffect(f"a hostile file caused {event}{repr(args)[:200]}")
+
+
+_hook_installed = False
+
+
+def refuse(what: str):
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        _GUARD["effects"].append((what, repr(args)[:200]))
+        raise HostileEffect(f"{what} was called while reading a hostile file")
+
+    return refused
+
+
+def _address_space() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _timeout(signum: int, frame: Any) -> None:
+    raise HostileEffect(f"read took more than {TIME_LIMIT} s")
+
+
+@contextlib.contextmanager
+def bounded(sandbox: Path):
+    """Time, memory and side-effect limits around one read (see the module docstring)."""
+    global _hook_installed
+    if not _hook_installed:
+        sys.addaudithook(_hook)
+        _hook_installed = True
+    _GUARD.update(sandbox=os.path.realpath(sandbox), effects=[])
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = _address_space() + ADDRESS_MARGIN if sys.platform == "linux" else resource.RLIM_INFINITY
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    previous = signal.signal(signal.SIGALRM, _timeout)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT + 5)
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    base, _ = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] - base
+        if not tracing:
+            tracemalloc.stop()
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        effects, _GUARD["sandbox"] = _GUARD["effects"], None
+        assert not effects, f"side effects while reading: {effects}"
+        assert elapsed < TIME_LIMIT, f"read took {elapsed:.1f} s"
+        assert peak < MEMORY_LIMIT, f"read allocated {peak / 2**20:.0f} MiB"
+
+
+def read_everything(path: Path, nwb: bool = False, **kwargs: Any) -> dict[str, Any]:
+    """Open, read every builder and every element of ``path``; values by path (``/x@attr`` for attributes,
+    link paths for links; builders that references name are summarised as their data or ``("group", name)``)."""
+    with bounded(Path(path).parent.parent):
+        io = (NWBZarrIO if nwb else ZarrIO)(path, mode="r", **kwargs)
+        try:
+            if nwb:
+                io.read()
+            return Walker().walk(io.read_builder())
+        finally:
+            io.close()
+
+
+class Walker:
+    def __init__(self):
+        self.out: dict[str, Any] = {}
+        self.memo: dict[int, Any] = {}
+
+    def walk(self, root: GroupBuilder) -> dict[str, Any]:
+        self.visit(root, "")
+        return self.out
+
+    def visit(self, builder: Builder, path: str) -> Any:
+        if id(builder) in self.memo:
+            return self.memo[id(builder)]
+        self.memo[id(builder)] = ("group", builder.name)  # before the children: cycles end here
+        for key, value in builder.attributes.items():
+            self.out[f"{path or '/'}@{key}"] = self.summary(value)
+        if isinstance(builder, DatasetBuilder):
+            self.memo[id(builder)] = self.out[path] = self.summary(builder.data)
+        else:
+            for name, sub in {**builder.groups, **builder.datasets}.items():
+                self.visit(sub, f"{path}/{name}")
+            for name, link in builder.links.items():
+                self.out[f"{path}/{name}"] = self.visit(link.builder, f"{path}/{name}")
+        return self.memo[id(builder)]
+
+    def summary(self, value: Any) -> Any:
+        if isinstance(value, Builder):
+            return self.visit(value, value.path if value.parent is not None else f"<{value.name}>")
+        if isinstance(value, ReferenceBuilder):
+            return self.summary(value.builder)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.summary(v) for v in value)
+        if isinstance(value, np.ndarray):
+            return [self.summary(v) for v in value.tolist()] if value.dtype == object else value
+        if hasattr(value, "shape") and hasattr(value, "__getitem__") and not isinstance(value, (np.generic, str)):
+            return self.summary(value[()])  # a lazy dataset: read all of it
+        return value
