@@ -10,7 +10,7 @@ from pynwb import NWBHDF5IO, TimeSeries
 from s3_server import new_bucket, s3_server
 from zarr.storage import WrapperStore
 
-from hdmf_zarr3 import NWBZarrIO, StoreError
+from hdmf_zarr3 import NWBZarrIO, StoreError, UnsafeLinkError
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
@@ -181,4 +181,7 @@ def test_links_between_files_in_a_bucket_resolve_relative_to_the_file(s3, tmp_pa
                        ["Body"].read())["attributes"]["zarr_link"]
     assert links[0]["source"] == "../raw/r.nwb.zarr"  # relative to the directory holding the file
     with NWBZarrIO(derived_url, mode="r", storage_options=s3["options"]) as io:
+        with pytest.raises(UnsafeLinkError, match="external_roots"):  # it leaves derived/: not by default
+            io.read()
+    with NWBZarrIO(derived_url, mode="r", storage_options=s3["options"], external_roots=[f"s3://{bucket}"]) as io:
         assert np.array_equal(io.read().acquisition["linked"].data[:], np.arange(1000.0))
