@@ -133,8 +133,10 @@ class ZarrIO(HDMFIO):
             self._foreign_files.close()
         if getattr(self, "_handle", None) is not None:
             handle, self._handle = self._handle, None
-            handle.commit()  # consolidate what was changed since the last write (appends)
-            handle.close()
+            try:
+                handle.commit()  # consolidate what was changed since the last write (appends)
+            finally:
+                handle.close()  # releases the write lock even if the commit failed
 
     def is_open(self) -> bool:
         return getattr(self, "_handle", None) is not None
