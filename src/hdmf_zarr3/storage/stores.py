@@ -136,11 +136,12 @@ class StoreHandle:
 
     def rollback(self) -> None:
         """Undo the changes of a write that failed: an append leaves the file as it was before; a new file
-        stays marked incomplete (there is nothing to go back to) and is not committed on close."""
+        stays marked incomplete (there is nothing to go back to) and is not committed on close; a zip's
+        working copy is discarded on close, so the zip is not replaced."""
         if self._marker is None:
             return
         snapshot = self._snapshot or {}
-        if "/" not in snapshot:
+        if "/" not in snapshot or self._on_discard is not None:  # a zip: its working copy is dropped on close
             self.failed = True
             return
         from .nodes import put_documents
