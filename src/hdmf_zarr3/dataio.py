@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from hdmf.data_utils import DataIO
 
 from .errors import UnsupportedDataError
@@ -88,7 +89,7 @@ class ZarrDataIO(DataIO):
         self.compressors = [codec_json(c, "compressors") for c in compressors] if compressors is not None else None
         self.filters = [codec_json(c, "filters") for c in filters] if filters is not None else None
         self.serializer = codec_json(serializer, "serializer") if serializer is not None else None
-        self.fill_value = fill_value
+        self.fill_value = fill_value.item() if isinstance(fill_value, np.generic) else fill_value  # JSON-ready
         self.dimension_names = list(dimension_names) if dimension_names is not None else None
         self.link_data = link_data
 

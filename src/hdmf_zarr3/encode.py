@@ -8,11 +8,13 @@ zarr arrays, our own lazy datasets) are converted block by block by the writer, 
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from hdmf.build import ReferenceBuilder
 
 from .errors import UnsupportedDataError
 from .format import dtypes as D
@@ -56,7 +58,8 @@ def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str
 def _numeric(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
     target = np.dtype(storage.data_type)
     try:
-        arr = np.asarray(data)
+        # Python numbers go straight to the target type: via float64, uint64 values above 2**63 would be lost.
+        arr = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=target)
         if arr.dtype.kind in "OUST" and target.kind != "b":
             arr = np.asarray(data, dtype=target)
         return arr.astype(target, copy=False)
@@ -71,6 +74,8 @@ def _struct(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
         for f in storage.fields:
             out[f.name] = data[f.name]
         return out
+    if isinstance(data, (tuple, np.void)) and not _is_rows(data):  # one row: a 0-d dataset
+        return _struct([data], storage, where).reshape(())
     rows = [tuple(_row_tuple(r, storage.fields)) for r in _as_list(data)]
     try:
         return np.array(rows, dtype=target)
@@ -95,7 +100,9 @@ def _as_list(data: Any) -> list:
 
 
 def _is_rows(data: Any) -> bool:
-    return len(data) > 0 and isinstance(data[0], (tuple, list, np.void, dict))
+    # ReferenceBuilder is a dict: a reference first field is not a row
+    return len(data) > 0 and isinstance(data[0], (tuple, list, np.void, dict)) and \
+        not isinstance(data[0], ReferenceBuilder)
 
 
 def _rows(data: Any, fn: Callable[[Any], str], where: str) -> np.ndarray:
@@ -115,7 +122,8 @@ def _ref_scalar_types() -> tuple[type, ...]:
 def _elementwise(data: Any, fn: Callable[[Any], str], where: str,
                  scalar_types: tuple[type, ...] = (str, bytes)) -> np.ndarray:
     """Apply ``fn`` to every element of (nested) data, keeping its shape."""
-    if data is None or isinstance(data, scalar_types + (str, bytes, np.str_, np.bytes_)) or np.isscalar(data):
+    if data is None or isinstance(data, scalar_types + (str, bytes, np.str_, np.bytes_, datetime.date)) \
+            or np.isscalar(data):
         return _object_array([fn(data)], ()).reshape(())
     if isinstance(data, np.ndarray):
         if data.ndim == 0:

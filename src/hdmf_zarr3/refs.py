@@ -32,7 +32,7 @@ class ReferenceEncoder:
         self.manager = manager
         self.directory = directory
         self.export_source = locations.absolute(export_source) if export_source else None
-        self.root_oid = root.attributes.get("object_id")
+        self.root_oid = _object_id(root)
 
     def __call__(self, obj: Any) -> Reference:
         builder = self.builder_of(obj)
@@ -40,7 +40,7 @@ class ReferenceEncoder:
         while top.parent is not None:
             names.append(top.name)
             top = top.parent
-        oid = builder.attributes.get("object_id")
+        oid = _object_id(builder)
         if top is self.root:
             return Reference(N.SAME_FILE, "/" + "/".join(reversed(names)), oid, self.root_oid)
         if top is builder and _is_file_root(builder):
@@ -53,7 +53,7 @@ class ReferenceEncoder:
             raise ReferenceError_(f"target {path!r} is outside this file and has no source file")
         if self.export_source is not None and locations.absolute(builder.source) == self.export_source:
             return Reference(N.SAME_FILE, path, oid, self.root_oid)
-        top_oid = top.attributes.get("object_id") if (top is not builder or path == "/") else None
+        top_oid = _object_id(top) if (top is not builder or path == "/") else None
         return Reference(self.relative(builder.source), path, oid, top_oid)
 
     def builder_of(self, obj: Any) -> Builder:
@@ -73,3 +73,9 @@ class ReferenceEncoder:
     def relative(self, source: str) -> str:
         """``source`` relative to this file's directory (POSIX separators); absolute if unknown."""
         return locations.relative_to(source, self.directory)
+
+
+def _object_id(builder: Builder) -> str | None:
+    """A builder's ``object_id`` for a reference record; ids that are not strings are not recorded."""
+    found = builder.attributes.get("object_id")
+    return found if isinstance(found, str) else None

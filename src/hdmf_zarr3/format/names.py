@@ -31,16 +31,18 @@ SAME_FILE = "."
 def check_name(name: str, parent: str) -> None:
     """Refuse names that are not valid Zarr v3 node names or would clash with the store layout.
 
-    Zarr v3 node names are non-empty, contain no ``/``, are not ``.`` or ``..`` and do not start with
-    the reserved prefix ``__``; ``zarr.json`` would collide with the metadata document.
+    Zarr v3 node names are non-empty, contain no ``/``, are not made of periods only and do not start
+    with the reserved prefix ``__``; ``zarr.json`` would collide with the metadata document. A ``\\``
+    would become a ``/`` in zarr-python's paths, and a NUL cannot be a file name.
     """
     from ..errors import InvalidNameError
 
     if not isinstance(name, str) or not name:
         raise InvalidNameError(f"invalid node name {name!r}: names must be non-empty strings", parent)
-    if "/" in name or name in (".", "..") or name.startswith("__") or name == "zarr.json":
-        raise InvalidNameError(f"invalid node name {name!r}: Zarr v3 forbids '/', '.', '..', a leading '__' "
-                               "and 'zarr.json'", parent)
+    if "/" in name or "\\" in name or "\x00" in name or not name.strip(".") or name.startswith("__") \
+            or name == "zarr.json":
+        raise InvalidNameError(f"invalid node name {name!r}: names may not contain '/', '\\' or NUL, be made of "
+                               "periods only, start with '__' or be 'zarr.json'", parent)
 
 
 def join(parent: str, name: str) -> str:

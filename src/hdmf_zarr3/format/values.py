@@ -98,7 +98,9 @@ def encode_attribute(value: Any, ref: RefEncoder, where: str) -> Any:
 
 def _list_to_array(value: list, where: str) -> np.ndarray:
     if value and all(isinstance(v, (bytes, np.bytes_)) for v in value):
-        return np.array([bytes(v) for v in value], dtype="S")
+        out = np.empty(len(value), dtype=object)  # not dtype "S": it would strip trailing NUL bytes
+        out[:] = [bytes(v) for v in value]
+        return out
     if value and all(isinstance(v, (str, np.str_)) for v in value):
         return np.array([str(v) for v in value], dtype=object)
     try:
@@ -205,7 +207,7 @@ def _scalar_from_json(x: Any, name: str, where: str) -> Any:
 def encode_string(x: Any, dtype: str, where: str) -> str:
     """One element of a ``text``/``ascii``/``isodatetime`` array as a Python ``str``."""
     if isinstance(x, str):
-        return x
+        return x if type(x) is str else str(x)  # numpy.str_ and other subclasses: codecs want str itself
     if isinstance(x, (bytes, np.bytes_)):
         return _decode_bytes(x, where)
     if isinstance(x, (_dt.datetime, _dt.date)):

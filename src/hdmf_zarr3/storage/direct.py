@@ -88,6 +88,12 @@ class DirectArray:
 class UnitEncoder(DirectArray):
     """Writes blocks of whole write units of one array."""
 
+    def _same_sign(self, part: np.ndarray) -> bool:
+        """Whether values equal to the fill value also have its sign (-0.0 == 0.0, yet is not the fill)."""
+        if self.dtype.kind != "f" or self.fill != 0:
+            return True
+        return bool((np.signbit(part) == np.signbit(self.fill)).all())
+
     # --- one chunk --------------------------------------------------------------------------
     def _encode(self, values: np.ndarray, region: tuple[slice, ...]) -> bytes | None:
         """The stored bytes of the chunk at ``region`` of ``values`` (padded to the chunk shape).
@@ -95,7 +101,7 @@ class UnitEncoder(DirectArray):
         ``None`` for a chunk holding only the fill value, which is not stored (as zarr does).
         """
         part = values[region]
-        if part.flat[0] == self.fill and (part == self.fill).all():  # (the first test is nearly free)
+        if part.flat[0] == self.fill and (part == self.fill).all() and self._same_sign(part):  # (first test: cheap)
             return None
         if part.shape != self.chunks or not part.flags.c_contiguous or part.dtype != self.dtype:
             # Copy into this thread's scratch chunk: reusing it spares a page fault per 4 KiB, which
