@@ -1,0 +1,7 @@
+"""``python -m hdmf_zarr3.cli``: the same as the ``hdmf-zarr3`` command."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
