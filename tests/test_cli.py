@@ -82,7 +82,7 @@ def test_incomplete_files_are_reported(zarr_file, capsys):
     assert "IncompleteFileError" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", [[], ["convert"], ["info"]])
+@pytest.mark.parametrize("command", [[], ["convert"], ["info"], ["validate"]])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as done:
         main([*command, "--help"])
@@ -96,3 +96,27 @@ def test_the_console_script_is_installed(zarr_file):
                           timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["convention"] == "hdmf_zarr3"
+
+
+def _unconsolidate(path: Path) -> None:
+    root = json.loads((path / "zarr.json").read_text())
+    root.pop("consolidated_metadata", None)
+    (path / "zarr.json").write_text(json.dumps(root))
+
+
+def test_validate_passes_a_valid_file(zarr_file, capsys):
+    assert main(["validate", str(zarr_file)]) == 0
+    assert capsys.readouterr().out.strip().endswith(": valid")
+
+
+def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
+    import shutil
+
+    _unconsolidate(zarr_file)
+    shutil.rmtree(zarr_file / "session_description")  # a required dataset
+    (zarr_file / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(b"not blosc")  # a damaged chunk
+    assert main(["validate", str(zarr_file)]) == 1
+    out = capsys.readouterr().out
+    assert "schema:" in out and "session_description" in out
+    assert "/acquisition/ts/data: cannot be read" in out
+    assert out.strip().endswith("2 problem(s)")
