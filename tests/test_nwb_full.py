@@ -225,3 +225,24 @@ def test_full_file_reads_in_append_mode(written_files, tmp_path):
     with NWBZarrIO(copy, mode="a", manager=make_manager()) as io:
         read = io.read()
         TestCase().assertContainerEqual(read, written, ignore_hdmf_attrs=True)
+
+
+def test_nwbinspector_reports_the_same_for_our_reading_as_for_hdf5s(written_files):
+    """nwbinspector's checks on a file opened with NWBZarrIO find nothing the backend caused: the same
+    messages as for the same file written and read with NWBHDF5IO."""
+    import warnings
+
+    from nwbinspector import inspect_nwbfile_object
+
+    hdf5_path, zarr_path, _ = written_files
+
+    def report(io) -> list[tuple[str, str, str]]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return sorted((m.importance.name, m.check_function_name, m.object_name)
+                          for m in inspect_nwbfile_object(io.read()))
+
+    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as io:
+        expected = report(io)
+    with NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as io:
+        assert report(io) == expected
