@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from .arguments import add_storage_options
 
 
 def add_parser(commands: Any) -> None:
@@ -18,8 +19,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("dst", help="the file to write (path or URL)")
     parser.add_argument("--convention", choices=["hdmf_zarr3", "hdmf-zarr"], default=None,
                         help="for a Zarr DST: this package's format (default) or hdmf-zarr 0.14's")
-    parser.add_argument("--storage-options", type=json.loads, default=None, metavar="JSON",
-                        help='options of the object store DST is a URL of, e.g. \'{"endpoint": "http://..."}\'')
+    add_storage_options(parser, "DST")
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
     parser.set_defaults(run=run)
 

@@ -8,6 +8,8 @@ import math
 import posixpath
 from typing import Any
 
+from .arguments import add_storage_options
+
 #: Attributes that name a node's HDMF type (NWB and hdmf-common).
 TYPE_ATTRS = ("neurodata_type", "data_type")
 
@@ -20,8 +22,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("path", help="the file (path or URL)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a tree")
     parser.add_argument("--specifications", action="store_true", help="include the cached specifications")
-    parser.add_argument("--storage-options", type=json.loads, default=None, metavar="JSON",
-                        help="options of the object store PATH is a URL of")
+    add_storage_options(parser, "PATH")
     parser.set_defaults(run=run)
 
 

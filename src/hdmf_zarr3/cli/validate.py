@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
+
+from .arguments import add_storage_options
 
 
 def add_parser(commands: Any) -> None:
@@ -15,8 +16,7 @@ def add_parser(commands: Any) -> None:
                     "and PyNWB's validator finds nothing against the specifications cached in the file. "
                     "Exit status 0 if the file is valid, 1 if not.")
     parser.add_argument("path", help="the file (path or URL)")
-    parser.add_argument("--storage-options", type=json.loads, default=None, metavar="JSON",
-                        help="options of the object store PATH is a URL of")
+    add_storage_options(parser, "PATH")
     parser.set_defaults(run=run)
 
 
