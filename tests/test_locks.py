@@ -137,3 +137,15 @@ def test_object_stores_lock_with_a_conditional_write(tmp_path):
         assert break_lock(url, storage_options=options)["pid"] == os.getpid()
         with ZarrIO(url, mode="a", storage_options=options):
             pass
+
+
+def test_an_open_that_fails_releases_the_lock(tmp_path):
+    from hdmf_zarr3 import ModeError
+
+    path = tmp_path / "f.zarr"
+    _write(path)
+    with pytest.raises(ModeError, match="new files only"):
+        ZarrIO(path, mode="a", convention="hdmf-zarr")
+    assert not Path(str(path) + ".lock").exists()
+    with ZarrIO(path, mode="a"):
+        pass

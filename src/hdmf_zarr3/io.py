@@ -120,13 +120,14 @@ class ZarrIO(HDMFIO):
             self._opened = None
             try:
                 self._dialect = _dialect_of(self._handle)
+                if self._handle.documents() and self._convention.name != dialects.Convention.name \
+                        and self._mode not in CREATE_MODES:
+                    raise ModeError(f"convention {self._convention.name!r} applies to new files only "
+                                    "(modes w, w-, x)")
             except BaseException:
                 self._handle, handle = None, self._handle
                 handle.close()  # releases the write lock
                 raise
-            if self._handle.documents() and self._convention.name != dialects.Convention.name \
-                    and self._mode not in CREATE_MODES:
-                raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
 
     def close(self) -> None:
         if getattr(self, "_foreign_files", None) is not None:
