@@ -92,7 +92,7 @@ def _depth(node: str) -> int:
 
 def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
     from ..format.documents import grid_shape
-    from ..format.limits import _itemsize
+    from ..format.limits import data_type_itemsize
 
     out = []
     ndim = len(doc.get("shape", []))
@@ -106,7 +106,7 @@ def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
                                           "write it with fewer dimensions per level"))
     if not v2:
         grid = grid_shape(doc)
-        nominal = math.prod(grid) * _itemsize(doc.get("data_type", "uint8"))
+        nominal = math.prod(grid) * data_type_itemsize(doc.get("data_type", "uint8"))
         if nominal > MAX_OBJECT_BYTES:
             out.append(Finding("error", node, f"each chunk or shard holds {nominal / 2**30:.1f} GiB uncompressed; "
                                               "DANDI uploads objects of at most 5 GiB: use smaller shards"))

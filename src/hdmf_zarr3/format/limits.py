@@ -81,7 +81,7 @@ def check_array(doc: dict[str, Any], path: str) -> None:
     data_type = doc.get("data_type")
     if not isinstance(data_type, str) and not (isinstance(data_type, dict) and isinstance(data_type.get("name"), str)):
         raise CorruptStoreError(f"data_type must be a name or an object with a name, got {str(data_type)[:80]}", path)
-    size = math.prod(shape) * _itemsize(data_type)
+    size = math.prod(shape) * data_type_itemsize(data_type)
     if size > MAX_ARRAY_BYTES:
         raise CorruptStoreError(f"shape {shape} declares {size} bytes, more than this reader accepts (2**50)", path)
     codecs = doc.get("codecs")
@@ -127,19 +127,19 @@ def provisional_shape(bounds: list[int | None], chunks: list[int], data_type: st
         if bound is None:
             others = math.prod(s for i, s in enumerate(shape) if i != axis) or 1
             other_chunks = math.prod(-(-s // c) for i, (s, c) in enumerate(zip(shape, chunks)) if i != axis)
-            by_size = MAX_ARRAY_BYTES // (others * _itemsize(data_type))
+            by_size = MAX_ARRAY_BYTES // (others * data_type_itemsize(data_type))
             by_count = MAX_CHUNKS // max(1, other_chunks) * chunks[axis]
             shape[axis] = max(chunks[axis], min(by_size, by_count) // chunks[axis] * chunks[axis])
     return shape
 
 
-def _itemsize(data_type: str | dict[str, Any]) -> int:
+def data_type_itemsize(data_type: str | dict[str, Any]) -> int:
     """Bytes per element, at least 1 (variable-length and unknown types count one byte)."""
     if isinstance(data_type, dict):
         fields = data_type.get("configuration", {}).get("fields") if isinstance(data_type.get("configuration"),
                                                                               dict) else None
         if isinstance(fields, list):
-            return max(1, sum(_itemsize(f.get("data_type", "")) if isinstance(f, dict) else 1 for f in fields))
+            return max(1, sum(data_type_itemsize(f.get("data_type", "")) if isinstance(f, dict) else 1 for f in fields))
         return 1
     try:
         return max(1, np.dtype(data_type).itemsize)
