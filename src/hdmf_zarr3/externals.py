@@ -72,8 +72,8 @@ class ForeignFiles:
         if directory is None and not (os.path.isabs(ref.source) or locations.is_url(ref.source)):
             raise CorruptStoreError(f"cannot resolve relative source {ref.source!r} without a file location", where)
         target = locations.join(directory or "", ref.source)
-        self.confine(ref.source, target, where)
-        if target not in self.ios:
+        if target not in self.ios:  # every file opened here was confined when it was opened
+            self.confine(ref.source, target, where)
             if not locations.is_remote(target) and not os.path.exists(target):
                 if missing_ok:
                     return None

@@ -104,14 +104,20 @@ class WriteLock:
             pass
 
 
+def transactional(store: Store) -> bool:
+    """Whether ``store`` is an icechunk session store: its changes are seen only once committed, and
+    conflicting writers are detected on commit."""
+    return type(store).__module__.split(".")[0] == "icechunk"
+
+
 def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> LockPlace | None:
     """Where the write lock of the file at ``path`` lives (``None``: a store that is not locked)."""
     if isinstance(path, Store):
-        if type(path).__module__.split(".")[0] == "icechunk":  # sessions detect conflicting writers
+        if transactional(path):
             return None
-        root = getattr(path, "root", None)
-        where = os.fspath(root) if isinstance(path, LocalStore) and root is not None else repr(path)
-        return LockPlace(path, IN_STORE_KEY, f"{where} (key {IN_STORE_KEY})")
+        from .stores import store_location
+
+        return LockPlace(path, IN_STORE_KEY, f"{store_location(path) or repr(path)} (key {IN_STORE_KEY})")
     text = os.fspath(path)
     location = locations.absolute(text) if locations.is_remote(text) else locations.local_path(text)
     name, parent = locations.basename(location), locations.parent(location)

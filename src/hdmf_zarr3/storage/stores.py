@@ -33,7 +33,7 @@ from ..errors import IncompleteFileError, ModeError, StoreError
 from ..format import completion, consolidated
 from ..format.documents import group_document
 from . import locations, zipped
-from .locks import WriteLock, lock_place
+from .locks import WriteLock, lock_place, transactional
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -234,7 +234,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     if path is None:
         raise ValueError("a path, a URL or a zarr Store is required")
     if isinstance(path, Store):
-        store, location = path, _store_location(path)
+        store, location = path, store_location(path)
         present = _read_root(store, location or repr(store)) or _v2_present(store)
     else:
         text = os.fspath(path)
@@ -285,7 +285,7 @@ def _replace(store: Store, location: str | None) -> None:
     it deletes the old file leaves a file that reads as incomplete, never a valid-looking remnant."""
     from .nodes import put_documents
 
-    if type(store).__module__.split(".")[0] == "icechunk":  # transactional: nothing is seen before commit
+    if transactional(store):  # nothing is seen before commit
         sync(store.clear())
         return
     put_documents(store, {"/": completion.marked(group_document({}), completion.marker("write", _writer()))})
@@ -303,7 +303,7 @@ async def _clear_except(store: Store, keep: str) -> None:
             await store.delete(entry)
 
 
-def _store_location(store: Store) -> str | None:
+def store_location(store: Store) -> str | None:
     """Where a store the caller opened lives, when it says (local directories)."""
     root = getattr(store, "root", None)
     return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
