@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from .datasets import ZarrDataset
 from .errors import UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
 from .format.layout_policy import inner_layout
+from .format.relayout import AUTO, EVERY, Relayout, parse_codec, parse_shape
 
 #: Memory used for one block of a dataset while converting it.
 BUFFER_BYTES = 256 * 2**20
@@ -129,7 +131,12 @@ def _is_zarr(path: str | Path) -> bool:
 ZARR_SUFFIXES = (".zarr", ".zarr.zip")
 
 
-def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kwargs: Any) -> None:
+#: ``convert(chunks=, shards=, codec=)`` default: every array keeps its layout.
+KEEP = "keep"
+
+
+def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks: Any = KEEP, shards: Any = KEEP,
+            codec: Any = KEEP, **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr file; anything
@@ -142,12 +149,29 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kw
     references, chunking and compression survive, and large arrays stream with bounded memory.
     HDF5 → HDF5 is PyNWB's own export, which copies linked data in.
 
+    Every array keeps its layout (chunks, shards, compression) unless ``chunks``, ``shards`` or
+    ``codec`` say otherwise, for a Zarr destination. Each is one setting for every array, or a
+    mapping from dataset paths (and ``"*"`` for all others) to settings.
+
     Parameters
     ----------
     src, dst : str or Path
         Source and destination files; ``dst`` is created (an existing one is replaced).
     progress : bool
         Show a progress bar for each dataset larger than one copy buffer.
+    chunks : "keep", "auto" or mapping
+        New chunk shapes: ``"auto"`` is the default layout's, a mapping gives shapes (or ``"auto"``)
+        per path, e.g. ``{"/acquisition/ElectricalSeries/data": (30000, 64)}``.
+    shards : "keep", "auto", None or mapping
+        New shard shapes (whole multiples of the chunks): ``"auto"`` shards large arrays as the
+        default layout does, ``None`` stores every chunk as its own object.
+    codec : "keep", str, list of codecs or mapping
+        New compressors: ``"zstd:5"``, ``"gzip:4"``, ``"blosc-lz4"``, ``"none"``, ``"auto"`` (the
+        default codecs of each array's data type), or zarr codec objects / JSON documents.
+        ``chunks="auto", shards="auto", codec="auto"`` repacks a file into the default layout.
+    **io_kwargs
+        Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
+        ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).
     """
     from pynwb import NWBHDF5IO
 
@@ -155,10 +179,14 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, **io_kw
 
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
     to_zarr = os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
+    relayout = make_relayout(chunks, shards, codec)
+    if relayout and not to_zarr:
+        raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
     with src_cls(os.fspath(src), mode="r") as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress})
+                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress,
+                                                         "relayout": relayout})
             return
         if src_cls is not NWBZarrIO:
             with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
@@ -190,3 +218,32 @@ def cache_spec_in_hdf5(h5file: Any, catalog: Any) -> None:
             continue
         builder = NamespaceToBuilderHelper.convert_namespace(catalog, name)
         builder.export("namespace", writer=H5SpecWriter(spec_group.create_group(group_name)))
+
+
+def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:
+    """The :class:`~.format.relayout.Relayout` of :func:`convert`'s ``chunks``, ``shards`` and ``codec``."""
+    from .dataio import codec_json
+
+    def rules(value: Any, one: Any) -> dict[str, Any]:
+        if isinstance(value, str) and value == KEEP:
+            return {}
+        items = value.items() if isinstance(value, Mapping) else [(EVERY, value)]
+        return {path if path == EVERY else "/" + str(path).strip("/"): one(v) for path, v in items}
+
+    def shape(value: Any, words: tuple[str, ...]) -> Any:
+        if value is None or isinstance(value, str):
+            return parse_shape("none" if value is None else value, words)
+        return parse_shape(",".join(str(int(v)) for v in value), words)
+
+    def compressors(value: Any) -> list[dict[str, Any]] | str:
+        if isinstance(value, str):
+            found = parse_codec(value)
+            if found == AUTO:
+                return AUTO
+        else:
+            found = list(value) if isinstance(value, (list, tuple)) else [value]
+        return [codec_json(c, "compressors") for c in found]
+
+    return Relayout(chunks=rules(chunks, lambda v: shape(v, (AUTO,))),
+                    shards=rules(shards, lambda v: shape(v, (AUTO, "none"))),
+                    codec=rules(codec, compressors))

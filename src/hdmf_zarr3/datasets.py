@@ -103,6 +103,11 @@ class ZarrDataset(HDMFDataset):
         return self._grid if codecs and codecs[0].get("name") == "sharding_indexed" else None
 
     @property
+    def document(self) -> dict[str, Any]:
+        """The array's metadata document as stored (``zarr.json``, or ``.zarray`` for Zarr v2)."""
+        return self._doc
+
+    @property
     def _grid(self) -> tuple[int, ...]:
         return grid_shape(self._doc)
 

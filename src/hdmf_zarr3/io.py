@@ -23,10 +23,12 @@ from .datasets import ZarrDataset
 from .errors import CorruptStoreError, ModeError
 from .externals import ForeignFiles
 from .format import dialects
+from .format import documents as docs
 from .format import names as N
 from .format.dialects import Dialect
 from .format.dialects.native import NativeDialect
 from .format.references import Reference
+from .format.relayout import Relayout
 from .html import dataset_html
 from .read import BuilderReader
 from .refs import ReferenceEncoder
@@ -67,12 +69,20 @@ class ZarrIO(HDMFIO):
         besides the directory holding this file (always allowed). A ``source`` that leads anywhere
         else (an absolute path, ``..``, a URL, a symlink out) raises
         :class:`~hdmf_zarr3.UnsafeLinkError` before anything is opened.
+    chunk_key_separator : {"/", "."}
+        How the chunk keys of arrays this object writes are joined (Zarr v3's ``default`` chunk key
+        encoding). ``"/"`` (the default) nests one directory per axis (``data/c/0/0``); ``"."`` keeps
+        them flat (``data/c.0.0``), which DANDI needs for 2-d or larger arrays deep in an NWB file
+        (it accepts keys at most 7 levels deep; see ``hdmf-zarr3 check-dandi``).
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
                  manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
                  storage_options: dict[str, Any] | None = None, convention: str | None = None,
-                 allow_incomplete: bool = False, external_roots: list[str | Path] | None = None):
+                 allow_incomplete: bool = False, external_roots: list[str | Path] | None = None,
+                 chunk_key_separator: str = "/"):
+        if chunk_key_separator not in docs.SEPARATORS:
+            raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
@@ -82,6 +92,7 @@ class ZarrIO(HDMFIO):
         self._mode = mode
         self._storage_options = storage_options
         self._allow_incomplete = allow_incomplete
+        self._chunk_key_separator = chunk_key_separator
         self._external_roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
         self._handle: StoreHandle | None = None
         self._dialect: Dialect | None = None
@@ -225,7 +236,8 @@ class ZarrIO(HDMFIO):
             raise
 
     def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
-                      export_source: str | None = None, progress: bool = False, **kwargs: Any) -> None:
+                      export_source: str | None = None, progress: bool = False,
+                      relayout: Relayout | None = None, **kwargs: Any) -> None:
         """Write a GroupBuilder tree (the root of a file) to this file.
 
         Parameters
@@ -240,6 +252,8 @@ class ZarrIO(HDMFIO):
             Path of the file being exported (set by :meth:`export`).
         progress : bool
             Show a progress bar while copying large datasets.
+        relayout : Relayout, optional
+            New chunks, shards or codecs for the datasets copied (see :func:`hdmf_zarr3.convert`).
         """
         handle = self._require_open()
         if not handle.writable:
@@ -247,7 +261,7 @@ class ZarrIO(HDMFIO):
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
         with self._undo_on_failure():
             BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
-                          progress=progress).write()
+                          progress=progress, relayout=relayout).write()
         if self._root is None:
             self._root = builder
 

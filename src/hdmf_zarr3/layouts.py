@@ -16,6 +16,7 @@ from .format import documents as docs
 from .format import dtypes as D
 from .format import layout_policy as policy
 from .format.hdf5_layout import HDF5Layout, ZarrLayout, zarr_layout
+from .format.relayout import Relayout, kept_layout
 
 #: ``ZarrDataIO(shards=AUTO)``: shard when the layout policy says so.
 AUTO = "auto"
@@ -52,21 +53,30 @@ def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
 
 
 def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
-           source: Any = None, auto_shards: bool = True) -> ZarrLayout:
+           source: Any = None, auto_shards: bool = True, relayout: Relayout | None = None) -> ZarrLayout:
     """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults).
 
     ``auto_shards=False`` keeps the policy from sharding (explicit ``ZarrDataIO`` shards still apply).
+    A ``relayout`` (a conversion's ``--chunks/--shards/--codec``) changes the result last.
     """
+    result = _choose(path, storage, shape, settings, source, auto_shards)
+    return relayout.apply(path, storage, shape, result) if relayout else result
+
+
+def _choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
+            source: Any, auto_shards: bool) -> ZarrLayout:
     if settings.get("zarr"):
         if not auto_shards and settings.get("shards", AUTO) == AUTO:
             settings = {**settings, "shards": None}
         return from_zarr_settings(path, storage, shape, settings)
     layout = from_io_settings(settings)
+    if layout is None and isinstance(getattr(source, "document", None), dict) and shape:
+        return kept_layout(source.document, storage)  # a Zarr array copied: its layout stays
     if layout is None and source is not None and _is_h5py(source):
         layout = from_h5py(source)
     result = ZarrLayout(None, None) if layout is None else zarr_layout(layout, storage, shape)
     for message in result.warnings:
-        warnings.warn(f"{path}: {message}", LayoutWarning, stacklevel=3)
+        warnings.warn(f"{path}: {message}", LayoutWarning, stacklevel=4)
     return with_default_shards(result, storage, shape) if auto_shards else result
 
 

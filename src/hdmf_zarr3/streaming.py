@@ -104,7 +104,7 @@ def _progress_bar(description: str, total: int | None, unit: str = "block") -> A
 
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
                     attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
-                    dimension_names: list[str | None] | None = None) -> dict[str, Any]:
+                    dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
     """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 
     The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
@@ -131,7 +131,8 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
 
     def document(shape: Sequence[int]) -> dict[str, Any]:
         return docs.array_document(shape, storage, attrs, chunks=chunks, codecs=layout.codecs,
-                                   dimension_names=dimension_names, fill_value=layout.fill_value)
+                                   dimension_names=dimension_names, fill_value=layout.fill_value,
+                                   separator=separator)
 
     provisional_doc = document(limits.provisional_shape(bounds, list(chunks), storage.data_type))
     nodes.put_documents(store, {path: provisional_doc})  # a document before any chunk (icechunk insists)

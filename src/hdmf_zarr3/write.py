@@ -28,6 +28,7 @@ from .format import dtypes as D
 from .format import names as N
 from .format import values as V
 from .format.references import Link, Reference
+from .format.relayout import Relayout
 from .refs import ReferenceEncoder
 from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
@@ -60,22 +61,26 @@ class BuilderWriter:
 
     def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
                  export_source: str | None = None, dataio: dict[int, DataIO] | None = None,
-                 progress: bool = False):
+                 progress: bool = False, relayout: Relayout | None = None):
         self.io = io
         self.root = root
         self.link_data = link_data
         self.export_source = locations.absolute(export_source) if export_source else None
         self.plan = WritePlan()
         self.progress = progress
+        self.relayout = relayout
         self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
         self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
         self.convention = io._convention
+        self.separator = io._chunk_key_separator
 
     # --- walk -------------------------------------------------------------------------------
     def write(self) -> WritePlan:
+        if self.relayout:
+            _check_relayout_paths(self.relayout, self.root)
         self._group(self.root, "/")
         self._flush()
         return self.plan
@@ -200,41 +205,41 @@ class BuilderWriter:
                                                       isinstance(data, AbstractDataChunkIterator)):
             data = _materialize(data)
         if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
-            doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks)
+            doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks, separator=self.separator)
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
         elif raw_regions is not None:
             values = hdf5_regions.encode_dataset(raw_regions, self._locate)
-            doc = docs.array_document(values.shape, storage, attrs)
+            doc = docs.array_document(values.shape, storage, attrs, separator=self.separator)
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         elif dask_io.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
-            layout = layouts.choose(path, storage, shape, options)
+            layout = layouts.choose(path, storage, shape, options, relayout=self.relayout)
             doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                                      fill_value=layout.fill_value)
+                                      fill_value=layout.fill_value, separator=self.separator)
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
         elif is_lazy_source(data):
             shape = source_shape(data)
-            layout = layouts.choose(path, storage, shape, options, source=data)
+            layout = layouts.choose(path, storage, shape, options, source=data, relayout=self.relayout)
             doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                                      fill_value=layout.fill_value)
+                                      fill_value=layout.fill_value, separator=self.separator)
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES \
                 else self.plan.chunk_jobs
             jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = self.convention.encode(data, storage, self.reference_to, path)
-            layout = layouts.choose(path, storage, values.shape, options)
+            layout = layouts.choose(path, storage, values.shape, options, relayout=self.relayout)
             doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
                                       dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
-                                      fill_value=layout.fill_value)
+                                      fill_value=layout.fill_value, separator=self.separator)
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
@@ -326,8 +331,20 @@ class BuilderWriter:
         last = {"/": self.plan.groups["/"]} if "/" in self.plan.groups else {}
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
             last[path] = self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
-                                                                  progress=self.progress, dimension_names=names)
+                                                                  progress=self.progress, dimension_names=names,
+                                                                  separator=self.separator)
         handle.put_documents(last)  # final shapes of streams, then the root
+
+
+def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
+    """Every path a relayout names is a dataset of the tree (a typo must not pass silently)."""
+    found, stack = set(), [("/", root)]
+    while stack:
+        path, group = stack.pop()
+        stack.extend((N.join(path, g.name), g) for g in group.groups.values())
+        found.update(N.join(path, d) for d in group.datasets)
+    for path in sorted(relayout.paths() - found):
+        raise UnsupportedDataError("no dataset at this path to re-chunk or re-compress", path)
 
 
 def _materialize(data: Any) -> Any:

@@ -2,9 +2,10 @@
 
 The rules, as the DANDI archive and its client apply them to Zarr assets:
 
-- the asset is a Zarr *directory* named ``*.nwb.zarr`` (zip files are not Zarr assets);
+- the asset is a Zarr *directory* whose name ends in ``.nwb.zarr`` (zip files are not Zarr assets);
 - no key is more than 7 directories deep (dandi-cli's ``MAX_ZARR_DEPTH``): with the ``/`` chunk-key
-  separator a 2-D array in ``processing/<module>/<interface>/<series>/data`` already needs 8;
+  separator a 2-D array in ``processing/<module>/<interface>/<series>/data`` already needs 8, with
+  ``.`` (``convert --chunk-key-separator .``) every chunk key is one level below its array;
 - every object is uploaded with one PUT, so no chunk or shard may exceed 5 GiB;
 - arrays are also opened with TensorStore's ``zarr3`` driver, which reads numeric and boolean data
   types with the ``bytes``, ``transpose``, ``gzip``, ``blosc``, ``zstd``, ``crc32c`` and
@@ -99,11 +100,14 @@ def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
     v2 = doc.get("zarr_format") == 2
     separator = (doc.get("dimension_separator") or ".") if v2 else \
         doc.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
-    key_depth = _depth(node) + (1 if v2 or separator != "/" else 1 + max(ndim, 0))
+    if separator != "/":
+        key_depth = _depth(node) + 1
+    else:  # v3 keys are c/i/j, v2 keys i/j (a 0-d array's key is one level either way)
+        key_depth = _depth(node) + max(ndim, 1) + (0 if v2 or ndim == 0 else 1)
     if key_depth > MAX_DEPTH:
         out.append(Finding("error", node, f"chunk keys are {key_depth} levels deep (chunk-key separator "
-                                          f"{separator!r}); DANDI allows {MAX_DEPTH}: move the array higher or "
-                                          "write it with fewer dimensions per level"))
+                                          f"{separator!r}); DANDI allows {MAX_DEPTH}: rewrite the file with "
+                                          "'.' as separator (hdmf-zarr3 convert SRC DST --chunk-key-separator .)"))
     if not v2:
         grid = grid_shape(doc)
         nominal = math.prod(grid) * data_type_itemsize(doc.get("data_type", "uint8"))

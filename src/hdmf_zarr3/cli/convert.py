@@ -19,6 +19,21 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("dst", help="the file to write (path or URL)")
     parser.add_argument("--convention", choices=["hdmf_zarr3", "hdmf-zarr"], default=None,
                         help="for a Zarr DST: this package's format (default) or hdmf-zarr 0.14's")
+    layout = parser.add_argument_group(
+        "layout of a Zarr DST", "Arrays keep their chunks, shards and compression unless told otherwise. Each "
+        "option takes a value for every array, or /PATH=VALUE for one dataset; repeat it for several.")
+    layout.add_argument("--chunks", action="append", metavar="[/PATH=]SHAPE|auto",
+                        help="chunk shape, e.g. 30000,64 ('auto': the default layout's)")
+    layout.add_argument("--shards", action="append", metavar="[/PATH=]SHAPE|auto|none",
+                        help="shard shape, whole multiples of the chunks ('auto': shard large arrays; 'none': "
+                             "one object per chunk)")
+    layout.add_argument("--codec", action="append", metavar="[/PATH=]CODEC",
+                        help="compressor: zstd[:LEVEL], gzip[:LEVEL], blosc[-lz4|-lz4hc|-zstd|-zlib][:LEVEL], "
+                             "none, a JSON codec document, or auto (the data type's default); "
+                             "--chunks auto --shards auto --codec auto repacks into the default layout")
+    layout.add_argument("--chunk-key-separator", choices=["/", "."], default=None,
+                        help="'.' keeps chunk keys one level under their array, as DANDI needs for deep "
+                             "arrays (default '/')")
     add_storage_options(parser, "DST")
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
     parser.set_defaults(run=run)
@@ -26,12 +41,18 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..conversion import convert
+    from ..format.relayout import parse_rule
 
     kwargs: dict[str, Any] = {}
     if args.convention is not None:
         kwargs["convention"] = args.convention
     if args.storage_options is not None:
         kwargs["storage_options"] = args.storage_options
+    if args.chunk_key_separator is not None:
+        kwargs["chunk_key_separator"] = args.chunk_key_separator
+    for name in ("chunks", "shards", "codec"):
+        if getattr(args, name):
+            kwargs[name] = dict(parse_rule(text) for text in getattr(args, name))
     convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
     print(f"converted {args.src} -> {args.dst}")
     return 0

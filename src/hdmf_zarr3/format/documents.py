@@ -16,7 +16,26 @@ from .layout_policy import TARGET_CHUNK_BYTES, VARIABLE_ITEM_BYTES, chunk_shape,
 
 __all__ = ["TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize"]
 
-CHUNK_KEY_ENCODING = {"name": "default", "configuration": {"separator": "/"}}
+#: Separators of Zarr v3's ``default`` chunk key encoding. ``/`` (the default) nests a directory per
+#: axis; ``.`` keeps every chunk of an array in one directory, two levels deep whatever the rank,
+#: which archives that limit key depth (DANDI) need for arrays deep in an NWB file.
+SEPARATORS = ("/", ".")
+
+
+def chunk_key_encoding(separator: str = "/") -> dict[str, Any]:
+    """The ``chunk_key_encoding`` of an array whose chunk keys are joined with ``separator``."""
+    if separator not in SEPARATORS:
+        raise UnsupportedDataError(f"chunk key separator must be one of {SEPARATORS}, got {separator!r}")
+    return {"name": "default", "configuration": {"separator": separator}}
+
+
+def key_separator(doc: dict[str, Any]) -> str | None:
+    """The separator of a v3 array's ``default`` chunk keys, or ``None`` for any other encoding."""
+    encoding = doc.get("chunk_key_encoding")
+    if not isinstance(encoding, dict) or encoding.get("name") != "default":
+        return None
+    separator = (encoding.get("configuration") or {}).get("separator", "/")
+    return separator if separator in SEPARATORS else None
 
 
 def group_document(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -52,6 +71,7 @@ def array_document(
     codecs: list[dict[str, Any]] | None = None,
     dimension_names: Sequence[str | None] | None = None,
     fill_value: Any = None,
+    separator: str = "/",
 ) -> dict[str, Any]:
     """The ``zarr.json`` of an array holding a dataset of the given storage type."""
     shape = [int(s) for s in shape]
@@ -64,7 +84,7 @@ def array_document(
         "shape": shape,
         "data_type": storage.data_type,
         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}},
-        "chunk_key_encoding": CHUNK_KEY_ENCODING,
+        "chunk_key_encoding": chunk_key_encoding(separator),
         "fill_value": storage.fill_value if fill_value is None else fill_value,
         "codecs": default_codecs(storage) if codecs is None else codecs,
         "attributes": attributes,
@@ -76,9 +96,9 @@ def array_document(
     return doc
 
 
-def chunk_key(coords: Sequence[int]) -> str:
-    """Key of a chunk relative to its array (default encoding, ``/`` separator; ``c`` for 0-d)."""
-    return "/".join(["c", *map(str, coords)])
+def chunk_key(coords: Sequence[int], separator: str = "/") -> str:
+    """Key of a chunk relative to its array (``default`` encoding; ``c`` for 0-d)."""
+    return separator.join(["c", *map(str, coords)])
 
 
 def grid_shape(doc: dict[str, Any]) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ import numcodecs
 import numpy as np
 from numcodecs.vlen import VLenUTF8
 
-from ..format.documents import chunk_key
+from ..format.documents import chunk_key, key_separator
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _VLEN_UTF8 = VLenUTF8()
@@ -42,7 +42,8 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
     """``(chunk key, bytes)`` of an array stored as exactly one chunk, or ``None`` to let zarr do it."""
     shape = tuple(doc["shape"])
     chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
-    if shape != chunks or values.shape != shape or 0 in shape:
+    separator = key_separator(doc)
+    if shape != chunks or values.shape != shape or 0 in shape or separator is None:
         return None
     codecs = doc["codecs"]
     serializer, rest = codecs[0], codecs[1:]
@@ -61,7 +62,7 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
         if implementation is None:
             return None
         raw = bytes(implementation.encode(raw))
-    return chunk_key([0] * len(shape)), raw
+    return chunk_key([0] * len(shape), separator), raw
 
 
 def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | None:

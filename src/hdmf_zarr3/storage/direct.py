@@ -26,7 +26,7 @@ import numpy as np
 from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 
-from ..format.documents import chunk_key
+from ..format.documents import chunk_key, key_separator
 from ..format.names import store_key
 from .chunks import _bytes_to_bytes
 
@@ -50,6 +50,7 @@ class DirectArray:
         self.chunks = chunks
         self.compressors = compressors
         self.sharded = sharded
+        self.separator = key_separator(doc) or "/"
         self.dtype = np.dtype(doc["data_type"]).newbyteorder("<")
         self.fill = np.array(doc["fill_value"], dtype=self.dtype)
 
@@ -60,7 +61,8 @@ class DirectArray:
         data_type = doc.get("data_type")
         if not isinstance(data_type, str) or data_type not in _NUMERIC or not doc.get("shape"):
             return None
-        if doc.get("chunk_key_encoding") != {"name": "default", "configuration": {"separator": "/"}}:
+        separator = key_separator(doc)
+        if separator is None:
             return None
         if not isinstance(doc.get("fill_value"), (int, float, bool)) or isinstance(doc["fill_value"], bool) != \
                 (data_type == "bool"):
@@ -139,7 +141,7 @@ class UnitEncoder(DirectArray):
                     data = await loop.run_in_executor(ENCODERS, self._encode, unit_values,
                                                       tuple(slice(0, n) for n in unit_values.shape))
                 if data is not None:  # the array is new: a unit never stored reads as the fill value
-                    key = store_key(self.path, chunk_key(cell))
+                    key = store_key(self.path, chunk_key(cell, self.separator))
                     await self.store.set(key, default_buffer_prototype().buffer.from_bytes(data))
 
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))

@@ -91,7 +91,7 @@ class UnitDecoder(DirectArray):
 
     async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
         origin = tuple(c * u for c, u in zip(cell, self.unit))
-        key = store_key(self.path, chunk_key(cell))
+        key = store_key(self.path, chunk_key(cell, self.separator))
         loop = asyncio.get_running_loop()
         proto = default_buffer_prototype()
         if not self.sharded:

@@ -24,7 +24,7 @@ from zarr.storage import StorePath
 
 from ..errors import CorruptStoreError, UnsupportedCodecError
 from ..format import limits
-from ..format.documents import chunk_key
+from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
 
 ZARR_JSON = "zarr.json"
@@ -189,10 +189,11 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
         proto = default_buffer_prototype()
         for i in todo:
             path, doc = items[i]
-            if doc.get("zarr_format") == 2:
+            separator = None if doc.get("zarr_format") == 2 else key_separator(doc)
+            if separator is None:
                 rest.append(i)
                 continue
-            key = store_key(path, chunk_key([0] * len(doc["shape"])))
+            key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
             buf = store.get_sync(key, prototype=proto)
             out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
             if out[i] is None:

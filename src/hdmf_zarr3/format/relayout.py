@@ -1,0 +1,215 @@
+"""New chunks, shards and codecs for the arrays a conversion copies (``convert --chunks/--shards/--codec``).
+
+A conversion keeps every array's layout unless told otherwise: a Zarr source keeps its chunk and
+shard shapes and compressors, an HDF5 source its chunking and filters (see :mod:`.hdf5_layout`). A
+:class:`Relayout` says what to change, per array path or for every array (the key ``"*"``):
+
+- ``chunks``: a shape, or ``"auto"`` for the default of :mod:`.layout_policy`;
+- ``shards``: a shape (whole multiples of the chunks), ``"auto"`` (the policy: large arrays only) or
+  ``None`` (no shards). Shards kept from the source that no longer fit new chunks follow the policy;
+- ``codec``: the compressors (bytes-to-bytes codecs) as JSON documents, ``[]`` to store chunks raw,
+  or ``"auto"`` for the default codecs of each array's data type.
+
+``chunks="auto"``, ``shards="auto"``, ``codec="auto"`` for every array repacks a file into the
+default layout.
+
+Scalars are never re-chunked. Everything here is pure: it rewrites layouts, never touches a store.
+The text forms the command line accepts (``PATH=30000,64``, ``zstd:5``, ``blosc-lz4``) are parsed by
+:func:`parse_rule`, :func:`parse_shape` and :func:`parse_codec`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UnsupportedDataError
+from . import layout_policy as policy
+from .documents import default_codecs
+from .dtypes import StorageType
+from .hdf5_layout import ZarrLayout
+
+#: The rule key that applies to every array no path-specific rule names.
+EVERY = "*"
+AUTO = "auto"
+#: Compressor names :func:`parse_codec` knows, besides JSON documents.
+BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
+#: Array-to-bytes codecs: what comes before them in a chain is kept when compressors change.
+SERIALIZERS = frozenset({"bytes", "vlen-utf8", "vlen-bytes", "numcodecs.vlen-utf8", "numcodecs.vlen-bytes"})
+
+
+@dataclass(frozen=True)
+class Relayout:
+    """What to change in the layout of copied arrays; each mapping is keyed by array path or ``"*"``."""
+
+    chunks: Mapping[str, tuple[int, ...] | str] = field(default_factory=dict)
+    shards: Mapping[str, tuple[int, ...] | str | None] = field(default_factory=dict)
+    codec: Mapping[str, list[dict[str, Any]] | str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.chunks or self.shards or self.codec)
+
+    def paths(self) -> set[str]:
+        """The array paths rules name (each must exist in the file converted)."""
+        return {p for rules in (self.chunks, self.shards, self.codec) for p in rules if p != EVERY}
+
+    def apply(self, path: str, storage: StorageType, shape: Sequence[int], layout: ZarrLayout) -> ZarrLayout:
+        """``layout`` (as chosen without this relayout) of the array at ``path``, changed by the rules."""
+        chunk_rule, shard_rule, codec_rule = (_rule(r, path) for r in (self.chunks, self.shards, self.codec))
+        if chunk_rule is _KEEP and shard_rule is _KEEP and codec_rule is _KEEP:
+            return layout
+        shape = tuple(int(s) for s in shape)
+        if not shape:  # one chunk, never sharded: only its compressors can change
+            if path in self.chunks or path in self.shards:
+                raise UnsupportedDataError("a scalar dataset has no chunks or shards to change", path)
+            if codec_rule is _KEEP:
+                return layout
+            codecs = _recompressed(layout.codecs or default_codecs(storage), codec_rule, storage)
+            return ZarrLayout((), codecs, list(layout.warnings), layout.fill_value, layout.dimension_names)
+        grid = layout.chunks or policy.chunk_shape(shape, storage)
+        inner, codecs = policy.inner_layout(grid, layout.codecs or default_codecs(storage))
+        shards = grid if layout.codecs and layout.codecs[0].get("name") == "sharding_indexed" else None
+        if chunk_rule is not _KEEP:
+            inner = policy.chunk_shape(shape, storage) if chunk_rule == AUTO \
+                else _fit(chunk_rule, shape, "chunks", path)
+        if codec_rule is not _KEEP:
+            codecs = _recompressed(codecs, codec_rule, storage)
+        if shard_rule is _KEEP:
+            if shards is not None and any(s % c for s, c in zip(shards, inner)):
+                shards = policy.shard_shape(shape, inner, storage)
+        elif shard_rule == AUTO:
+            shards = policy.shard_shape(shape, inner, storage)
+        elif shard_rule is None:
+            shards = None
+        else:
+            shards = _fit(shard_rule, shape, "shards", path)
+            if any(s % c for s, c in zip(shards, inner)):
+                raise UnsupportedDataError(f"shards {shards} must be whole multiples of chunks {inner}", path)
+        if shards is not None and tuple(shards) != tuple(inner):
+            return ZarrLayout(tuple(shards), [policy.sharding_codec(inner, codecs)], list(layout.warnings),
+                              layout.fill_value, layout.dimension_names)
+        return ZarrLayout(tuple(inner), codecs, list(layout.warnings), layout.fill_value, layout.dimension_names)
+
+
+_KEEP = object()
+
+
+def kept_layout(doc: dict[str, Any], storage: StorageType) -> ZarrLayout:
+    """The layout a copy of the array ``doc`` describes keeps: chunks, shards and compressors.
+
+    Codecs are kept when the source serializes as this package does for the data type (``bytes``
+    for numbers, ``vlen-utf8`` for text) with no filters; otherwise the copy gets the default
+    codecs in the kept chunks and shards. A Zarr v2 source keeps its chunk shape only.
+    """
+    if doc.get("zarr_format") == 2:
+        chunks = doc.get("chunks")
+        return ZarrLayout(tuple(int(c) for c in chunks) if chunks else None, None)
+    grid = tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
+    codecs = list(doc.get("codecs") or [])
+    inner, inner_codecs = policy.inner_layout(grid, codecs)
+    defaults = default_codecs(storage)
+    if inner_codecs[:1] == defaults[:1] or \
+            (inner_codecs and inner_codecs[0].get("name") == defaults[0]["name"] == "bytes"):
+        kept = [defaults[0], *inner_codecs[1:]]
+    else:
+        kept = defaults
+    if grid != inner:
+        return ZarrLayout(grid, [policy.sharding_codec(inner, kept)])
+    return ZarrLayout(grid, kept)
+
+
+def _rule(rules: Mapping[str, Any], path: str) -> Any:
+    if path in rules:
+        return rules[path]
+    return rules.get(EVERY, _KEEP)
+
+
+def _fit(value: Sequence[int], shape: tuple[int, ...], name: str, path: str) -> tuple[int, ...]:
+    if len(value) != len(shape):
+        raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {len(shape)}-d dataset of shape {shape}",
+                                   path)
+    return tuple(int(v) for v in value)
+
+
+def _recompressed(codecs: list[dict[str, Any]], rule: list[dict[str, Any]] | str,
+                  storage: StorageType) -> list[dict[str, Any]]:
+    if rule == AUTO:
+        return default_codecs(storage)
+    return [*_until_serializer(codecs), *(_typed(c, storage) for c in rule)]
+
+
+def _until_serializer(codecs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The filters and the serializer of a codec chain (everything before its compressors)."""
+    for i, codec in enumerate(codecs):
+        if codec.get("name") in SERIALIZERS:
+            return list(codecs[: i + 1])
+    return list(codecs)
+
+
+def _typed(codec: dict[str, Any], storage: StorageType) -> dict[str, Any]:
+    """Blosc shuffles by element size: give it the data type's (1 for variable-length data)."""
+    if codec.get("name") != "blosc":
+        return codec
+    size = storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
+    return {**codec, "configuration": {**codec.get("configuration", {}), "typesize": size}}
+
+
+# --- text forms -------------------------------------------------------------------------------
+def parse_rule(text: str) -> tuple[str, str]:
+    """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array."""
+    if text.startswith("/") and "=" in text:
+        path, _, value = text.partition("=")
+        return path.rstrip("/") or "/", value
+    return EVERY, text
+
+
+def parse_shape(text: str, allow: Sequence[str] = (AUTO,)) -> tuple[int, ...] | str | None:
+    """``"30000,64"`` → ``(30000, 64)``; the words in ``allow`` (``auto``, ``none``) as themselves."""
+    word = text.strip().lower()
+    if word in allow:
+        return None if word == "none" else word
+    try:
+        shape = tuple(int(p) for p in word.split(","))
+    except ValueError:
+        raise UnsupportedDataError(f"expected a shape like 30000,64 or one of {list(allow)}, got {text!r}") from None
+    if not shape or any(s < 1 for s in shape):
+        raise UnsupportedDataError(f"a shape holds positive integers, got {text!r}")
+    return shape
+
+
+def parse_codec(text: str) -> list[dict[str, Any]] | str:
+    """Compressors from ``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc[-CNAME][:LEVEL]``, ``none``,
+    ``auto`` (the data type's default codecs: returned as ``"auto"``) or JSON.
+
+    Blosc uses bit-shuffle (the default layout's choice); JSON gives full control: one codec
+    document or a list of them.
+    """
+    text = text.strip()
+    if text.startswith(("{", "[")):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UnsupportedDataError(f"codec JSON does not parse: {exc}") from None
+        value = value if isinstance(value, list) else [value]
+        if not all(isinstance(v, dict) and isinstance(v.get("name"), str) for v in value):
+            raise UnsupportedDataError(f"codec JSON must be codec documents with a name, got {text!r}")
+        return value
+    name, _, level_text = text.lower().partition(":")
+    try:
+        level = int(level_text) if level_text else None
+    except ValueError:
+        raise UnsupportedDataError(f"codec level must be an integer, got {level_text!r} in {text!r}") from None
+    if name in ("none", AUTO) and level is None:
+        return [] if name == "none" else AUTO
+    if name == "zstd":
+        return [{"name": "zstd", "configuration": {"level": 3 if level is None else level, "checksum": False}}]
+    if name == "gzip":
+        return [{"name": "gzip", "configuration": {"level": 5 if level is None else level}}]
+    family, _, cname = name.partition("-")
+    if family == "blosc" and (cname or "lz4") in BLOSC_CNAMES:
+        return [{"name": "blosc", "configuration": {"cname": cname or "lz4", "clevel": 5 if level is None else level,
+                                                    "shuffle": "bitshuffle", "blocksize": 0}}]
+    raise UnsupportedDataError(f"unknown codec {text!r}: use auto, none, zstd[:LEVEL], gzip[:LEVEL], "
+                               f"blosc[-{'|'.join(BLOSC_CNAMES)}][:LEVEL] or a JSON codec document")
