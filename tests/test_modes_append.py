@@ -98,6 +98,19 @@ def test_append_rows_to_existing_tables(tmp_path):
         assert list(nwb.units.id[:]) == [0, 1, 2]
 
 
+def test_an_error_inside_with_undoes_rows_appended_without_write(tmp_path):
+    write_small(tmp_path / "f.zarr")
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "f.zarr").rglob("*") if p.is_file()}
+    with pytest.raises(RuntimeError, match="before write"), NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        nwb = io.read()
+        nwb.add_trial(start_time=2.0, stop_time=3.0)  # stored at once: the table's datasets grow
+        raise RuntimeError("crash before write")
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "f.zarr").rglob("*") if p.is_file()}
+    assert after == before
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read().trials["start_time"][:].tolist() == [0.0, 1.0]
+
+
 def test_append_to_a_dataset_directly(tmp_path):
     write_small(tmp_path / "f.zarr")
     with NWBZarrIO(tmp_path / "f.zarr", mode="r+") as io:

@@ -8,6 +8,7 @@ iteration, ``append``, and references resolved only when they are read.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +21,9 @@ from .errors import ModeError
 from .format import dtypes as D
 from .format import references as R
 from .format.dialects import ArrayLayout
-from .format.documents import grid_shape
+from .format.documents import chunk_key, grid_shape, key_separator
 from .format.layout_policy import inner_layout
+from .format.names import store_key
 from .storage import nodes
 from .storage.direct_read import UnitDecoder, read_key
 
@@ -217,11 +219,23 @@ class ZarrDataset(HDMFDataset):
         array = self.dataset
         self._cache = None
         handle = self._io._handle
-        handle.will_change()
+        handle.preserve(_rewritten_keys(self._path, self._doc, len(values)))
         array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
         self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
+
+
+def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:
+    """Store keys of the chunks (or shards) that appending ``rows`` along the first axis writes."""
+    separator = key_separator(doc)
+    shape = doc.get("shape") or []
+    if separator is None or not shape or rows <= 0:
+        return []
+    grid = grid_shape(doc)
+    first = range(shape[0] // grid[0], (shape[0] + rows - 1) // grid[0] + 1)
+    rest = [range(max(1, -(-s // g))) for s, g in zip(shape[1:], grid[1:])]
+    return [store_key(path, chunk_key(cell, separator)) for cell in itertools.product(first, *rest)]
 
 
 class RegionSelection:

@@ -150,6 +150,13 @@ class ZarrIO(HDMFIO):
             finally:
                 handle.close()  # releases the write lock even if the commit failed
 
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        # An error inside ``with`` undoes what was changed since the last write (rows a table appended
+        # on its own, say), as a failed write would: close() alone would commit it.
+        if exc_type is not None and getattr(self, "_handle", None) is not None:
+            self._handle.rollback()
+        self.close()
+
     def is_open(self) -> bool:
         return getattr(self, "_handle", None) is not None
 

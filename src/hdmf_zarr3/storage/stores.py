@@ -59,6 +59,7 @@ class StoreHandle:
     _marker: dict[str, Any] | None = field(default=None, repr=False)  # set while the stored root says incomplete
     _snapshot: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # documents before the changes
     _touched: set[str] = field(default_factory=set, repr=False)  # nodes written outside put_documents
+    _originals: dict[str, bytes | None] = field(default_factory=dict, repr=False)  # keys overwritten in place
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
 
     @property
@@ -122,6 +123,14 @@ class StoreHandle:
         """Note nodes that zarr itself is about to write (so that :meth:`rollback` can remove them)."""
         self._touched.update(paths)
 
+    def preserve(self, keys: list[str]) -> None:
+        """Keep the stored bytes of chunk ``keys`` an in-place change is about to overwrite (or their
+        absence), once per change session, so that :meth:`rollback` puts them back."""
+        self.will_change()
+        todo = [k for k in dict.fromkeys(keys) if k not in self._originals]
+        if todo:
+            self._originals.update(zip(todo, sync(_get_all(self.store, todo))))
+
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents (the root last, once the rest is in place, still marked incomplete) and
         remember them."""
@@ -150,6 +159,7 @@ class StoreHandle:
         new = sorted(({p for p in current if p not in snapshot} | self._touched) - set(snapshot))
         tops = [p for p in new if not any(p.startswith(q + "/") for q in new if q != p)]
         sync(_delete_nodes(self.store, tops))
+        sync(_restore(self.store, self._originals))
         put_documents(self.store, {p: d for p, d in snapshot.items() if p != "/" and current.get(p) is not d})
         self._documents = dict(snapshot)
         self._touched.clear()
@@ -172,6 +182,7 @@ class StoreHandle:
         self._changed = False
         self._marker = self._snapshot = None
         self._touched.clear()
+        self._originals.clear()
 
     def close(self) -> None:
         """Release the store (after :meth:`commit`) and the write lock; a zip written through a working
@@ -189,6 +200,25 @@ class StoreHandle:
             if self.lock is not None:
                 lock, self.lock = self.lock, None
                 lock.release()
+
+
+async def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
+    import asyncio
+
+    from zarr.core.buffer import default_buffer_prototype
+
+    found = await asyncio.gather(*(store.get(k, prototype=default_buffer_prototype()) for k in keys))
+    return [None if b is None else b.to_bytes() for b in found]
+
+
+async def _restore(store: Store, originals: dict[str, bytes | None]) -> None:
+    from zarr.core.buffer import default_buffer_prototype
+
+    for key, raw in originals.items():
+        if raw is None:
+            await store.delete(key)
+        else:
+            await store.set(key, default_buffer_prototype().buffer.from_bytes(raw))
 
 
 async def _delete_nodes(store: Store, paths: list[str]) -> None:
