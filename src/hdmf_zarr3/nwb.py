@@ -77,6 +77,14 @@ class NWBZarrIO(ZarrIO):
         return parse_nwb_version(self._documents.get("/", {}).get("attributes", {}).get("nwb_version"))
 
     def read(self, skip_version_check: bool = False, **kwargs: Any) -> NWBFile:
+        """Read the NWBFile (lazily, as :meth:`ZarrIO.read`; ``dask=True`` is accepted too).
+
+        Parameters
+        ----------
+        skip_version_check : bool
+            Read the file even if its ``nwb_version`` is missing or older than NWB 2 (otherwise a
+            ``TypeError``), as for :meth:`pynwb.NWBHDF5IO.read`.
+        """
         self._check_readable()
         if not skip_version_check:
             version_str, version = self.nwb_version
