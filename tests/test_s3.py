@@ -185,3 +185,31 @@ def test_links_between_files_in_a_bucket_resolve_relative_to_the_file(s3, tmp_pa
             io.read()
     with NWBZarrIO(derived_url, mode="r", storage_options=s3["options"], external_roots=[f"s3://{bucket}"]) as io:
         assert np.array_equal(io.read().acquisition["linked"].data[:], np.arange(1000.0))
+
+
+def test_cli_converts_inspects_and_validates_files_on_s3(s3, tmp_path, capsys):
+    import json
+
+    from hdmf_zarr3.cli import main
+
+    options = json.dumps(s3["options"])
+    h5 = tmp_path / "s.nwb"
+    with NWBHDF5IO(str(h5), mode="w") as io:
+        io.write(small_nwbfile())
+    bucket = new_bucket(s3)
+    url, tuned = f"s3://{bucket}/s.nwb.zarr", f"s3://{bucket}/tuned.nwb.zarr"
+    assert main(["convert", "--no-progress", str(h5), url, "--storage-options", options]) == 0
+    assert main(["info", url, "--storage-options", options]) == 0
+    assert "ts/  <core:TimeSeries>" in capsys.readouterr().out
+    assert main(["validate", url, "--storage-options", options]) == 0
+    assert main(["convert", "--no-progress", url, tuned, "--src-storage-options", options, "--storage-options",
+                 options, "--codec", "zstd:5", "--chunk-key-separator", "."]) == 0
+    keys = {o["Key"] for o in s3["client"]().list_objects_v2(Bucket=bucket)["Contents"]}
+    assert "tuned.nwb.zarr/acquisition/ts/data/c.0" in keys
+    back = tmp_path / "back.nwb"
+    assert main(["convert", "--no-progress", tuned, str(back), "--src-storage-options", options]) == 0
+    with NWBHDF5IO(str(back), mode="r") as io:
+        assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
+    capsys.readouterr()
+    assert main(["convert", str(back), f"s3://{bucket}/x.nwb"]) == 1
+    assert "HDF5 files are converted from and to local paths only" in capsys.readouterr().err

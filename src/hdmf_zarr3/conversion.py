@@ -25,6 +25,7 @@ from .errors import UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
 from .format.layout_policy import inner_layout
 from .format.relayout import AUTO, EVERY, Relayout, parse_codec, parse_shape
+from .storage import locations
 
 #: Memory used for one block of a dataset while converting it.
 BUFFER_BYTES = 256 * 2**20
@@ -136,7 +137,7 @@ KEEP = "keep"
 
 
 def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks: Any = KEEP, shards: Any = KEEP,
-            codec: Any = KEEP, **io_kwargs: Any) -> None:
+            codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None, **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr file; anything
@@ -169,6 +170,9 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
         New compressors: ``"zstd:5"``, ``"gzip:4"``, ``"blosc-lz4"``, ``"none"``, ``"auto"`` (the
         default codecs of each array's data type), or zarr codec objects / JSON documents.
         ``chunks="auto", shards="auto", codec="auto"`` repacks a file into the default layout.
+    src_storage_options : dict, optional
+        Options of the object store a Zarr ``src`` URL lives in (``storage_options`` in ``io_kwargs``
+        are the destination's). HDF5 files are local paths on either side.
     **io_kwargs
         Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
         ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).
@@ -182,7 +186,12 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
     relayout = make_relayout(chunks, shards, codec)
     if relayout and not to_zarr:
         raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
-    with src_cls(os.fspath(src), mode="r") as src_io:
+    for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):
+        if not is_zarr and locations.is_url(os.fspath(path)):
+            raise ValueError(f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
+                             "a Zarr file, ending in .zarr or .zarr.zip)")
+    src_kwargs = {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
+    with src_cls(os.fspath(src), mode="r", **src_kwargs) as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress,

@@ -6,7 +6,7 @@ import argparse
 import json
 
 
-def add_storage_options(parser: argparse.ArgumentParser, what: str = "PATH") -> None:
+def add_storage_options(parser: argparse.ArgumentParser, what: str = "PATH", flag: str = "--storage-options") -> None:
     """The ``--storage-options JSON`` argument shared by the sub-commands that open URLs."""
-    parser.add_argument("--storage-options", type=json.loads, default=None, metavar="JSON",
+    parser.add_argument(flag, type=json.loads, default=None, metavar="JSON",
                         help=f'options of the object store {what} is a URL of, e.g. \'{{"endpoint": "http://..."}}\'')

@@ -35,6 +35,7 @@ def add_parser(commands: Any) -> None:
                         help="'.' keeps chunk keys one level under their array, as DANDI needs for deep "
                              "arrays (default '/')")
     add_storage_options(parser, "DST")
+    add_storage_options(parser, "SRC", flag="--src-storage-options")
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
     parser.set_defaults(run=run)
 
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         kwargs["convention"] = args.convention
     if args.storage_options is not None:
         kwargs["storage_options"] = args.storage_options
+    if args.src_storage_options is not None:
+        kwargs["src_storage_options"] = args.src_storage_options
     if args.chunk_key_separator is not None:
         kwargs["chunk_key_separator"] = args.chunk_key_separator
     for name in ("chunks", "shards", "codec"):
