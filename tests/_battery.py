@@ -232,7 +232,7 @@ class BackgroundBattery:
                 for label in active:
                     if runs[label].proc.poll() is not None or time.monotonic() - runs[label].started > TIMEOUT:
                         durations[label] = runs[label].wait()
-                time.sleep(0.5)
+                self._stop.wait(0.5)
         finally:
             self.cancel()
 

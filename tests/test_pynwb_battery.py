@@ -17,10 +17,9 @@ except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys
 
 
 @pytest.fixture(scope="module")
-def battery(battery_in_background, tmp_path_factory) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
-    """The HDF5 baseline and the three Zarr variants (started by conftest.py, or here if it did not)."""
-    job = battery_in_background or BackgroundBattery(tmp_path_factory.mktemp("battery"), slots=2).start()
-    return job.result()
+def battery(battery_in_background: BackgroundBattery) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
+    """The HDF5 baseline and the three Zarr variants (started by conftest.py when the session started)."""
+    return battery_in_background.result()
 
 
 def _collection_errors(results: dict[str, dict]) -> list[str]:
