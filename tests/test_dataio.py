@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import zarr
@@ -42,6 +44,20 @@ def test_blosc_typesize_follows_the_dtype(tmp_path):
     arr = _write(tmp_path, ZarrDataIO(np.arange(100, dtype="float64"), compressors=[BloscCodec(cname="lz4")]))
     blosc = arr.metadata.to_dict()["codecs"][1]
     assert blosc["name"] == "blosc" and blosc["configuration"]["typesize"] == 8
+
+
+def test_blosc_on_strings_records_typesize_one(tmp_path):
+    """The blosc spec requires ``typesize`` whenever it shuffles; readers such as TensorStore rely on it."""
+    blosc = {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle"}}
+    nwb = small_nwbfile()
+    labels = np.array(["lick", "reward", "lick"][: len(nwb.trials)], dtype=object)
+    nwb.add_trial_column("label", "what happened", data=ZarrDataIO(labels, compressors=[blosc]))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    doc = json.loads((tmp_path / "f.nwb.zarr" / "intervals" / "trials" / "label" / "zarr.json").read_text())
+    assert doc["codecs"][1] == {"name": "blosc", "configuration": {**blosc["configuration"], "typesize": 1}}
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        assert list(io.read().trials["label"][:]) == list(labels)
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -109,7 +109,7 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     serializer = settings.get("serializer") or defaults[0]
     compressors = settings.get("compressors")
     compressors = defaults[1:] if compressors is None else compressors
-    codecs = [*settings.get("filters", []), serializer, *[_with_typesize(c, storage) for c in compressors]]
+    codecs = [*settings.get("filters", []), serializer, *[docs.with_blosc_typesize(c, storage) for c in compressors]]
     layout = ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
                         dimension_names=settings.get("dimension_names"))
     if shards == AUTO:
@@ -117,12 +117,3 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     if shards is not None:
         return replace(layout, chunks=tuple(shards), codecs=[policy.sharding_codec(inner, codecs)])
     return layout
-
-
-def _with_typesize(codec: dict[str, Any], storage: D.StorageType) -> dict[str, Any]:
-    """Blosc shuffles by element size; zarr fills it in from the dtype, so do we."""
-    if codec.get("name") != "blosc" or storage.kind not in ("numeric", "struct"):
-        return codec
-    config = dict(codec.get("configuration", {}))
-    config["typesize"] = storage.numpy_dtype.itemsize
-    return {**codec, "configuration": config}

@@ -54,13 +54,28 @@ def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
             {"name": "vlen-utf8", "configuration": {}},
             {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
         ]
-    typesize = storage.numpy_dtype.itemsize
     return [
         {"name": "bytes", "configuration": {"endian": "little"}},
         {"name": "blosc", "configuration": {
-            "cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": typesize, "blocksize": 0,
+            "cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": blosc_typesize(storage), "blocksize": 0,
         }},
     ]
+
+
+def blosc_typesize(storage: StorageType) -> int:
+    """The element size blosc shuffles by: the stored element's, or 1 for variable-length data.
+
+    The blosc codec spec requires ``typesize`` whenever it shuffles, and readers such as TensorStore
+    rely on it; 1 for variable-length data is also what zarr-python records.
+    """
+    return storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
+
+
+def with_blosc_typesize(codec: dict[str, Any], storage: StorageType) -> dict[str, Any]:
+    """``codec`` with the ``typesize`` of ``storage`` if it is blosc; any other codec unchanged."""
+    if codec.get("name") != "blosc":
+        return codec
+    return {**codec, "configuration": {**codec.get("configuration", {}), "typesize": blosc_typesize(storage)}}
 
 
 def array_document(

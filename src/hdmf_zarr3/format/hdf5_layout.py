@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .documents import blosc_typesize
 from .dtypes import StorageType
 
 _BLOSC_FILTER, _LZ4_FILTER, _BITSHUFFLE_FILTER, _ZSTD_FILTER = 32001, 32004, 32008, 32015
@@ -63,9 +64,8 @@ def _serializer(storage: StorageType) -> dict[str, Any]:
 
 
 def _blosc(storage: StorageType, cname: str, clevel: int, shuffle: str) -> dict[str, Any]:
-    typesize = storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
     return {"name": "blosc", "configuration": {
-        "cname": cname, "clevel": int(clevel), "shuffle": shuffle, "typesize": typesize, "blocksize": 0}}
+        "cname": cname, "clevel": int(clevel), "shuffle": shuffle, "typesize": blosc_typesize(storage), "blocksize": 0}}
 
 
 def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]) -> ZarrLayout:

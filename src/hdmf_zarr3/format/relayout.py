@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import UnsupportedDataError
 from . import layout_policy as policy
-from .documents import default_codecs
+from .documents import default_codecs, with_blosc_typesize
 from .dtypes import StorageType
 from .hdf5_layout import ZarrLayout
 
@@ -137,7 +137,7 @@ def _recompressed(codecs: list[dict[str, Any]], rule: list[dict[str, Any]] | str
                   storage: StorageType) -> list[dict[str, Any]]:
     if rule == AUTO:
         return default_codecs(storage)
-    return [*_until_serializer(codecs), *(_typed(c, storage) for c in rule)]
+    return [*_until_serializer(codecs), *(with_blosc_typesize(c, storage) for c in rule)]
 
 
 def _until_serializer(codecs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -146,14 +146,6 @@ def _until_serializer(codecs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if codec.get("name") in SERIALIZERS:
             return list(codecs[: i + 1])
     return list(codecs)
-
-
-def _typed(codec: dict[str, Any], storage: StorageType) -> dict[str, Any]:
-    """Blosc shuffles by element size: give it the data type's (1 for variable-length data)."""
-    if codec.get("name") != "blosc":
-        return codec
-    size = storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
-    return {**codec, "configuration": {**codec.get("configuration", {}), "typesize": size}}
 
 
 # --- text forms -------------------------------------------------------------------------------
