@@ -99,7 +99,7 @@ def run(seconds: float = 46.6, evict: bool = True, rival: bool = True, keep: str
     windows = [(int(s), min(data.shape[0], int(s) + RATE)) for s in starts]
     out: dict[str, Any] = {"rows": data.shape[0], "channels": CHANNELS, "bytes": data.nbytes,
                            "generate_s": t.seconds, "windows": windows, "channel": CHANNEL,
-                           "evict": evict, "hdf5_chunks": list(HDF5_CHUNKS)}
+                           "evict": evict, "hdf5_chunks": [min(c, n) for c, n in zip(HDF5_CHUNKS, data.shape)]}
     print(f"  data: {data.shape[0]} x {CHANNELS} int16 = {data.nbytes / 2**30:.2f} GiB "
           f"(generated in {t.seconds:.1f} s); measuring...", flush=True)
     out["codec"] = codec_rate(data)
@@ -112,7 +112,8 @@ def run(seconds: float = 46.6, evict: bool = True, rival: bool = True, keep: str
                  "hdf5 gzip": tmp / "ephys_gzip.nwb", "hdmf-zarr 0.14": tmp / "ephys_rival.nwb.zarr",
                  "raw": tmp / "ephys.bin"}
         fmts["raw"].update(_raw_write(data, paths["raw"]))
-        gzip = H5DataIO(data, chunks=HDF5_CHUNKS, compression="gzip", compression_opts=4)
+        # a recording shorter than one chunk (small --seconds) gets one chunk: h5py refuses larger ones
+        gzip = H5DataIO(data, chunks=tuple(out["hdf5_chunks"]), compression="gzip", compression_opts=4)
         for name, io_cls, source in (("ours", NWBZarrIO, data), ("hdf5 contiguous", NWBHDF5IO, data),
                                      ("hdf5 gzip", NWBHDF5IO, gzip)):
             fmts[name].update(ephys_write(io_cls, ephys_nwbfile(source), paths[name]))

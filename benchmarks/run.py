@@ -139,6 +139,9 @@ def main() -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1, default=str))
     print(f"\ntotal {results['total_s']:.0f} s; results in {out}")
+    failed = [key for key, res in results.items() if isinstance(res, dict) and "error" in res]
+    if failed:
+        sys.exit(f"parts that failed: {', '.join(failed)} (tracebacks above)")
 
 
 if __name__ == "__main__":
