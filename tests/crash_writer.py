@@ -3,12 +3,13 @@
     python crash_writer.py SCENARIO PATH KILL_AT SEED     # one run
     python crash_writer.py --serve SEED                    # many runs: "SCENARIO PATH KILL_AT" per stdin line
 
-SCENARIO is ``write`` (a new file), ``replace`` (mode ``w`` over an existing file) or ``append``
-(mode ``a``: new TimeSeries added to an existing file). Every mutation of the local disk the backend
-makes (a key stored or deleted through zarr's LocalStore, a file or directory removed) is counted;
-at mutation number KILL_AT the process kills itself with SIGKILL, while other mutations may be in
-flight on zarr's I/O threads. KILL_AT -1 runs to the end. Object ids come from a generator seeded
-with SEED, so two runs with the same seed write the same bytes.
+SCENARIO is ``write`` (a new file), ``replace`` (mode ``w`` over an existing file), ``append`` (mode
+``a``: new TimeSeries added to an existing file), ``rows`` (mode ``a``: trials added to the existing
+trials table) or ``grow`` (mode ``a``: samples appended to an existing dataset). Every mutation of
+the local disk the backend makes (a key stored or deleted through zarr's LocalStore, a file or
+directory removed) is counted; at mutation number KILL_AT the process kills itself with SIGKILL,
+while other mutations may be in flight on zarr's I/O threads. KILL_AT -1 runs to the end. Object ids
+come from a generator seeded with SEED, so two runs with the same seed write the same bytes.
 
 ``--serve`` imports everything once and forks one writer process per line (nothing has touched a
 store before the fork, so zarr's I/O threads start in each writer); it answers each line with one
@@ -78,6 +79,18 @@ def run(scenario: str, path: str, seed: int) -> None:
                 nwbfile.add_acquisition(TimeSeries(name=f"appended_{i}", data=np.arange(50 * (i + 1), dtype="f4"),
                                                    unit="V", rate=10.0 + i))
             io.write(nwbfile)
+    elif scenario == "rows":
+        with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+            nwbfile = io.read()
+            for t in range(40):
+                nwbfile.add_trial(start_time=100.0 + t, stop_time=100.5 + t, correct=bool(t % 3),
+                                  stim_name=f"late_{t}")
+            io.write(nwbfile)
+    elif scenario == "grow":
+        with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+            data = io.read().analysis["mean_rate"].data
+            for i in range(6):
+                data.extend(np.linspace(i, i + 1, 7 * (i + 1)))
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
 
-from hdmf_zarr3 import FileLockedError, IncompleteFileError, ZarrIO, break_lock
+from hdmf_zarr3 import FileLockedError, IncompleteFileError, ModeError, ZarrIO, break_lock, recover
 
 TESTS = Path(__file__).parent
 ROUNDS = int(os.environ.get("HDMF_ZARR3_CRASH_ROUNDS", "8"))
@@ -56,10 +56,10 @@ def writers():
     server.stdout.close()
 
 
-def _files(path: Path) -> dict[str, bytes]:
-    """Every file of a store (LocalStore's temporary ``*.partial`` files aside)."""
+def _files(path: Path, every: bool = False) -> dict[str, bytes]:
+    """Every file of a store (LocalStore's temporary ``*.partial`` files aside, unless ``every``)."""
     return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*")
-            if p.is_file() and not p.name.endswith(".partial")}
+            if p.is_file() and (every or not p.name.endswith(".partial"))}
 
 
 def _outcome(path: Path) -> str:
@@ -79,18 +79,25 @@ def _kill_points(total: int, rng: random.Random) -> list[int]:
     return sorted(edges | set(rng.sample(range(4, total - 1), min(ROUNDS, total - 5))))
 
 
+APPENDS = ("append", "rows", "grow")  # new containers, rows added to a table, samples added to a dataset
+
+
 @pytest.fixture(scope="module")
 def references(tmp_path_factory, writers):
-    """Files written to the end by the same writer: a new file, and the same file after the append."""
+    """Files written to the end by the same writer: a new file, and the same file after each append."""
     base = tmp_path_factory.mktemp("references")
-    written, appended = base / "written.nwb.zarr", base / "appended.nwb.zarr"
-    counts = {}
-    for scenario, path in (("write", written), ("append", appended)):
-        if scenario == "append":
-            shutil.copytree(written, appended)
+    written = base / "written.nwb.zarr"
+    counts = {"write": writers("write", written, -1)["mutations"]}
+    files = {"written": _files(written)}
+    for scenario in APPENDS:
+        path = base / f"{scenario}.nwb.zarr"
+        shutil.copytree(written, path)
         counts[scenario] = writers(scenario, path, -1)["mutations"]
-    assert _outcome(written) == _outcome(appended) == "complete"
-    return {"written": _files(written), "appended": _files(appended), "counts": counts, "base": written}
+        assert _outcome(path) == "complete"
+        files[scenario] = _files(path)
+        assert files[scenario] != files["written"]
+    assert _outcome(written) == "complete"
+    return {**files, "appended": files["append"], "counts": counts, "base": written}
 
 
 def _check_lock_left_behind(path: Path) -> None:
@@ -104,53 +111,111 @@ def _check_lock_left_behind(path: Path) -> None:
     assert break_lock(path) is None
 
 
-@pytest.mark.parametrize("scenario", ["write", "replace"])
-def test_a_killed_write_is_complete_or_detected(scenario, references, writers, tmp_path):
-    rng = random.Random(f"{SEED}-{scenario}")
-    total = references["counts"]["write"]
-    old = None
+def test_a_killed_write_is_complete_or_detected(references, writers, tmp_path):
+    rng = random.Random(f"{SEED}-write")
     outcomes = []
-    for kill_at in _kill_points(total + (40 if scenario == "replace" else 0), rng):
-        path = tmp_path / f"{scenario}-{kill_at}.nwb.zarr"
-        if scenario == "replace":  # an older, different file is there: mode 'w' replaces it
-            shutil.copytree(references["base"].parent / "appended.nwb.zarr", path)
-            old = _files(path)
-        writers(scenario, path, kill_at)
+    for kill_at in _kill_points(references["counts"]["write"], rng):
+        path = tmp_path / f"write-{kill_at}.nwb.zarr"
+        writers("write", path, kill_at)
         outcome = _outcome(path)
         outcomes.append((kill_at, outcome))
         if outcome == "complete":
-            assert _files(path) in (references["written"], old), f"killed at {kill_at}: complete but different"
+            assert _files(path) == references["written"], f"killed at {kill_at}: complete but different"
         elif outcome == "absent":  # killed before the first write into the store: nothing else is there
-            assert scenario == "write" and not _files(path) if path.exists() else True, f"killed at {kill_at}"
+            assert not _files(path) if path.exists() else True, f"killed at {kill_at}"
+        else:  # a new file has no earlier state: recover says so and changes nothing
+            _check_lock_left_behind(path)
+            before = _files(path)
+            with pytest.raises(IncompleteFileError, match="no earlier complete state"):
+                recover(path)
+            assert _files(path) == before
         _check_lock_left_behind(path)
     kinds = {o for _, o in outcomes}
     assert "incomplete" in kinds and "complete" in kinds, outcomes
 
 
-def test_a_killed_append_keeps_the_previous_content(references, writers, tmp_path):
-    rng = random.Random(f"{SEED}-append")
+def test_a_killed_replacement_leaves_the_old_file_or_the_new_one(references, writers, tmp_path):
+    """Mode 'w' over an existing directory writes beside it and swaps at commit: a kill at any point
+    leaves one of the two complete files, never a partial or empty one."""
+    rng = random.Random(f"{SEED}-replace")
+    seen = set()
+    for kill_at in _kill_points(references["counts"]["write"] + 10, rng):
+        path = tmp_path / f"replace-{kill_at}.nwb.zarr"
+        shutil.copytree(references["base"].parent / "append.nwb.zarr", path)
+        old = _files(path)
+        writers("replace", path, kill_at)
+        assert _outcome(path) == "complete", f"killed at {kill_at}"
+        after = _files(path)
+        assert after in (references["written"], old), f"killed at {kill_at}: complete but different"
+        seen.add("new" if after == references["written"] else "old")
+        _check_lock_left_behind(path)
+    assert seen == {"old", "new"}
+
+
+@pytest.mark.parametrize("scenario", APPENDS)
+def test_a_killed_append_is_recovered_byte_for_byte(scenario, references, writers, tmp_path):
+    """An append killed at any store operation leaves a file that reads as incomplete, refuses to be
+    changed, and that ``recover`` puts back exactly as it was before the append."""
+    rng = random.Random(f"{SEED}-{scenario}")
     before = references["written"]
     outcomes = []
-    for kill_at in _kill_points(references["counts"]["append"], rng):
-        path = tmp_path / f"append-{kill_at}.nwb.zarr"
+    for kill_at in _kill_points(references["counts"][scenario], rng):
+        path = tmp_path / f"{scenario}-{kill_at}.nwb.zarr"
         shutil.copytree(references["base"], path)
-        writers("append", path, kill_at)
+        writers(scenario, path, kill_at)
         outcome = _outcome(path)
         outcomes.append((kill_at, outcome))
-        after = _files(path)
-        if outcome == "complete":
-            assert after in (before, references["appended"]), f"killed at {kill_at}: complete but different"
-        else:
-            assert outcome == "incomplete"
-            # every node of the previous file is untouched, and readable when asked for explicitly
-            changed = [k for k, v in before.items() if k != "zarr.json" and after.get(k) != v]
-            assert not changed, f"killed at {kill_at}: previous content changed: {changed[:5]}"
-            with ZarrIO(path, mode="r", allow_incomplete=True) as io:
-                root = io.read_builder()
-                assert root["acquisition"]["ts"]["data"].data[:].size > 0 if "ts" in root["acquisition"] else True
-                assert {"acquisition", "general", "processing"} <= set(root.groups)
-        _check_lock_left_behind(path)
+        if outcome == "complete":  # killed after the commit: at most a stale journal or lock is left
+            assert _files(path) in (before, references[scenario]) or "__hdmf_zarr3_journal" in str(_files(path))
+            assert "the file is complete" in recover(path, break_lock=True)
+            assert _files(path, every=True) in (before, references[scenario]), f"killed at {kill_at}"
+            continue
+        assert outcome == "incomplete", f"killed at {kill_at}: {outcome}"
+        with pytest.raises(FileLockedError):  # the killed writer's lock: recover does not break it by itself
+            recover(path)
+        with pytest.raises(ModeError, match="mode 'r' only"):  # allow_incomplete is read-only
+            ZarrIO(path, mode="a", allow_incomplete=True)
+        break_lock(path)
+        with pytest.raises(IncompleteFileError, match="recover"):  # no change on top of a half-done append
+            ZarrIO(path, mode="a")
+        assert "restored the file as it was before the append" in recover(path)
+        assert _files(path, every=True) == before, f"killed at {kill_at}: not restored byte for byte"
+        assert "nothing to recover" in recover(path)
     assert {o for _, o in outcomes} == {"complete", "incomplete"}, outcomes
+
+
+@pytest.mark.parametrize("scenario", APPENDS)
+def test_a_killed_append_to_a_zip_leaves_the_zip_untouched(scenario, references, writers, tmp_path):
+    """A zip is appended to in a working directory and replaced whole when the append finished."""
+    from hdmf_zarr3 import convert
+
+    zipped = tmp_path / "base.nwb.zarr.zip"
+    convert(references["base"], zipped)
+    before = zipped.read_bytes()
+    finished = tmp_path / "finished.nwb.zarr.zip"
+    shutil.copyfile(zipped, finished)
+    total = writers(scenario, finished, -1)["mutations"]  # no journal in a zip: fewer store operations
+    assert finished.read_bytes() != before
+    after = _members(finished)  # the same members; the zip's own timestamps differ between runs
+    rng = random.Random(f"{SEED}-zip-{scenario}")
+    seen = set()
+    for kill_at in sorted({1, 2, total - 1, total} | set(rng.sample(range(3, total - 1), 3))):
+        path = tmp_path / f"{scenario}-{kill_at}.nwb.zarr.zip"
+        shutil.copyfile(zipped, path)
+        writers(scenario, path, kill_at)
+        found = path.read_bytes()
+        assert found == before or _members(path) == after, f"killed at {kill_at}"  # after: killed cleaning up
+        seen.add(found == before)
+        assert "nothing to recover" in recover(path, break_lock=True)
+        assert path.read_bytes() == found
+    assert True in seen
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    import zipfile
+
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
 
 
 def test_a_writer_killed_from_outside_is_complete_or_detected(references, tmp_path):

@@ -14,6 +14,7 @@ from .errors import (
     LayoutWarning,
     ModeError,
     ReservedNameError,
+    SelfOverwriteError,
     StoreError,
     UnsafeCodecError,
     UnsafeDataError,
@@ -25,6 +26,7 @@ from .format.names import FORMAT_VERSION
 from .io import ZarrIO
 from .nwb import NWBZarrIO, read_nwb
 from .storage.locks import break_lock
+from .storage.recovery import recover
 
 __version__ = "0.1.0.dev0"
 
@@ -43,6 +45,7 @@ __all__ = [
     "StoreError",
     "NWBZarrIO",
     "ReservedNameError",
+    "SelfOverwriteError",
     "UnsafeCodecError",
     "UnsafeDataError",
     "UnsafeLinkError",
@@ -51,6 +54,7 @@ __all__ = [
     "ZarrDataIO",
     "ZarrIO",
     "read_nwb",
+    "recover",
     "__version__",
     "break_lock",
     "convert",

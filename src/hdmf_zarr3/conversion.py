@@ -21,7 +21,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 
 from .datasets import ZarrDataset
-from .errors import UnsupportedDataError
+from .errors import SelfOverwriteError, UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
 from .format.layout_policy import inner_layout
 from .format.relayout import AUTO, EVERY, Relayout, parse_codec, parse_shape
@@ -181,6 +181,7 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
 
     from .nwb import NWBZarrIO
 
+    refuse_self_overwrite(src, dst)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
     to_zarr = os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
     relayout = make_relayout(chunks, shards, codec)
@@ -212,6 +213,31 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))
             cache_spec_in_hdf5(dst_io._file, src_io.manager.namespace_catalog)
+
+
+def refuse_self_overwrite(src: Any, dst: Any) -> None:
+    """Refuse a destination that is the source, lies inside it or contains it (writing it would destroy
+    the source before it is read), before anything is opened."""
+    if src is dst:
+        raise SelfOverwriteError("the destination is the source", _describe(dst))
+    a, b = _location(src), _location(dst)
+    how = locations.overlap(b, a) if a is not None and b is not None else None
+    if how is not None:
+        what = {"same": "is the source", "inside": "lies inside the source", "contains": "contains the source"}[how]
+        raise SelfOverwriteError(f"the destination {what} ({_describe(src)}); writing it would destroy the data "
+                                 "being converted: choose another destination", _describe(dst))
+
+
+def _location(where: Any) -> str | None:
+    from .storage.stores import store_location
+
+    if isinstance(where, (str, os.PathLike)):
+        return os.fspath(where)
+    return store_location(where) if where is not None else None
+
+
+def _describe(where: Any) -> str:
+    return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)
 
 
 def cache_spec_in_hdf5(h5file: Any, catalog: Any) -> None:

@@ -219,7 +219,8 @@ class ZarrDataset(HDMFDataset):
         array = self.dataset
         self._cache = None
         handle = self._io._handle
-        handle.preserve(_rewritten_keys(self._path, self._doc, len(values)))
+        # the chunks the rows land in and the document that takes the new shape
+        handle.preserve(_rewritten_keys(self._path, self._doc, len(values)) + [store_key(self._path, "zarr.json")])
         array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
         self._decoder = None  # its shape changed

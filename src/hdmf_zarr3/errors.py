@@ -85,3 +85,8 @@ class StoreError(HdmfZarrError, OSError):
 class FileLockedError(StoreError):
     """Another writer holds the file's write lock. If that writer crashed, break the lock explicitly
     with :func:`hdmf_zarr3.break_lock`."""
+
+
+class SelfOverwriteError(HdmfZarrError, ValueError):
+    """A write would destroy what it reads: a destination that is its source, lies inside it or contains
+    it, or mode ``w`` on a file this process still has open. Refused before anything is changed."""

@@ -282,6 +282,10 @@ class ZarrIO(HDMFIO):
         if self._mode != "w":
             raise UnsupportedOperation(f"Cannot export to file {self.source} in mode '{self._mode}'. "
                                        "Please use mode 'w'.")
+        if src_io.source is not None and self.source is not None:
+            from .conversion import refuse_self_overwrite
+
+            refuse_self_overwrite(src_io.source, self.source)
         write_args = dict(write_args or {})
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)

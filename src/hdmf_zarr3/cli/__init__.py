@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from . import check_dandi, convert, info, validate
+from . import check_dandi, convert, info, recover, validate
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Convert NWB files between HDF5 and Zarr v3, and inspect NWB Zarr files.")
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (convert, info, validate, check_dandi):
+    for module in (convert, info, validate, check_dandi, recover):
         module.add_parser(commands)
     return parser
 

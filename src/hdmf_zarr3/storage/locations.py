@@ -89,3 +89,24 @@ def relative_to(target: str, directory: str | None) -> str:
 def same(a: str | None, b: str | None) -> bool:
     """Whether two locations name the same file."""
     return a is not None and b is not None and absolute(a) == absolute(b)
+
+
+def resolved(location: str) -> str:
+    """The canonical identity of a location: symlinks resolved for local paths, a normalized URL."""
+    if is_url(location) and urlsplit(location).scheme.lower() != "file":
+        return absolute(location)
+    return os.path.realpath(local_path(location))
+
+
+def overlap(a: str, b: str) -> str | None:
+    """How location ``a`` relates to ``b``: ``"same"``, ``"inside"`` (``a`` lies inside ``b``),
+    ``"contains"`` (``b`` lies inside ``a``), or ``None`` when they are apart."""
+    a, b = resolved(a).rstrip("/") or "/", resolved(b).rstrip("/") or "/"
+    if a == b:
+        return "same"
+    sep = "/" if is_url(a) else os.sep
+    if a.startswith(b.rstrip(sep) + sep):
+        return "inside"
+    if b.startswith(a.rstrip(sep) + sep):
+        return "contains"
+    return None

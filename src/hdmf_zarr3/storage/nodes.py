@@ -93,7 +93,9 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
 
 
 async def _list_documents(store: Store) -> list[str]:
-    return [k async for k in store.list() if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)]
+    # Names starting with "__" are not nodes (Zarr v3 reserves them for extensions: our journal).
+    return [k async for k in store.list() if (k == ZARR_JSON or k.endswith("/" + ZARR_JSON))
+            and not any(part.startswith("__") for part in k.split("/"))]
 
 
 def local_io(store: Store) -> bool:

@@ -32,17 +32,25 @@ from zarr.storage import LocalStore
 from ..errors import IncompleteFileError, ModeError, StoreError
 from ..format import completion, consolidated
 from ..format.documents import group_document
-from . import locations, zipped
+from ..format.names import store_key
+from . import locations, open_files, zipped
+from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
+from .replacing import LocalReplacement
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
 CREATE_MODES = frozenset({"w", "w-", "x"})
 
 
-@dataclass
+@dataclass(eq=False)  # compared (and hashed) by identity: one handle per open
 class StoreHandle:
-    """An open store, the mode it was opened with and where it lives."""
+    """An open store, the mode it was opened with and where it lives.
+
+    It also carries the transaction of the changes made through it: :meth:`will_change` starts one
+    (the root is stored marked incomplete; an append first journals what it will overwrite, see
+    :mod:`.journal`), :meth:`commit` ends it, :meth:`rollback` undoes it.
+    """
 
     store: Store
     mode: str
@@ -53,14 +61,19 @@ class StoreHandle:
     _on_close: Callable[[], None] | None = field(default=None, repr=False)  # e.g. pack a zip
     owned: bool = field(default=True, repr=False)  # False: the caller's Store, left open
     _root_bytes: bytes | None = field(default=None, repr=False)  # the root zarr.json, when already read
-    _on_discard: Callable[[], None] | None = field(default=None, repr=False)  # close() after a failed write
+    _on_discard: Callable[[], None] | None = field(default=None, repr=False)  # close() without a commit
     lock: WriteLock | None = field(default=None, repr=False)  # held from open to close by writers
     allow_incomplete: bool = field(default=False, repr=False)  # read a file whose last write did not finish
     _marker: dict[str, Any] | None = field(default=None, repr=False)  # set while the stored root says incomplete
     _snapshot: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # documents before the changes
-    _touched: set[str] = field(default_factory=set, repr=False)  # nodes written outside put_documents
-    _originals: dict[str, bytes | None] = field(default_factory=dict, repr=False)  # keys overwritten in place
+    _journal: Journal | None = field(default=None, repr=False)  # what an append overwrites, kept to undo it
+    _replacement: LocalReplacement | None = field(default=None, repr=False)  # mode w beside an existing file
+    _replace_later: Callable[[], None] | None = field(default=None, repr=False)  # mode w: clear on first change
+    committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
+
+    def __post_init__(self) -> None:
+        open_files.register(self, self.location, self.store)
 
     @property
     def writable(self) -> bool:
@@ -99,133 +112,140 @@ class StoreHandle:
 
     def check_complete(self) -> None:
         """Raise :class:`IncompleteFileError` for a file whose last write did not finish, unless the caller
-        asked to read what is there (``allow_incomplete``). A file being created is not checked."""
+        asked to read what is there (``allow_incomplete``, read-only). A file being created is not checked."""
         mark = None if self.mode in CREATE_MODES else self.incomplete()
-        if mark is not None and not self.allow_incomplete:
+        if mark is None:
+            return
+        where = self.location or "/"
+        if self.writable:
+            raise IncompleteFileError(f"{completion.describe(mark)}; it cannot be changed until it is recovered: "
+                                      f"hdmf_zarr3.recover({where!r}) (or `hdmf-zarr3 recover`) puts back the last "
+                                      "complete state", where)
+        if not self.allow_incomplete:
             raise IncompleteFileError(f"{completion.describe(mark)}; open it with allow_incomplete=True to read "
-                                      "what is there", self.location or "/")
+                                      f"what is there, or run hdmf_zarr3.recover({where!r}) to go back to the "
+                                      "last complete state", where)
 
     def will_change(self) -> None:
         """Call before changing nodes. The first change of a session stores the root marked incomplete
-        (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark."""
+        (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark.
+        An append first starts its journal, with the root as it was."""
         self._changed = True
         if self._marker is not None:
             return
         from .nodes import put_documents
 
+        if self._replace_later is not None:  # mode w over a file in a store that cannot be swapped
+            replace, self._replace_later = self._replace_later, None
+            replace()
         self._snapshot = dict(self.documents())
-        self._marker = completion.marker("append" if "/" in self._snapshot else "write", _writer())
+        appending = "/" in self._snapshot
+        if appending and self._on_discard is None:  # a zip's working copy is simply dropped instead
+            self._journal = Journal.begin(self.store, side=_journal_side(self.store))
+        self._marker = completion.marker("append" if appending else "write", _writer())
         root = consolidated.without_consolidated(self._snapshot.get("/") or group_document({}))
         put_documents(self.store, {"/": completion.marked(root, self._marker)})
         self._consolidated_on_disk = False
 
     def touching(self, paths: list[str]) -> None:
-        """Note nodes that zarr itself is about to write (so that :meth:`rollback` can remove them)."""
-        self._touched.update(paths)
+        """Note nodes that zarr itself is about to create (so that an undo removes them)."""
+        self.will_change()
+        if self._journal is not None:
+            self._journal.creating(paths)
 
     def preserve(self, keys: list[str]) -> None:
-        """Keep the stored bytes of chunk ``keys`` an in-place change is about to overwrite (or their
-        absence), once per change session, so that :meth:`rollback` puts them back."""
+        """Journal the stored bytes of ``keys`` (chunks, documents) an in-place change is about to
+        overwrite, or their absence, so that an undo puts them back."""
         self.will_change()
-        todo = [k for k in dict.fromkeys(keys) if k not in self._originals]
-        if todo:
-            self._originals.update(zip(todo, sync(_get_all(self.store, todo))))
+        if self._journal is not None:
+            self._journal.keep(keys)
 
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents (the root last, once the rest is in place, still marked incomplete) and
         remember them."""
-        from .nodes import put_documents
+        from .nodes import ZARR_JSON, put_documents
 
         self.will_change()
         rest = {p: d for p, d in documents.items() if p != "/"}
+        if self._journal is not None:
+            snapshot = self._snapshot or {}
+            self._journal.keep([store_key(p, ZARR_JSON) for p in rest if p in snapshot])
+            self._journal.creating([p for p in rest if p not in snapshot])
         put_documents(self.store, rest)
         if "/" in documents:
             put_documents(self.store, {"/": completion.marked(documents["/"], self._marker)})
         self.documents().update(documents)
 
     def rollback(self) -> None:
-        """Undo the changes of a write that failed: an append leaves the file as it was before; a new file
-        stays marked incomplete (there is nothing to go back to) and is not committed on close; a zip's
-        working copy is discarded on close, so the zip is not replaced."""
+        """Undo the changes of a write that failed: an append leaves the file as it was before, byte for
+        byte; a new file stays marked incomplete (there is nothing to go back to) and is not committed on
+        close; a working copy (a zip, or mode ``w`` beside an existing file) is discarded on close, so the
+        old file is not replaced."""
         if self._marker is None:
             return
-        snapshot = self._snapshot or {}
-        if "/" not in snapshot or self._on_discard is not None:  # a zip: its working copy is dropped on close
+        if self._journal is None:
             self.failed = True
             return
-        from .nodes import put_documents
-
-        current = self.documents()
-        new = sorted(({p for p in current if p not in snapshot} | self._touched) - set(snapshot))
-        tops = [p for p in new if not any(p.startswith(q + "/") for q in new if q != p)]
-        sync(_delete_nodes(self.store, tops))
-        sync(_restore(self.store, self._originals))
-        put_documents(self.store, {p: d for p, d in snapshot.items() if p != "/" and current.get(p) is not d})
-        self._documents = dict(snapshot)
-        self._touched.clear()
-        self._changed = True
-        self.commit()
+        self._journal.undo()
+        self._documents = dict(self._snapshot or {})
+        self._consolidated_on_disk = True
+        self._changed = False
+        self._marker = self._snapshot = self._journal = None
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
-        """Remember a document zarr itself stored (after :meth:`will_change`)."""
+        """Remember a document zarr itself stored (after :meth:`preserve` of its key)."""
         self._changed = True
         self.documents()[path] = doc
 
     def commit(self) -> None:
-        """Store the root with every node inlined (consolidated metadata), if anything changed."""
+        """Store the root with every node inlined (consolidated metadata), if anything changed; a new
+        file written beside an old one then takes its place."""
         if self.failed or not self._changed or not self.writable or "/" not in (self._documents or {}):
             return
         from .nodes import put_documents
 
         put_documents(self.store, {"/": consolidated.consolidate(self._documents)})  # unmarked: complete
+        if self._journal is not None:
+            self._journal.finish()
+        if self._replacement is not None:
+            replacement, self._replacement = self._replacement, None
+            self.store = replacement.swap()
+            self._on_discard = None
         self._consolidated_on_disk = True
         self._changed = False
-        self._marker = self._snapshot = None
-        self._touched.clear()
-        self._originals.clear()
+        self.committed = True
+        self._marker = self._snapshot = self._journal = None
 
     def close(self) -> None:
-        """Release the store (after :meth:`commit`) and the write lock; a zip written through a working
-        directory is packed, unless a write failed (the previous zip then stays as it was)."""
+        """Release the store (after :meth:`commit`) and the write lock. A working copy (a zip's, or a new
+        file written beside the one it replaces) takes the old file's place only if a write committed."""
         try:
             if self.owned:
                 self.store.close()
             finish, discard = self._on_close, self._on_discard
             self._on_close = self._on_discard = None
-            if finish is not None and self.writable and not self.failed:
+            if self._replacement is not None:
+                replacement, self._replacement = self._replacement, None
+                replacement.discard()
+            if finish is not None and self.writable and self.committed and not self.failed:
                 finish()
             elif discard is not None:
                 discard()
         finally:
+            open_files.unregister(self)
             if self.lock is not None:
                 lock, self.lock = self.lock, None
                 lock.release()
 
 
-async def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
-    import asyncio
+def _journal_side(store: Store) -> Store | None:
+    """Where the journal of ``store`` is kept: in the store itself, except in transactional stores
+    (icechunk), which refuse keys that are not Zarr's and show nothing before their commit anyway."""
+    if not transactional(store):
+        return None
+    from zarr.storage import MemoryStore
 
-    from zarr.core.buffer import default_buffer_prototype
-
-    found = await asyncio.gather(*(store.get(k, prototype=default_buffer_prototype()) for k in keys))
-    return [None if b is None else b.to_bytes() for b in found]
-
-
-async def _restore(store: Store, originals: dict[str, bytes | None]) -> None:
-    from zarr.core.buffer import default_buffer_prototype
-
-    for key, raw in originals.items():
-        if raw is None:
-            await store.delete(key)
-        else:
-            await store.set(key, default_buffer_prototype().buffer.from_bytes(raw))
-
-
-async def _delete_nodes(store: Store, paths: list[str]) -> None:
-    for path in paths:
-        prefix = path.strip("/")
-        await store.delete_dir(prefix)
-        await store.delete(f"{prefix}/zarr.json")
+    return MemoryStore()
 
 
 def _writer() -> str:
@@ -256,13 +276,18 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     ``storage_options`` (obstore's names: ``endpoint``, ``region``, ``access_key_id``,
     ``skip_signature``, ``client_options``, ...; fsspec's ``anon=True`` means ``skip_signature``).
     A ``.zip`` file is read in place and written through a working directory beside it that
-    replaces the zip, whole, when the file is closed. Writers take the file's write lock (see
-    :mod:`.locks`); ``allow_incomplete`` lets a reader open a file whose last write did not finish.
+    replaces the zip, whole, when the file is closed after a finished write. Mode ``w`` replaces an
+    existing file only once the new one is finished (see :mod:`.replacing`). Writers take the file's
+    write lock (see :mod:`.locks`); ``allow_incomplete`` lets a reader (mode ``r``) open a file whose
+    last write did not finish.
     """
     if mode not in MODES:
         raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)}")
     if path is None:
         raise ValueError("a path, a URL or a zarr Store is required")
+    if allow_incomplete and mode != "r":
+        raise ModeError(f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
+                        "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)")
     if isinstance(path, Store):
         store, location = path, store_location(path)
         present = _read_root(store, location or repr(store)) or _v2_present(store)
@@ -274,6 +299,8 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
+            if mode in CREATE_MODES:
+                open_files.check_replaceable(location, None, mode)
             if location.endswith(".zip"):
                 return _open_zip(location, mode, allow_incomplete)
             _check_local(location, mode)
@@ -285,16 +312,22 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
         raise UnsupportedOperation(f"Unable to open file {location or store} in '{mode}' mode. File already exists.")
     if getattr(store, "read_only", False) and mode != "r":
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
+    if mode in CREATE_MODES:
+        open_files.check_replaceable(location, store, mode)
     lock = _lock(path, store, location, mode, storage_options)
+    replacement = None
     try:
-        if mode == "w" and present:
-            _replace(store, location)
+        if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
+            replacement = LocalReplacement(location)  # the old file stays until the new one commits
+            store = replacement.store()
     except BaseException:
         if lock is not None:
             lock.release()
         raise
     handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store), lock=lock,
-                         allow_incomplete=allow_incomplete)
+                         allow_incomplete=allow_incomplete, _replacement=replacement)
+    if mode == "w" and present and replacement is None:
+        handle._replace_later = lambda: _replace(store, location)  # untouched until the first node is written
     if mode in CREATE_MODES or (mode == "a" and not present):
         handle._documents = {}
     elif isinstance(present, bytes):  # the root was read to learn that the file exists: keep it
@@ -311,8 +344,9 @@ def _lock(path: str | Path | Store, store: Store, location: str | None, mode: st
 
 
 def _replace(store: Store, location: str | None) -> None:
-    """Empty a store for mode ``w``. The root is first stored marked incomplete, so a writer killed while
-    it deletes the old file leaves a file that reads as incomplete, never a valid-looking remnant."""
+    """Empty a store for mode ``w`` (when the first node of the new file is written). The root is first
+    stored marked incomplete, so a writer killed while it deletes the old file leaves a file that reads
+    as incomplete, never a valid-looking remnant."""
     from .nodes import put_documents
 
     if transactional(store):  # nothing is seen before commit

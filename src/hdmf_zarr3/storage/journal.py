@@ -1,0 +1,188 @@
+"""The append journal: what an append is about to change, kept in the store before it is changed, so
+that an append that fails or is killed can be undone byte for byte.
+
+An append changes a complete file in place: it stores the root marked incomplete, writes new nodes,
+rewrites chunks of existing arrays (rows appended to a table) and their documents (a new shape),
+then stores the root with every node inlined and without the mark. Before each of those changes the
+journal receives what it needs to undo it, and only once the journal entry is stored does the
+change go ahead (write-ahead):
+
+==================================================  =================================================
+key (below ``__hdmf_zarr3_journal/``)               holds
+==================================================  =================================================
+``root``                                            the root ``zarr.json`` as it was, byte for byte
+``saved/<key>``                                     the bytes of ``<key>`` before it was overwritten
+``absent/<key>``                                    nothing: ``<key>`` did not exist (delete it)
+``new/<n>``                                         JSON list of node paths about to be created
+==================================================  =================================================
+
+Zarr v3 reserves names that start with ``__`` for extensions, and readers skip them when they list a
+group, so the journal never shows up as a node. It lives only while an append is under way: the
+commit that removes the incomplete mark deletes it afterwards. :func:`undo` (run by a failed append
+in-process, and by :func:`hdmf_zarr3.recover` after a crash) deletes the new nodes and new keys, puts
+saved bytes back, restores the root last and then deletes the journal, so it can be interrupted and
+run again. A journal found beside a complete root is left over from a crash between the commit and
+the journal's deletion: it is stale and is deleted, never applied.
+
+The journal orders store operations; it does not ``fsync`` them. It survives a killed process (the
+operating system keeps every write that returned), not necessarily a power cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from zarr.abc.store import Store
+from zarr.core.buffer import default_buffer_prototype
+from zarr.core.sync import sync
+
+from ..errors import CorruptStoreError
+
+PREFIX = "__hdmf_zarr3_journal"
+ROOT = f"{PREFIX}/root"
+SAVED = f"{PREFIX}/saved/"
+ABSENT = f"{PREFIX}/absent/"
+NEW = f"{PREFIX}/new/"
+ROOT_KEY = "zarr.json"
+
+
+def _buffer(raw: bytes) -> Any:
+    return default_buffer_prototype().buffer.from_bytes(raw)
+
+
+async def _get(store: Store, key: str) -> bytes | None:
+    buf = await store.get(key, prototype=default_buffer_prototype())
+    return None if buf is None else buf.to_bytes()
+
+
+class Journal:
+    """The journal of one append session on ``store`` (create it with :meth:`begin`).
+
+    ``side``: a store to keep the entries in instead of ``store`` itself (an in-memory one for
+    transactional stores, whose uncommitted changes no crash can expose).
+    """
+
+    def __init__(self, store: Store, side: Store | None = None):
+        self.store = store
+        self.entries = side if side is not None else store
+        self._kept: set[str] = set()  # keys whose previous state is in the journal
+        self._batches = 0
+
+    @classmethod
+    def begin(cls, store: Store, side: Store | None = None) -> Journal:
+        """Start the journal of an append: drop a stale one, then keep the current root."""
+        journal = cls(store, side)
+        sync(_clear(journal.entries))
+        root = sync(_get(store, ROOT_KEY))
+        if root is None:
+            raise CorruptStoreError("the file has no root zarr.json to append to", "/")
+        sync(journal.entries.set(ROOT, _buffer(root)))
+        journal._kept.add(ROOT_KEY)
+        return journal
+
+    def keep(self, keys: list[str]) -> None:
+        """Store the current bytes (or the absence) of ``keys`` before they are overwritten."""
+        todo = [k for k in dict.fromkeys(keys) if k not in self._kept]
+        if todo:
+            sync(_keep(self.store, self.entries, todo))
+            self._kept.update(todo)
+
+    def creating(self, paths: list[str]) -> None:
+        """Note node paths about to be created (their whole prefix is deleted on undo)."""
+        if paths:
+            self._batches += 1
+            body = _buffer(json.dumps(sorted(paths)).encode("utf-8"))
+            sync(self.entries.set(f"{NEW}{self._batches}", body))
+
+    def undo(self) -> None:
+        """Put the file back as it was when the journal began, then delete the journal."""
+        sync(_undo(self.store, self.entries))
+        self._kept.clear()
+
+    def finish(self) -> None:
+        """Delete the journal (after the complete root was stored)."""
+        sync(_clear(self.entries))
+        self._kept.clear()
+
+
+async def _keep(store: Store, entries: Store, keys: list[str]) -> None:
+    found = await asyncio.gather(*(_get(store, k) for k in keys))
+    await asyncio.gather(*(entries.set(ABSENT + k, _buffer(b"")) if raw is None else
+                           entries.set(SAVED + k, _buffer(raw)) for k, raw in zip(keys, found)))
+
+
+async def _clear(store: Store) -> None:
+    await store.delete_dir(PREFIX)
+
+
+def exists(store: Store) -> bool:
+    """Whether ``store`` holds a journal (a stale one, or one to apply)."""
+    return sync(store.exists(ROOT))
+
+
+def undo(store: Store) -> bool:
+    """Apply the journal kept in ``store``: the file goes back to what it was when the append began.
+
+    Returns ``False`` (and changes nothing) when there is no journal to apply.
+    """
+    return sync(_undo(store, store))
+
+
+def discard(store: Store) -> None:
+    """Delete a stale journal (one left beside a complete root)."""
+    sync(_clear(store))
+
+
+async def _undo(store: Store, entries: Store) -> bool:
+    root = await _get(entries, ROOT)
+    if root is None:
+        return False
+    new: list[str] = []
+    saved: list[str] = []
+    absent: list[str] = []
+    async for key in entries.list_prefix(f"{PREFIX}/"):
+        if key.startswith(NEW):
+            new.extend(_paths(await _get(entries, key), key))
+        elif key.startswith(SAVED):
+            saved.append(key[len(SAVED):])
+        elif key.startswith(ABSENT):
+            absent.append(key[len(ABSENT):])
+    for prefix in _tops(new):
+        await store.delete_dir(prefix)
+    await asyncio.gather(*(store.delete(k) for k in absent))
+    for key in saved:
+        raw = await _get(entries, SAVED + key)
+        if raw is not None:
+            await store.set(key, _buffer(raw))
+    await store.set(ROOT_KEY, _buffer(root))  # the root last: until here, the file reads as incomplete
+    await _clear(entries)
+    return True
+
+
+def _paths(raw: bytes | None, key: str) -> list[str]:
+    try:
+        paths = json.loads((raw or b"[]").decode("utf-8"))
+    except ValueError:  # a batch cut short by the crash: its nodes were not created yet
+        return []
+    if not isinstance(paths, list) or not all(isinstance(p, str) and _node_path(p) for p in paths):
+        raise CorruptStoreError("journal entry is not a list of node paths inside the file", key)
+    return paths
+
+
+def _node_path(path: str) -> bool:
+    """A path that names a node inside the file (a hostile journal must not delete anything else)."""
+    parts = path.strip("/").split("/")
+    return bool(path.strip("/")) and not any(p in ("", ".", "..") or p.startswith("__") or "\\" in p or "\0" in p
+                                             for p in parts)
+
+
+def _tops(paths: list[str]) -> list[str]:
+    """The store prefixes of ``paths``, without those inside another one (deleted with it)."""
+    prefixes = sorted({p.strip("/") for p in paths if p.strip("/")})
+    tops: list[str] = []
+    for prefix in prefixes:
+        if not any(prefix.startswith(t + "/") for t in tops):
+            tops.append(prefix)
+    return tops

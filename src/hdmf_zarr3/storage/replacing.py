@@ -1,0 +1,100 @@
+"""Mode ``w`` over an existing file: the old file stays until the new one is finished.
+
+HDF5 truncates a file when it is opened with ``w``; a crash or an exception before the write ends
+then leaves nothing. Here an existing local directory is replaced only when the new write commits:
+
+- a **local directory** is written in a working directory beside it
+  (``<name>.<random>.partial``), which the commit swaps with the old one in a single
+  ``renameat2(RENAME_EXCHANGE)`` (Linux); the old content, now under the working name, is then
+  deleted. Where the exchange is not available the old directory is first renamed aside
+  (``<name>.<random>.previous``), leaving a moment in which neither is at the path;
+- a **zip** is packed from its working directory only after a commit (see :mod:`.zipped`);
+- **other stores** (object stores, a ``Store`` passed in) cannot rename: the old file is left as it
+  is until the first node of the new one is written, and from then on reads as incomplete until the
+  write finishes. Closing without a write, or an error before it, leaves the old file untouched.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import shutil
+import tempfile
+import uuid
+
+from zarr.storage import LocalStore
+
+from ..errors import StoreError
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def working_directory(location: str) -> str:
+    """A new, empty directory beside ``location`` for the file that will replace it."""
+    return tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
+                            dir=os.path.dirname(location))
+
+
+class LocalReplacement:
+    """A new file being written in ``work`` that replaces the directory ``location`` on commit."""
+
+    def __init__(self, location: str):
+        self.location = os.path.realpath(location)  # a symlink's target is replaced, not the link
+        self.work = working_directory(self.location)
+
+    def store(self) -> LocalStore:
+        return LocalStore(self.work)
+
+    def swap(self) -> LocalStore:
+        """Put the finished file at the location and delete the old one; a store on the location."""
+        try:
+            if _exchange(self.work, self.location):
+                old = self.work
+            else:
+                old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
+                os.rename(self.location, old)
+                os.rename(self.work, self.location)
+        except OSError as exc:
+            raise StoreError(f"cannot put the new file in place of the old one ({exc}); the new file is in "
+                             f"{self.work}", self.location) from exc
+        shutil.rmtree(old, ignore_errors=True)
+        return LocalStore(self.location)
+
+    def discard(self) -> None:
+        """Drop the unfinished new file; the old one was never touched."""
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def _exchange(a: str, b: str) -> bool:
+    """Swap two paths atomically (Linux ``renameat2``); False where the system cannot."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):  # e.g. some network file systems
+        return False
+    raise OSError(code, os.strerror(code), b)
+
+
+_LIBC: list = []
+
+
+def _renameat2():
+    if not _LIBC:
+        name = ctypes.util.find_library("c")
+        function = None
+        if name is not None:
+            try:
+                function = getattr(ctypes.CDLL(name, use_errno=True), "renameat2", None)
+            except OSError:
+                function = None
+        if function is not None:
+            function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            function.restype = ctypes.c_int
+        _LIBC.append(function)
+    return _LIBC[0]

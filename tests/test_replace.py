@@ -1,0 +1,154 @@
+"""Mode 'w' over an existing file replaces it only when the new write finishes: closing without a write,
+an error before or during the write, leave the old file as it was (directories and zips, byte for byte);
+on object stores and Store objects the old file stays until the first node is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hdmf.data_utils import DataChunkIterator
+from nwb_factories import small_nwbfile
+from pynwb import TimeSeries
+from s3_server import new_bucket, s3_server
+from zarr.storage import MemoryStore
+
+from hdmf_zarr3 import IncompleteFileError, NWBZarrIO
+
+
+def _files(path: Path) -> dict[str, bytes]:
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def _beside(path: Path) -> list[str]:
+    return sorted(p.name for p in path.parent.iterdir() if p.name != path.name)
+
+
+def _failing_nwbfile():
+    def blocks():
+        yield np.arange(100, dtype="f8")
+        raise OSError("the acquisition device went away")
+
+    nwb = small_nwbfile(10)
+    nwb.add_acquisition(TimeSeries(name="broken", data=DataChunkIterator(blocks(), buffer_size=1), unit="V",
+                                   rate=1.0))
+    return nwb
+
+
+@pytest.fixture(params=[".nwb.zarr", ".nwb.zarr.zip"])
+def existing(request, tmp_path):
+    path = tmp_path / f"f{request.param}"
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile())
+    return path
+
+
+def _unchanged(path: Path, before: dict[str, bytes]) -> None:
+    assert _files(path) == before
+    assert _beside(path) == []  # no working copy, no lock left behind
+    with NWBZarrIO(path, mode="r") as io:
+        assert len(io.read().acquisition["ts"].data) == 1000
+
+
+def test_closing_without_a_write_keeps_the_old_file(existing):
+    before = _files(existing)
+    io = NWBZarrIO(existing, mode="w")
+    io.close()
+    _unchanged(existing, before)
+
+
+def test_an_error_before_the_write_keeps_the_old_file(existing):
+    before = _files(existing)
+    with pytest.raises(KeyError), NWBZarrIO(existing, mode="w"):
+        raise KeyError("the user's own mistake")
+    _unchanged(existing, before)
+
+
+def test_a_failed_write_keeps_the_old_file(existing):
+    before = _files(existing)
+    with NWBZarrIO(existing, mode="w") as io, pytest.raises(OSError, match="went away"):
+        io.write(_failing_nwbfile())
+    _unchanged(existing, before)
+
+
+def test_a_finished_write_replaces_the_old_file(existing):
+    with NWBZarrIO(existing, mode="w") as io:
+        io.write(small_nwbfile(10))
+    assert _beside(existing) == []
+    with NWBZarrIO(existing, mode="r") as io:
+        assert len(io.read().acquisition["ts"].data) == 10
+
+
+def test_the_old_directory_is_readable_until_the_new_one_is_finished(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile(10))
+        # committed: the new file is in place as soon as write() returns, before close()
+        with NWBZarrIO(path, mode="r") as reader:
+            assert len(reader.read().acquisition["ts"].data) == 10
+
+
+def test_a_symlinked_file_is_replaced_at_its_target(tmp_path):
+    target = tmp_path / "real.nwb.zarr"
+    with NWBZarrIO(target, mode="w") as io:
+        io.write(small_nwbfile())
+    link = tmp_path / "link.nwb.zarr"
+    link.symlink_to(target, target_is_directory=True)
+    with NWBZarrIO(link, mode="w") as io:
+        io.write(small_nwbfile(10))
+    assert link.is_symlink() and target.is_dir()
+    with NWBZarrIO(target, mode="r") as io:
+        assert len(io.read().acquisition["ts"].data) == 10
+
+
+def test_appends_after_a_replacing_write_go_to_the_new_file(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile(10))
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        nwb.add_trial(start_time=5.0, stop_time=6.0)
+        io.write(nwb)
+    with NWBZarrIO(path, mode="r") as io:
+        assert len(io.read().trials) == 3
+    assert _beside(path) == []
+
+
+# --- stores that cannot swap files: the old file stays until the first node is written ----------------
+@pytest.fixture(scope="module")
+def s3():
+    pytest.importorskip("moto")
+    with s3_server() as server:
+        yield server
+
+
+@pytest.mark.parametrize("kind", ["s3", "memory"])
+def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(s3, kind):
+    where, options = ((f"s3://{new_bucket(s3)}/f.nwb.zarr", dict(s3["options"])) if kind == "s3"
+                      else (MemoryStore(), None))
+
+    def read_length():
+        with NWBZarrIO(where, mode="r", storage_options=options) as io:
+            return len(io.read().acquisition["ts"].data)
+
+    with NWBZarrIO(where, mode="w", storage_options=options) as io:
+        io.write(small_nwbfile())
+    NWBZarrIO(where, mode="w", storage_options=options).close()  # no write
+    with pytest.raises(KeyError), NWBZarrIO(where, mode="w", storage_options=options):
+        raise KeyError("before the write")
+    assert read_length() == 1000
+    # once the new file's first node is written the old one is gone: a failure then leaves it incomplete
+    with NWBZarrIO(where, mode="w", storage_options=options) as io, pytest.raises(OSError, match="went away"):
+        io.write(_failing_nwbfile())
+    with pytest.raises(IncompleteFileError, match="a write started"):
+        read_length()
+    with NWBZarrIO(where, mode="w", storage_options=options) as io:
+        io.write(small_nwbfile(10))
+    assert read_length() == 10
