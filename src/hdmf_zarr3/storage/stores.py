@@ -61,6 +61,7 @@ class StoreHandle:
     _touched: set[str] = field(default_factory=set, repr=False)  # nodes written outside put_documents
     _originals: dict[str, bytes | None] = field(default_factory=dict, repr=False)  # keys overwritten in place
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
+    _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
 
     @property
     def writable(self) -> bool:
@@ -196,6 +197,21 @@ class StoreHandle:
                 finish()
             elif discard is not None:
                 discard()
+        finally:
+            if self.lock is not None:
+                lock, self.lock = self.lock, None
+                lock.release()
+
+    def abandon(self) -> None:
+        """What becomes of a writer never closed, when its io is garbage collected or the interpreter
+        exits (see :func:`.locks.guard`): nothing is committed; a zip's working copy replaces the zip only
+        if it holds a finished write (else it is dropped); the lock is released. Needs no event loop
+        (zarr's has stopped at exit). The handle then commits and packs nothing, should close() follow."""
+        self.failed = True
+        abandon, self._on_abandon, self._on_close, self._on_discard = self._on_abandon, None, None, None
+        try:
+            if abandon is not None:
+                abandon()
         finally:
             if self.lock is not None:
                 lock, self.lock = self.lock, None
@@ -397,6 +413,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
+    zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
     work = tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
                             dir=os.path.dirname(location))
     try:
@@ -408,9 +425,10 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         if lock is not None:
             lock.release()
         raise
-    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location),
+    ours = lock.ours if lock is not None else None
+    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location, ours),
                          _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
-                         allow_incomplete=allow_incomplete)
+                         allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours))
     if mode in CREATE_MODES or not present:
         handle._documents = {}
     return handle
