@@ -149,6 +149,8 @@ def test_a_killed_replacement_leaves_the_old_file_or_the_new_one(references, wri
         assert after in (references["written"], old), f"killed at {kill_at}: complete but different"
         seen.add("new" if after == references["written"] else "old")
         _check_lock_left_behind(path)
+        break_lock(path)  # also removes the killed writer's working directory beside the file
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(path.name + ".")] == []
     assert seen == {"old", "new"}
 
 
@@ -307,3 +309,32 @@ def test_a_failed_replacement_of_a_zip_keeps_the_old_zip(tmp_path):
     with NWBZarrIO(path, mode="w") as io, pytest.raises(OSError, match="went away"):
         io.write(nwbfile)
     assert path.read_bytes() == before
+
+
+# --- what a killed zip writer leaves beside the zip ---------------------------------------------------
+def test_a_killed_zip_writers_working_copies_are_removed_once_no_writer_can_use_them(writers, tmp_path):
+    """A zip writer SIGKILLed mid-write leaves its working directory (as large as the file) and its lock;
+    readers and refused writers touch neither; break_lock removes both (and a half-packed ``<zip>.partial``),
+    and so does the next writer once it holds the lock."""
+    path = tmp_path / "f.nwb.zarr.zip"
+    total = writers("write", path, -1)["mutations"]
+    before = path.read_bytes()
+    assert writers("replace", path, total // 2)["signal"] == signal.SIGKILL
+    working = list(tmp_path.glob("f.nwb.zarr.zip.*.partial"))
+    assert len(working) == 1 and working[0].is_dir() and any(working[0].rglob("zarr.json"))
+    Path(f"{path}.partial").write_bytes(b"PK\x03\x04 half a zip")  # what a kill while packing leaves
+    assert _outcome(path) == "complete" and path.read_bytes() == before  # the old zip, read in place
+    with pytest.raises(FileLockedError, match="no longer running"):
+        ZarrIO(path, mode="a")
+    assert working[0].is_dir() and Path(f"{path}.partial").is_file()
+    assert isinstance(break_lock(path)["pid"], int)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+    assert writers("replace", path, total - 1)["signal"] == signal.SIGKILL
+    assert len(list(tmp_path.glob("f.nwb.zarr.zip.*.partial"))) == 1
+    os.remove(f"{path}.lock")  # gone some other way (removed by hand): the next writer cleans up
+    with ZarrIO(path, mode="a") as io:
+        io.read_builder()
+        assert len(list(tmp_path.glob("f.nwb.zarr.zip.*.partial"))) == 1  # its own, only
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+    assert _outcome(path) == "complete"

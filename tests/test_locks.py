@@ -1,15 +1,20 @@
 """One writer at a time: a second writer on a file open for writing gets FileLockedError naming the
 holder (local directories and zips: an exclusively created lock file beside the file; object stores:
 a conditional write, If-None-Match); readers are never blocked; a crashed writer's lock is reported as
-stale and is broken only explicitly, with break_lock."""
+stale and is broken only explicitly, with break_lock; a writer never closed releases its lock when its io
+is garbage collected or the interpreter exits, committing nothing more."""
 
 from __future__ import annotations
 
+import gc
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import weakref
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -17,7 +22,9 @@ import zarr
 from hdmf.build import DatasetBuilder, GroupBuilder
 from s3_server import new_bucket, s3_server
 
-from hdmf_zarr3 import FileLockedError, ZarrIO, break_lock
+from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock
+
+TESTS = Path(__file__).parent
 
 
 def _tree(n: int = 3) -> GroupBuilder:
@@ -131,7 +138,7 @@ def test_object_stores_lock_with_a_conditional_write(tmp_path):
             first.close()
         # a crashed writer's lock (left behind, as if its process died): refused, then broken explicitly
         stale = ZarrIO(url, mode="a", storage_options=options)
-        stale._handle.lock._held = False  # forget it without removing it
+        stale._handle.lock._finalizer.detach()  # forget it without removing it
         with pytest.raises(FileLockedError):
             ZarrIO(url, mode="a", storage_options=options)
         assert break_lock(url, storage_options=options)["pid"] == os.getpid()
@@ -149,3 +156,213 @@ def test_an_open_that_fails_releases_the_lock(tmp_path):
     assert not Path(str(path) + ".lock").exists()
     with ZarrIO(path, mode="a"):
         pass
+
+
+# --- writers never closed ---------------------------------------------------------------------------
+def _leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith((".lock", ".partial")))
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _contents(path: Path) -> dict[str, bytes]:
+    if path.is_file():
+        return _members(path)
+    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
+def _nwb(path: Path) -> None:
+    from nwb_factories import small_nwbfile
+
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile(20))
+
+
+def _trials(path: Path, **kwargs) -> int:
+    with NWBZarrIO(path, mode="r", **kwargs) as io:
+        return len(io.read().trials)
+
+
+NEVER_CLOSED = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from nwb_factories import small_nwbfile
+    from hdmf_zarr3 import NWBZarrIO
+    left_open = []
+    for path in sys.argv[2:]:
+        name = path.rsplit("/", 1)[-1]
+        if name.startswith("written"):  # write() finished: what it wrote is committed
+            io = NWBZarrIO(path, mode="w")
+            io.write(small_nwbfile(20))
+        elif name.startswith("appended"):  # a row stored in place, never committed by write() or close()
+            io = NWBZarrIO(path, mode="a")
+            io.read().add_trial(start_time=2.0, stop_time=3.0)
+        else:  # opened, nothing changed
+            io = NWBZarrIO(path, mode="a")
+        left_open.append(io)
+    print("exiting with", len(left_open), "files open", flush=True)
+""")
+
+
+def test_writers_never_closed_release_their_locks_at_exit(tmp_path):
+    """The process exits normally with writers open: each lock is released (zarr's event loop is gone by
+    then), a finished write() is kept (a zip is packed), a change never committed is not committed."""
+    paths = {f"{kind}.{suffix}": tmp_path / f"{kind}.nwb.{suffix}" for kind in ("written", "appended", "opened")
+             for suffix in ("zarr", "zarr.zip")}
+    for key, path in paths.items():
+        if not key.startswith("written"):
+            _nwb(path)
+    before = {key: _contents(path) for key, path in paths.items() if not key.startswith("written")}
+    child = subprocess.run([sys.executable, "-c", NEVER_CLOSED, str(TESTS), *map(str, paths.values())],
+                           capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0 and "exiting with 6 files open" in child.stdout, child.stderr
+    assert _leftovers(tmp_path) == []
+    for suffix in ("zarr", "zarr.zip"):
+        assert _trials(paths[f"written.{suffix}"]) == 2
+        assert _contents(paths[f"opened.{suffix}"]) == before[f"opened.{suffix}"]
+    # the appended row: a zip drops it (the zip is as before); a directory keeps it, marked incomplete
+    assert paths["appended.zarr.zip"].read_bytes() and _contents(paths["appended.zarr.zip"]) == \
+        before["appended.zarr.zip"]
+    with pytest.raises(IncompleteFileError, match="an append started at"):
+        _trials(paths["appended.zarr"])
+    assert _trials(paths["appended.zarr"], allow_incomplete=True) == 3
+    for path in paths.values():  # the next writer gets in
+        with ZarrIO(path, mode="a", allow_incomplete=True):
+            pass
+
+
+@pytest.mark.parametrize("suffix", ["zarr", "zarr.zip"])
+def test_a_writer_never_closed_releases_its_lock_when_collected(tmp_path, suffix):
+    from nwb_factories import small_nwbfile
+
+    path = tmp_path / f"f.nwb.{suffix}"
+    io = NWBZarrIO(path, mode="w")
+    io.write(small_nwbfile(20))
+    assert Path(f"{path}.lock").exists()
+    collected = weakref.ref(io)
+    del io
+    gc.collect()
+    assert collected() is None  # nothing (a finalizer, an exit hook) keeps the io alive
+    assert _leftovers(tmp_path) == []
+    assert _trials(path) == 2  # write() had committed it; a zip's working copy was packed
+    io = NWBZarrIO(path, mode="a")  # an append never committed, then collected
+    io.read().add_trial(start_time=2.0, stop_time=3.0)
+    before = _contents(path) if suffix.endswith("zip") else None
+    del io
+    gc.collect()
+    assert _leftovers(tmp_path) == []
+    if before is not None:
+        assert _contents(path) == before and _trials(path) == 2  # the zip stays as it was
+    else:
+        assert _trials(path, allow_incomplete=True) == 3  # on disk already, marked incomplete
+    with ZarrIO(path, mode="a", allow_incomplete=True):
+        pass
+
+
+def test_an_object_store_writer_never_closed_releases_its_lock_at_exit():
+    code = textwrap.dedent("""
+        import json, sys
+        from hdmf_zarr3 import ZarrIO
+        io = ZarrIO(sys.argv[1], mode="a", storage_options=json.loads(sys.argv[2]))
+        print("open", flush=True)
+    """)
+    with s3_server() as server:
+        bucket = new_bucket(server)
+        url, options = f"s3://{bucket}/session.nwb.zarr", server["options"]
+        _write(url, storage_options=options)
+        child = subprocess.run([sys.executable, "-c", code, url, json.dumps(options)], capture_output=True,
+                               text=True, timeout=300)
+        assert child.returncode == 0 and child.stdout.strip() == "open", child.stderr
+        keys = [o["Key"] for o in server["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
+        assert "session.nwb.zarr.lock" not in keys
+        with ZarrIO(url, mode="a", storage_options=options) as io:
+            assert list(io.read_builder()["d"].data[:]) == [0, 1, 2]
+
+
+# --- break_lock on damaged locks; zip working copies ------------------------------------------------
+@pytest.mark.parametrize(("content", "reason"), [(b"", "an empty file"), (b"garbage", "not a JSON object"),
+                                                 (b'{"host": "x", "pi', "not a JSON object"),
+                                                 (bytes(range(256)), "not a JSON object"),
+                                                 (b"[1, 2]", "not a JSON object"), (None, "a directory")])
+def test_break_lock_removes_a_corrupt_lock(tmp_path, content, reason):
+    path = tmp_path / "f.zarr"
+    _write(path)
+    lock = Path(f"{path}.lock")
+    if content is None:
+        lock.mkdir()
+    else:
+        lock.write_bytes(content)
+    with pytest.raises(FileLockedError, match=f"write lock {lock} is unreadable \\({reason}"):
+        ZarrIO(path, mode="a")
+    assert reason in break_lock(path)["corrupt"]
+    assert not lock.exists() and break_lock(path) is None
+    with ZarrIO(path, mode="a"):
+        pass
+
+
+def test_break_lock_leaves_a_directory_with_files_alone(tmp_path):
+    path = tmp_path / "f.zarr"
+    _write(path)
+    (tmp_path / "f.zarr.lock").mkdir()
+    (tmp_path / "f.zarr.lock" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="directory with files in it"):
+        break_lock(path)
+    assert (tmp_path / "f.zarr.lock" / "notes.txt").read_text() == "mine"
+
+
+def test_a_live_zip_writers_working_copy_is_never_removed(tmp_path):
+    """Only a writer holding the lock cleans leftovers; another zip's working copies never match."""
+    path, other = tmp_path / "f.zarr.zip", tmp_path / "f.zarr.zip.x.zip"
+    _write(path)
+    _write(other)
+    first = ZarrIO(path, mode="a")
+    neighbour = ZarrIO(other, mode="a")
+    try:
+        working = {p.name for p in tmp_path.glob("*.partial")}
+        assert len(working) == 2
+        with pytest.raises(FileLockedError):
+            ZarrIO(path, mode="r+")
+        with ZarrIO(path, mode="r") as reader:
+            reader.read_builder()
+        assert {p.name for p in tmp_path.glob("*.partial")} == working
+        first.read_builder()["d"].data.append(3)
+    finally:
+        first.close()
+    neighbours = {n for n in working if n.startswith("f.zarr.zip.x.zip.")}
+    with ZarrIO(path, mode="a") as io:  # cleans f.zarr.zip's leftovers (there are none), not the neighbour's
+        assert list(io.read_builder()["d"].data[:]) == [0, 1, 2, 3]
+        assert neighbours < {p.name for p in tmp_path.glob("*.partial")}
+    assert {p.name for p in tmp_path.glob("*.partial")} == neighbours
+    neighbour.close()
+    assert _leftovers(tmp_path) == []
+
+
+def test_breaking_a_live_zip_writers_lock_never_replaces_the_zip(tmp_path):
+    path = tmp_path / "f.zarr.zip"
+    _write(path)
+    before = path.read_bytes()
+    live = ZarrIO(path, mode="a")
+    live.read_builder()["d"].data.append(3)
+    assert break_lock(path)["pid"] == os.getpid()  # the user's mistake: the holder is alive
+    assert _leftovers(tmp_path) == []  # its working copy went with the lock
+    with pytest.raises(StoreError, match="lock was broken while this writer was running"):
+        live.close()
+    assert path.read_bytes() == before and _leftovers(tmp_path) == []
+
+
+def test_break_lock_removes_a_zips_leftovers_when_it_is_not_locked(tmp_path):
+    path = tmp_path / "f.zarr.zip"
+    _write(path)
+    (tmp_path / "f.zarr.zip.k1llme_9.partial" / "d").mkdir(parents=True)
+    (tmp_path / "f.zarr.zip.k1llme_9.partial" / "zarr.json").write_text("{}")
+    (tmp_path / "f.zarr.zip.partial").write_bytes(b"PK")
+    (tmp_path / "f.zarr.zip.notes").write_text("not ours")
+    with ZarrIO(path, mode="r") as io:  # a reader removes nothing
+        io.read_builder()
+    assert len(_leftovers(tmp_path)) == 2
+    assert break_lock(path) is None  # nothing was locked; the leftovers were removed under a lock of its own
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.zarr.zip", "f.zarr.zip.notes"]
+    assert break_lock(tmp_path / "missing" / "f.zarr.zip") is None and not (tmp_path / "missing").exists()

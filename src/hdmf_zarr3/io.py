@@ -32,7 +32,7 @@ from .format.relayout import Relayout
 from .html import dataset_html
 from .read import BuilderReader
 from .refs import ReferenceEncoder
-from .storage import locations
+from .storage import locations, locks
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
 
@@ -139,8 +139,11 @@ class ZarrIO(HDMFIO):
                 self._handle, handle = None, self._handle
                 handle.close()  # releases the write lock
                 raise
+            if self._handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
+                locks.guard(self, self._handle.abandon)
 
     def close(self) -> None:
+        locks.unguard(self)
         if getattr(self, "_foreign_files", None) is not None:
             self._foreign_files.close()
         if getattr(self, "_handle", None) is not None:

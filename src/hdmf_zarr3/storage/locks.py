@@ -12,8 +12,11 @@ any stray key in a group as a foreign object). In a Store the caller passes, who
 do not know, it is the key ``hdmf_zarr3.lock`` inside the store. icechunk stores are not locked:
 their sessions detect conflicting writers on commit.
 
-A writer that crashes leaves its lock behind. It is never broken silently (the holder may be alive
-on another machine); :func:`break_lock` removes it, and the error says so.
+A writer never closed releases its lock when its io is garbage collected or the interpreter exits
+(:func:`guard`); releasing needs no event loop (plain ``os`` calls for a lock file, obstore's
+synchronous API on object stores), because zarr's has stopped by then. A writer that crashes leaves its
+lock behind. It is never broken silently (the holder may be alive on another machine); :func:`break_lock`
+removes it, and the error says so.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ import json
 import os
 import socket
 import uuid
+import warnings
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +37,10 @@ from typing import Any
 from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
-from zarr.storage import LocalStore
+from zarr.storage import LocalStore, ObjectStore
 
 from ..errors import FileLockedError, StoreError
-from . import locations
+from . import locations, zipped
 
 #: Key of the lock inside a Store the caller opened.
 IN_STORE_KEY = "hdmf_zarr3.lock"
@@ -57,14 +63,90 @@ def _holder(writer: str) -> dict[str, Any]:
 
 
 def _read(place: LockPlace) -> dict[str, Any] | None:
-    buf = sync(place.store.get(place.key, prototype=default_buffer_prototype()))
-    if buf is None:
+    """What the lock says (``None``: no lock). A lock that is not a JSON object is still a lock:
+    ``{"corrupt": why}``."""
+    try:
+        raw = _get(place)
+    except IsADirectoryError:
+        return {"corrupt": "a directory, not a lock file"}
+    if raw is None:
         return None
     try:
-        found = json.loads(buf.to_bytes().decode("utf-8"))
-    except ValueError:
+        found = json.loads(raw.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, truncated
         found = None
-    return found if isinstance(found, dict) else {"token": None}  # unreadable: still a lock
+    if isinstance(found, dict):
+        return found
+    shown = f"{raw[:20]!r}{'...' if len(raw) > 20 else ''}"
+    return {"corrupt": f"not a JSON object: {shown}" if raw else "an empty file"}
+
+
+# Reading and removing a lock without zarr's event loop: release() runs from finalizers and at
+# interpreter exit, when zarr's loop (and the threads LocalStore hands its file I/O to) have stopped.
+def _local_path(place: LockPlace) -> str | None:
+    return os.path.join(place.store.root, place.key) if isinstance(place.store, LocalStore) else None
+
+
+def _object_store(place: LockPlace) -> Any:
+    """The obstore store under a zarr ``ObjectStore`` (``None`` for other stores)."""
+    return place.store.store if isinstance(place.store, ObjectStore) else None
+
+
+def _get(place: LockPlace) -> bytes | None:
+    path = _local_path(place)
+    if path is not None:
+        if os.path.isdir(path):  # LocalStore reads a directory as a missing key
+            raise IsADirectoryError(path)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+    backend = _object_store(place)
+    if backend is not None:
+        import obstore
+
+        try:
+            return bytes(obstore.get(backend, place.key).bytes())
+        except FileNotFoundError:  # obstore's NotFoundError
+            return None
+    buf = sync(place.store.get(place.key, prototype=default_buffer_prototype()))
+    return None if buf is None else buf.to_bytes()
+
+
+def _delete(place: LockPlace) -> None:
+    path = _local_path(place)
+    if path is not None:
+        if os.path.isdir(path):
+            try:
+                os.rmdir(path)  # only an empty one: we never delete content we did not write
+            except OSError as exc:
+                raise StoreError("where the write lock belongs is a directory with files in it, not a lock file; "
+                                 "remove it yourself if it holds nothing you need", place.description) from exc
+            return
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    backend = _object_store(place)
+    if backend is not None:
+        import obstore
+
+        obstore.delete(backend, place.key)
+        return
+    sync(place.store.delete(place.key))
+
+
+def _release(place: LockPlace, token: str) -> None:
+    """Remove the lock if it still holds ``token`` (someone may have broken it meanwhile). Never raises:
+    it runs from finalizers, where a store that is gone (a temporary directory removed) is no error."""
+    try:
+        found = _read(place)
+        if found is not None and found.get("token") == token:
+            _delete(place)
+    except Exception:
+        pass
 
 
 class WriteLock:
@@ -73,8 +155,8 @@ class WriteLock:
     def __init__(self, place: LockPlace, holder: dict[str, Any]):
         self.place = place
         self.holder = holder
-        self._held = True
-        atexit.register(self.release)  # an io never closed must not leave a stale lock behind
+        # Released once: by release(), when this object is garbage collected, or at interpreter exit.
+        self._finalizer = weakref.finalize(self, _release, place, holder["token"])
 
     @classmethod
     def acquire(cls, place: LockPlace, location: str, writer: str) -> WriteLock:
@@ -87,21 +169,25 @@ class WriteLock:
         except Exception as exc:  # e.g. a directory we may not write in
             raise StoreError(f"cannot create the write lock {place.description}: {exc}") from exc
         if found is None or found.get("token") != holder["token"]:
-            raise FileLockedError(_locked_message(found or {}, location), location)
+            raise FileLockedError(_locked_message(found or {}, location, place.description), location)
         return cls(place, holder)
 
+    @property
+    def held(self) -> bool:
+        """Whether this lock has not been released yet."""
+        return self._finalizer.alive
+
     def release(self) -> None:
-        """Remove the lock if it is still ours (someone may have broken it meanwhile)."""
-        if not self._held:
-            return
-        self._held = False
-        atexit.unregister(self.release)
+        """Remove the lock if it is still ours; only the first call does anything. Needs no event loop."""
+        self._finalizer()
+
+    def ours(self) -> bool:
+        """Whether the lock is held and still the one this writer took (nobody broke it). Needs no event
+        loop."""
         try:
-            found = _read(self.place)
-            if found is not None and found.get("token") == self.holder["token"]:
-                sync(self.place.store.delete(self.place.key))
-        except Exception:  # the store is gone (e.g. a temporary directory removed): nothing to release
-            pass
+            return self.held and (_read(self.place) or {}).get("token") == self.holder["token"]
+        except Exception:
+            return False
 
 
 def transactional(store: Store) -> bool:
@@ -131,31 +217,109 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
 
 
 def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """Remove the write lock of the file at ``path``, whoever holds it, and return what it said (who
-    held it since when; ``None`` if the file was not locked).
+    """Remove the write lock of the file at ``path``, whoever holds it, and return what it said.
 
     Use it after a writer crashed or was killed (its lock stays behind). Breaking the lock of a writer
     that is still running lets a second writer in: check first. The file itself may be incomplete
-    (:class:`~hdmf_zarr3.IncompleteFileError` on reading); its content is not changed here.
+    (:class:`~hdmf_zarr3.IncompleteFileError` on reading); its content is not changed here. For a local
+    ``.zip`` file or a local directory, the working directories (and half-packed zip) that killed writers
+    left beside it are removed too (only while no live writer can be using them: before the lock goes, or under a lock
+    taken for the purpose when there was none).
+
+    Returns
+    -------
+    dict or None
+        The holder (``host``, ``pid``, ``started``, ``writer``); ``{"corrupt": why}`` for a lock file
+        that was not a JSON object (empty, truncated, binary, an empty directory); ``None`` if the file
+        was not locked.
+
+    Raises
+    ------
+    StoreError
+        The lock's place holds a directory with files in it (nothing we made: it is left alone).
     """
     place = lock_place(path, storage_options)
     if place is None:
         return None
+    zip_location = _local_zip(path)
     found = _read(place)
-    if found is not None:
-        sync(place.store.delete(place.key))
+    if found is None:
+        if zip_location is not None and zipped.leftovers(zip_location):
+            _clean_unlocked(place, zip_location)
+        return None
+    if zip_location is not None:
+        zipped.remove_leftovers(zip_location)  # while the lock still keeps new writers out
+    _delete(place)
     return found
 
 
-def _locked_message(found: dict[str, Any], location: str) -> str:
+def _local_zip(path: str | Path | Store) -> str | None:
+    """The resolved local path of a file opened by path (a zip or a directory: both leave working
+    directories beside them when a writer is killed), else None."""
+    if isinstance(path, Store) or locations.is_remote(os.fspath(path)):
+        return None
+    return os.path.realpath(locations.local_path(os.fspath(path)))
+
+
+def _clean_unlocked(place: LockPlace, location: str) -> None:
+    """Remove a zip's leftovers when it is not locked, under a lock of our own (a writer starting
+    meanwhile would otherwise lose its working directory)."""
+    try:
+        lock = WriteLock.acquire(place, location, "hdmf_zarr3 break_lock")
+    except FileLockedError:  # a writer started meanwhile: what is there may be its own
+        return
+    try:
+        zipped.remove_leftovers(location)
+    finally:
+        lock.release()
+
+
+# --- writers never closed ---------------------------------------------------------------------------
+_guarded: weakref.WeakKeyDictionary[Any, weakref.finalize] = weakref.WeakKeyDictionary()
+_exit_hook: list[bool] = []
+
+
+def guard(owner: object, abandon: Callable[[], None]) -> None:
+    """Call ``abandon`` (it must not refer to ``owner``) if ``owner``, an io open for writing, is garbage
+    collected, or still open when the interpreter exits, unless :func:`unguard` is called first.
+
+    At exit it runs before HDMF closes the ios left open and before zarr stops its event loop (the hook
+    is registered after both, and atexit runs hooks last-in first-out).
+    """
+    if not _exit_hook:
+        atexit.register(_abandon_all)
+        _exit_hook.append(True)
+    _guarded[owner] = weakref.finalize(owner, abandon)
+
+
+def unguard(owner: object) -> None:
+    """``owner`` was closed: nothing to do when it goes."""
+    finalizer = _guarded.pop(owner, None)
+    if finalizer is not None:
+        finalizer.detach()
+
+
+def _abandon_all() -> None:
+    for finalizer in list(_guarded.values()):
+        try:
+            finalizer()
+        except Exception as exc:  # one failure must not keep the other locks
+            warnings.warn(f"hdmf_zarr3: could not clean up a file left open at exit: {exc}", RuntimeWarning,
+                          stacklevel=1)
+
+
+def _locked_message(found: dict[str, Any], location: str, lock: str) -> str:
+    advice = (f"If no writer is using it, break the lock with hdmf_zarr3.break_lock({location!r}) and check the "
+              "file (it may be incomplete).")
+    if "corrupt" in found:
+        return f"the file's write lock {lock} is unreadable ({found['corrupt']}). {advice}"
     who = f"process {found.get('pid', '?')} on host {found.get('host', '?')}"
     since = f" since {found['started']}" if isinstance(found.get("started"), str) else ""
     stale = ""
     if found.get("host") == socket.gethostname() and isinstance(found.get("pid"), int) \
             and not _alive(found["pid"]):
         stale = " That process is no longer running: the lock is stale, left by a writer that crashed."
-    return (f"the file is open for writing by {who}{since}.{stale} If no writer is using it, break the lock "
-            f"with hdmf_zarr3.break_lock({location!r}) and check the file (it may be incomplete).")
+    return f"the file is open for writing by {who}{since}.{stale} {advice}"
 
 
 def _alive(pid: int) -> bool:

@@ -71,6 +71,7 @@ class StoreHandle:
     _replace_later: Callable[[], None] | None = field(default=None, repr=False)  # mode w: clear on first change
     committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
+    _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
 
     def __post_init__(self) -> None:
         open_files.register(self, self.location, self.store)
@@ -237,6 +238,25 @@ class StoreHandle:
                 lock, self.lock = self.lock, None
                 lock.release()
 
+    def abandon(self) -> None:
+        """What becomes of a writer never closed, when its io is garbage collected or the interpreter
+        exits (see :func:`.locks.guard`): nothing is committed; a zip's working copy replaces the zip only
+        if it holds a finished write (else it is dropped); the lock is released. Needs no event loop
+        (zarr's has stopped at exit). The handle then commits and packs nothing, should close() follow."""
+        self.failed = True
+        abandon, self._on_abandon, self._on_close, self._on_discard = self._on_abandon, None, None, None
+        replacement, self._replacement = self._replacement, None
+        try:
+            if replacement is not None:  # mode w never committed: the old file stays
+                replacement.discard()
+            if abandon is not None:
+                abandon()
+        finally:
+            open_files.unregister(self)
+            if self.lock is not None:
+                lock, self.lock = self.lock, None
+                lock.release()
+
 
 def _journal_side(store: Store) -> Store | None:
     """Where the journal of ``store`` is kept: in the store itself, except in transactional stores
@@ -317,6 +337,8 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     lock = _lock(path, store, location, mode, storage_options)
     replacement = None
     try:
+        if lock is not None and location is not None and not locations.is_remote(location):
+            zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
         if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
             replacement = LocalReplacement(location)  # the old file stays until the new one commits
             store = replacement.store()
@@ -431,6 +453,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
+    zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
     work = tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
                             dir=os.path.dirname(location))
     try:
@@ -442,9 +465,10 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         if lock is not None:
             lock.release()
         raise
-    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location),
+    ours = lock.ours if lock is not None else None
+    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location, ours),
                          _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
-                         allow_incomplete=allow_incomplete)
+                         allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours))
     if mode in CREATE_MODES or not present:
         handle._documents = {}
     return handle
