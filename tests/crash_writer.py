@@ -64,6 +64,7 @@ def _counted(original):
 for _name in ("_set", "delete", "delete_dir"):
     setattr(LocalStore, _name, _counted_async(getattr(LocalStore, _name)))
 os.remove = _counted(os.remove)
+os.unlink = _counted(os.unlink)  # the lock is released with it
 shutil.rmtree = _counted(shutil.rmtree)
 
 def run(scenario: str, path: str, seed: int) -> None:

@@ -1,7 +1,7 @@
 """One writer at a time: a second writer on a file open for writing gets FileLockedError naming the
 holder (local directories and zips: an exclusively created lock file beside the file; object stores:
 a conditional write, If-None-Match); readers are never blocked; a crashed writer's lock is reported as
-stale and is broken only explicitly, with break_lock; a writer never closed releases its lock when its io
+stale and is broken only explicitly, with break_lock, recover; a writer never closed releases its lock when its io
 is garbage collected or the interpreter exits, committing nothing more."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import zarr
 from hdmf.build import DatasetBuilder, GroupBuilder
 from s3_server import new_bucket, s3_server
 
-from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock
+from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock, recover
 
 TESTS = Path(__file__).parent
 
@@ -229,8 +229,11 @@ def test_writers_never_closed_release_their_locks_at_exit(tmp_path):
     with pytest.raises(IncompleteFileError, match="an append started at"):
         _trials(paths["appended.zarr"])
     assert _trials(paths["appended.zarr"], allow_incomplete=True) == 3
-    for path in paths.values():  # the next writer gets in
-        with ZarrIO(path, mode="a", allow_incomplete=True):
+    # its journal puts the file back as it was before the row, and the next writer gets in (no stale lock)
+    assert "restored the file" in recover(paths["appended.zarr"])
+    assert _contents(paths["appended.zarr"]) == before["appended.zarr"]
+    for path in paths.values():
+        with ZarrIO(path, mode="a"):
             pass
 
 
@@ -258,7 +261,9 @@ def test_a_writer_never_closed_releases_its_lock_when_collected(tmp_path, suffix
         assert _contents(path) == before and _trials(path) == 2  # the zip stays as it was
     else:
         assert _trials(path, allow_incomplete=True) == 3  # on disk already, marked incomplete
-    with ZarrIO(path, mode="a", allow_incomplete=True):
+        assert "restored the file" in recover(path)  # from its journal: the row is undone
+        assert _trials(path) == 2
+    with ZarrIO(path, mode="a"):
         pass
 
 

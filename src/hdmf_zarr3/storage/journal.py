@@ -114,12 +114,21 @@ async def _keep(store: Store, entries: Store, keys: list[str]) -> None:
 
 
 async def _clear(store: Store) -> None:
+    # the root entry last: a journal cut short here still shows, and is known stale by its complete root
+    keys = [k async for k in store.list_prefix(f"{PREFIX}/") if k != ROOT]
+    await asyncio.gather(*(store.delete(k) for k in keys))
     await store.delete_dir(PREFIX)
 
 
+async def _any(store: Store) -> bool:
+    async for _ in store.list_prefix(f"{PREFIX}/"):
+        return True
+    return False
+
+
 def exists(store: Store) -> bool:
-    """Whether ``store`` holds a journal (a stale one, or one to apply)."""
-    return sync(store.exists(ROOT))
+    """Whether ``store`` holds a journal, or part of one (stale, or to apply)."""
+    return sync(_any(store))
 
 
 def undo(store: Store) -> bool:

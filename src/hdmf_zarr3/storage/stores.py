@@ -167,9 +167,10 @@ class StoreHandle:
         from .nodes import ZARR_JSON, put_documents
 
         self.will_change()
-        rest = {p: d for p, d in documents.items() if p != "/"}
+        snapshot, current = self._snapshot or {}, self.documents()
+        # a document stored as it already is needs no write (an append re-puts the groups it passes through)
+        rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
         if self._journal is not None:
-            snapshot = self._snapshot or {}
             self._journal.keep([store_key(p, ZARR_JSON) for p in rest if p in snapshot])
             self._journal.creating([p for p in rest if p not in snapshot])
         put_documents(self.store, rest)
