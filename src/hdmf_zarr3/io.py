@@ -18,13 +18,14 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, dask_io, dataio_bridge, spec_io
+from . import compat, dask_io, dataio_bridge, spec_copy, spec_io
 from .datasets import ZarrDataset
 from .errors import CorruptStoreError, ModeError
 from .externals import ForeignFiles
 from .format import dialects
 from .format import documents as docs
 from .format import names as N
+from .format import speccache
 from .format.dialects import Dialect
 from .format.dialects.native import NativeDialect
 from .format.references import Reference
@@ -288,12 +289,16 @@ class ZarrIO(HDMFIO):
         with self._undo_on_failure():
             HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
             if cache_spec:
-                catalog = self.manager.namespace_catalog
-                for ns in src_io.manager.namespace_catalog.namespaces:
-                    if ns not in catalog.namespaces:
-                        catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
-                self._cache_spec()
+                self._cache_source_spec(src_io, rebuilt=clear_cache)
             self._handle.commit()
+
+    def _cache_source_spec(self, src_io: HDMFIO, rebuilt: bool) -> None:
+        """Cache the source file's specifications as it does (:func:`.spec_copy.to_cache`)."""
+        handle = self._require_open()
+        kept = spec_copy.source_specifications(src_io)
+        used = speccache.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
+        cached = spec_copy.to_cache(kept, spec_copy.merged_catalog(self, src_io), used, rebuilt)
+        spec_io.write_cached(handle, cached, self._convention.spec_attributes())
 
     @classmethod
     def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,
