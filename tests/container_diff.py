@@ -150,7 +150,7 @@ class _Walker:
             if ne.any():
                 first = tuple(int(i) for i in np.argwhere(ne)[0]) if ne.ndim else ()
                 self.fail(where, f"values differ in {int(ne.sum())} of {ne.size}, first {list(first)}: "
-                                 f"{_show(x[first])} != {_show(y[first])}")
+                                 f"{_show(x[first].item())} != {_show(y[first].item())}")
             return
         self.value(_listed(x), _listed(y), where, None)
 
