@@ -12,6 +12,7 @@ nodes use, as the type map has them.
 from __future__ import annotations
 
 import json
+from datetime import UTC
 
 import h5py
 import numpy as np
@@ -144,12 +145,12 @@ def test_ophys_devices_extension_keeps_every_device(converted):
 
 def _sample(path, variant: str = "") -> None:
     """A small NWB file; ``variant`` changes one thing in it."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from pynwb import NWBFile, TimeSeries
     from pynwb.ecephys import ElectricalSeries
 
-    start = datetime(2020, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2020, 1, 1, tzinfo=UTC)
     nwb = NWBFile(session_description="s", identifier="i", session_start_time=start, file_create_date=start)
     devices = [nwb.create_device(name=name) for name in ("d1", "d2")]
     group = nwb.create_electrode_group("g", description="g", location="x", device=devices[variant == "link"])

@@ -25,7 +25,6 @@ from .externals import ForeignFiles
 from .format import dialects
 from .format import documents as docs
 from .format import names as N
-from .format import speccache
 from .format.dialects import Dialect
 from .format.dialects.native import NativeDialect
 from .format.references import Reference
@@ -289,16 +288,10 @@ class ZarrIO(HDMFIO):
         with self._undo_on_failure():
             HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
             if cache_spec:
-                self._cache_source_spec(src_io, rebuilt=clear_cache)
+                # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
+                spec_copy.cache_in_zarr(self, src_io, rebuilt=clear_cache,
+                                        attributes=self._convention.spec_attributes())
             self._handle.commit()
-
-    def _cache_source_spec(self, src_io: HDMFIO, rebuilt: bool) -> None:
-        """Cache the source file's specifications as it does (:func:`.spec_copy.to_cache`)."""
-        handle = self._require_open()
-        kept = spec_copy.source_specifications(src_io)
-        used = speccache.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
-        cached = spec_copy.to_cache(kept, spec_copy.merged_catalog(self, src_io), used, rebuilt)
-        spec_io.write_cached(handle, cached, self._convention.spec_attributes())
 
     @classmethod
     def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,

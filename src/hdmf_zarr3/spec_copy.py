@@ -87,6 +87,15 @@ def merged_catalog(dst_io: HDMFIO, src_io: HDMFIO) -> NamespaceCatalog:
     return catalog
 
 
+def cache_in_zarr(dst_io: Any, src_io: HDMFIO, rebuilt: bool, attributes: dict[str, Any] | None = None) -> None:
+    """Cache specifications in a Zarr file (``dst_io``, a ZarrIO) just written from ``src_io``
+    (:func:`to_cache`); ``attributes``: those of each spec document array."""
+    handle = dst_io._require_open()
+    kept = source_specifications(src_io)
+    used = S.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
+    spec_io.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)
+
+
 # --- HDF5 ----------------------------------------------------------------------------------------
 
 
