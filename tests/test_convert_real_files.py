@@ -125,16 +125,17 @@ def test_conversion_keeps_cached_specifications(path, converted):
                 assert isinstance(json.loads(text), dict), key
 
 
-def test_ophys_devices_extension_keeps_every_device(converted):
+def test_ophys_devices_extension_keeps_every_device(converted, tmp_path):
     """The file the issue was seen on: its extension redefines core's DeviceModel. HDMF's re-generated
     cache renamed ``ndx-ophys-devices.extensions`` and dropped that type, and 7 of the 15 devices
-    (the ``*_model`` ones) were not read back."""
+    (the ``*_model`` ones) were not read back. ``NWBZarrIO.export`` with its defaults too."""
     path = next(p for p in FILES if p.name == "3.0.0_ophys_devices_extension.nwb")
-    files = converted(path)
+    files = dict(converted(path), exported=str(tmp_path / "exported.nwb.zarr"))
     with NWBHDF5IO(str(path), "r") as io:
         expected = sorted(io.read().devices)
+        NWBZarrIO.export_io(files["exported"], io)
     assert len(expected) == 15
-    for route, (_, reader) in ROUTES.items():
+    for route, (_, reader) in {**ROUTES, "exported": (None, NWBZarrIO)}.items():
         with reader(files[route], "r") as io:
             assert sorted(io.read().devices) == expected, route
         assert "ndx-ophys-devices/0.2.0/ndx-ophys-devices.extensions" in specs(files[route]), route
