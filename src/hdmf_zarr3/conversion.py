@@ -20,6 +20,7 @@ from hdmf.backends.hdf5 import H5DataIO
 from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 
+from . import spec_copy
 from .datasets import ZarrDataset
 from .errors import SelfOverwriteError, UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
@@ -148,7 +149,8 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
     a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, the builders read
     from ``src`` are written as they are, so nothing is rebuilt through containers: region
     references, chunking and compression survive, and large arrays stream with bounded memory.
-    HDF5 → HDF5 is PyNWB's own export, which copies linked data in.
+    HDF5 → HDF5 is PyNWB's own export, which copies linked data in. The destination caches the
+    source's specifications exactly as stored (:mod:`.spec_copy`), not those PyNWB has loaded.
 
     Every array keeps its layout (chunks, shards, compression) unless ``chunks``, ``shards`` or
     ``codec`` say otherwise, for a Zarr destination. Each is one setting for every array, or a
@@ -200,7 +202,9 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
             return
         if src_cls is not NWBZarrIO:
             with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": False})
+                dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
+                spec_copy.cache_in_hdf5(dst_io._file, spec_copy.source_specifications(src_io),
+                                        spec_copy.merged_catalog(dst_io, src_io), rebuilt=True)
             return
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
@@ -212,7 +216,8 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
         prepare_for_hdf5(root, progress=progress, src=os.fspath(src))
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))
-            cache_spec_in_hdf5(dst_io._file, src_io.manager.namespace_catalog)
+            spec_copy.cache_in_hdf5(dst_io._file, spec_copy.source_specifications(src_io),
+                                    src_io.manager.namespace_catalog, rebuilt=False)
 
 
 def refuse_self_overwrite(src: Any, dst: Any) -> None:
@@ -239,20 +244,6 @@ def _location(where: Any) -> str | None:
 def _describe(where: Any) -> str:
     return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)
 
-
-def cache_spec_in_hdf5(h5file: Any, catalog: Any) -> None:
-    """Cache every namespace of ``catalog`` in an open HDF5 file, as HDF5IO lays it out."""
-    from hdmf.backends.hdf5.h5_utils import H5SpecWriter
-    from hdmf.backends.utils import NamespaceToBuilderHelper
-
-    spec_group = h5file.require_group("specifications")
-    h5file.attrs[".specloc"] = spec_group.ref
-    for name in catalog.namespaces:
-        group_name = f"{name}/{catalog.get_namespace(name).version}"
-        if group_name in spec_group:
-            continue
-        builder = NamespaceToBuilderHelper.convert_namespace(catalog, name)
-        builder.export("namespace", writer=H5SpecWriter(spec_group.create_group(group_name)))
 
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:

@@ -18,7 +18,7 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, dask_io, dataio_bridge, spec_io
+from . import compat, dask_io, dataio_bridge, spec_copy, spec_io
 from .datasets import ZarrDataset
 from .errors import CorruptStoreError, ModeError
 from .externals import ForeignFiles
@@ -295,11 +295,9 @@ class ZarrIO(HDMFIO):
         with self._undo_on_failure():
             HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
             if cache_spec:
-                catalog = self.manager.namespace_catalog
-                for ns in src_io.manager.namespace_catalog.namespaces:
-                    if ns not in catalog.namespaces:
-                        catalog.add_namespace(name=ns, namespace=src_io.manager.namespace_catalog.get_namespace(ns))
-                self._cache_spec()
+                # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
+                spec_copy.cache_in_zarr(self, src_io, rebuilt=clear_cache,
+                                        attributes=self._convention.spec_attributes())
             self._handle.commit()
 
     @classmethod

@@ -60,10 +60,9 @@ class ZarrSpecReader(SpecReader):
 
 def cached_versions(documents: dict[str, dict[str, Any]]) -> tuple[str | None, dict[str, str]]:
     """The spec location and, for each cached namespace, the version a reader loads."""
-    specloc = documents.get("/", {}).get("attributes", {}).get(N.SPECLOC_ATTR)
-    if not isinstance(specloc, str):
+    base = _specloc(documents)
+    if base is None:
         return None, {}
-    base = N.normalize(specloc)
     found: dict[str, list[str]] = {}
     for path, doc in documents.items():
         parts = path[len(base):].strip("/").split("/") if path.startswith(base + "/") else []
@@ -83,14 +82,46 @@ def load_namespaces(handle: StoreHandle, documents: dict[str, dict[str, Any]], c
         if ns not in versions:
             raise CorruptStoreError(f"namespace {ns!r} is not cached in this file", base)
         groups[ns] = S.version_group(base, ns, versions[ns])
-    # Every document of every namespace in one batch (one round of requests on a remote store).
-    items = [(p, d) for p, d in documents.items()
-             if posixpath.dirname(p) in groups.values() and d["node_type"] == "array"]
-    texts: dict[str, dict[str, Any]] = {group: {} for group in groups.values()}
-    for (path, _), value in zip(items, nodes.read_arrays(handle.store, items)):
-        texts[posixpath.dirname(path)][posixpath.basename(path)] = _text(value)
+    texts = _read_groups(handle, documents, list(groups.values()))
     readers = {ns: ZarrSpecReader(handle, group, texts[group]) for ns, group in groups.items()}
     return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+
+
+def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.Cached:
+    """Every cached specification document of a file, every version, as the JSON text stored."""
+    base = _specloc(documents)
+    if base is None:
+        return {}
+    groups: dict[str, tuple[str, str]] = {}
+    for path, doc in documents.items():
+        parts = path[len(base):].strip("/").split("/") if path.startswith(base + "/") else []
+        if len(parts) == 2 and doc["node_type"] == "group":
+            groups[path] = (parts[0], parts[1])
+    texts = _read_groups(handle, documents, list(groups))
+    cached: S.Cached = {}
+    for group, (ns, version) in groups.items():
+        for name, value in texts[group].items():
+            if not isinstance(value, str):
+                raise CorruptStoreError(f"cached specification {name!r} is not text", group)
+            cached.setdefault(ns, {}).setdefault(version, {})[name] = value
+    return cached
+
+
+def _specloc(documents: dict[str, dict[str, Any]]) -> str | None:
+    specloc = documents.get("/", {}).get("attributes", {}).get(N.SPECLOC_ATTR)
+    return N.normalize(specloc) if isinstance(specloc, str) else None
+
+
+def _read_groups(handle: StoreHandle, documents: dict[str, dict[str, Any]],
+                 groups: list[str]) -> dict[str, dict[str, Any]]:
+    """The documents (arrays) in each of ``groups``, by name, all fetched in one batch (one round of
+    requests on a remote store)."""
+    wanted = set(groups)
+    items = [(p, d) for p, d in documents.items() if posixpath.dirname(p) in wanted and d["node_type"] == "array"]
+    texts: dict[str, dict[str, Any]] = {group: {} for group in groups}
+    for (path, _), value in zip(items, nodes.read_arrays(handle.store, items)):
+        texts[posixpath.dirname(path)][posixpath.basename(path)] = _text(value)
+    return texts
 
 
 def _text(value: Any) -> Any:
@@ -100,9 +131,32 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def catalog_documents(catalog: NamespaceCatalog, namespaces: list[str] | None = None) -> S.Cached:
+    """The spec documents HDMF writes for ``namespaces`` of ``catalog`` (all of them by default)."""
+    cached: S.Cached = {}
+    for ns_name in catalog.namespaces if namespaces is None else namespaces:
+        writer = CollectingSpecWriter()
+        NamespaceToBuilderHelper.convert_namespace(catalog, ns_name).export(S.NAMESPACE_DOC, writer=writer)
+        cached.setdefault(ns_name, {})[str(catalog.get_namespace(ns_name).version)] = writer.documents
+    return cached
+
+
 def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog,
-                         attributes: dict[str, Any] | None = None) -> None:
-    """Write every namespace of ``catalog`` not yet cached, then point ``.specloc`` at them.
+                         attributes: dict[str, Any] | None = None, namespaces: list[str] | None = None) -> None:
+    """Write every namespace of ``catalog`` (or those named) not yet cached, then point ``.specloc`` at them.
+
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    """
+    documents = handle.documents()
+    specloc = (documents.get("/") or docs.group_document({}))["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
+    todo = [ns for ns in (catalog.namespaces if namespaces is None else namespaces)
+            if S.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents]
+    write_cached(handle, catalog_documents(catalog, todo), attributes)
+
+
+def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, Any] | None = None) -> None:
+    """Write spec documents exactly as given (names and texts), each namespace version not yet cached,
+    then point ``.specloc`` at them.
 
     ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
     """
@@ -111,18 +165,18 @@ def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog,
     specloc = root["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
     new_docs: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
-    for ns_name in catalog.namespaces:
-        namespace = catalog.get_namespace(ns_name)
-        group = S.version_group(specloc, ns_name, namespace.version)
-        if group in documents:
-            continue
-        writer = CollectingSpecWriter()
-        NamespaceToBuilderHelper.convert_namespace(catalog, ns_name).export(S.NAMESPACE_DOC, writer=writer)
-        for parent in _ancestors(group):
-            if parent not in documents:
-                new_docs[parent] = docs.group_document({})
-        for name, text in writer.documents.items():
-            texts[N.join(group, name)] = text
+    for ns_name, versions in cached.items():
+        for version, named in versions.items():
+            group = S.version_group(specloc, ns_name, version)
+            if group in documents:
+                continue
+            for parent in _ancestors(group):
+                N.check_name(posixpath.basename(parent), posixpath.dirname(parent))
+                if parent not in documents:
+                    new_docs[parent] = docs.group_document({})
+            for name, text in named.items():
+                N.check_name(name, group)
+                texts[N.join(group, name)] = text
     for path in texts:
         new_docs[path] = docs.array_document((), _TEXT, dict({N.DTYPE_ATTR: D.TEXT} if attributes is None
                                                              else attributes))

@@ -3,14 +3,23 @@
 The root attribute ``.specloc`` holds the path of the specifications group (``specifications``).
 Each namespace version is a group ``/specifications/<namespace>/<version>``; inside it, the namespace
 document is the scalar text array ``namespace`` and every schema source file is a scalar text array
-named after the file without its extension (``nwb.ecephys.yaml`` -> ``nwb.ecephys``). Each value is
-the JSON text of that document.
+named exactly as the namespace document's ``source`` entry names it. HDMF names a source it loaded from
+a YAML file after the file without its extension (``nwb.ecephys.yaml`` -> ``nwb.ecephys``); a source
+copied from another file's cache keeps the name it has there (``ndx-ophys-devices.extensions``). Each
+value is the JSON text of that document.
+
+When a file is converted or exported, the destination caches the source file's documents exactly as
+they are (:func:`namespaces_to_add` says what else it caches).
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: The raw cached specifications of a file: ``{namespace: {version: {document name: JSON text}}}``.
+Cached = dict[str, dict[str, dict[str, str]]]
 
 NAMESPACE_DOC = "namespace"
 #: Version group names older writers used for namespaces without a version.
@@ -31,3 +40,33 @@ def latest_version(versions: Iterable[str]) -> str:
     names = sorted(versions)
     real = [v for v in names if v not in UNVERSIONED]
     return (real or names)[-1]
+
+
+def used_namespaces(documents: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """The namespaces named by the ``namespace`` attributes of a file's node documents."""
+    found = set()
+    for doc in documents.values():
+        value = doc.get("attributes", {}).get("namespace")
+        if isinstance(value, str):
+            found.add(value)
+    return found
+
+
+def namespaces_to_add(cached: Iterable[str], used: Iterable[str], includes: Mapping[str, Iterable[str]]) -> list[str]:
+    """Namespaces a converted file caches from the type map besides the source's cached documents.
+
+    Those the written nodes use (``used``) that the source does not cache under any version, with the
+    namespaces they include (``includes``: each known namespace's included namespaces), so that the
+    cache loads on its own. Namespaces the type map does not know (absent from ``includes``) are left
+    out. Returned sorted, for a deterministic file.
+    """
+    have = set(cached)
+    todo = [ns for ns in used if ns not in have and ns in includes]
+    added: set[str] = set()
+    while todo:
+        ns = todo.pop()
+        if ns in added or ns in have or ns not in includes:
+            continue
+        added.add(ns)
+        todo.extend(includes[ns])
+    return sorted(added)
