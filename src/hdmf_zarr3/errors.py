@@ -85,3 +85,12 @@ class StoreError(HdmfZarrError, OSError):
 class FileLockedError(StoreError):
     """Another writer holds the file's write lock. If that writer crashed, break the lock explicitly
     with :func:`hdmf_zarr3.break_lock`."""
+
+
+class UnknownTypeError(FormatError):
+    """A node names a neurodata type, or a namespace, that no loaded specification defines (neither cached
+    in the file nor loaded by the caller): HDMF could not build it, or would leave it out."""
+
+
+class IncompleteFileWarning(UserWarning):
+    """A file read with ``allow_incomplete=True`` lacks nodes or types: what could not be read is named."""
