@@ -10,3 +10,13 @@ def add_storage_options(parser: argparse.ArgumentParser, what: str = "PATH", fla
     """The ``--storage-options JSON`` argument shared by the sub-commands that open URLs."""
     parser.add_argument(flag, type=json.loads, default=None, metavar="JSON",
                         help=f'options of the object store {what} is a URL of, e.g. \'{{"endpoint": "http://..."}}\'')
+
+
+def add_allow_incomplete(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--allow-incomplete``: open a file whose last write or append did not finish (``allow_incomplete=True``)."""
+    parser.add_argument("--allow-incomplete", action="store_true", help=what)
+
+
+def incomplete_hint(message: str) -> str:
+    """An :class:`~hdmf_zarr3.IncompleteFileError` message with the command line's way to go on."""
+    return message.replace("open it with allow_incomplete=True", "run with --allow-incomplete")
