@@ -118,10 +118,10 @@ def find_cycle(root: GroupBuilder) -> CorruptStoreError | None:
         target, label = step
         if id(target) in on_path:
             loop = trail[on_path[id(target)] + 1:] + [(target, label)]
-            where = next(lbl for _, lbl in loop if lbl is not None)
+            pointed, where = next((b, lbl) for b, lbl in loop if lbl is not None)
             route = " -> ".join([name(target)] + [name(b) for b, _ in loop])
             kind, at = where.split(" ", 1)
-            return CorruptStoreError(f"{kind} to {name(target)!r} leads back to where it is ({route}); building "
+            return CorruptStoreError(f"{kind} to {name(pointed)!r} leads back to where it is ({route}); building "
                                      "it would never end", at)
         if id(target) not in done:
             on_path[id(target)] = len(trail)
