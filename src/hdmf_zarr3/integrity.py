@@ -76,6 +76,9 @@ def _targets(value: Any) -> Iterator[Builder]:
             yield from _targets(item)
 
 
+_REFERRING = (Builder, ReferenceBuilder, list, tuple, np.ndarray)  # attribute values that may hold references
+
+
 def _edges(builder: Builder, path: str) -> Iterator[tuple[Builder, str | None]]:
     """What building ``builder`` builds too: its members (label ``None``), and what its links, attribute
     references and (for a scalar dataset) its reference value point to (labelled with where they are)."""
@@ -85,8 +88,9 @@ def _edges(builder: Builder, path: str) -> Iterator[tuple[Builder, str | None]]:
         for name, link in builder.links.items():
             yield link.builder, f"link {N.join(path, name)}"
     for key, value in builder.attributes.items():
-        for target in _targets(value):
-            yield target, f"reference {path}@{key}"
+        if isinstance(value, _REFERRING):
+            for target in _targets(value):
+                yield target, f"reference {path}@{key}"
     if isinstance(builder, DatasetBuilder):
         for target in _targets(builder.data):
             yield target, f"reference {path}"
@@ -135,12 +139,15 @@ def unknown_types(root: GroupBuilder, type_map: TypeMap) -> list[UnknownTypeErro
     """One error per node whose type or namespace no loaded specification defines."""
     catalog = type_map.namespace_catalog
     loaded = set(catalog.namespaces)
-    found = []
-    for path, builder in walk(root):
-        data_type = type_map.get_builder_dt(builder)
+    keys = {GroupBuilder: catalog.group_spec_cls.type_key(), DatasetBuilder: catalog.dataset_spec_cls.type_key()}
+    found: list[UnknownTypeError] = []
+    known: set[tuple[str, str]] = set()
+    for path, builder in walk(root):  # what TypeMap.get_builder_dt/ns read, without docval's cost per node
+        data_type = builder.attributes.get(keys[GroupBuilder if isinstance(builder, GroupBuilder) else DatasetBuilder])
         if data_type is None:
             continue
-        namespace = type_map.get_builder_ns(builder)
+        data_type = data_type.decode("utf-8") if isinstance(data_type, bytes) else data_type
+        namespace = builder.attributes.get("namespace")
         if not isinstance(namespace, str) or not isinstance(data_type, str):
             found.append(UnknownTypeError(f"type {data_type!r} of namespace {namespace!r} is not a name", path))
             continue
@@ -149,8 +156,11 @@ def unknown_types(root: GroupBuilder, type_map: TypeMap) -> list[UnknownTypeErro
                 f"namespace {namespace!r} (of type {data_type!r}) is not loaded: its specification is neither "
                 f"cached in the file nor loaded by the caller (loaded: {', '.join(sorted(loaded)) or 'none'})", path))
             continue
+        if (namespace, data_type) in known:
+            continue
         try:
             catalog.get_spec(namespace, data_type)
+            known.add((namespace, data_type))
         except (KeyError, ValueError):
             version = catalog.get_namespace(namespace).version
             found.append(UnknownTypeError(f"type {data_type!r} is not defined in namespace {namespace!r} "

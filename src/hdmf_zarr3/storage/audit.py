@@ -37,7 +37,7 @@ from ..format import consolidated
 from ..format.documents import grid_shape
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
-from .nodes import ZARR_JSON, check_document, parse_document
+from .nodes import ZARR_JSON, _bounded, check_document, parse_document
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
 LARGE_BYTES = 2**30
@@ -76,12 +76,9 @@ async def _list(store: Store) -> list[str]:
 
 
 def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str, dict[str, Any]]:
-    async def fetch() -> list[Any]:
-        proto = default_buffer_prototype()
-        return await asyncio.gather(*(store.get(k, prototype=proto) for k in keys))
-
+    proto = default_buffer_prototype()
     out = {}
-    for key, buf in zip(keys, sync(fetch())):
+    for key, buf in zip(keys, sync(_bounded([lambda k=k: store.get(k, prototype=proto) for k in keys]))):
         path = normalize(key[: -len(ZARR_JSON)])
         try:
             out[path] = parse_document(buf.to_bytes(), path) if buf is not None else None
