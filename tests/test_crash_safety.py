@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
 
+import hdmf_zarr3
 from hdmf_zarr3 import FileLockedError, IncompleteFileError, ModeError, ZarrIO, break_lock, recover
 
 TESTS = Path(__file__).parent
@@ -32,7 +33,10 @@ SEED = int(os.environ.get("HDMF_ZARR3_CRASH_SEED", "20261122"))
 WRITER_SEED = 7  # object ids of the files written (the same bytes on every run)
 
 
-ENV = {**os.environ, "PYTHONPATH": str(TESTS), "PYTHONWARNINGS": "ignore", "OPENBLAS_NUM_THREADS": "1"}
+# The writers import the same hdmf_zarr3 as this process (a source tree first on the path, not the installed one).
+SOURCE = Path(hdmf_zarr3.__file__).parent.parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(SOURCE)]), "PYTHONWARNINGS": "ignore",
+       "OPENBLAS_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -239,6 +243,48 @@ def test_a_writer_killed_from_outside_is_complete_or_detected(references, tmp_pa
         else:
             assert outcome in ("incomplete", "absent")
         _check_lock_left_behind(path)
+
+
+def _read_partial(path: Path) -> str:
+    """What ``NWBZarrIO(..., allow_incomplete=True).read()`` makes of a killed writer's file: ``"read"`` (and every
+    series' data reads, missing chunks as the fill value), ``"absent"`` (killed before the first store write), or
+    the name of the typed error; anything else fails the test."""
+    import warnings
+
+    import numpy as np
+
+    from hdmf_zarr3 import HdmfZarrError, IncompleteFileWarning, NWBZarrIO
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IncompleteFileWarning)
+            with NWBZarrIO(path, mode="r", allow_incomplete=True) as io:
+                nwbfile = io.read()
+                for series in nwbfile.acquisition.values():
+                    if hasattr(series, "data") and hasattr(series.data, "shape"):
+                        np.asarray(series.data[:])
+    except UnsupportedOperation:
+        assert not (path / "zarr.json").exists()
+        return "absent"
+    except HdmfZarrError as exc:
+        assert exc.path, exc  # names where
+        return type(exc).__name__
+    return "read"
+
+
+def test_a_killed_new_file_reads_with_allow_incomplete(references, writers, tmp_path):
+    """A new file killed at any point: read() gives what is there, or a typed error naming what is missing
+    (never a TypeError, KeyError or AttributeError from HDMF or PyNWB); killed only before its last store
+    operation (the consolidated root), it reads."""
+    total = references["counts"]["write"]
+    rng = random.Random(f"{SEED}-partial")
+    outcomes = []
+    for kill_at in _kill_points(total, rng):
+        path = tmp_path / f"partial-{kill_at}.nwb.zarr"
+        writers("write", path, kill_at)
+        outcomes.append((kill_at, _read_partial(path)))
+    assert dict(outcomes)[total] == "read", outcomes
+    assert {o for _, o in outcomes} <= {"read", "absent", "IncompleteFileError"}, outcomes
 
 
 # --- failures inside the writing process ------------------------------------------------------------

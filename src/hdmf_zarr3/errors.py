@@ -90,3 +90,12 @@ class FileLockedError(StoreError):
 class SelfOverwriteError(HdmfZarrError, ValueError):
     """A write would destroy what it reads: a destination that is its source, lies inside it or contains
     it, or mode ``w`` on a file this process still has open. Refused before anything is changed."""
+
+
+class UnknownTypeError(FormatError):
+    """A node names a neurodata type, or a namespace, that no loaded specification defines (neither cached
+    in the file nor loaded by the caller): HDMF could not build it, or would leave it out."""
+
+
+class IncompleteFileWarning(UserWarning):
+    """A file read with ``allow_incomplete=True`` lacks nodes or types: what could not be read is named."""

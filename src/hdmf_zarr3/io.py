@@ -18,11 +18,11 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, dask_io, dataio_bridge, spec_copy, spec_io
+from . import compat, dask_io, dataio_bridge, integrity, spec_copy, spec_io
 from .datasets import ZarrDataset
-from .errors import CorruptStoreError, ModeError
+from .errors import CorruptStoreError, DialectError, HdmfZarrError, IncompleteFileError, ModeError
 from .externals import ForeignFiles
-from .format import dialects
+from .format import completion, dialects
 from .format import documents as docs
 from .format import names as N
 from .format.dialects import Dialect
@@ -319,10 +319,25 @@ class ZarrIO(HDMFIO):
             they are swapped into the containers' fields once the containers are built.
         """
         self._check_readable()
-        container = super().read(**kwargs)
+        partial = self._partial()
+        integrity.check_tree(self.read_builder(), self.manager.type_map, partial, self.source)
+        try:
+            container = super().read(**kwargs)
+        except HdmfZarrError:
+            raise
+        except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
+            if not partial:
+                raise
+            raise integrity.unbuildable(self.read_builder(), self.manager.type_map, self._handle.incomplete(),
+                                        exc) from exc
         if dask:
             dask_io.swap_in(container, self._require_open().store)
         return container
+
+    def _partial(self) -> bool:
+        """Whether the caller asked to read a file whose last write did not finish, and this is one."""
+        handle = self._require_open()
+        return handle.allow_incomplete and handle.incomplete() is not None
 
     def _check_readable(self) -> None:
         if self._mode in CREATE_MODES:
@@ -402,7 +417,13 @@ def _dialect_of(handle: StoreHandle) -> Dialect:
         return NativeDialect(documents)
     handle.check_complete()
     name = locations.basename(handle.location) if handle.location else None
-    dialect = dialects.detect(documents, name, location=handle.location)
+    try:
+        dialect = dialects.detect(documents, name, location=handle.location)
+    except DialectError as exc:
+        mark = handle.incomplete()
+        if mark is None:
+            raise
+        raise IncompleteFileError(f"{completion.describe(mark)} before any HDMF node was stored", "/") from exc
     if handle.writable and not dialect.writable:
         raise ModeError(f"this file was written by {dialect.name}, which hdmf_zarr3 reads but does not change in "
                         f"place; open it with mode 'r', or convert it first: hdmf_zarr3.convert(src, dst)", "/")

@@ -12,6 +12,8 @@ from hdmf.build import BuildManager
 from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
+from .errors import IncompleteFileError
+from .format import completion
 from .io import ZarrIO
 from .storage import locations
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
@@ -88,6 +90,9 @@ class NWBZarrIO(ZarrIO):
         self._check_readable()
         if not skip_version_check:
             version_str, version = self.nwb_version
+            if version is None and self._partial():
+                raise IncompleteFileError(f"{completion.describe(self._handle.incomplete())} before the root's "
+                                          "attributes (nwb_version) were stored", "/")
             if version is None:
                 raise TypeError("Missing NWB version in file. The file is not a valid NWB file.")
             if version[0] < 2:

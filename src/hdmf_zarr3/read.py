@@ -17,8 +17,9 @@ import numpy as np
 from hdmf.backends.warnings import BrokenLinkWarning
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
+from . import integrity
 from .datasets import wrap
-from .errors import CorruptStoreError
+from .errors import CorruptStoreError, IncompleteFileWarning
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
@@ -64,6 +65,7 @@ class BuilderReader:
     def read(self) -> GroupBuilder:
         if "/" not in self.docs or self.docs["/"]["node_type"] != "group":
             raise CorruptStoreError("the root of the store is not a Zarr group", "/")
+        self._check_orphans()
         scalars = self._prefetch_scalars()
         root = self._group("/", scalars)
         for builder, path, attrs in self._deferred:
@@ -74,6 +76,18 @@ class BuilderReader:
 
             spec_dtypes.restore(root, self.io.manager.namespace_catalog)
         return root
+
+    def _check_orphans(self) -> None:
+        """Nodes below a node without a document are not part of the tree: corruption in a complete file
+        (a :class:`CorruptStoreError`, rather than losing them silently), expected in one whose write did
+        not finish (documents are written concurrently), read with ``allow_incomplete`` (a warning)."""
+        missing = integrity.orphans(self.docs, self.ignore)
+        if not missing:
+            return
+        if not self.io._partial():
+            raise missing[0]
+        warnings.warn(f"{self.io.source}: the file is incomplete; not read: {'; '.join(map(str, missing))}",
+                      IncompleteFileWarning, stacklevel=4)
 
     def _prefetch_scalars(self) -> dict[str, Any]:
         """Scalars, read in one batch; on remote stores also every tiny array (table ids, dates).
@@ -163,6 +177,8 @@ class BuilderReader:
                 # available through ZarrIO.region_attribute and is copied verbatim on export.
                 self.regions[(path, key)] = V.decode_attribute(
                     value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}")
+            if decoded is None and isinstance(value, dict):  # a reference whose target a partial file lacks
+                continue
             builder.set_attribute(key, decoded)
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)
@@ -171,6 +187,8 @@ class BuilderReader:
                 # A target missing from this file (or from another file that is there) means a corrupt
                 # file; another file that is missing altogether is skipped with a warning, as HDF5IO does.
                 target = self.resolve(link.target, N.join(path, link.name), missing_ok=not link.target.is_internal)
+                if target is None and link.target.is_internal:  # in a partial file (else resolve raised)
+                    continue
                 if target is None:
                     warnings.warn(f"{N.join(path, link.name)}: link target {link.target.path!r} is in "
                                   f"{link.target.source!r}, which does not exist", BrokenLinkWarning, stacklevel=2)
@@ -202,7 +220,10 @@ class BuilderReader:
         if ref.is_internal:
             found = self.built.get(ref.path)
             if found is None and not missing_ok:
-                raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
+                if not self.io._partial():
+                    raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
+                warnings.warn(f"{self.io.source}: the file is incomplete; {where} is left out: its target "
+                              f"{ref.path!r} was not written", IncompleteFileWarning, stacklevel=2)
             return found
         return self.io._external_builder(ref, where, missing_ok)
 

@@ -321,9 +321,15 @@ class BuilderWriter:
         store = handle.store
         handle.will_change()
         handle.touching([path for path, _ in self.plan.streams] + [w[0] for w in self.plan.dask_writes])
-        # Node documents before their chunks (transactional stores such as icechunk insist); the root,
-        # which marks the file as present, after everything else.
-        handle.put_documents({p: d for p, d in {**self.plan.arrays, **self.plan.groups}.items() if p != "/"})
+        if "/" in self.plan.groups:
+            # The root's own attributes (its type, the NWB version) first, still marked incomplete: a writer
+            # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from.
+            handle.put_documents({"/": self.plan.groups["/"]})
+        # Groups before arrays (a killed writer leaves no array without its group), node documents before
+        # their chunks (transactional stores such as icechunk insist); the root again, with the final shapes
+        # of streams (and, later, the cached specifications), after everything else.
+        handle.put_documents({p: d for p, d in self.plan.groups.items() if p != "/"})
+        handle.put_documents(self.plan.arrays)
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
         for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop

@@ -11,7 +11,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from ..errors import IncompleteFileError
 from . import check_dandi, convert, info, recover, validate
+from .arguments import incomplete_hint
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        if isinstance(exc, IncompleteFileError) and hasattr(args, "allow_incomplete"):
+            message = incomplete_hint(message)
         print(f"hdmf-zarr3 {args.command}: {type(exc).__name__}: {message}", file=sys.stderr)
         return 1
 

@@ -8,7 +8,7 @@ import math
 import posixpath
 from typing import Any
 
-from .arguments import add_storage_options
+from .arguments import add_allow_incomplete, add_storage_options
 
 #: Attributes that name a node's HDMF type (NWB and hdmf-common).
 TYPE_ATTRS = ("neurodata_type", "data_type")
@@ -23,22 +23,27 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a tree")
     parser.add_argument("--specifications", action="store_true", help="include the cached specifications")
     add_storage_options(parser, "PATH")
+    add_allow_incomplete(parser, "show what a file whose last write did not finish holds")
     parser.set_defaults(run=run)
 
 
 def describe_file(path: str, storage_options: dict[str, Any] | None = None,
-                  specifications: bool = False) -> dict[str, Any]:
-    """Everything ``info`` shows, as plain data: the file's convention and one entry per node."""
+                  specifications: bool = False, allow_incomplete: bool = False) -> dict[str, Any]:
+    """Everything ``info`` shows, as plain data: the file's convention, whether its last write did not
+    finish (``incomplete``: what did not, or ``None``) and one entry per node."""
+    from ..format import completion
     from ..format.names import SPECLOC_ATTR
     from ..io import ZarrIO
 
-    with ZarrIO(path, mode="r", storage_options=storage_options) as io:
+    with ZarrIO(path, mode="r", storage_options=storage_options, allow_incomplete=allow_incomplete) as io:
         documents = io._documents
         specloc = documents.get("/", {}).get("attributes", {}).get(SPECLOC_ATTR)
         hidden = "/" + specloc.strip("/") if isinstance(specloc, str) and not specifications else None
         nodes = [_node(io, p, documents[p]) for p in sorted(documents)
                  if hidden is None or not (p == hidden or p.startswith(hidden + "/"))]
-        return {"path": str(path), "convention": io.dialect, "nodes": nodes}
+        mark = io._handle.incomplete()
+        return {"path": str(path), "convention": io.dialect,
+                "incomplete": completion.describe(mark) if mark is not None else None, "nodes": nodes}
 
 
 def _node(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -83,11 +88,13 @@ def _dtype(zarr_dtype: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = describe_file(args.path, args.storage_options, args.specifications)
+    found = describe_file(args.path, args.storage_options, args.specifications, args.allow_incomplete)
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
     print(f"{found['path']}  ({found['convention']})")
+    if found["incomplete"]:
+        print(f"  ({found['incomplete']})")
     for node in found["nodes"]:
         print(_line(node))
     return 0
