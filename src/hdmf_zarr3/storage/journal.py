@@ -171,10 +171,10 @@ async def _undo(store: Store, entries: Store) -> bool:
 
 
 def _paths(raw: bytes | None, key: str) -> list[str]:
-    try:
+    try:  # each entry is stored whole (atomically): one that does not parse was not written by us
         paths = json.loads((raw or b"[]").decode("utf-8"))
-    except ValueError:  # a batch cut short by the crash: its nodes were not created yet
-        return []
+    except ValueError as exc:
+        raise CorruptStoreError(f"journal entry is not JSON ({exc}); nothing was undone", key) from exc
     if not isinstance(paths, list) or not all(isinstance(p, str) and _node_path(p) for p in paths):
         raise CorruptStoreError("journal entry is not a list of node paths inside the file", key)
     return paths
