@@ -33,6 +33,7 @@ from ..errors import IncompleteFileError, ModeError, StoreError
 from ..format import completion, consolidated
 from ..format.documents import group_document
 from . import locations, zipped
+from .guarded import GuardedLocalStore, GuardedZipStore
 from .locks import WriteLock, lock_place, transactional
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
@@ -277,7 +278,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             if location.endswith(".zip"):
                 return _open_zip(location, mode, allow_incomplete)
             _check_local(location, mode)
-            store = LocalStore(location, read_only=(mode == "r"))
+            store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
             present = exists(store) if os.path.isdir(location) else False
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open {location or store} in '{mode}' mode: no Zarr group found.")
@@ -392,7 +393,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
-        store = ZipStore(location, mode="r")
+        store = GuardedZipStore(location, mode="r")  # reads: see .guarded
         if not exists(store):
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
@@ -408,7 +409,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         if lock is not None:
             lock.release()
         raise
-    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location),
+    handle = StoreHandle(GuardedLocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location),
                          _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
                          allow_incomplete=allow_incomplete)
     if mode in CREATE_MODES or not present:
