@@ -116,6 +116,8 @@ def check_fill_value(data_type: Any, fill_value: Any, path: str) -> None:
     """A numeric fill value must be a number of the array's type (as zarr reads it), in its range."""
     if not isinstance(data_type, str) or not data_type.startswith(("int", "uint", "float")):
         return
+    if fill_value is None:
+        raise CorruptStoreError(f"fill_value is missing or null ({data_type})", path)
     try:
         dtype = np.dtype(data_type)
     except TypeError:
@@ -133,8 +135,8 @@ def check_fill_value(data_type: Any, fill_value: Any, path: str) -> None:
             raise CorruptStoreError(f"fill_value {value} is out of range for {data_type}", path)
     elif dtype.kind == "f":
         ok = (isinstance(fill_value, (int, float)) and not isinstance(fill_value, bool)) or \
-            fill_value in _FLOAT_TOKENS or (isinstance(fill_value, str) and bool(re.fullmatch(r"0x[0-9a-fA-F]+",
-                                                                                             fill_value)))
+            (isinstance(fill_value, str) and (fill_value in _FLOAT_TOKENS or
+                                              bool(re.fullmatch(r"0x[0-9a-fA-F]+", fill_value))))
         if not ok:
             raise CorruptStoreError(f"fill_value {str(fill_value)[:40]!r} is not a number ({data_type})", path)
 

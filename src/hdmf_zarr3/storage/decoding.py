@@ -16,6 +16,7 @@ so zarr's reads are covered too), and this package's decoders also require the d
 
 from __future__ import annotations
 
+import gzip
 import lzma
 import struct
 import zlib
@@ -28,7 +29,7 @@ BLOSC_HEADER = 16
 #: What decoding a damaged chunk raises (numcodecs, numpy, zlib, lzma, struct); never MemoryError,
 #: KeyboardInterrupt or the like, which say nothing about the file.
 DECODE_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, KeyError, IndexError, EOFError,
-                 AttributeError, zlib.error, lzma.LZMAError, struct.error)
+                 AttributeError, zlib.error, lzma.LZMAError, struct.error, gzip.BadGzipFile)
 
 
 def first_ours(exc: BaseException) -> HdmfZarrError | None:

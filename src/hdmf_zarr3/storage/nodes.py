@@ -150,14 +150,25 @@ def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     try:
         array = AsyncArray(doc, StorePath(store, path.strip("/")))
     except UnknownCodecError as exc:
-        names = [c.get("name") for c in doc.get("codecs", []) if isinstance(c, dict)]
-        raise UnsupportedCodecError(f"no codec installed for one of {names} (install the package that provides "
-                                    "it)", path) from exc
+        raise UnsupportedCodecError(f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
+                                    "the package that provides it)", path) from exc
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, NotImplementedError) as exc:
         # what zarr refuses in metadata this package's own checks let through (third-party codecs, v2)
         raise CorruptStoreError(f"zarr cannot open this array ({type(exc).__name__}: {str(exc)[:300]})", path) \
             from exc
     return checked_pipeline(array, path)
+
+
+def _codec_names(codecs: Any) -> list[Any]:
+    """The names of a codec chain, those nested in sharding included."""
+    names = []
+    for codec in codecs if isinstance(codecs, list) else []:
+        if isinstance(codec, dict):
+            names.append(codec.get("name"))
+            config = codec.get("configuration")
+            if isinstance(config, dict):
+                names += _codec_names(config.get("codecs")) + _codec_names(config.get("index_codecs"))
+    return list(dict.fromkeys(names))
 
 
 def open_array(store: Store, path: str, doc: dict[str, Any]) -> zarr.Array:
