@@ -385,8 +385,6 @@ async def _probe(store: Store) -> bool:
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     """A zip file: read in place; written in a working directory that replaces the zip on close."""
-    from zarr.storage import ZipStore
-
     present = os.path.isfile(location)
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")

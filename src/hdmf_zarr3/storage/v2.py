@@ -181,7 +181,8 @@ async def _read_object_arrays(store: Store, items: list[tuple[str, dict[str, Any
             try:
                 block = decode_object_chunk(doc, buf.to_bytes(), path)
             except DECODE_ERRORS as exc:
-                raise decode_error(exc, path, f"chunk {key[len(path.strip('/')) + 1:] if path != '/' else key}") from exc
+                name = key[len(path.strip("/")) + 1:] if path != "/" else key
+                raise decode_error(exc, path, f"chunk {name}") from exc
             want = tuple(s.stop - s.start for s in region)
             chunk_shape = tuple(doc["chunks"])
             if block.size == math.prod(chunk_shape):
