@@ -22,7 +22,7 @@ import os
 import stat
 import zipfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, SuffixByteRequest
@@ -134,11 +134,20 @@ class GuardedLocalStore(_Bounds, LocalStore):
                                  key_ranges: Iterable[tuple[str, ByteRequest | None]]) -> list[Buffer | None]:
         return list(await asyncio.gather(*(self.get(k, prototype, r) for k, r in key_ranges)))
 
+    async def exists(self, key: str) -> bool:
+        await self._ensure_open()
+        node, what, _ = self.owner(key)
+        return await asyncio.to_thread(_locate, self._real_root, key, node, what) is not None
 
-def _read_file(root: str, key: str, node: str, what: str, bound: int, prototype: BufferPrototype,
-               byte_range: ByteRequest | None) -> Buffer | None:
-    """The bytes of ``key`` under ``root`` (``None`` if absent), refusing anything but a regular file inside
-    ``root`` no larger than ``bound``. Nothing but such a file is ever opened."""
+    async def list(self) -> AsyncIterator[str]:
+        await self._ensure_open()
+        for key in await asyncio.to_thread(_list_keys, self._real_root):
+            yield key
+
+
+def _locate(root: str, key: str, node: str, what: str) -> str | None:
+    """The path of ``key`` under ``root`` if it is a regular file inside ``root``; ``None`` if absent; an error
+    for anything else (a symlink out, a loop, a FIFO, a device, a directory)."""
     path, info = root, None
     parts = key.split("/")
     for i, part in enumerate(parts):
@@ -153,16 +162,27 @@ def _read_file(root: str, key: str, node: str, what: str, bound: int, prototype:
                 raise UnsafeDataError(f"{what} is a symlink to {target}, outside the file; it is not read", node)
             try:
                 info = os.stat(path)
+            except FileNotFoundError:
+                return None
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise CorruptStoreError(f"{what} is a loop of symlinks", node) from exc
                 raise
         if i < len(parts) - 1 and not stat.S_ISDIR(info.st_mode):
             return None  # as LocalStore: a key below a file is absent
-    assert info is not None
-    if not stat.S_ISREG(info.st_mode):
-        kind = next((k for test, k in _KINDS if test(info.st_mode)), "not a regular file")
+    if info is None or not stat.S_ISREG(info.st_mode):
+        kind = next((k for test, k in _KINDS if info is not None and test(info.st_mode)), "not a regular file")
         raise CorruptStoreError(f"{what} is {kind}, not a regular file; it is not read", node)
+    return path
+
+
+def _read_file(root: str, key: str, node: str, what: str, bound: int, prototype: BufferPrototype,
+               byte_range: ByteRequest | None) -> Buffer | None:
+    """The bytes of ``key`` under ``root`` (``None`` if absent), refusing anything but a regular file inside
+    ``root`` no larger than ``bound``. Nothing but such a file is ever opened."""
+    path = _locate(root, key, node, what)
+    if path is None:
+        return None
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     fd = os.open(path, flags)
     try:
@@ -177,6 +197,22 @@ def _read_file(root: str, key: str, node: str, what: str, bound: int, prototype:
         return prototype.buffer.from_bytes(data)
     finally:
         os.close(fd)
+
+
+def _list_keys(root: str) -> list[str]:
+    """Every key of regular files under ``root`` (symlinked directories are not entered, as LocalStore);
+    a node document that is not a regular file is an error, not a node silently missing."""
+    keys = []
+    for base, dirs, files in os.walk(root):
+        rel = os.path.relpath(base, root).replace(os.sep, "/")
+        for name in files + [d for d in dirs if d in DOCUMENT_NAMES]:
+            key = name if rel == "." else f"{rel}/{name}"
+            if name in DOCUMENT_NAMES:
+                if _locate(root, key, normalize(rel if rel != "." else ""), name) is not None:
+                    keys.append(key)
+            elif os.path.isfile(os.path.join(base, name)):
+                keys.append(key)
+    return keys
 
 
 def _span(byte_range: ByteRequest | None, size: int) -> tuple[int, int]:
