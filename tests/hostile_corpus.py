@@ -341,13 +341,18 @@ def _dask_tokens_without_unpickling():
         dask.tokenize._normalize_pickle = original
 
 
-def read_values(path: Path, nwb: bool = False, dask: bool = False, **kwargs: Any) -> None:
-    """Open ``path`` (``NWBZarrIO`` and ``read()``, or ``ZarrIO`` and its builders), then read the values of
-    every dataset with :func:`touch_values`; with ``dask``, numeric datasets as dask arrays (every size)."""
+def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool = False, **kwargs: Any) -> None:
+    """Open ``path`` (``NWBZarrIO``, or with ``zarrio`` ``ZarrIO`` with PyNWB's manager, and ``read()``; or
+    ``ZarrIO`` and its builders), then read the values of every dataset with :func:`touch_values`; with
+    ``dask``, numeric datasets as dask arrays (every size)."""
+    from pynwb import get_manager
+
     from hdmf_zarr3 import dask_io
 
+    if nwb and zarrio:
+        kwargs["manager"] = get_manager()
     with _dask_tokens_without_unpickling(), bounded(Path(path).parent.parent):
-        io = (NWBZarrIO if nwb else ZarrIO)(path, mode="r", **kwargs)
+        io = (NWBZarrIO if nwb and not zarrio else ZarrIO)(path, mode="r", **kwargs)
         try:
             if nwb:
                 previous, dask_io.DASK_FROM_BYTES = dask_io.DASK_FROM_BYTES, 0
