@@ -196,16 +196,18 @@ def test_a_chunk_that_is_no_regular_file_inside_the_file_is_refused(f, tmp_path,
     assert raised.value.path == "/" + CHUNK_ENTRIES[where].split("/")[0]
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e != "sparse-1-TiB"] + ["sparse-1-GiB"])
+DOCUMENT_ENTRIES = {**{k: v for k, v in ENTRIES.items() if k != "sparse-1-TiB"},
+                    "sparse-1-GiB": (_sparse(2**30), CorruptStoreError, "more than the")}  # documents: 256 MiB
+
+
+@pytest.mark.parametrize("entry", DOCUMENT_ENTRIES)
 @pytest.mark.parametrize("node", ["/", "/blosc"])
 def test_a_node_document_that_is_no_regular_file_inside_the_file_is_refused(f, tmp_path, entry, node):
-    deconsolidate(f)
-    key = "zarr.json" if node == "/" else "blosc/zarr.json"
-    if entry == "sparse-1-GiB":  # documents may take 256 MiB
-        ENTRIES["sparse"] = (_sparse(2**30), CorruptStoreError, "more than the")
-        entry = "sparse"
-    _plant(f, tmp_path, key, entry)
-    _, error, message = ENTRIES.pop("sparse", None) or ENTRIES[entry]
+    deconsolidate(f)  # every node's own zarr.json is listed and read
+    path = f / ("zarr.json" if node == "/" else "blosc/zarr.json")
+    path.rename(path.with_name(path.name + ".orig"))
+    plant, error, message = DOCUMENT_ENTRIES[entry]
+    plant(path, tmp_path)
     with pytest.raises(error, match=message) as raised:
         read_everything(f)
     assert raised.value.path == node
