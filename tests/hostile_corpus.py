@@ -72,6 +72,59 @@ def write_nwb(path: Path) -> None:
         io.write(small_nwbfile(10))
 
 
+def layouts_builder() -> GroupBuilder:
+    """One array per read path: chunked (direct decoder), sharded, uncompressed, zstd, gzip, strings, 2-d,
+    a scalar (read with the scalars) and a single chunk (read whole through zarr)."""
+    from hdmf_zarr3 import ZarrDataIO
+
+    def io(data, chunks, **kwargs):
+        return ZarrDataIO(data, chunks=chunks, shards=kwargs.pop("shards", None), **kwargs)
+
+    return GroupBuilder("root", datasets={
+        "blosc": DatasetBuilder("blosc", io(np.arange(12.0), (4,))),
+        "sharded": DatasetBuilder("sharded", io(np.arange(16, dtype="int16"), (2,), shards=(8,))),
+        "raw": DatasetBuilder("raw", io(np.arange(12, dtype="int32"), (4,), compressors=[])),
+        "zstd": DatasetBuilder("zstd", io(np.arange(12, dtype="int32"), (4,), compressors=[
+            {"name": "zstd", "configuration": {"level": 1}}])),
+        "gzip": DatasetBuilder("gzip", io(np.arange(12, dtype="int32"), (4,), compressors=[
+            {"name": "gzip", "configuration": {"level": 1}}])),
+        "text": DatasetBuilder("text", io(np.array(["a", "bb", "ccc", "d", "e"], dtype=object), (2,)), dtype="text"),
+        "grid": DatasetBuilder("grid", io(np.arange(24.0).reshape(4, 6), (2, 3))),
+        "scalar": DatasetBuilder("scalar", 2.5),
+        "single": DatasetBuilder("single", np.arange(5, dtype="int64")),
+    })
+
+
+def write_layouts_nwb(path: Path) -> None:
+    """A small NWB file with TimeSeries data chunked (read by the direct decoder) and sharded."""
+    from nwb_factories import small_nwbfile
+    from pynwb import TimeSeries
+
+    from hdmf_zarr3 import ZarrDataIO
+
+    nwbfile = small_nwbfile(10)
+    nwbfile.add_acquisition(TimeSeries(name="chunked", unit="m", rate=1.0,
+                                       data=ZarrDataIO(np.arange(12.0), chunks=(4,), shards=None)))
+    nwbfile.add_acquisition(TimeSeries(name="sharded", unit="m", rate=1.0,
+                                       data=ZarrDataIO(np.arange(16.0), chunks=(2,), shards=(8,))))
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(nwbfile)
+
+
+def zip_directory(directory: Path, target: Path, replace: dict[str, bytes | None] | None = None,
+                  method: int = 0) -> None:
+    """Pack ``directory`` into ``target`` (zip method ``method``), with members replaced (``None``: left out)."""
+    import zipfile
+
+    replace = replace or {}
+    with zipfile.ZipFile(target, "w", compression=method) as archive:
+        for file in sorted(p for p in directory.rglob("*") if p.is_file()):
+            name = file.relative_to(directory).as_posix()
+            data = replace.get(name, file.read_bytes())
+            if data is not None:
+                archive.writestr(name, data)
+
+
 # --- damaging a file -------------------------------------------------------------------------------------
 def _key(f: Path, node: str) -> Path:
     return f / "zarr.json" if node == "/" else f / node.strip("/") / "zarr.json"
@@ -249,6 +302,78 @@ def read_everything(path: Path, nwb: bool = False, **kwargs: Any) -> dict[str, A
             if nwb:
                 io.read()
             return Walker().walk(io.read_builder())
+        finally:
+            io.close()
+
+
+def touch_values(data: Any) -> None:
+    """Read a dataset every way a user does: whole, sliced, indexed, its length and by iteration (and
+    ``compute()`` for dask arrays)."""
+    if hasattr(data, "compute"):
+        data.compute()
+        data[1:3].compute()
+        return
+    if not (hasattr(data, "shape") and hasattr(data, "__getitem__")) or isinstance(data, (np.ndarray, str)):
+        return
+    if not data.shape:
+        data[()]
+        return
+    data[:]
+    data[1:3]
+    data[0]
+    data[-1]
+    len(data)
+    list(iter(data))
+
+
+@contextlib.contextmanager
+def _dask_tokens_without_unpickling():
+    """Dask names its own classes by pickling and unpickling them, which the guard refuses (it cannot tell
+    dask's own unpickling from a file's): name them by module and qualified name instead, meanwhile."""
+    import dask.tokenize
+
+    original = dask.tokenize._normalize_pickle
+    dask.tokenize._normalize_pickle = lambda o: (type(o).__module__, type(o).__qualname__, getattr(
+        o, "__qualname__", None), id(o))
+    try:
+        yield
+    finally:
+        dask.tokenize._normalize_pickle = original
+
+
+def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool = False, **kwargs: Any) -> None:
+    """Open ``path`` (``NWBZarrIO``, or with ``zarrio`` ``ZarrIO`` with PyNWB's manager, and ``read()``; or
+    ``ZarrIO`` and its builders), then read the values of every dataset with :func:`touch_values`; with
+    ``dask``, numeric datasets as dask arrays (every size)."""
+    from pynwb import get_manager
+
+    from hdmf_zarr3 import dask_io
+
+    if nwb and zarrio:
+        kwargs["manager"] = get_manager()
+    with _dask_tokens_without_unpickling(), bounded(Path(path).parent.parent):
+        io = (NWBZarrIO if nwb and not zarrio else ZarrIO)(path, mode="r", **kwargs)
+        try:
+            if nwb:
+                previous, dask_io.DASK_FROM_BYTES = dask_io.DASK_FROM_BYTES, 0
+                try:
+                    nwbfile = io.read(dask=dask)
+                finally:
+                    dask_io.DASK_FROM_BYTES = previous
+                for obj in nwbfile.objects.values():  # fields (TimeSeries.data, ...) and Data.data (table columns)
+                    for value in [*getattr(obj, "fields", {}).values(), getattr(obj, "data", None)]:
+                        touch_values(value)
+                return
+            stack = [io.read_builder()]
+            while stack:
+                group = stack.pop()
+                stack.extend(group.groups.values())
+                for dataset in group.datasets.values():
+                    data = dataset.data
+                    if dask and getattr(data, "storage", None) is not None and data.storage.kind == "numeric" \
+                            and data.shape:
+                        data = dask_io.as_dask(io._handle.store, data.path, data.document, data.dtype)
+                    touch_values(data)
         finally:
             io.close()
 

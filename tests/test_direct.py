@@ -80,8 +80,9 @@ def test_a_damaged_shard_index_is_a_format_error():
     raw[-10] ^= 0xFF
     sync(store.set("ref/c/0/0", zarr.core.buffer.default_buffer_prototype().buffer.from_bytes(bytes(raw))))
     decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
-    with pytest.raises(FormatError, match="shard index of ref/c/0/0 is damaged"):
+    with pytest.raises(FormatError, match="^/ref: shard index of c/0/0 is damaged") as raised:
         sync(decoder.read((slice(0, 10), slice(0, 10))))
+    assert raised.value.path == "/ref"
 
 
 @pytest.mark.parametrize("key", [[1, 2], slice(None, None, 2), np.array([1]), (Ellipsis, Ellipsis), 10**6, (0, 0, 0)])

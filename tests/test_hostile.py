@@ -218,6 +218,47 @@ METADATA_CASES = {
         "zarr_dtype": "object", "value": record(".", "/nope")})), Corrupt),
     "ref-missing-in-dataset": (lambda f: set_elements(f, "/refs", [_json(record(".", "/nope")), ""]), Corrupt),
     "ref-missing-in-compound": (lambda f: set_elements(f, "/rows", [_json([1, record(".", "/nope")])]), Corrupt),
+    # 10. metadata zarr would refuse only when the array is opened (with its own errors), found on open
+    "fill-value-string-for-int": (lambda f: edit(f, "/x", _set("fill_value", value="abc")), Corrupt),
+    "fill-value-out-of-range": (lambda f: edit(f, "/x", _set("fill_value", value=2**40)), Corrupt),
+    "fill-value-null": (lambda f: edit(f, "/x", _set("fill_value", value=None)), Corrupt),
+    "fill-value-list-for-float": (lambda f: edit(f, "/sc", _set("fill_value", value=[1, 2])), Corrupt),
+    "blosc-cname-unknown": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "cname", value="nosuch")),
+                            Corrupt),
+    "blosc-clevel-99": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "clevel", value=99)), Corrupt),
+    "blosc-shuffle-number": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "shuffle", value=7)), Corrupt),
+    "codecs-without-serializer": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}])), Corrupt),
+    "codecs-two-serializers": (lambda f: edit(f, "/x", _set("codecs", value=[BYTES, BYTES])), Corrupt),
+    "codecs-out-of-order": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}, BYTES])), Corrupt),
+    "bytes-endian-middle": (lambda f: edit(f, "/x", _set("codecs", 0, "configuration", "endian", value="middle")),
+                            Corrupt),
+    "zstd-level-string": (lambda f: edit(f, "/s", _set("codecs", 1, "configuration", "level", value="x")), Corrupt),
+    "transpose-order-not-a-permutation": (lambda f: edit(f, "/x", _set("codecs", value=[
+        {"name": "transpose", "configuration": {"order": [1]}}, BYTES])), Corrupt),
+    "sharding-chunks-do-not-divide-shard": (lambda f: edit(f, "/x", _set("codecs", value=[
+        _shard([BYTES], chunks=[4])])), Corrupt),
+    "sharding-index-location-middle": (lambda f: edit(f, "/x", _set("codecs", value=[_shard(
+        [BYTES], location="middle")])), Corrupt),
+    "chunk-key-encoding-unknown": (lambda f: edit(f, "/x", _set("chunk_key_encoding", value={"name": "nope"})),
+                                   Corrupt),
+    "chunk-key-encoding-missing": (lambda f: edit(f, "/s", lambda doc: doc.pop("chunk_key_encoding")), Corrupt),
+    "attr-envelope-absurd-shape": (lambda f: edit(f, "/a", _set("attributes", "m", value={
+        "zarr_dtype": "int64", "value": [1, 2, 3], "shape": [2**40, 2**40]})), Corrupt),
+    "attr-envelope-shape-not-integers": (lambda f: edit(f, "/a", _set("attributes", "m", value={
+        "zarr_dtype": "int64", "value": [1, 2], "shape": ["2"]})), Corrupt),
+    "attr-envelope-negative-shape": (lambda f: edit(f, "/a", _set("attributes", "m", value={
+        "zarr_dtype": "int64", "value": [1, 2], "shape": [-1]})), Corrupt),
+    "attr-envelope-ragged-numbers": (lambda f: edit(f, "/a", _set("attributes", "m", value={
+        "zarr_dtype": "int64", "value": [[1], [1, 2]]})), Corrupt),
+    "attr-envelope-ragged-strings": (lambda f: edit(f, "/a", _set("attributes", "m", value={
+        "zarr_dtype": "text", "value": [["a"], ["a", "b"]]})), Corrupt),
+    # 11. links whose names collide or are no node names
+    "link-named-like-a-dataset": (lambda f: _links(f, {"/": [record(".", "/a/target", name="x")]}), Corrupt),
+    "link-named-like-a-group": (lambda f: _links(f, {"/": [record(".", "/a/target", name="a")]}), Corrupt),
+    "links-with-one-name": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l"),
+                                                        record(".", "/x", name="l")]}), Corrupt),
+    "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
+    "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
 }
 
 
@@ -238,10 +279,10 @@ def test_bare_non_finite_tokens_in_attributes_read_as_floats(f, value, expect):
 
 
 # --- 5. pickle, in every codec slot: refused, never decoded -----------------------------------------------
-def _shard(codecs, index_codecs=(BYTES, {"name": "crc32c"})):
-    return {"name": "sharding_indexed", "configuration": {"chunk_shape": [6], "codecs": list(codecs),
+def _shard(codecs, index_codecs=(BYTES, {"name": "crc32c"}), chunks=(6,), location="end"):
+    return {"name": "sharding_indexed", "configuration": {"chunk_shape": list(chunks), "codecs": list(codecs),
                                                           "index_codecs": list(index_codecs),
-                                                          "index_location": "end"}}
+                                                          "index_location": location}}
 
 
 SLOTS = {

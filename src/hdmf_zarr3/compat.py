@@ -31,9 +31,13 @@ extend_data.__wrapped__ = _ORIGINAL  # type: ignore[attr-defined]
 
 
 def install() -> None:
-    """Route ``extend_data`` through :func:`extend_data` (idempotent)."""
+    """Route ``extend_data`` through :func:`extend_data`, and check blosc frames before numcodecs decodes
+    them (:func:`hdmf_zarr3.storage.decoding.install`); idempotent."""
+    from .storage import decoding
+
     hdmf.data_utils.extend_data = extend_data
     hdmf.container.extend_data = extend_data
+    decoding.install()
 
 
 @contextmanager

@@ -33,6 +33,7 @@ from .html import dataset_html
 from .read import BuilderReader
 from .refs import ReferenceEncoder
 from .storage import locations, locks
+from .storage.guarded import limit_reads
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
 
@@ -413,6 +414,7 @@ def _dialect_of(handle: StoreHandle) -> Dialect:
     """The dialect of an open file; a new (or empty) file is written in ours. Foreign dialects are
     read-only: changing one in place would mix conventions."""
     documents = handle.documents()
+    limit_reads(handle.store, documents)  # no storage object is read beyond what its array allows
     if handle.mode in CREATE_MODES or not documents:
         return NativeDialect(documents)
     handle.check_complete()

@@ -183,7 +183,7 @@ class BuilderReader:
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)
         if isinstance(builder, GroupBuilder) and N.LINK_ATTR in attrs:
-            for link in decode_links(attrs[N.LINK_ATTR], path):
+            for link in _checked_links(decode_links(attrs[N.LINK_ATTR], path), builder, path):
                 # A target missing from this file (or from another file that is there) means a corrupt
                 # file; another file that is missing altogether is skipped with a warning, as HDF5IO does.
                 target = self.resolve(link.target, N.join(path, link.name), missing_ok=not link.target.is_internal)
@@ -226,6 +226,22 @@ class BuilderReader:
                               f"{ref.path!r} was not written", IncompleteFileWarning, stacklevel=2)
             return found
         return self.io._external_builder(ref, where, missing_ok)
+
+
+def _checked_links(links: list[Any], builder: GroupBuilder, path: str) -> list[Any]:
+    """``links``, unless one has a name no node may have, or one already taken in its group."""
+    seen: set[str] = set()
+    for link in links:
+        name = link.name
+        if "/" in name or "\x00" in name or not name.strip("."):
+            raise CorruptStoreError(f"link name {name!r} is not a valid node name", path)
+        if name in seen:
+            raise CorruptStoreError(f"two links are named {name!r}", path)
+        if name in builder.groups or name in builder.datasets:
+            kind = "group" if name in builder.groups else "dataset"
+            raise CorruptStoreError(f"link {name!r} has the name of a {kind} in the same group", path)
+        seen.add(name)
+    return links
 
 
 def _squeeze(value: Any) -> Any:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptStoreError, UnsafeCodecError
+from . import codec_rules
 
 MAX_ARRAY_BYTES = 2**50
 MAX_CHUNKS = 2**40
@@ -88,14 +89,16 @@ def check_array(doc: dict[str, Any], path: str) -> None:
     if not isinstance(codecs, list) or not codecs:
         raise CorruptStoreError(f"codecs must be a non-empty list, got {str(codecs)[:80]}", path)
     count = math.prod(-(-s // c) for s, c in zip(shape, chunks)) * check_codecs(codecs, path, chunks)
+    codec_rules.check_fill_value(data_type, doc.get("fill_value"), path)
     if count > MAX_CHUNKS:
         raise CorruptStoreError(f"shape {shape} with chunks {chunks} makes {count} chunks, more than this reader "
                                 "accepts (2**40)", path)
 
 
-def check_codecs(codecs: list[Any], path: str, chunks: list[int]) -> int:
-    """Refuse malformed codec entries and pickle in any slot; return the number of chunks stored per
-    chunk of ``chunks`` (inner chunks per shard when sharded, else 1)."""
+def check_codecs(codecs: list[Any], path: str, chunks: list[int], what: str = "codecs") -> int:
+    """Refuse malformed codec entries, chains and configurations (:mod:`.codec_rules`) and pickle in any
+    slot; return the number of chunks stored per chunk of ``chunks`` (inner chunks per shard when
+    sharded, else 1)."""
     inner = 1
     for codec in codecs:
         if not isinstance(codec, dict) or not isinstance(codec.get("name"), str):
@@ -106,6 +109,7 @@ def check_codecs(codecs: list[Any], path: str, chunks: list[int]) -> int:
         config = codec.get("configuration", {})
         if not isinstance(config, dict):
             raise CorruptStoreError(f"configuration of codec {name!r} must be an object", path)
+        codec_rules.check_codec_config(codec, len(chunks), path)
         if name == "sharding_indexed":
             for key in ("codecs", "index_codecs"):
                 if not isinstance(config.get(key, []), list):
@@ -113,9 +117,12 @@ def check_codecs(codecs: list[Any], path: str, chunks: list[int]) -> int:
             sub = _dimensions(config.get("chunk_shape"), "sharding chunk_shape", path, 1)
             if len(sub) != len(chunks):
                 raise CorruptStoreError(f"sharding chunk_shape {sub} does not have {len(chunks)} dimensions", path)
+            if any(c % s for c, s in zip(chunks, sub)):
+                raise CorruptStoreError(f"shard shape {chunks} is not a whole multiple of its chunk_shape {sub}", path)
             inner = math.prod(-(-c // s) for c, s in zip(chunks, sub))
-            check_codecs(config.get("index_codecs", []), path, [1] * len(chunks))
-            inner *= check_codecs(config.get("codecs", []), path, sub)
+            check_codecs(config.get("index_codecs", []), path, [1] * len(chunks), "sharding index_codecs")
+            inner *= check_codecs(config.get("codecs", []), path, sub, "sharding codecs")
+    codec_rules.check_chain(codecs, path, what)
     return inner
 
 

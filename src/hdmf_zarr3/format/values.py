@@ -164,15 +164,32 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
             raise CorruptStoreError(f"{name} attribute value must be a string, got {inner!r}", where)
         return inner
     shape = value.get("shape")
-    if name in D.NUMERIC_NAMES:
-        arr = np.array(_map_nested(inner, lambda x: _scalar_from_json(x, name, where)), dtype=name)
-    else:
-        arr = np.array(_map_nested(inner, lambda x: _check_str(x, where)), dtype=object)
-        if arr.size == 0:
-            arr = arr.astype(object)
+    elements = _map_nested(inner, lambda x: _scalar_from_json(x, name, where) if name in D.NUMERIC_NAMES
+                           else _check_str(x, where))
+    if not _rectangular(elements):
+        raise CorruptStoreError(f"{name} attribute value is a ragged list: {str(inner)[:80]}", where)
+    arr = np.array(elements, dtype=name if name in D.NUMERIC_NAMES else object)
     if shape is not None:
+        if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape) or \
+                math.prod(shape) != arr.size:
+            raise CorruptStoreError(f"attribute shape {str(shape)[:80]} does not fit its {arr.size} values", where)
         arr = arr.reshape(shape)
     return arr
+
+
+def _rectangular(value: list) -> bool:
+    """Whether nested lists form a regular n-d array (every list at one depth has the same length)."""
+    level = [value]
+    while level:
+        lists = [v for v in level if isinstance(v, list)]
+        if lists and len(lists) != len(level):
+            return False
+        if not lists:
+            return True
+        if len({len(v) for v in lists}) > 1:
+            return False
+        level = [x for v in lists for x in v]
+    return True
 
 
 def _map_nested(value: Any, fn: Callable[[Any], Any]) -> Any:

@@ -10,6 +10,7 @@ and goes through zarr.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numcodecs
@@ -17,6 +18,7 @@ import numpy as np
 from numcodecs.vlen import VLenUTF8
 
 from ..format.documents import chunk_key, key_separator
+from .decoding import check_blosc_frame
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _VLEN_UTF8 = VLenUTF8()
@@ -84,9 +86,11 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     if raw is None:
         fill = zdtype.from_json_scalar(doc["fill_value"], zarr_format=3)
         return np.full(shape, fill, dtype=zdtype.to_native_dtype() if codecs[0]["name"] == "bytes" else object)
-    for decoder in reversed(decoders):
+    native = zdtype.to_native_dtype()
+    for i, decoder in reversed(list(enumerate(decoders))):
+        if i == 0 and codecs[0]["name"] == "bytes" and isinstance(decoder, numcodecs.Blosc):
+            check_blosc_frame(raw, math.prod(shape) * native.itemsize)  # before blosc allocates what it says
         raw = bytes(decoder.decode(raw))
     if codecs[0]["name"] == "vlen-utf8":
         return np.asarray(_VLEN_UTF8.decode(raw), dtype=object).reshape(shape)
-    native = zdtype.to_native_dtype()
     return np.frombuffer(raw, dtype=native.newbyteorder("<")).astype(native, copy=False).reshape(shape)

@@ -26,6 +26,7 @@ import numpy as np
 from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 
+from ..format.codec_rules import stored_bound
 from ..format.documents import chunk_key, key_separator
 from ..format.names import store_key
 from .chunks import _bytes_to_bytes
@@ -53,6 +54,7 @@ class DirectArray:
         self.separator = key_separator(doc) or "/"
         self.dtype = np.dtype(doc["data_type"]).newbyteorder("<")
         self.fill = np.array(doc["fill_value"], dtype=self.dtype)
+        self.bound = stored_bound(doc)  # the most bytes one storage object may take
 
     @classmethod
     def for_document(cls, store: Store, path: str, doc: dict[str, Any]) -> Self | None:

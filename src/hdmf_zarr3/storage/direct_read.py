@@ -22,6 +22,7 @@ from zarr.core.sync import sync
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
+from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct import _EMPTY, ENCODERS, DirectArray, _scratch
 
 #: Fetch a whole shard when the selection needs at least this fraction of its chunks.
@@ -120,7 +121,11 @@ class UnitDecoder(DirectArray):
                 offset, size = (int(v) for v in index[i])
                 if offset == _EMPTY:
                     return None
+                if offset + size > self.bound:
+                    raise self._past_end(key)
                 got = await self.store.get(key, prototype=proto, byte_range=RangeByteRequest(offset, offset + size))
+                if got is not None and len(got) != size:
+                    raise self._past_end(key)
                 return None if got is None else _view(got)
 
             parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
@@ -133,25 +138,37 @@ class UnitDecoder(DirectArray):
         for i in wanted:
             self._place(None, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
 
+    def _key_of(self, origin: tuple[int, ...]) -> str:
+        """The chunk key of the chunk at ``origin`` (with its place in the shard, when sharded)."""
+        cell = tuple(o // u for o, u in zip(origin, self.unit))
+        key = chunk_key(cell, self.separator)
+        if not self.sharded:
+            return key
+        inner = tuple((o % u) // c for o, u, c in zip(origin, self.unit, self.chunks))
+        return f"{key} (inner chunk {inner})"
+
     def _overlaps(self, origin: tuple[int, ...], selection: Selection) -> bool:
         return all(o < s.stop and o + c > s.start for o, c, s in zip(origin, self.chunks, selection))
 
-    @staticmethod
-    def _index(raw: memoryview, grid: tuple[int, ...], key: str) -> np.ndarray:
+    def _index(self, raw: memoryview, grid: tuple[int, ...], key: str) -> np.ndarray:
+        where = key[len(self.path.strip("/")) + 1:]
         try:
             table = bytes(numcodecs.CRC32C().decode(raw))
-        except Exception as exc:  # numcodecs raises RuntimeError on a checksum mismatch
-            raise CorruptStoreError(f"shard index of {key} is damaged ({exc})") from exc
-        return np.frombuffer(table, dtype="<u8").reshape(grid + (2,))
+            return np.frombuffer(table, dtype="<u8").reshape(grid + (2,))
+        except DECODE_ERRORS as exc:  # numcodecs raises RuntimeError on a checksum mismatch
+            raise CorruptStoreError(f"shard index of {where} is damaged ({exc})", self.path) from exc
 
-    @staticmethod
-    def _slice(shard: memoryview, entry: np.ndarray, key: str) -> memoryview | None:
+    def _slice(self, shard: memoryview, entry: np.ndarray, key: str) -> memoryview | None:
         offset, size = (int(v) for v in entry)
         if offset == _EMPTY:
             return None
         if offset + size > len(shard):
-            raise CorruptStoreError(f"shard index of {key} points past the end of the shard")
+            raise self._past_end(key)
         return shard[offset:offset + size]
+
+    def _past_end(self, key: str) -> CorruptStoreError:
+        return CorruptStoreError(f"shard index of {key[len(self.path.strip('/')) + 1:]} points past the end of the "
+                                 "shard", self.path)
 
     def _place(self, data: memoryview | None, origin: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
         """Decode one chunk stored at ``origin`` and copy its part of ``selection`` into ``out``."""
@@ -167,12 +184,17 @@ class UnitDecoder(DirectArray):
             for compressor in reversed(self.compressors[1:]):
                 data = compressor.decode(data)
             values = _scratch(chunk_region, self.dtype)
-            if self.compressors:
-                self.compressors[0].decode(data, out=values)  # into this thread's scratch chunk
+            first = self.compressors[0] if self.compressors else None
+            if isinstance(first, numcodecs.Blosc):
+                check_blosc_frame(data, values.nbytes)  # blosc writes what its header says, nothing else
+                first.decode(data, out=values)  # into this thread's scratch chunk
             else:
-                values[...] = np.frombuffer(data, dtype=self.dtype).reshape(chunk_region)
-        except (RuntimeError, ValueError) as exc:
-            raise CorruptStoreError(f"chunk at {origin} of {self.path} cannot be decoded ({exc})") from exc
+                # Other codecs decoding into ``out`` leave the rest of a short chunk as it was (another
+                # chunk's values, in the scratch chunk): decode, then require a whole chunk.
+                raw = first.decode(data) if first is not None else data
+                values[...] = np.frombuffer(raw, dtype=self.dtype).reshape(chunk_region)
+        except DECODE_ERRORS as exc:
+            raise decode_error(exc, self.path, f"chunk {self._key_of(origin)}") from exc
         out[target] = values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))]
 
 

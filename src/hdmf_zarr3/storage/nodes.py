@@ -26,6 +26,7 @@ from ..errors import CorruptStoreError, UnsupportedCodecError
 from ..format import limits
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
+from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
 
 ZARR_JSON = "zarr.json"
 #: Concurrent store operations in flight at once.
@@ -149,11 +150,27 @@ def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     """zarr's ``AsyncArray`` for a node whose document we already hold (no store access)."""
     try:
-        return AsyncArray(doc, StorePath(store, path.strip("/")))
+        array = AsyncArray(doc, StorePath(store, path.strip("/")))
     except UnknownCodecError as exc:
-        names = [c.get("name") for c in doc.get("codecs", []) if isinstance(c, dict)]
-        raise UnsupportedCodecError(f"no codec installed for one of {names} (install the package that provides "
-                                    "it)", path) from exc
+        raise UnsupportedCodecError(f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
+                                    "the package that provides it)", path) from exc
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, NotImplementedError) as exc:
+        # what zarr refuses in metadata this package's own checks let through (third-party codecs, v2)
+        raise CorruptStoreError(f"zarr cannot open this array ({type(exc).__name__}: {str(exc)[:300]})", path) \
+            from exc
+    return checked_pipeline(array, path)
+
+
+def _codec_names(codecs: Any) -> list[Any]:
+    """The names of a codec chain, those nested in sharding included."""
+    names = []
+    for codec in codecs if isinstance(codecs, list) else []:
+        if isinstance(codec, dict):
+            names.append(codec.get("name"))
+            config = codec.get("configuration")
+            if isinstance(config, dict):
+                names += _codec_names(config.get("codecs")) + _codec_names(config.get("index_codecs"))
+    return list(dict.fromkeys(names))
 
 
 def open_array(store: Store, path: str, doc: dict[str, Any]) -> zarr.Array:
@@ -197,7 +214,10 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
                 continue
             key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
             buf = store.get_sync(key, prototype=proto)
-            out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
+            try:
+                out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
+            except DECODE_ERRORS as exc:
+                raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), separator)}") from exc
             if out[i] is None:
                 rest.append(i)
     else:

@@ -24,9 +24,8 @@ import shutil
 import tempfile
 import uuid
 
-from zarr.storage import LocalStore
-
 from ..errors import StoreError
+from .guarded import GuardedLocalStore
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -45,10 +44,10 @@ class LocalReplacement:
         self.location = os.path.realpath(location)  # a symlink's target is replaced, not the link
         self.work = working_directory(self.location)
 
-    def store(self) -> LocalStore:
-        return LocalStore(self.work)
+    def store(self) -> GuardedLocalStore:
+        return GuardedLocalStore(self.work)
 
-    def swap(self) -> LocalStore:
+    def swap(self) -> GuardedLocalStore:
         """Put the finished file at the location and delete the old one; a store on the location."""
         try:
             if _exchange(self.work, self.location):
@@ -61,7 +60,7 @@ class LocalReplacement:
             raise StoreError(f"cannot put the new file in place of the old one ({exc}); the new file is in "
                              f"{self.work}", self.location) from exc
         shutil.rmtree(old, ignore_errors=True)
-        return LocalStore(self.location)
+        return GuardedLocalStore(self.location)
 
     def discard(self) -> None:
         """Drop the unfinished new file; the old one was never touched."""

@@ -34,6 +34,7 @@ from ..format import completion, consolidated
 from ..format.documents import group_document
 from ..format.names import store_key
 from . import locations, open_files, zipped
+from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
 from .replacing import LocalReplacement
@@ -325,7 +326,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             if location.endswith(".zip"):
                 return _open_zip(location, mode, allow_incomplete)
             _check_local(location, mode)
-            store = LocalStore(location, read_only=(mode == "r"))
+            store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
             present = exists(store) if os.path.isdir(location) else False
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open {location or store} in '{mode}' mode: no Zarr group found.")
@@ -441,15 +442,13 @@ async def _probe(store: Store) -> bool:
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     """A zip file: read in place; written in a working directory that replaces the zip on close."""
-    from zarr.storage import ZipStore
-
     present = os.path.isfile(location)
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
-        store = ZipStore(location, mode="r")
+        store = GuardedZipStore(location, mode="r")  # reads: see .guarded
         if not exists(store):
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
@@ -467,7 +466,8 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             lock.release()
         raise
     ours = lock.ours if lock is not None else None
-    handle = StoreHandle(LocalStore(work), mode, location, _on_close=lambda: zipped.replace_zip(work, location, ours),
+    handle = StoreHandle(GuardedLocalStore(work), mode, location,
+                         _on_close=lambda: zipped.replace_zip(work, location, ours),
                          _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
                          allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours))
     if mode in CREATE_MODES or not present:

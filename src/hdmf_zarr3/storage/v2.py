@@ -28,6 +28,7 @@ from ..errors import CorruptStoreError, UnsafeDataError
 from ..format import safe_pickle
 from ..format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
 from ..format.names import normalize
+from .decoding import DECODE_ERRORS, decode_error
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"
 #: Compressors decoded through numcodecs (all of them decompress only; none can run code).
@@ -173,11 +174,15 @@ async def _read_object_arrays(store: Store, items: list[tuple[str, dict[str, Any
         array = np.empty(tuple(doc["shape"]), dtype=dtype if dtype.names else object)
         if not dtype.names:
             array.fill(None)
-        for _, region in chunks:
+        for key, region in chunks:
             buf = next(bufs)
             if buf is None:
                 continue
-            block = decode_object_chunk(doc, buf.to_bytes(), path)
+            try:
+                block = decode_object_chunk(doc, buf.to_bytes(), path)
+            except DECODE_ERRORS as exc:
+                name = key[len(path.strip("/")) + 1:] if path != "/" else key
+                raise decode_error(exc, path, f"chunk {name}") from exc
             want = tuple(s.stop - s.start for s in region)
             chunk_shape = tuple(doc["chunks"])
             if block.size == math.prod(chunk_shape):

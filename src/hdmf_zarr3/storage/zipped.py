@@ -1,6 +1,7 @@
 """Single-file Zarr stores (``.nwb.zarr.zip``): safe extraction and atomic replacement.
 
-A zip is read in place by zarr's ``ZipStore``. Writing one in place cannot replace an entry (the
+A zip is read in place by zarr's ``ZipStore`` (as :class:`.guarded.GuardedZipStore`: members bounded in
+size, stored or deflated only). Writing one in place cannot replace an entry (the
 root ``zarr.json`` is rewritten when a write finishes), so writes go to a working directory which,
 when the file is closed, is packed into a new zip that atomically replaces the old one: a crash
 leaves the previous file (or none) and never a half-written one.
