@@ -103,7 +103,7 @@ def test_allow_incomplete_shows_and_checks_what_is_there(zarr_file, capsys):
     assert main(["validate", "--allow-incomplete", str(zarr_file)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("/: the file is incomplete") and "--allow-incomplete" not in out[0]
-    assert any(line.startswith("/acquisition/ts/data: cannot be read") for line in out)
+    assert any(line.startswith("/acquisition/ts/data: chunk c/0 cannot be decoded") for line in out)
 
 
 @pytest.mark.parametrize("command", [[], ["convert"], ["info"], ["validate"], ["check-dandi"]])
@@ -142,7 +142,7 @@ def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
     assert main(["validate", str(zarr_file)]) == 1
     out = capsys.readouterr().out
     assert "schema:" in out and "session_description" in out
-    assert "/acquisition/ts/data: cannot be read" in out
+    assert "/acquisition/ts/data: chunk c/0 cannot be decoded" in out
     assert out.strip().endswith("2 problem(s)")
 
 

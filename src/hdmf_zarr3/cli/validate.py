@@ -41,16 +41,18 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
     found: list[str] = []
     handle = open_store(path, "r", storage_options, allow_incomplete=True)
     try:
-        mark = handle.incomplete()
+        try:  # a store that cannot even be listed (a zarr.json that is no regular file) is one problem
+            documents, mark = handle.documents(), handle.incomplete()
+        except HdmfZarrError as exc:
+            documents, mark = {}, None
+            found.append(str(exc))
         if mark is not None:
             found.append(f"/: {completion.describe(mark)}" + (
                 "" if allow_incomplete else "; run with --allow-incomplete to check what is there"))
         try:
-            documents = handle.documents()
-        except HdmfZarrError as exc:
-            documents = {}
+            found += [message for _, message in audit(handle.store, documents, handle.location)]
+        except HdmfZarrError as exc:  # the guarded store refuses to list past an entry that is no regular file
             found.append(str(exc))
-        found += [message for _, message in audit(handle.store, documents, handle.location)]
     finally:
         handle.close()
     if mark is None or allow_incomplete:

@@ -24,8 +24,15 @@ import shutil
 import tempfile
 import uuid
 
+from zarr.abc.store import Store
+from zarr.core.sync import sync
+from zarr.storage import LocalStore
+
 from ..errors import StoreError
+from ..format import completion
+from ..format.documents import group_document
 from .guarded import GuardedLocalStore
+from .locks import transactional
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -97,3 +104,38 @@ def _renameat2():
             function.restype = ctypes.c_int
         _LIBC.append(function)
     return _LIBC[0]
+
+
+def replace_in_place(store: Store, location: str | None, writer: str) -> None:
+    """Empty a store for mode ``w`` (when the first node of the new file is written). The root is first
+    stored marked incomplete, so a writer killed while it deletes the old file leaves a file that reads
+    as incomplete, never a valid-looking remnant."""
+    from .nodes import put_documents
+
+    if transactional(store):  # nothing is seen before commit
+        sync(store.clear())
+        return
+    put_documents(store, {"/": completion.marked(group_document({}), completion.marker("write", writer))})
+    if isinstance(store, LocalStore) and location is not None:
+        _clear_local(location, keep="zarr.json")
+    else:
+        sync(_clear_except(store, "zarr.json"))
+
+
+async def _clear_except(store: Store, keep: str) -> None:
+    entries = [e async for e in store.list_dir("")]
+    for entry in entries:
+        if entry != keep:
+            await store.delete_dir(entry)
+            await store.delete(entry)
+
+
+def _clear_local(location: str | None, keep: str | None = None) -> None:
+    if location and os.path.isdir(location):
+        for entry in os.scandir(location):
+            if entry.name == keep:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.remove(entry.path)

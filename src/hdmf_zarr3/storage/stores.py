@@ -29,7 +29,7 @@ from zarr.abc.store import Store
 from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
-from ..errors import IncompleteFileError, ModeError, StoreError
+from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
 from ..format.names import store_key
@@ -37,7 +37,8 @@ from . import locations, open_files, zipped
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
-from .replacing import LocalReplacement
+from .remote import read_root_bytes, remote_store
+from .replacing import LocalReplacement, replace_in_place
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -312,12 +313,12 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
                         "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)")
     if isinstance(path, Store):
         store, location = path, store_location(path)
-        present = _read_root(store, location or repr(store)) or _v2_present(store)
+        present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
             store, location = remote_store(text, mode, storage_options), locations.absolute(text)
-            root = _read_root(store, location)  # whether the file exists, and its metadata, in one request
+            root = read_root_bytes(store, location)  # whether the file exists, and its metadata, in one request
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
@@ -351,7 +352,8 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store), lock=lock,
                          allow_incomplete=allow_incomplete, _replacement=replacement)
     if mode == "w" and present and replacement is None:
-        handle._replace_later = lambda: _replace(store, location)  # untouched until the first node is written
+        # untouched until the first node of the new file is written
+        handle._replace_later = lambda: replace_in_place(store, location, _writer())
     if mode in CREATE_MODES or (mode == "a" and not present):
         handle._documents = {}
     elif isinstance(present, bytes):  # the root was read to learn that the file exists: keep it
@@ -367,30 +369,6 @@ def _lock(path: str | Path | Store, store: Store, location: str | None, mode: st
     return None if place is None else WriteLock.acquire(place, location or repr(store), _writer())
 
 
-def _replace(store: Store, location: str | None) -> None:
-    """Empty a store for mode ``w`` (when the first node of the new file is written). The root is first
-    stored marked incomplete, so a writer killed while it deletes the old file leaves a file that reads
-    as incomplete, never a valid-looking remnant."""
-    from .nodes import put_documents
-
-    if transactional(store):  # nothing is seen before commit
-        sync(store.clear())
-        return
-    put_documents(store, {"/": completion.marked(group_document({}), completion.marker("write", _writer()))})
-    if isinstance(store, LocalStore) and location is not None:
-        _clear_local(location, keep="zarr.json")
-    else:
-        sync(_clear_except(store, "zarr.json"))
-
-
-async def _clear_except(store: Store, keep: str) -> None:
-    entries = [e async for e in store.list_dir("")]
-    for entry in entries:
-        if entry != keep:
-            await store.delete_dir(entry)
-            await store.delete(entry)
-
-
 def store_location(store: Store) -> str | None:
     """Where a store the caller opened lives, when it says (local directories)."""
     root = getattr(store, "root", None)
@@ -402,42 +380,6 @@ def _check_local(location: str, mode: str) -> None:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
     if os.path.isfile(location):
         raise UnsupportedOperation(f"Unable to open {location} as a Zarr store: it is a file, not a directory.")
-
-
-def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
-    try:
-        import obstore.store
-        from zarr.storage import ObjectStore
-    except ImportError as exc:  # an optional dependency
-        raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
-    options = dict(options or {})
-    if options.pop("anon", False):
-        options["skip_signature"] = True
-    try:
-        backend = obstore.store.from_url(url.rstrip("/"), **options)
-    except Exception as exc:  # obstore raises its own error types for bad URLs and options
-        raise StoreError(f"cannot open {url}: {exc}") from exc
-    return ObjectStore(backend, read_only=(mode == "r"))
-
-
-def _read_root(store: Store, location: str) -> bytes | None:
-    """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
-    from zarr.core.buffer import default_buffer_prototype
-
-    try:
-        buf = sync(store.get("zarr.json", prototype=default_buffer_prototype()))
-        if buf is None:
-            sync(_probe(store))
-        return None if buf is None else buf.to_bytes()
-    except Exception as exc:  # missing bucket, wrong credentials, unreachable endpoint
-        raise StoreError(f"cannot access {location}: {exc}") from exc
-
-
-async def _probe(store: Store) -> bool:
-    """List at most one key: object stores answer a missing key with 404 but a missing bucket with an error."""
-    async for _ in store.list_dir(""):
-        break
-    return False
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
@@ -473,14 +415,3 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     if mode in CREATE_MODES or not present:
         handle._documents = {}
     return handle
-
-
-def _clear_local(location: str | None, keep: str | None = None) -> None:
-    if location and os.path.isdir(location):
-        for entry in os.scandir(location):
-            if entry.name == keep:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.remove(entry.path)
