@@ -282,6 +282,48 @@ def test_invalid_node_names_are_refused(tmp_path, name):
     assert not (tmp_path / "sub" / "zarr.json").exists()
 
 
+def _tree(path):
+    return {p.relative_to(path): p.read_bytes() if p.is_file() else None for p in sorted(path.rglob("*"))}
+
+
+@pytest.mark.parametrize("kind", ["group", "dataset", "link"])
+@pytest.mark.parametrize("name", ["é" * 128, "x" * 256, "\udc80"], ids=["256-utf8-bytes", "256-ascii", "surrogate"])
+def test_names_no_filesystem_takes_are_refused_before_anything_is_written(tmp_path, name, kind):
+    """A node name becomes a directory name: over 255 bytes of UTF-8 (or not UTF-8 at all) no file system
+    takes it, and finding out halfway through a write would leave the file half written."""
+    from hdmf_zarr3 import InvalidNameError
+
+    def tree():
+        root = GroupBuilder("root", datasets={"d": DatasetBuilder("d", data=[1, 2])})
+        inner = GroupBuilder("g")
+        root.set_group(inner)
+        if kind == "group":
+            inner.set_group(GroupBuilder(name, attributes={"x": 1}))
+        elif kind == "dataset":
+            inner.set_dataset(DatasetBuilder(name, data=np.arange(3)))
+        else:
+            inner.set_link(LinkBuilder(root.datasets["d"], name))
+        return root
+
+    with pytest.raises(InvalidNameError, match="/g: invalid node name .* (255 bytes|UTF-8)"):
+        write(tmp_path / "new.zarr", tree())
+    assert list(tmp_path.iterdir()) == []  # nothing created, not even the directory or its lock
+    write(tmp_path / "old.zarr", GroupBuilder("root", datasets={"d": DatasetBuilder("d", data=[1, 2])}))
+    before = _tree(tmp_path / "old.zarr")
+    for mode in ("a", "r+"):  # ("w" empties the file when it is opened, as h5py does)
+        with pytest.raises(InvalidNameError), ZarrIO(tmp_path / "old.zarr", mode=mode) as io:
+            io.write_builder(tree())
+        assert _tree(tmp_path / "old.zarr") == before, mode
+
+
+def test_a_name_of_255_bytes_is_written(tmp_path):
+    name = "é" * 127 + "x"
+    root = GroupBuilder("root", groups={name: GroupBuilder(name, attributes={"x": 1})})
+    write(tmp_path / "f.zarr", root)
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read_builder().groups[name].attributes["x"] == 1
+
+
 def test_region_references_are_refused_not_mislabelled(tmp_path):
     from hdmf_zarr3 import UnsupportedDataError
 
