@@ -362,3 +362,41 @@ def test_link_to_the_root_of_another_file(tmp_path):
 def test_list_of_bytes_attribute_is_ascii(tmp_path):
     write(tmp_path / "f.zarr", GroupBuilder("root", attributes={"b": [b"a", b"bc"]}))
     assert zarr.open_group(tmp_path / "f.zarr", mode="r").attrs["b"] == {"zarr_dtype": "ascii", "value": ["a", "bc"]}
+
+
+def _hand_linked_tree(kind):
+    """A tree whose group /b holds links edited by hand past HDMF's type checks (which forbid links to links)."""
+    target = DatasetBuilder("target", data=np.arange(3.0))
+    b = GroupBuilder("b")
+    root = GroupBuilder("root", groups={"a": GroupBuilder("a", datasets={"target": target}), "b": b})
+    first = LinkBuilder(target, "l1")
+    b.set_link(first)
+    second = LinkBuilder(target, "l2")
+    b.set_link(second)
+    if kind == "itself":
+        first["builder"] = first
+    elif kind == "cycle":
+        first["builder"], second["builder"] = second, first
+    else:  # a chain: l2 -> l1 -> /a/target
+        second["builder"] = first
+    return root
+
+
+@pytest.mark.parametrize("kind,message", [("itself", "/b/l1: the link points to itself"),
+                                          ("cycle", "/b/l1: the link leads to a cycle of links "
+                                                    r"\(/b/l1 -> /b/l2 -> /b/l1\)")])
+def test_links_that_lead_back_to_themselves_are_refused_before_anything_is_written(tmp_path, kind, message):
+    from hdmf_zarr3 import HdmfZarrError
+
+    with pytest.raises(HdmfZarrError, match=message):
+        write(tmp_path / "f.zarr", _hand_linked_tree(kind))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_chain_of_links_is_written_as_links_to_its_end(tmp_path):
+    write(tmp_path / "f.zarr", _hand_linked_tree("chain"))
+    links = json.loads((tmp_path / "f.zarr" / "b" / "zarr.json").read_text())["attributes"]["zarr_link"]
+    assert {link["name"]: link["path"] for link in links} == {"l1": "/a/target", "l2": "/a/target"}
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        b = io.read_builder().groups["b"]
+        assert b.links["l2"].builder is b.links["l1"].builder is io.read_builder().groups["a"].datasets["target"]

@@ -175,7 +175,7 @@ class BuilderWriter:
         return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)
 
     def _link(self, builder: LinkBuilder, parent: str) -> Link:
-        return Link(builder.name, self.reference_to(builder.builder))
+        return Link(builder.name, self.reference_to(builder, N.join(parent, builder.name)))
 
     def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
         if self.io.get_written(builder):
