@@ -139,8 +139,9 @@ ZARR_SUFFIXES = (".zarr", ".zarr.zip")
 KEEP = "keep"
 
 
-def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool = False, chunks: Any = KEEP, shards: Any = KEEP,
-            codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None, **io_kwargs: Any) -> None:
+def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool = False, chunks: Any = KEEP,
+            shards: Any = KEEP, codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None,
+            **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A zarr ``Store``, or a path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr
