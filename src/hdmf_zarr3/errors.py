@@ -85,3 +85,8 @@ class StoreError(HdmfZarrError, OSError):
 class FileLockedError(StoreError):
     """Another writer holds the file's write lock. If that writer crashed, break the lock explicitly
     with :func:`hdmf_zarr3.break_lock`."""
+
+
+class NotZarrError(StoreError):
+    """The local path holds something other than a Zarr file: an HDF5 file (read it with ``NWBHDF5IO`` or
+    convert it with :func:`hdmf_zarr3.convert`), another file, or a directory of other files."""

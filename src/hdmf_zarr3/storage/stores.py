@@ -32,7 +32,7 @@ from zarr.storage import LocalStore
 from ..errors import IncompleteFileError, ModeError, StoreError
 from ..format import completion, consolidated
 from ..format.documents import group_document
-from . import locations, zipped
+from . import local_paths, locations, zipped
 from .locks import WriteLock, lock_place, transactional
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
@@ -274,6 +274,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
+            local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
             if location.endswith(".zip"):
                 return _open_zip(location, mode, allow_incomplete)
             _check_local(location, mode)
