@@ -85,16 +85,20 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     """The storage type and shape of ``data`` when they are known without reading it (arrays, or the
     ``dtype`` and ``shape`` of an empty dataset); ``None`` for lists and iterators (checked on write,
     when the spec's dtype is known)."""
+    from hdmf.data_utils import AbstractDataChunkIterator
+
     from .format import dtypes as D
 
+    if isinstance(data, AbstractDataChunkIterator):
+        return None
     if data is None:
         data_dtype, data_shape = dtype, shape
     else:
         data_dtype, data_shape = getattr(data, "dtype", None), getattr(data, "shape", None)
-    if data_dtype is None or data_shape is None or (data is not None and not isinstance(data, np.ndarray)
-                                                    and np.dtype(data_dtype).kind == "O"):
-        return None
     try:
+        if data_dtype is None or data_shape is None or (data is not None and not isinstance(data, np.ndarray)
+                                                        and np.dtype(data_dtype).kind == "O"):
+            return None  # object data of a lazy source: its type is known only once read
         storage = getattr(data, "storage", None) or D.for_hdmf_dtype(data_dtype, data)
         return storage, tuple(int(s) for s in data_shape)
     except (UnsupportedDataError, TypeError, ValueError):
