@@ -32,7 +32,9 @@ SEED = int(os.environ.get("HDMF_ZARR3_CRASH_SEED", "20261122"))
 WRITER_SEED = 7  # object ids of the files written (the same bytes on every run)
 
 
-ENV = {**os.environ, "PYTHONPATH": str(TESTS), "PYTHONWARNINGS": "ignore", "OPENBLAS_NUM_THREADS": "1"}
+# the caller's PYTHONPATH stays: the writers must import the tree under test, not an installed copy
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+       "PYTHONWARNINGS": "ignore", "OPENBLAS_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")
