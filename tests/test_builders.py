@@ -282,6 +282,48 @@ def test_invalid_node_names_are_refused(tmp_path, name):
     assert not (tmp_path / "sub" / "zarr.json").exists()
 
 
+def _tree(path):
+    return {p.relative_to(path): p.read_bytes() if p.is_file() else None for p in sorted(path.rglob("*"))}
+
+
+@pytest.mark.parametrize("kind", ["group", "dataset", "link"])
+@pytest.mark.parametrize("name", ["é" * 128, "x" * 256, "\udc80"], ids=["256-utf8-bytes", "256-ascii", "surrogate"])
+def test_names_no_filesystem_takes_are_refused_before_anything_is_written(tmp_path, name, kind):
+    """A node name becomes a directory name: over 255 bytes of UTF-8 (or not UTF-8 at all) no file system
+    takes it, and finding out halfway through a write would leave the file half written."""
+    from hdmf_zarr3 import InvalidNameError
+
+    def tree():
+        root = GroupBuilder("root", datasets={"d": DatasetBuilder("d", data=[1, 2])})
+        inner = GroupBuilder("g")
+        root.set_group(inner)
+        if kind == "group":
+            inner.set_group(GroupBuilder(name, attributes={"x": 1}))
+        elif kind == "dataset":
+            inner.set_dataset(DatasetBuilder(name, data=np.arange(3)))
+        else:
+            inner.set_link(LinkBuilder(root.datasets["d"], name))
+        return root
+
+    with pytest.raises(InvalidNameError, match="/g: invalid node name .* (255 bytes|UTF-8)"):
+        write(tmp_path / "new.zarr", tree())
+    assert list(tmp_path.iterdir()) == []  # nothing created, not even the directory or its lock
+    write(tmp_path / "old.zarr", GroupBuilder("root", datasets={"d": DatasetBuilder("d", data=[1, 2])}))
+    before = _tree(tmp_path / "old.zarr")
+    for mode in ("a", "r+"):  # ("w" empties the file when it is opened, as h5py does)
+        with pytest.raises(InvalidNameError), ZarrIO(tmp_path / "old.zarr", mode=mode) as io:
+            io.write_builder(tree())
+        assert _tree(tmp_path / "old.zarr") == before, mode
+
+
+def test_a_name_of_255_bytes_is_written(tmp_path):
+    name = "é" * 127 + "x"
+    root = GroupBuilder("root", groups={name: GroupBuilder(name, attributes={"x": 1})})
+    write(tmp_path / "f.zarr", root)
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read_builder().groups[name].attributes["x"] == 1
+
+
 def test_region_references_are_refused_not_mislabelled(tmp_path):
     from hdmf_zarr3 import UnsupportedDataError
 
@@ -320,3 +362,41 @@ def test_link_to_the_root_of_another_file(tmp_path):
 def test_list_of_bytes_attribute_is_ascii(tmp_path):
     write(tmp_path / "f.zarr", GroupBuilder("root", attributes={"b": [b"a", b"bc"]}))
     assert zarr.open_group(tmp_path / "f.zarr", mode="r").attrs["b"] == {"zarr_dtype": "ascii", "value": ["a", "bc"]}
+
+
+def _hand_linked_tree(kind):
+    """A tree whose group /b holds links edited by hand past HDMF's type checks (which forbid links to links)."""
+    target = DatasetBuilder("target", data=np.arange(3.0))
+    b = GroupBuilder("b")
+    root = GroupBuilder("root", groups={"a": GroupBuilder("a", datasets={"target": target}), "b": b})
+    first = LinkBuilder(target, "l1")
+    b.set_link(first)
+    second = LinkBuilder(target, "l2")
+    b.set_link(second)
+    if kind == "itself":
+        first["builder"] = first
+    elif kind == "cycle":
+        first["builder"], second["builder"] = second, first
+    else:  # a chain: l2 -> l1 -> /a/target
+        second["builder"] = first
+    return root
+
+
+@pytest.mark.parametrize("kind,message", [("itself", "/b/l1: the link points to itself"),
+                                          ("cycle", "/b/l1: the link leads to a cycle of links "
+                                                    r"\(/b/l1 -> /b/l2 -> /b/l1\)")])
+def test_links_that_lead_back_to_themselves_are_refused_before_anything_is_written(tmp_path, kind, message):
+    from hdmf_zarr3 import HdmfZarrError
+
+    with pytest.raises(HdmfZarrError, match=message):
+        write(tmp_path / "f.zarr", _hand_linked_tree(kind))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_chain_of_links_is_written_as_links_to_its_end(tmp_path):
+    write(tmp_path / "f.zarr", _hand_linked_tree("chain"))
+    links = json.loads((tmp_path / "f.zarr" / "b" / "zarr.json").read_text())["attributes"]["zarr_link"]
+    assert {link["name"]: link["path"] for link in links} == {"l1": "/a/target", "l2": "/a/target"}
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        b = io.read_builder().groups["b"]
+        assert b.links["l2"].builder is b.links["l1"].builder is io.read_builder().groups["a"].datasets["target"]

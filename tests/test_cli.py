@@ -338,3 +338,20 @@ def test_a_stale_consolidated_copy_is_what_reading_uses_until_consolidated_again
     assert main(["validate", str(zarr_file)]) == 0, capsys.readouterr().out
     with NWBZarrIO(zarr_file, mode="r") as io:
         assert io.read().acquisition["ts"].data[:].sum() == sum(range(1000)) + sum(range(500))
+
+
+@pytest.mark.parametrize("command", [["info"], ["info", "--json"], ["validate"], ["check-dandi"], ["--help"]])
+def test_a_closed_output_ends_the_command_quietly(zarr_file, command):
+    """``hdmf-zarr3 info | head``: the reader is gone before the command writes; no BrokenPipeError."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to the pipe now fails with EPIPE (Python ignores SIGPIPE)
+    args = command if command == ["--help"] else [*command, str(zarr_file)]
+    try:
+        done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120,
+                              env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""
+    # 1 as Python's documentation recommends for EPIPE; argparse itself ignores a failed write of --help
+    assert done.returncode == (0 if command == ["--help"] else 1)

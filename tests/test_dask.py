@@ -60,3 +60,18 @@ def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
             dask_data = io.read(dask=True).acquisition["x"].data
             total = client.compute(dask_data.sum()).result()
     assert total == VALUES.astype("int64").sum()
+
+
+def test_containers_read_with_dask_print(tmp_path, monkeypatch):
+    """HDMF's ``repr`` asks ``bool()`` of every collection field, which a plain dask array refuses."""
+    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 100_000)
+    _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        nwb = io.read(dask=True)
+        series = nwb.acquisition["x"]
+        assert isinstance(series.data, da.Array)
+        assert "data: dask.array<" in repr(series) and str(series) == repr(series)
+        assert "x pynwb.base.TimeSeries" in repr(nwb.acquisition["x"]) and repr(nwb)
+        assert "data" in series._repr_html_()
+        assert dask_io.is_dask(series.data) and bool(series.data)
+        np.testing.assert_array_equal((series.data[:10, :3] + 1).compute(), VALUES[:10, :3] + 1)

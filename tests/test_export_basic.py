@@ -106,3 +106,26 @@ def test_copied_file_links_and_references_agree(tmp_path):
         copy = io.read()
         value = copy.trials["timeseries"][0][0]
         assert isinstance(value, TimeSeriesReference) and value.timeseries is copy.acquisition["test_ts"]
+
+
+def test_convert_takes_zarr_stores_on_either_side(tmp_path):
+    """docs/stores.md: ``convert`` opens a file from whatever it is handed, a zarr Store included."""
+    from zarr.storage import LocalStore, MemoryStore
+
+    from hdmf_zarr3 import convert
+
+    original = small_nwbfile()
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(original)
+    memory = MemoryStore()
+    convert(tmp_path / "a.nwb", memory)  # HDF5 -> Store
+    convert(memory, tmp_path / "b.nwb.zarr")  # Store -> Zarr path
+    convert(memory, tmp_path / "c.nwb")  # Store -> HDF5
+    convert(LocalStore(tmp_path / "b.nwb.zarr"), another := MemoryStore())  # Store -> Store
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as a:
+        expected = a.read()
+        for target in (memory, tmp_path / "b.nwb.zarr", another):
+            with NWBZarrIO(target, mode="r") as io:
+                TestCase().assertContainerEqual(io.read(), expected, ignore_hdmf_attrs=True)
+        with NWBHDF5IO(tmp_path / "c.nwb", mode="r") as io:
+            TestCase().assertContainerEqual(io.read(), expected, ignore_hdmf_attrs=True)

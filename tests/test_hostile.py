@@ -269,6 +269,28 @@ def test_damaged_metadata_gives_a_typed_error(f, damage, error):
         read_everything(f)
 
 
+LINK_MISTAKES = {  # (damage, node the error names, what it says)
+    "link-to-itself": (lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}), "/a/x",
+                       "the link points to itself"),
+    "link-to-a-link": (lambda f: _links(f, {"/a": [record(".", "/b/lnk", name="x")]}), "/a/x",
+                       "'/b/lnk' is itself a link"),
+    "links-in-a-cycle": (lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")],
+                                              "/b": [record(".", "/a/x", name="y")]}), "/a/x",
+                         "'/b/y' is itself a link"),
+    "reference-to-a-link": (lambda f: (deconsolidate(f), edit(f, "/x", _set("attributes", "ref", value={
+        "zarr_dtype": "object", "value": record(".", "/b/lnk")}))), "/x", "'/b/lnk' is itself a link"),
+}
+
+
+@pytest.mark.parametrize("damage,where,message", LINK_MISTAKES.values(), ids=LINK_MISTAKES.keys())
+def test_links_to_themselves_or_to_links_say_so(f, damage, where, message):
+    """Not "does not exist": the node is there, it is a link, and the format has no links to links."""
+    damage(f)
+    with pytest.raises(CorruptStoreError, match=message) as raised:
+        read_everything(f)
+    assert raised.value.path == where
+
+
 @pytest.mark.parametrize("value,expect", [(float("nan"), [np.nan]), ([float("inf"), float("-inf")], [np.inf, -np.inf])],
                          ids=["nan", "infinity"])
 def test_bare_non_finite_tokens_in_attributes_read_as_floats(f, value, expect):
@@ -381,6 +403,14 @@ def test_broken_external_targets_give_a_typed_error(f, external_layout, case, ki
     KINDS[kind][0](f, *case(external_layout))
     with pytest.raises(CorruptStoreError):
         read_everything(f)
+
+
+def test_a_link_to_a_link_in_another_file_says_so(f, external_layout):
+    _links(external_layout / "here" / "sib.zarr", {"/": [record(".", "/t", name="l")]})  # sib.zarr:/l -> /t
+    KINDS["link"][0](f, "sib.zarr", "/l")
+    with pytest.raises(CorruptStoreError, match="in external file 'sib.zarr': target '/l' is itself a link") as raised:
+        read_everything(f)
+    assert raised.value.path == "/b/lnk"
 
 
 def test_a_link_into_a_missing_file_is_skipped_with_a_warning(f, external_layout):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 
 import numpy as np
@@ -126,3 +127,121 @@ def test_read_over_plain_https_style_http_without_listing(tmp_path):
     finally:
         server.shutdown()
         server.server_close()
+
+
+MODES = ["r", "r+", "a", "w", "w-", "x"]
+
+
+def _listing(directory):
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+@pytest.fixture
+def hdf5_file(tmp_path):
+    from pynwb import NWBHDF5IO
+
+    with NWBHDF5IO(tmp_path / "s.nwb", mode="w") as io:
+        io.write(small_nwbfile())
+    return tmp_path / "s.nwb"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["s.nwb", "s.nwb.zarr", "s.nwb.zarr.zip"])
+def test_an_hdf5_file_says_to_use_nwbhdf5io_or_convert(hdf5_file, name, mode):
+    from hdmf_zarr3 import NotZarrError, ZarrIO
+
+    path = hdf5_file.rename(hdf5_file.parent / name)
+    content, before = path.read_bytes(), _listing(path.parent)
+    for cls in (NWBZarrIO, ZarrIO):
+        with pytest.raises(NotZarrError, match=r"HDF5 file, not Zarr: read it with pynwb.NWBHDF5IO, or convert it "
+                                               rf"with hdmf_zarr3.convert\('{name}'") as raised:
+            cls(path, mode=mode)
+        assert raised.value.path == str(path)
+    assert path.read_bytes() == content and _listing(path.parent) == before  # untouched, no lock left
+
+
+def test_an_hdf5_file_with_a_user_block_is_recognised(tmp_path):
+    import h5py
+
+    from hdmf_zarr3 import NotZarrError
+
+    with h5py.File(tmp_path / "u.h5", "w", userblock_size=1024) as f:
+        f["x"] = [1, 2]
+    with pytest.raises(NotZarrError, match="HDF5 file"):
+        NWBZarrIO(tmp_path / "u.h5", mode="r")
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name,content,message", [
+    ("notes.txt", b"hello", "this is a file, not a Zarr store"),
+    ("s.nwb.zarr.zip", b"hello", "this is not a zip file"),
+])
+def test_another_file_where_a_zarr_store_belongs_is_named(tmp_path, name, content, message, mode):
+    from hdmf_zarr3 import NotZarrError
+
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(NotZarrError, match=message):
+        NWBZarrIO(tmp_path / name, mode=mode)
+    assert _listing(tmp_path) == [name] and (tmp_path / name).read_bytes() == content
+
+
+@pytest.mark.parametrize("mode", ["r+", "a", "w", "w-", "x"])
+def test_writing_into_a_directory_of_other_files_is_refused(tmp_path, mode):
+    """A mistyped path naming, say, a folder of raw data: writing there would mix the new file in, and a
+    later mode 'w' would delete everything in it."""
+    from hdmf_zarr3 import NotZarrError
+
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "raw" / "recording.bin").write_bytes(b"precious")
+    with pytest.raises(NotZarrError, match="holds other files and no Zarr store"):
+        NWBZarrIO(tmp_path / "raw", mode=mode)
+    assert _listing(tmp_path) == ["raw", "raw/recording.bin"]
+    (tmp_path / "empty.nwb.zarr").mkdir()
+    if mode != "r+":
+        with NWBZarrIO(tmp_path / "empty.nwb.zarr", mode=mode) as io:  # an empty directory is fine
+            io.write(small_nwbfile())
+        assert _check(tmp_path / "empty.nwb.zarr") == ["ts"]
+
+
+@pytest.mark.parametrize("name", ["s.nwb.zarr", "s.nwb.zarr.zip"])
+def test_mode_a_in_a_missing_directory_is_refused(tmp_path, name):
+    """'a' opens a file or creates one beside others: a missing directory means a mistyped path. It is not
+    created; 'a' on a missing file in an existing directory creates the file, as NWBHDF5IO does."""
+    from hdmf_zarr3 import StoreError
+
+    with pytest.raises(StoreError, match=re.escape(f"the directory {tmp_path / 'typo'} does not exist (a mistyped "
+                                                   "path?)")) as raised:
+        NWBZarrIO(tmp_path / "typo" / name, mode="a")
+    assert raised.value.path == str(tmp_path / "typo" / name) and _listing(tmp_path) == []
+    with NWBZarrIO(tmp_path / name, mode="a") as io:
+        io.write(small_nwbfile())
+    assert _check(tmp_path / name) == ["ts"]
+
+
+@pytest.mark.parametrize("mode", ["w", "w-", "x"])
+@pytest.mark.parametrize("name", ["s.nwb.zarr", "s.nwb.zarr.zip"])
+def test_creating_modes_create_missing_directories(tmp_path, name, mode):
+    with NWBZarrIO(tmp_path / "new" / "dir" / name, mode=mode) as io:
+        io.write(small_nwbfile())
+    assert _check(tmp_path / "new" / "dir" / name) == ["ts"]
+
+
+@pytest.mark.parametrize("mode", ["a", "w", "w-", "x"])
+@pytest.mark.parametrize("below", ["", "dir/"])
+def test_a_new_file_below_a_file_is_refused(tmp_path, mode, below):
+    from hdmf_zarr3 import StoreError
+
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(StoreError, match=re.escape(f"cannot create the file: {tmp_path / 'notes.txt'} is a file, "
+                                                   "not a directory")):
+        NWBZarrIO(tmp_path / "notes.txt" / f"{below}s.nwb.zarr", mode=mode)
+    assert _listing(tmp_path) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("mode", ["r", "r+"])
+@pytest.mark.parametrize("name", ["s.nwb.zarr", "s.nwb.zarr.zip", "typo/s.nwb.zarr"])
+def test_reading_a_missing_file_names_it(tmp_path, name, mode):
+    with pytest.raises(UnsupportedOperation, match=re.escape(f"Unable to open file {tmp_path / name} in '{mode}' "
+                                                             "mode. File does not exist.")):
+        NWBZarrIO(tmp_path / name, mode=mode)
+    assert _listing(tmp_path) == []

@@ -19,6 +19,7 @@ import numpy as np
 from hdmf.backends.hdf5 import H5DataIO
 from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
+from zarr.abc.store import Store
 
 from . import spec_copy
 from .datasets import ZarrDataset
@@ -124,7 +125,9 @@ def _path(builder: GroupBuilder | DatasetBuilder) -> str:
     return "/" + builder.path.partition("/")[2] if "/" in builder.path else "/"
 
 
-def _is_zarr(path: str | Path) -> bool:
+def _is_zarr(path: str | Path | Store) -> bool:
+    if isinstance(path, Store):
+        return True
     text = os.fspath(path).rstrip("/")
     return text.endswith(ZARR_SUFFIXES) or os.path.isdir(text)
 
@@ -137,12 +140,13 @@ ZARR_SUFFIXES = (".zarr", ".zarr.zip")
 KEEP = "keep"
 
 
-def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks: Any = KEEP, shards: Any = KEEP,
-            codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None, **io_kwargs: Any) -> None:
+def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool = False, chunks: Any = KEEP,
+            shards: Any = KEEP, codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None,
+            **io_kwargs: Any) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
-    A path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr file; anything
-    else is HDF5. A Zarr source may be in any convention this package reads (ours, hdmf-zarr 0.14, or
+    A zarr ``Store``, or a path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr
+    file; anything else is HDF5. A Zarr source may be in any convention this package reads (ours, hdmf-zarr 0.14, or
     hdmf-zarr <= 0.13's Zarr v2); a Zarr destination is written in ours unless ``io_kwargs`` say
     ``convention="hdmf-zarr"``.
     Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
@@ -158,7 +162,7 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
 
     Parameters
     ----------
-    src, dst : str or Path
+    src, dst : str, Path or zarr Store
         Source and destination files; ``dst`` is created (an existing one is replaced).
     progress : bool
         Show a progress bar for each dataset larger than one copy buffer.
@@ -185,16 +189,16 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
 
     refuse_self_overwrite(src, dst)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
-    to_zarr = os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
+    to_zarr = isinstance(dst, Store) or os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
     relayout = make_relayout(chunks, shards, codec)
     if relayout and not to_zarr:
         raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
-    for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):
+    for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):  # a Store is Zarr
         if not is_zarr and locations.is_url(os.fspath(path)):
             raise ValueError(f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
                              "a Zarr file, ending in .zarr or .zarr.zip)")
     src_kwargs = {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
-    with src_cls(os.fspath(src), mode="r", **src_kwargs) as src_io:
+    with src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs) as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress,
@@ -213,9 +217,9 @@ def convert(src: str | Path, dst: str | Path, *, progress: bool = False, chunks:
             (path, key), _ = next(iter(src_io._reader.regions.items()))
             raise UnsupportedDataError(f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
                                        "cannot write; the Zarr file keeps them", path)
-        prepare_for_hdf5(root, progress=progress, src=os.fspath(src))
+        prepare_for_hdf5(root, progress=progress, src=src_io.source)
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
-            dst_io.write_builder(root, link_data=True, export_source=os.path.abspath(os.fspath(src)))
+            dst_io.write_builder(root, link_data=True, export_source=src_io.source)
             spec_copy.cache_in_hdf5(dst_io._file, spec_copy.source_specifications(src_io),
                                     src_io.manager.namespace_catalog, rebuilt=False)
 

@@ -28,8 +28,8 @@ DASK_FROM_BYTES = 64 * 2**20
 
 
 def is_dask(data: Any) -> bool:
-    module = type(data).__module__
-    return module.startswith("dask.") and hasattr(data, "dask") and hasattr(data, "chunks")
+    from_dask = any(cls.__module__.startswith("dask.") for cls in type(data).__mro__[:-1])  # or a subclass
+    return from_dask and hasattr(data, "dask") and hasattr(data, "chunks")
 
 
 def unit_shape(doc: dict[str, Any]) -> tuple[int, ...]:
@@ -77,8 +77,32 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> An
     import dask.array as da
 
     source = UnitSource(store, path, doc, dtype)
-    return da.from_array(source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}",
-                         asarray=False, fancy=False)
+    array = da.from_array(source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}",
+                          asarray=False, fancy=False)
+    return _dataset_array_class()(array.dask, array.name, array.chunks, meta=array._meta)
+
+
+_DATASET_ARRAY: type | None = None
+
+
+def _dataset_array_class() -> type:
+    """The dask array class handed out for stored datasets (made on first use: dask is optional)."""
+    global _DATASET_ARRAY
+    if _DATASET_ARRAY is None:
+        import dask.array as da
+
+        class DatasetArray(da.Array):
+            """A dask array standing for a stored dataset. It is true when not empty, as h5py's datasets
+            and our lazy ones are: HDMF's ``repr`` of a container asks ``bool()`` of each array field,
+            which a plain dask array refuses. Anything computed from it is a plain dask array."""
+
+            __slots__ = ()
+
+            def __bool__(self) -> bool:
+                return bool(self.size)
+
+        _DATASET_ARRAY = DatasetArray
+    return _DATASET_ARRAY
 
 
 def swap_in(container: Any, store: Store) -> int:

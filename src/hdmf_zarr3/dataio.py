@@ -14,7 +14,7 @@ CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configura
 
 
 def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
-    """The JSON form of a codec, checked against zarr's registry and the role it plays."""
+    """The JSON form of a codec, checked against zarr's registry, the role it plays and its options."""
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
     from zarr.registry import get_codec_class
 
@@ -28,15 +28,81 @@ def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
     expected = {"compressors": BytesBytesCodec, "filters": ArrayArrayCodec, "serializer": ArrayBytesCodec}[role]
     if not issubclass(cls, expected):
         raise UnsupportedDataError(f"{role}: codec {doc['name']!r} is not a {expected.__name__}")
-    return {"name": doc["name"], **({"configuration": doc["configuration"]} if doc.get("configuration") else {})}
+    configuration = doc.get("configuration", {})
+    if not isinstance(configuration, dict):
+        raise UnsupportedDataError(f"{role}: the configuration of codec {doc['name']!r} must be a dict, "
+                                   f"got {configuration!r}")
+    try:
+        cls.from_dict({"name": doc["name"], "configuration": configuration})  # zarr checks the options
+    except Exception as exc:  # zarr raises TypeError, ValueError... depending on the codec
+        raise UnsupportedDataError(f"{role}: codec {doc['name']!r}: {exc}") from None
+    return {"name": doc["name"], "configuration": configuration}
+
+
+def _codecs(value: Any, role: str) -> list[dict[str, Any]] | None:
+    """A list of codecs (a single codec stands for a list of one, as in zarr's ``create_array``)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        raise UnsupportedDataError(f"{role}: expected zarr codecs or their JSON forms ({{'name': {value!r}, ...}}), "
+                                   f"got the string {value!r}")
+    if isinstance(value, dict) or hasattr(value, "to_dict"):
+        value = [value]
+    try:
+        items = list(value)
+    except TypeError:
+        raise UnsupportedDataError(f"{role}: expected a list of zarr codecs, got {value!r}") from None
+    return [codec_json(c, role) for c in items]
 
 
 def _shape(value: Sequence[int] | None, name: str) -> tuple[int, ...] | None:
     if value is None:
         return None
-    if isinstance(value, int) or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in value):
+    if isinstance(value, (int, str)) or not hasattr(value, "__iter__") or \
+            not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > 0 for v in value):
         raise UnsupportedDataError(f"{name} must be a tuple of positive integers, got {value!r}")
-    return tuple(value)
+    return tuple(int(v) for v in value)
+
+
+def _dimension_names(value: Any) -> list[str | None] | None:
+    if value is None:
+        return None
+    if isinstance(value, str) or not hasattr(value, "__iter__") or \
+            not all(v is None or isinstance(v, str) for v in value):
+        raise UnsupportedDataError(f"dimension_names must be a list of strings (or None), got {value!r}")
+    return list(value)
+
+
+def _fill_value(value: Any) -> Any:
+    value = value.item() if isinstance(value, np.generic) else value  # JSON-ready
+    if value is not None and not isinstance(value, (bool, int, float, str, dict)):
+        raise UnsupportedDataError(f"fill_value must be a number, a bool or a string (a dict of them for a "
+                                   f"compound), got {value!r}")
+    return value
+
+
+def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]] | None:
+    """The storage type and shape of ``data`` when they are known without reading it (arrays, or the
+    ``dtype`` and ``shape`` of an empty dataset); ``None`` for lists and iterators (checked on write,
+    when the spec's dtype is known)."""
+    from hdmf.data_utils import AbstractDataChunkIterator
+
+    from .format import dtypes as D
+
+    if isinstance(data, AbstractDataChunkIterator):
+        return None
+    if data is None:
+        data_dtype, data_shape = dtype, shape
+    else:
+        data_dtype, data_shape = getattr(data, "dtype", None), getattr(data, "shape", None)
+    try:
+        if data_dtype is None or data_shape is None or (data is not None and not isinstance(data, np.ndarray)
+                                                        and np.dtype(data_dtype).kind == "O"):
+            return None  # object data of a lazy source: its type is known only once read
+        storage = getattr(data, "storage", None) or D.for_hdmf_dtype(data_dtype, data)
+        return storage, tuple(int(s) for s in data_shape)
+    except (UnsupportedDataError, TypeError, ValueError):
+        return None  # left to the writer, which knows the spec's dtype
 
 
 class ZarrDataIO(DataIO):
@@ -63,6 +129,16 @@ class ZarrDataIO(DataIO):
         Zarr v3 ``dimension_names`` (by default the spec's ``dims``).
     link_data : bool
         If ``data`` is a dataset read from another Zarr file, link to it instead of copying.
+
+    Raises
+    ------
+    UnsupportedDataError
+        For settings zarr could not store or read back: wrong types, non-positive chunk sizes, shards
+        that are not whole multiples of the chunks, unknown codecs or codec options. When the type and
+        shape of ``data`` are known (arrays, or ``dtype`` and ``shape``), also for a rank that does not
+        fit the data, a fill value the data type cannot hold, and codecs zarr refuses for it (the bytes
+        serializer for strings, a transpose of another rank); otherwise (lists, iterators) those are
+        refused when the file is written, before anything is stored.
     """
 
     def __init__(self, data: Any = None, chunks: Sequence[int] | None = None,
@@ -86,12 +162,20 @@ class ZarrDataIO(DataIO):
             if self.chunks is None or len(self.chunks) != len(self.shards) or \
                     any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
-        self.compressors = [codec_json(c, "compressors") for c in compressors] if compressors is not None else None
-        self.filters = [codec_json(c, "filters") for c in filters] if filters is not None else None
+        self.compressors = _codecs(compressors, "compressors")
+        self.filters = _codecs(filters, "filters")
         self.serializer = codec_json(serializer, "serializer") if serializer is not None else None
-        self.fill_value = fill_value.item() if isinstance(fill_value, np.generic) else fill_value  # JSON-ready
-        self.dimension_names = list(dimension_names) if dimension_names is not None else None
+        self.fill_value = _fill_value(fill_value)
+        self.dimension_names = _dimension_names(dimension_names)
+        if not isinstance(link_data, bool):
+            raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
+        known = _known_type(self.data, dtype, shape)
+        if known is not None:  # the data's type is known: every setting is checked now, as zarr will on write
+            from .layouts import checked, from_zarr_settings
+
+            storage, data_shape = known
+            checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.io_settings))
 
     @property
     def io_settings(self) -> dict[str, Any]:

@@ -17,13 +17,14 @@ import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
 
 from .compat import h5py_lock_released
-from .errors import ModeError
+from .errors import ModeError, UnsupportedDataError
 from .format import dtypes as D
 from .format import references as R
 from .format.dialects import ArrayLayout
 from .format.documents import chunk_key, grid_shape, key_separator
 from .format.layout_policy import inner_layout
 from .format.names import store_key
+from .format.selection import touched_cells
 from .storage import nodes
 from .storage.direct_read import UnitDecoder, read_key
 
@@ -200,6 +201,42 @@ class ZarrDataset(HDMFDataset):
 
     def __next__(self) -> Any:
         raise TypeError(f"{type(self).__name__} is not an iterator; use iter()")
+
+    # --- changing in place (as h5py does in modes r+ and a) ------------------------------------
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does. The chunks rewritten are kept first, so an
+        error that leaves the ``with`` block (or a failed write) puts them back."""
+        handle = self._io._require_open()
+        if not handle.writable:
+            raise ModeError(f"cannot change the data: the file is open in mode {self._io.mode!r} (use 'r+' or 'a')",
+                            self._path)
+        separator = key_separator(self._doc)
+        if self._doc.get("zarr_format") != 3 or separator is None:
+            raise ModeError("cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the "
+                            "file first", self._path)
+        values = self._encode_values(value)
+        cells = touched_cells(key, self.shape, self._grid)  # an IndexError before anything is kept or written
+        handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
+        orthogonal = isinstance(key, (list, np.ndarray)) or \
+            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
+        self._cache = None
+        with h5py_lock_released():
+            if orthogonal:
+                self.dataset.oindex[key] = values
+            else:
+                self.dataset[key] = values
+        handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
+
+    def _encode_values(self, value: Any) -> Any:
+        from .encode import encode_values
+
+        if self.storage.kind in ("numeric", "struct"):
+            try:
+                return np.asarray(value, dtype=self.storage.numpy_dtype)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise UnsupportedDataError(f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}",
+                                           self._path) from None
+        return encode_values(value, self.storage, self._io._reference_for_append, self._path)
 
     # --- appending --------------------------------------------------------------------------
     def _encode_rows(self, values: list) -> np.ndarray:

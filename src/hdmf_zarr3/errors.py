@@ -99,3 +99,8 @@ class UnknownTypeError(FormatError):
 
 class IncompleteFileWarning(UserWarning):
     """A file read with ``allow_incomplete=True`` lacks nodes or types: what could not be read is named."""
+
+
+class NotZarrError(StoreError):
+    """The local path holds something other than a Zarr file: an HDF5 file (read it with ``NWBHDF5IO`` or
+    convert it with :func:`hdmf_zarr3.convert`), another file, or a directory of other files."""

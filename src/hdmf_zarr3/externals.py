@@ -86,7 +86,9 @@ class ForeignFiles:
                 raise CorruptStoreError(f"external file {ref.source!r} does not exist", where) from None
         found = self.node(target, ref.path)
         if found is None:
-            raise CorruptStoreError(f"{ref.path!r} does not exist in external file {ref.source!r}", where)
+            reader = getattr(self.ios[target], "_reader", None)  # a Zarr file says why (e.g. a link to a link)
+            why = reader.why_missing(ref.path, "") if reader is not None else f"{ref.path!r} does not exist"
+            raise CorruptStoreError(f"in external file {ref.source!r}: {why}", where)
         return found
 
     def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:

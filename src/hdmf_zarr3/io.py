@@ -390,7 +390,9 @@ class ZarrIO(HDMFIO):
         if self._foreign is not None and ref.is_internal and self.source is not None:
             found = self._foreign.node(locations.absolute(self.source), ref.path)
             if found is None:
-                raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
+                why = self._reader.why_missing(ref.path, where) if self._reader is not None else \
+                    f"reference target {ref.path!r} does not exist"
+                raise CorruptStoreError(why, where)
             return found
         self.read_builder()
         return self._reader.resolve(ref, where)

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from .errors import LayoutWarning, UnsupportedDataError
+from .format import array_check
 from .format import documents as docs
 from .format import dtypes as D
 from .format import layout_policy as policy
@@ -57,10 +58,28 @@ def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: 
     """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults).
 
     ``auto_shards=False`` keeps the policy from sharding (explicit ``ZarrDataIO`` shards still apply).
-    A ``relayout`` (a conversion's ``--chunks/--shards/--codec``) changes the result last.
+    A ``relayout`` (a conversion's ``--chunks/--shards/--codec``) changes the result last. Settings a
+    caller chose are checked by zarr against the data type (:func:`checked`).
     """
     result = _choose(path, storage, shape, settings, source, auto_shards)
-    return relayout.apply(path, storage, shape, result) if relayout else result
+    if relayout:
+        result = relayout.apply(path, storage, shape, result)
+    return checked(path, storage, shape, result) if settings.get("zarr") or relayout else result
+
+
+def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], layout: ZarrLayout) -> ZarrLayout:
+    """``layout`` once zarr has parsed the array document it gives (an :class:`UnsupportedDataError`
+    naming ``path`` if zarr refuses it), with its codecs and fill value as they are stored."""
+    fill = None if layout.fill_value is None else array_check.fill_value_json(layout.fill_value, storage, path)
+    try:
+        doc = docs.array_document(shape, storage, {}, chunks=layout.chunks, codecs=layout.codecs,
+                                  dimension_names=layout.dimension_names, fill_value=fill)
+    except UnsupportedDataError as exc:
+        if exc.path is not None or path is None:
+            raise
+        raise UnsupportedDataError(str(exc), path) from None
+    codecs = array_check.zarr_codecs(doc, path)
+    return replace(layout, codecs=codecs if layout.codecs is not None else None, fill_value=fill)
 
 
 def _choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],

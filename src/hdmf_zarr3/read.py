@@ -221,11 +221,32 @@ class BuilderReader:
             found = self.built.get(ref.path)
             if found is None and not missing_ok:
                 if not self.io._partial():
-                    raise CorruptStoreError(f"reference target {ref.path!r} does not exist", where)
+                    raise CorruptStoreError(self.why_missing(ref.path, where), where)
                 warnings.warn(f"{self.io.source}: the file is incomplete; {where} is left out: its target "
                               f"{ref.path!r} was not written", IncompleteFileWarning, stacklevel=2)
             return found
         return self.io._external_builder(ref, where, missing_ok)
+
+    def why_missing(self, target: str, where: str) -> str:
+        """Why no group or dataset is at ``target``, the target of the link or reference at ``where``:
+        it is the link itself, another link (the format has no links to links), or nothing at all."""
+        if target == where:
+            return "the link points to itself"
+        if target in self._link_paths():
+            return f"target {target!r} is itself a link; links and references must point to a group or dataset"
+        return f"reference target {target!r} does not exist"
+
+    def _link_paths(self) -> set[str]:
+        found = set()
+        for path, doc in self.docs.items():
+            links = doc.get("attributes", {}).get(N.LINK_ATTR) if doc.get("node_type") == "group" else None
+            if links is None:
+                continue
+            try:
+                found.update(N.join(path, link.name) for link in decode_links(links, path))
+            except CorruptStoreError:  # a damaged record is reported where its own group is read
+                continue
+        return found
 
 
 def _checked_links(links: list[Any], builder: GroupBuilder, path: str) -> list[Any]:

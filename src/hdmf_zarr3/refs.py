@@ -34,8 +34,9 @@ class ReferenceEncoder:
         self.export_source = locations.absolute(export_source) if export_source else None
         self.root_oid = _object_id(root)
 
-    def __call__(self, obj: Any) -> Reference:
-        builder = self.builder_of(obj)
+    def __call__(self, obj: Any, where: str | None = None) -> Reference:
+        """The record of a reference (or link) to ``obj``; errors name ``where``, the referring node."""
+        builder = self.builder_of(obj, where)
         top, names = builder, []
         while top.parent is not None:
             names.append(top.name)
@@ -56,11 +57,10 @@ class ReferenceEncoder:
         top_oid = _object_id(top) if (top is not builder or path == "/") else None
         return Reference(self.relative(builder.source), path, oid, top_oid)
 
-    def builder_of(self, obj: Any) -> Builder:
+    def builder_of(self, obj: Any, where: str | None = None) -> Builder:
         if isinstance(obj, ReferenceBuilder):
             obj = obj.builder
-        if isinstance(obj, LinkBuilder):
-            obj = obj.builder
+        obj = link_target(obj, where)
         if isinstance(obj, Builder):
             return obj
         if self.manager is None:
@@ -73,6 +73,30 @@ class ReferenceEncoder:
     def relative(self, source: str) -> str:
         """``source`` relative to this file's directory (POSIX separators); absolute if unknown."""
         return locations.relative_to(source, self.directory)
+
+
+def link_target(obj: Any, where: str | None = None) -> Any:
+    """The group or dataset a link leads to, through any chain of links (the format stores a chain as one
+    link to its end, as HDMF builds a link to a linked container). HDMF's types forbid links to links, but
+    a builder edited by hand can hold one: a link that leads back to itself is refused, naming it."""
+    seen: list[LinkBuilder] = []
+    while isinstance(obj, LinkBuilder):
+        if any(obj is s for s in seen):
+            if obj is seen[0] and len(seen) == 1:
+                raise ReferenceError_("the link points to itself", where)
+            chain = " -> ".join(_builder_path(b) for b in [*seen[seen.index(obj):], obj])
+            raise ReferenceError_(f"the link leads to a cycle of links ({chain}), never to a group or dataset", where)
+        seen.append(obj)
+        obj = obj.builder
+    return obj
+
+
+def _builder_path(builder: Builder) -> str:
+    names = []
+    while builder is not None and builder.parent is not None:
+        names.append(builder.name)
+        builder = builder.parent
+    return "/" + "/".join(reversed(names))
 
 
 def _object_id(builder: Builder) -> str | None:

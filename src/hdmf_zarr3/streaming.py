@@ -102,16 +102,10 @@ def _progress_bar(description: str, total: int | None, unit: str = "block") -> A
     return tqdm(total=total, desc=description, unit=unit, unit_scale=unit != "block", leave=False)
 
 
-def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
-                    attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
-                    dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
-    """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
-
-    The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
-    explicit chunk setting). Blocks are assembled into whole write units, each written once while
-    the iterator produces the next block. Arrays whose length is not known in advance are not
-    sharded by default (the policy cannot tell how large they will be).
-    """
+def stream_layout(path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
+                  options: dict[str, Any]) -> tuple[Any, tuple[int, ...], list[int], list[int | None]]:
+    """The layout of a stream (checked, see :func:`.layouts.choose`), the shape it is sized for, its
+    initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
     from . import layouts
 
     maxshape = tuple(getattr(iterator, "maxshape", None) or ())
@@ -126,6 +120,20 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
     # Size chunks for the whole stream: rows of unknown count are taken as plentiful.
     estimate = tuple(b if b is not None else max(s, 2**31) for b, s in zip(bounds, initial))
     layout = layouts.choose(path, storage, estimate, options, auto_shards=None not in bounds)
+    return layout, estimate, initial, bounds
+
+
+def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
+                    attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
+                    dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
+    """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
+
+    The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
+    explicit chunk setting). Blocks are assembled into whole write units, each written once while
+    the iterator produces the next block. Arrays whose length is not known in advance are not
+    sharded by default (the policy cannot tell how large they will be).
+    """
+    layout, estimate, initial, bounds = stream_layout(path, iterator, storage, options)
     chunks = layout.chunks or docs.default_chunks(estimate, storage)
     dimension_names = layout.dimension_names or dimension_names
 

@@ -33,7 +33,7 @@ from .refs import ReferenceEncoder
 from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
 from .storage.direct import UnitEncoder
-from .streaming import copy_blocks, stream_iterator
+from .streaming import copy_blocks, stream_iterator, stream_layout
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -175,7 +175,7 @@ class BuilderWriter:
         return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)
 
     def _link(self, builder: LinkBuilder, parent: str) -> Link:
-        return Link(builder.name, self.reference_to(builder.builder))
+        return Link(builder.name, self.reference_to(builder, N.join(parent, builder.name)))
 
     def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
         if self.io.get_written(builder):
@@ -223,6 +223,8 @@ class BuilderWriter:
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
+            if options.get("zarr"):  # streams are written after the other nodes: check their settings now
+                stream_layout(path, data, storage, options)
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
         elif is_lazy_source(data):
             shape = source_shape(data)

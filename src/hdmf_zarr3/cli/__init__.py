@@ -3,11 +3,14 @@
 Each sub-command lives in its own module and adds its parser with ``add_parser(subparsers)``; the
 parsed arguments carry the function that runs it. Errors are reported in one line (the error type
 and its message, which names the file and the node), with the traceback only under ``--debug``.
+Output cut short by its reader (``hdmf-zarr3 info | head``) ends the command quietly with status 1,
+as Python's documentation recommends for a closed pipe (SIGPIPE is ignored by Python).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -29,10 +32,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status (0 success, 1 error, 2 usage error)."""
-    parser = build_parser()
+    try:
+        status = _run(build_parser(), argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit where Python would print a traceback
+        return status
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
         print("hdmf-zarr3: interrupted", file=sys.stderr)
         return 130
@@ -44,6 +57,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             message = incomplete_hint(message)
         print(f"hdmf-zarr3 {args.command}: {type(exc).__name__}: {message}", file=sys.stderr)
         return 1
+
+
+def _output_closed() -> int:
+    """Whoever read our output has gone: point stdout at devnull so the flush at exit cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout with no file descriptor (captured): nothing to flush to
+        pass
+    return 1
 
 
 if __name__ == "__main__":

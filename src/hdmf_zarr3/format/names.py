@@ -27,13 +27,18 @@ RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, IN
 #: ``source`` of a link or reference whose target lives in the same file.
 SAME_FILE = "."
 
+#: Longest node name, in bytes of UTF-8: a name is a directory name, and file systems take at most 255.
+MAX_NAME_BYTES = 255
+
 
 def check_name(name: str, parent: str) -> None:
     """Refuse names that are not valid Zarr v3 node names or would clash with the store layout.
 
     Zarr v3 node names are non-empty, contain no ``/``, are not made of periods only and do not start
     with the reserved prefix ``__``; ``zarr.json`` would collide with the metadata document. A ``\\``
-    would become a ``/`` in zarr-python's paths, and a NUL cannot be a file name.
+    would become a ``/`` in zarr-python's paths, and a NUL cannot be a file name. A name is a directory
+    name, so it must be UTF-8 (no lone surrogates) of at most :data:`MAX_NAME_BYTES` bytes; checked
+    while the tree is walked, the file is never left half written by a name the disk refuses.
     """
     from ..errors import InvalidNameError
 
@@ -43,6 +48,14 @@ def check_name(name: str, parent: str) -> None:
             or name == "zarr.json":
         raise InvalidNameError(f"invalid node name {name!r}: names may not contain '/', '\\' or NUL, be made of "
                                "periods only, start with '__' or be 'zarr.json'", parent)
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidNameError(f"invalid node name {name!r}: not encodable as UTF-8 (a lone surrogate)",
+                               parent) from None
+    if size > MAX_NAME_BYTES:
+        raise InvalidNameError(f"invalid node name {name[:40]!r}... ({size} bytes of UTF-8): names may have at most "
+                               f"{MAX_NAME_BYTES} bytes, as file systems allow", parent)
 
 
 def join(parent: str, name: str) -> str:

@@ -33,7 +33,7 @@ from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
 from ..format.names import store_key
-from . import locations, open_files, zipped
+from . import local_paths, locations, open_files, zipped
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
@@ -322,6 +322,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
+            local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
             if mode in CREATE_MODES:
                 open_files.check_replaceable(location, None, mode)
             if location.endswith(".zip"):
