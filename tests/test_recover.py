@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from nwb_factories import small_nwbfile
+from file_bytes import files, write_small
 from pynwb import TimeSeries
 from zarr.storage import LocalStore
 
@@ -27,16 +27,11 @@ from hdmf_zarr3 import (
 JOURNAL = "__hdmf_zarr3_journal"
 
 
-def _files(path: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
 def written(tmp_path):
-    path = tmp_path / "f.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    return path
+    return write_small(tmp_path / "f.nwb.zarr")
 
 
 def _interrupted_append(path: Path) -> dict[str, bytes]:
@@ -44,7 +39,7 @@ def _interrupted_append(path: Path) -> dict[str, bytes]:
     (by stopping the writer's commit). Returns the files before the append."""
     from hdmf_zarr3.storage import stores
 
-    before = _files(path)
+    before = files(path)
     commit = stores.StoreHandle.commit
     stores.StoreHandle.commit = lambda self: None  # the commit never happens: as if killed before it
     try:
@@ -66,7 +61,7 @@ def test_an_interrupted_append_is_recovered(written):
     with pytest.raises(IncompleteFileError, match="recover"):
         NWBZarrIO(written, mode="r+")
     assert "restored" in recover(written)
-    assert _files(written) == before
+    assert files(written) == before
 
 
 def test_a_journal_naming_nodes_outside_the_file_is_refused_and_nothing_is_deleted(written, tmp_path):
@@ -78,10 +73,10 @@ def test_a_journal_naming_nodes_outside_the_file_is_refused_and_nothing_is_delet
     for entry in (["../precious"], ["/acquisition/../../precious"], ["__hdmf_zarr3_journal"], "not a list",
                   ["."], [""]):
         (written / JOURNAL / "new" / "9").write_text(json.dumps(entry))
-        state = _files(written)
+        state = files(written)
         with pytest.raises(CorruptStoreError, match="journal entry"):
             recover(written)
-        assert _files(written) == state and (outside / "data.txt").read_text() == "keep me"
+        assert files(written) == state and (outside / "data.txt").read_text() == "keep me"
     (written / JOURNAL / "new" / "9").write_bytes(b"\x00garbage")
     with pytest.raises(CorruptStoreError, match="not JSON"):
         recover(written)
@@ -96,11 +91,11 @@ def test_a_stale_journal_beside_a_complete_file_is_never_applied(written):
     (journal / "new" / "1").write_text(json.dumps(["/acquisition"]))
     (journal / "absent" / "acquisition" / "ts" / "data" / "c").mkdir(parents=True)
     (journal / "absent" / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(b"")
-    before = {k: v for k, v in _files(written).items() if not k.startswith(JOURNAL)}
+    before = {k: v for k, v in files(written).items() if not k.startswith(JOURNAL)}
     with NWBZarrIO(written, mode="r") as io:  # readers do not see it
         assert len(io.read().acquisition["ts"].data) == 1000
     assert "removed the journal" in recover(written)
-    assert _files(written) == before
+    assert files(written) == before
     # an append also starts by discarding it (never applies it)
     (journal / "new").mkdir(parents=True)
     (journal / "new" / "1").write_text(json.dumps(["/acquisition"]))
@@ -145,7 +140,7 @@ def test_a_recovery_interrupted_at_any_step_can_be_run_again(written, budget):
     _FailingStore.budget = 10**9
     (written / "hdmf_zarr3.lock").unlink(missing_ok=True)  # the lock of the interrupted recovery
     recover(written)
-    assert _files(written) == before
+    assert files(written) == before
 
 
 def test_recover_waits_for_a_live_writer(written):
@@ -177,7 +172,7 @@ def test_the_cli_recovers(written):
     done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "recover", str(written)], capture_output=True,
                           text=True)
     assert done.returncode == 0 and "restored the file" in done.stdout, done.stderr
-    assert _files(written) == before
+    assert files(written) == before
     done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "info", str(written)], capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr

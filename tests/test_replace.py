@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from file_bytes import files, series_length, write_small
 from hdmf.data_utils import DataChunkIterator
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
@@ -15,12 +16,6 @@ from s3_server import new_bucket, s3_server
 from zarr.storage import MemoryStore
 
 from hdmf_zarr3 import IncompleteFileError, NWBZarrIO
-
-
-def _files(path: Path) -> dict[str, bytes]:
-    if path.is_file():
-        return {"": path.read_bytes()}
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 def _beside(path: Path) -> list[str]:
@@ -40,78 +35,58 @@ def _failing_nwbfile():
 
 @pytest.fixture(params=[".nwb.zarr", ".nwb.zarr.zip"])
 def existing(request, tmp_path):
-    path = tmp_path / f"f{request.param}"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    return path
+    return write_small(tmp_path / f"f{request.param}")
 
 
 def _unchanged(path: Path, before: dict[str, bytes]) -> None:
-    assert _files(path) == before
+    assert files(path) == before
     assert _beside(path) == []  # no working copy, no lock left behind
-    with NWBZarrIO(path, mode="r") as io:
-        assert len(io.read().acquisition["ts"].data) == 1000
+    assert series_length(path) == 1000
 
 
 def test_closing_without_a_write_keeps_the_old_file(existing):
-    before = _files(existing)
+    before = files(existing)
     io = NWBZarrIO(existing, mode="w")
     io.close()
     _unchanged(existing, before)
 
 
 def test_an_error_before_the_write_keeps_the_old_file(existing):
-    before = _files(existing)
+    before = files(existing)
     with pytest.raises(KeyError), NWBZarrIO(existing, mode="w"):
         raise KeyError("the user's own mistake")
     _unchanged(existing, before)
 
 
 def test_a_failed_write_keeps_the_old_file(existing):
-    before = _files(existing)
+    before = files(existing)
     with NWBZarrIO(existing, mode="w") as io, pytest.raises(OSError, match="went away"):
         io.write(_failing_nwbfile())
     _unchanged(existing, before)
 
 
 def test_a_finished_write_replaces_the_old_file(existing):
-    with NWBZarrIO(existing, mode="w") as io:
-        io.write(small_nwbfile(10))
-    assert _beside(existing) == []
-    with NWBZarrIO(existing, mode="r") as io:
-        assert len(io.read().acquisition["ts"].data) == 10
+    write_small(existing, 10)
+    assert _beside(existing) == [] and series_length(existing) == 10
 
 
-def test_the_old_directory_is_readable_until_the_new_one_is_finished(tmp_path):
-    path = tmp_path / "f.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
+def test_the_new_file_is_in_place_once_write_returns(tmp_path):
+    path = write_small(tmp_path / "f.nwb.zarr")
     with NWBZarrIO(path, mode="w") as io:
         io.write(small_nwbfile(10))
-        # committed: the new file is in place as soon as write() returns, before close()
-        with NWBZarrIO(path, mode="r") as reader:
-            assert len(reader.read().acquisition["ts"].data) == 10
+        assert series_length(path) == 10  # committed and swapped before close()
 
 
 def test_a_symlinked_file_is_replaced_at_its_target(tmp_path):
-    target = tmp_path / "real.nwb.zarr"
-    with NWBZarrIO(target, mode="w") as io:
-        io.write(small_nwbfile())
+    target = write_small(tmp_path / "real.nwb.zarr")
     link = tmp_path / "link.nwb.zarr"
     link.symlink_to(target, target_is_directory=True)
-    with NWBZarrIO(link, mode="w") as io:
-        io.write(small_nwbfile(10))
-    assert link.is_symlink() and target.is_dir()
-    with NWBZarrIO(target, mode="r") as io:
-        assert len(io.read().acquisition["ts"].data) == 10
+    write_small(link, 10)
+    assert link.is_symlink() and target.is_dir() and series_length(target) == 10
 
 
 def test_appends_after_a_replacing_write_go_to_the_new_file(tmp_path):
-    path = tmp_path / "f.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile(10))
+    path = write_small(write_small(tmp_path / "f.nwb.zarr"), 10)
     with NWBZarrIO(path, mode="a") as io:
         nwb = io.read()
         nwb.add_trial(start_time=5.0, stop_time=6.0)

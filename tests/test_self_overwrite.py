@@ -10,29 +10,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from file_bytes import files, write_small
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
 from zarr.storage import LocalStore, MemoryStore
 
-from hdmf_zarr3 import NWBZarrIO, SelfOverwriteError, convert
-
-
-def _files(path: Path) -> dict[str, bytes]:
-    if path.is_file():
-        return {"": path.read_bytes()}
-    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+from hdmf_zarr3 import NotZarrError, NWBZarrIO, SelfOverwriteError, convert
 
 
 @pytest.fixture
 def source(tmp_path):
-    path = tmp_path / "s.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    return path
+    return write_small(tmp_path / "s.nwb.zarr")
 
 
 def _intact(path: Path, before: dict[str, bytes]) -> None:
-    assert _files(path) == before
+    assert files(path) == before
     with NWBZarrIO(path, mode="r") as io:
         assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
 
@@ -40,7 +32,7 @@ def _intact(path: Path, before: dict[str, bytes]) -> None:
 @pytest.mark.parametrize("spelling", ["same", "slash", "relative", "symlink", "file-url"])
 @pytest.mark.parametrize("layout", [{}, {"chunks": "auto", "codec": "zstd"}])
 def test_convert_onto_itself_is_refused(source, spelling, layout, monkeypatch):
-    before = _files(source)
+    before = files(source)
     monkeypatch.chdir(source.parent)
     dst = {"same": str(source), "slash": f"{source}/", "relative": f"./{source.name}/",
            "file-url": f"file://{source}"}.get(spelling)
@@ -53,7 +45,7 @@ def test_convert_onto_itself_is_refused(source, spelling, layout, monkeypatch):
 
 
 def test_convert_inside_or_around_the_source_is_refused(source):
-    before = _files(source)
+    before = files(source)
     with pytest.raises(SelfOverwriteError, match="lies inside the source"):
         convert(source, source / "acquisition" / "copy.nwb.zarr")
     with pytest.raises(SelfOverwriteError, match="contains the source"):
@@ -91,7 +83,7 @@ def test_convert_between_stores_refuses_the_same_store(source):
 
 
 def test_cli_convert_onto_itself_fails_and_keeps_the_file(source):
-    before = _files(source)
+    before = files(source)
     done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "convert", str(source), f"{source}/"],
                           capture_output=True, text=True)
     assert done.returncode == 1 and "SelfOverwriteError" in done.stderr, done.stderr
@@ -99,7 +91,7 @@ def test_cli_convert_onto_itself_fails_and_keeps_the_file(source):
 
 
 def test_export_onto_the_file_being_read_is_refused(source):
-    before = _files(source)
+    before = files(source)
     with NWBZarrIO(source, mode="r") as src_io:
         src_io.read()
         with pytest.raises(SelfOverwriteError, match="is open in this process"):
@@ -113,12 +105,23 @@ def test_mode_w_waits_until_the_readers_of_this_process_are_closed(source, tmp_p
     for mode in ("w", "x", "w-"):
         with pytest.raises(SelfOverwriteError, match="Close that file first"):
             NWBZarrIO(source, mode=mode)
-    with pytest.raises(SelfOverwriteError, match="contains a file that is open"):
+    with pytest.raises(NotZarrError):  # a directory of other files is never written into
         NWBZarrIO(tmp_path, mode="w")
     assert np.array_equal(data[:], np.arange(1000.0))  # the reader still reads its data
     reader.close()
     with NWBZarrIO(source, mode="w") as io:  # closed: replacing it is the user's choice
         io.write(small_nwbfile(10))
+
+
+def test_mode_w_on_a_file_around_an_open_one_is_refused(tmp_path):
+    outer = write_small(tmp_path / "outer.nwb.zarr")
+    inner = write_small(outer / "inner.nwb.zarr")
+    before = files(outer)
+    with NWBZarrIO(inner, mode="r") as reader:
+        reader.read()
+        with pytest.raises(SelfOverwriteError, match="contains a file that is open"):
+            NWBZarrIO(outer, mode="w")
+    assert files(outer) == before
 
 
 def test_a_store_object_open_for_reading_is_not_replaced():

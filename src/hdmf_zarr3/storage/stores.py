@@ -236,10 +236,7 @@ class StoreHandle:
             elif discard is not None:
                 discard()
         finally:
-            open_files.unregister(self)
-            if self.lock is not None:
-                lock, self.lock = self.lock, None
-                lock.release()
+            self._release()
 
     def abandon(self) -> None:
         """What becomes of a writer never closed, when its io is garbage collected or the interpreter
@@ -255,10 +252,14 @@ class StoreHandle:
             if abandon is not None:
                 abandon()
         finally:
-            open_files.unregister(self)
-            if self.lock is not None:
-                lock, self.lock = self.lock, None
-                lock.release()
+            self._release()
+
+    def _release(self) -> None:
+        """Forget the file as open in this process and release the write lock (once)."""
+        open_files.unregister(self)
+        if self.lock is not None:
+            lock, self.lock = self.lock, None
+            lock.release()
 
 
 def _journal_side(store: Store) -> Store | None:

@@ -1,0 +1,28 @@
+"""What a file holds, byte for byte, and the small files the trust tests write and check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nwb_factories import small_nwbfile
+
+from hdmf_zarr3 import NWBZarrIO
+
+
+def files(path: Path) -> dict[str, bytes]:
+    """Every file of a directory store (relative path: bytes), or a single file's bytes under ``""``."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def write_small(path: Path, samples: int = 1000, mode: str = "w") -> Path:
+    with NWBZarrIO(path, mode=mode) as io:
+        io.write(small_nwbfile(samples))
+    return path
+
+
+def series_length(path: Path, **kwargs) -> int:
+    """How many samples the small file's TimeSeries ``ts`` holds, read back."""
+    with NWBZarrIO(path, mode="r", **kwargs) as io:
+        return len(io.read().acquisition["ts"].data)
