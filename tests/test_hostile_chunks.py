@@ -27,7 +27,7 @@ from hostile_corpus import (
     zip_directory,
 )
 
-from hdmf_zarr3 import CorruptStoreError, UnsafeDataError, UnsupportedCodecError, ZarrIO
+from hdmf_zarr3 import CorruptStoreError, NotZarrError, UnsafeDataError, UnsupportedCodecError, ZarrIO
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hdmf-zarr-0.13")
 
@@ -246,9 +246,10 @@ ZIP_CASES = {
                                             CorruptStoreError, "more than the"),
     "member-compressed-with-bzip2": (lambda f: _zipped(f, method=zipfile.ZIP_BZIP2), UnsupportedCodecError,
                                      "zip method 12"),
-    "not-a-zip": (lambda f: _write(f.parent / "f.zarr.zip", b"PK\x05\x06 not a zip"), CorruptStoreError,
-                  "not a readable zip"),
-    "truncated-zip": (lambda f: _truncate(_zipped(f)), CorruptStoreError, "zip"),
+    # refused when opened: the path says zip, the bytes do not (NotZarrError, a StoreError naming the path)
+    "not-a-zip": (lambda f: _write(f.parent / "f.zarr.zip", b"PK\x05\x06 not a zip"), NotZarrError,
+                  "not a zip file"),
+    "truncated-zip": (lambda f: _truncate(_zipped(f)), NotZarrError, "not a zip file"),
     "member-crc-mismatch": (lambda f: _flip_member(_zipped(f), "blosc/c/1"), CorruptStoreError, "CRC|cannot be read"),
 }
 
