@@ -127,3 +127,14 @@ def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(s3, k
     with NWBZarrIO(where, mode="w", storage_options=options) as io:
         io.write(small_nwbfile(10))
     assert read_length() == 10
+
+
+def test_without_an_atomic_exchange_the_swap_renames_twice_and_leaves_nothing_behind(tmp_path, monkeypatch):
+    """Where renameat2 is missing (not Linux, some network file systems) the old file is renamed aside and
+    the new one into place; both steps done, nothing is left beside the file."""
+    from hdmf_zarr3.storage import replacing
+
+    monkeypatch.setattr(replacing, "_exchange", lambda a, b: False)
+    path = write_small(tmp_path / "f.nwb.zarr")
+    write_small(path, 10)
+    assert series_length(path) == 10 and _beside(path) == []

@@ -121,6 +121,10 @@ def test_mode_w_on_a_file_around_an_open_one_is_refused(tmp_path):
         reader.read()
         with pytest.raises(SelfOverwriteError, match="contains a file that is open"):
             NWBZarrIO(outer, mode="w")
+    with NWBZarrIO(outer, mode="r") as reader:
+        reader.read()
+        with pytest.raises(SelfOverwriteError, match="lies inside a file that is open"):
+            NWBZarrIO(outer / "acquisition" / "new.nwb.zarr", mode="w")
     assert files(outer) == before
 
 
