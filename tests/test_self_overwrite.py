@@ -144,3 +144,21 @@ def test_appending_beside_an_open_reader_is_allowed(source):
         reader.read()
         writer.read()
     assert os.path.isdir(source)
+
+
+def test_a_reader_nobody_refers_to_does_not_block_a_replacement(source):
+    """``read_nwb`` keeps its io inside a reference cycle: once the file it returned is dropped, nothing
+    reads the file any more, and mode 'w' goes ahead (a reader still in use is refused, above)."""
+    import gc
+
+    gc.disable()  # the cycle stays until the replacement looks for readers
+    try:
+        nwb = NWBZarrIO.read_nwb(path=str(source))
+        assert len(nwb.acquisition["ts"].data) == 1000
+        del nwb
+        with NWBZarrIO(source, mode="w") as io:
+            io.write(small_nwbfile(10))
+    finally:
+        gc.enable()
+    with NWBZarrIO(source, mode="r") as io:
+        assert len(io.read().acquisition["ts"].data) == 10
