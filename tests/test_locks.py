@@ -371,3 +371,26 @@ def test_break_lock_removes_a_zips_leftovers_when_it_is_not_locked(tmp_path):
     assert break_lock(path) is None  # nothing was locked; the leftovers were removed under a lock of its own
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.zarr.zip", "f.zarr.zip.notes"]
     assert break_lock(tmp_path / "missing" / "f.zarr.zip") is None and not (tmp_path / "missing").exists()
+
+
+def test_a_writer_nobody_refers_to_does_not_lock_out_the_next_one_in_this_process(tmp_path):
+    """A writer kept only by a reference cycle (never closed) is collected before a new writer of this
+    process is refused; one still in use is not (the same process gets FileLockedError, as another would)."""
+    from nwb_factories import small_nwbfile
+
+    path = tmp_path / "f.nwb.zarr"
+    with NWBZarrIO(path, mode="w") as io:
+        io.write(small_nwbfile(20))
+    gc.disable()  # the cycle stays until the next writer looks at the lock
+    try:
+        forgotten = NWBZarrIO(path, mode="a")
+        forgotten.cycle = forgotten  # reachable only from itself
+        del forgotten
+        with NWBZarrIO(path, mode="a") as io:
+            io.read()
+        in_use = NWBZarrIO(path, mode="a")
+        with pytest.raises(FileLockedError):
+            NWBZarrIO(path, mode="a")
+        in_use.close()
+    finally:
+        gc.enable()

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import atexit
 import datetime
+import gc
 import json
 import os
 import socket
@@ -159,8 +160,12 @@ class WriteLock:
         self._finalizer = weakref.finalize(self, _release, place, holder["token"])
 
     @classmethod
-    def acquire(cls, place: LockPlace, location: str, writer: str) -> WriteLock:
-        """Take the lock, or raise :class:`FileLockedError` naming who holds it."""
+    def acquire(cls, place: LockPlace, location: str, writer: str, _retry: bool = True) -> WriteLock:
+        """Take the lock, or raise :class:`FileLockedError` naming who holds it.
+
+        A holder in this very process may be a writer nothing refers to any more, kept only by a
+        reference cycle: garbage is collected once (its finalizer releases the lock) before refusing.
+        """
         holder = _holder(writer)
         body = default_buffer_prototype().buffer.from_bytes(json.dumps(holder).encode("utf-8"))
         try:
@@ -169,6 +174,9 @@ class WriteLock:
         except Exception as exc:  # e.g. a directory we may not write in
             raise StoreError(f"cannot create the write lock {place.description}: {exc}") from exc
         if found is None or found.get("token") != holder["token"]:
+            if _retry and (found or {}).get("pid") == os.getpid() and found.get("host") == holder["host"]:
+                gc.collect()
+                return cls.acquire(place, location, writer, _retry=False)
             raise FileLockedError(_locked_message(found or {}, location, place.description), location)
         return cls(place, holder)
 
