@@ -3,6 +3,7 @@
 from .conversion import convert
 from .dataio import ZarrDataIO
 from .errors import (
+    ClosedFileError,
     CorruptStoreError,
     DialectError,
     FileLockedError,
@@ -36,6 +37,7 @@ __version__ = "0.1.0.dev0"
 __all__ = [
     "FORMAT_VERSION",
     "CorruptStoreError",
+    "ClosedFileError",
     "DialectError",
     "FileLockedError",
     "FormatError",

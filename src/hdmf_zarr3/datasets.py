@@ -17,7 +17,7 @@ import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
 
 from .compat import h5py_lock_released
-from .errors import ModeError, UnsupportedDataError
+from .errors import ClosedFileError, ModeError, UnsupportedDataError
 from .format import dtypes as D
 from .format import references as R
 from .format.dialects import ArrayLayout
@@ -57,6 +57,14 @@ class ZarrDataset(HDMFDataset):
     def path(self) -> str:
         return self._path
 
+    def _open_handle(self) -> Any:
+        """The open store of the file this dataset was read from (a closed file cannot be read)."""
+        handle = self._io._handle
+        if handle is None:
+            raise ClosedFileError(f"the file {self._io.source} was closed: read the data while it is open "
+                                  "(e.g. inside its ``with`` block), or copy it out first", self._path)
+        return handle
+
     @property
     def name(self) -> str:
         return self._path
@@ -74,7 +82,7 @@ class ZarrDataset(HDMFDataset):
             raise CorruptStoreError("an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
                               "array; read it through this dataset", self._path)
         if self._array is None:
-            self._array = nodes.open_array(self._io._handle.store, self._path, self._doc)
+            self._array = nodes.open_array(self._open_handle().store, self._path, self._doc)
         return self._array
 
     # --- shape and type ---------------------------------------------------------------------
@@ -176,7 +184,7 @@ class ZarrDataset(HDMFDataset):
     def _direct_read(self, key: Any) -> Any:
         """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
         if self._decoder is None:
-            self._decoder = UnitDecoder.for_document(self._io._handle.store, self._path, self._doc) or False
+            self._decoder = UnitDecoder.for_document(self._open_handle().store, self._path, self._doc) or False
         with h5py_lock_released():
             res = read_key(self._decoder or None, key, self.shape)
         return res[()] if res is not None and res.ndim == 0 else res
@@ -250,12 +258,12 @@ class ZarrDataset(HDMFDataset):
 
     def extend(self, args: Any) -> None:
         """Append several elements along the first axis."""
-        if not self._io._handle.writable:
+        if not self._open_handle().writable:
             raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
         values = self._encode_rows(list(args))
         array = self.dataset
         self._cache = None
-        handle = self._io._handle
+        handle = self._open_handle()
         # the chunks the rows land in and the document that takes the new shape
         handle.preserve(_rewritten_keys(self._path, self._doc, len(values)) + [store_key(self._path, "zarr.json")])
         array.append(values, axis=0)

@@ -104,3 +104,7 @@ class IncompleteFileWarning(UserWarning):
 class NotZarrError(StoreError):
     """The local path holds something other than a Zarr file: an HDF5 file (read it with ``NWBHDF5IO`` or
     convert it with :func:`hdmf_zarr3.convert`), another file, or a directory of other files."""
+
+
+class ClosedFileError(HdmfZarrError, ValueError):
+    """A dataset (or other lazy object) read from a file is used after that file was closed."""

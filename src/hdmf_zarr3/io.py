@@ -18,7 +18,7 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, dask_io, dataio_bridge, integrity, spec_copy, spec_io
+from . import compat, compat_api, dask_io, dataio_bridge, integrity, spec_copy, spec_io
 from .datasets import ZarrDataset
 from .errors import CorruptStoreError, DialectError, HdmfZarrError, IncompleteFileError, ModeError
 from .externals import ForeignFiles
@@ -41,7 +41,7 @@ ObjectMapper.no_convert(ZarrDataset)
 compat.install()
 
 
-class ZarrIO(HDMFIO):
+class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
     """Read and write HDMF files as Zarr format v3 stores.
 
     Parameters
@@ -49,8 +49,9 @@ class ZarrIO(HDMFIO):
     path : str, Path or zarr Store
         Where the file lives: a local directory (created on write), a ``.zip`` file, a URL
         (``s3://``, ``gs://``, ``az://``, ``https://``) or any zarr ``Store``.
-    mode : {"r", "r+", "a", "w", "w-", "x"}
-        As for :class:`hdmf.backends.hdf5.HDF5IO`.
+    mode : {"r", "r+", "a", "w", "w-", "x", "r-"}
+        As for :class:`hdmf.backends.hdf5.HDF5IO`; ``"r-"`` (hdmf-zarr's) reads without the consolidated
+        metadata, listing the store.
     manager : BuildManager or TypeMap, optional
         The build manager; a new one over an empty namespace catalog by default.
     herd_path : str, optional
@@ -75,19 +76,23 @@ class ZarrIO(HDMFIO):
         encoding). ``"/"`` (the default) nests one directory per axis (``data/c/0/0``); ``"."`` keeps
         them flat (``data/c.0.0``), which DANDI needs for 2-d or larger arrays deep in an NWB file
         (it accepts keys at most 7 levels deep; see ``hdmf-zarr3 check-dandi``).
+    force_overwrite : bool
+        With mode ``"w"``: delete a local file or directory at ``path`` that is not a Zarr file (an HDF5
+        file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
     """
 
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
                  manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
                  storage_options: dict[str, Any] | None = None, convention: str | None = None,
                  allow_incomplete: bool = False, external_roots: list[str | Path] | None = None,
-                 chunk_key_separator: str = "/"):
+                 chunk_key_separator: str = "/", force_overwrite: bool = False):
         if chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
+        compat_api.clear_for_overwrite(path, mode, force_overwrite)
         # HDMFIO.__init__ calls open(): everything open() needs is set first.
         self._path = path
         self._mode = mode
@@ -219,9 +224,9 @@ class ZarrIO(HDMFIO):
     # --- writing ------------------------------------------------------------------------------
     def write(self, container: Container, cache_spec: bool = True, link_data: bool = True,
               exhaust_dci: bool = True, herd: Any = None, progress: bool = False, **kwargs: Any) -> None:
-        """Write ``container`` (and everything below it) to this file."""
-        if self._mode == "r":
-            raise UnsupportedOperation(f"Cannot write to file {self.source} in mode 'r'. "
+        """Write ``container`` (and everything below it) to this file (``kwargs``: see :meth:`write_builder`)."""
+        if self._mode in ("r", "r-"):
+            raise UnsupportedOperation(f"Cannot write to file {self.source} in mode {self._mode!r}. "
                                        "Please use mode 'r+', 'w', 'w-', 'x', or 'a'")
         kwargs.pop("expandable", None)
         self._pending_dataio = dataio_bridge.collect(container)
@@ -265,10 +270,15 @@ class ZarrIO(HDMFIO):
             Show a progress bar while copying large datasets.
         relayout : Relayout, optional
             New chunks, shards or codecs for the datasets copied (see :func:`hdmf_zarr3.convert`).
+        **kwargs
+            hdmf-zarr's ``consolidate_metadata`` (default True; False stores the root without the other
+            nodes' metadata inlined) and ``number_of_jobs``, ``max_threads_per_process``,
+            ``multiprocessing_context`` (serial values only: others raise ``TypeError``).
         """
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
+        compat_api.take_write_keywords(handle, kwargs)
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
         with self._undo_on_failure():
             BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
@@ -281,8 +291,8 @@ class ZarrIO(HDMFIO):
                                      self._convention.spec_attributes())
 
     def export(self, src_io: HDMFIO, container: Container | None = None, write_args: dict | None = None,
-               cache_spec: bool = True) -> None:
-        """Export a file read by any HDMF backend into this (new) Zarr file."""
+               cache_spec: bool = True, **kwargs: Any) -> None:
+        """Export a file read by any HDMF backend into this (new) Zarr file (``kwargs``: see :meth:`write_builder`)."""
         if self._mode != "w":
             raise UnsupportedOperation(f"Cannot export to file {self.source} in mode '{self._mode}'. "
                                        "Please use mode 'w'.")
@@ -290,7 +300,8 @@ class ZarrIO(HDMFIO):
             from .conversion import refuse_self_overwrite
 
             refuse_self_overwrite(src_io.source, self.source)
-        write_args = dict(write_args or {})
+        write_args = {**(write_args or {}), **kwargs}
+        compat_api.take_write_keywords(self._require_open(), dict(write_args))  # refused before anything is written
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         with self._undo_on_failure():
@@ -353,10 +364,6 @@ class ZarrIO(HDMFIO):
             self._root = reader.read()
             self._reader = reader
         return self._root
-
-    def get_written(self, builder: Builder) -> bool:
-        """True if ``builder`` was written to (or read from) this file by this object."""
-        return self._written_builders.get_written(builder)
 
     def _mark_written(self, builder: Builder) -> None:
         self._written_builders.set_written(builder)

@@ -34,8 +34,8 @@ class NWBZarrIO(ZarrIO):
     ----------
     path : str, Path or zarr Store
         Location of the file.
-    mode : {"r", "r+", "a", "w", "w-", "x"}
-        File mode, as for :class:`pynwb.NWBHDF5IO`.
+    mode : {"r", "r+", "a", "w", "w-", "x", "r-"}
+        File mode, as for :class:`pynwb.NWBHDF5IO` (``"r-"``: see :class:`ZarrIO`).
     load_namespaces : bool
         Load the namespaces cached in the file (read modes only, and only without ``manager``).
     manager : BuildManager, optional
@@ -101,16 +101,32 @@ class NWBZarrIO(ZarrIO):
         return super().read(**kwargs)
 
     @staticmethod
-    def read_nwb(path: str | Path | Store | None = None, file: StoreHandle | None = None) -> NWBFile:
-        """Read an NWB file read-only, loading its cached namespaces (as ``NWBHDF5IO.read_nwb``)."""
-        io = NWBZarrIO(path if file is None else file.store, mode="r", load_namespaces=True)
+    def read_nwb(path: str | Path | Store | None = None, file: StoreHandle | None = None,
+                 storage_options: dict[str, Any] | None = None) -> NWBFile:
+        """Read an NWB file read-only, loading its cached namespaces (as ``NWBHDF5IO.read_nwb``).
+
+        Parameters
+        ----------
+        path : str, Path or zarr Store
+            The file; an ``s3://`` URL is read anonymously (unsigned requests, no credential lookup) unless
+            ``storage_options`` says otherwise, as hdmf-zarr's ``read_nwb`` does.
+        file : StoreHandle, optional
+            An open store to read instead of ``path``.
+        storage_options : dict, optional
+            Options of the object store a URL opens (see :class:`ZarrIO`).
+        """
+        if storage_options is None and isinstance(path, (str, Path)) and os.fspath(path).startswith("s3://"):
+            storage_options = {"skip_signature": True}
+        io = NWBZarrIO(path if file is None else file.store, mode="r", load_namespaces=True,
+                       storage_options=storage_options)
         return io.read()
 
     def export(self, src_io: HDMFIO, nwbfile: NWBFile | None = None, write_args: dict | None = None,
-               cache_spec: bool = True, container: NWBFile | None = None) -> None:
-        """Export an NWB file read by any backend (e.g. NWBHDF5IO) to this Zarr file."""
+               cache_spec: bool = True, container: NWBFile | None = None, **kwargs: Any) -> None:
+        """Export an NWB file read by any backend (e.g. NWBHDF5IO) to this Zarr file (``kwargs``: hdmf-zarr's
+        ``consolidate_metadata`` & co., see :meth:`ZarrIO.write_builder`)."""
         super().export(src_io=src_io, container=nwbfile if nwbfile is not None else container,
-                       write_args=write_args, cache_spec=cache_spec)
+                       write_args=write_args, cache_spec=cache_spec, **kwargs)
 
 
 def read_nwb(path: str | Path | Store) -> NWBFile:

@@ -6,6 +6,7 @@ File modes mean what they mean for :class:`hdmf.backends.hdf5.HDF5IO` (and h5py)
 mode   meaning                                     if it exists / not
 =====  =========================================  ===================
 r      read only                                   open / error
+r-     read only, ignoring consolidated metadata   open / error
 r+     read and write                              open / error
 a      read and write                              open / create
 w      create, replacing what is there            replace / create
@@ -74,6 +75,8 @@ class StoreHandle:
     committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
     _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
+    use_consolidated: bool = field(default=True, repr=False)  # False (mode r-): list the store instead
+    consolidate: bool = field(default=True, repr=False)  # commit() inlines every node into the root
 
     def __post_init__(self) -> None:
         open_files.register(self, self.location, self.store)
@@ -99,7 +102,8 @@ class StoreHandle:
 
             raw, self._root_bytes = self._root_bytes, None
             root = parse_document(raw, "/") if raw is not None else read_root(self.store)
-            expanded = consolidated.expand(root, check_document) if root is not None else None
+            use = root is not None and self.use_consolidated
+            expanded = consolidated.expand(root, check_document) if use else None
             self._consolidated_on_disk = expanded is not None
             if expanded is not None:
                 self._documents = expanded
@@ -208,14 +212,16 @@ class StoreHandle:
             return
         from .nodes import put_documents
 
-        put_documents(self.store, {"/": consolidated.consolidate(self._documents)})  # unmarked: complete
+        root = consolidated.consolidate(self._documents) if self.consolidate else \
+            consolidated.without_consolidated(self._documents["/"])
+        put_documents(self.store, {"/": root})  # unmarked: complete
         if self._journal is not None:
             self._journal.finish()
         if self._replacement is not None:
             replacement, self._replacement = self._replacement, None
             self.store = replacement.swap()
             self._on_discard = None
-        self._consolidated_on_disk = True
+        self._consolidated_on_disk = self.consolidate
         self._changed = False
         self.committed = True
         self._marker = self._snapshot = self._journal = None
@@ -303,10 +309,15 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     replaces the zip, whole, when the file is closed after a finished write. Mode ``w`` replaces an
     existing file only once the new one is finished (see :mod:`.replacing`). Writers take the file's
     write lock (see :mod:`.locks`); ``allow_incomplete`` lets a reader (mode ``r``) open a file whose
-    last write did not finish.
+    last write did not finish. Mode ``r-`` (hdmf-zarr's) reads as ``r`` but lists the store instead of
+    trusting the consolidated metadata of the root.
     """
+    if mode == "r-":
+        handle = open_store(path, "r", storage_options, allow_incomplete)
+        handle.use_consolidated = False
+        return handle
     if mode not in MODES:
-        raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)}")
+        raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)} (or r-)")
     if path is None:
         raise ValueError("a path, a URL or a zarr Store is required")
     if allow_incomplete and mode != "r":
