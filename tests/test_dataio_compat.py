@@ -15,6 +15,8 @@ from zarr.codecs import GzipCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
 from hdmf_zarr3.errors import LayoutWarning
+from hdmf_zarr3.format import dtypes as D
+from hdmf_zarr3.layouts import from_zarr_settings
 
 
 def _write(path, data, name="x"):
@@ -101,6 +103,21 @@ def test_retired_compressor_keyword_names_compressors():
 def test_unknown_keyword_is_a_type_error():
     with pytest.raises(TypeError, match="nonsense"):
         ZarrDataIO(VALUES, nonsense=1)
+
+
+def test_shards_without_chunks_get_inner_chunks_that_tile_them(tmp_path):
+    f = tmp_path / "f.nwb.zarr"
+    values = np.arange(3000 * 4, dtype="float32").reshape(3000, 4)
+    _write(f, ZarrDataIO(values, shards=(1500, 4)))
+    codecs, doc = _codecs(f)
+    assert doc["chunk_grid"]["configuration"]["chunk_shape"] == [1500, 4]
+    inner = codecs[0]["configuration"]["chunk_shape"]
+    assert codecs[0]["name"] == "sharding_indexed" and 1500 % inner[0] == 0 and 4 % inner[1] == 0
+    assert np.array_equal(_read(f), values)
+    # a shard larger than the default chunk (4 MiB) is split into inner chunks that divide it
+    storage = D.for_hdmf_dtype("float32", values)
+    layout = from_zarr_settings("/x", storage, (10**8,), ZarrDataIO(np.zeros(1), shards=(3 * 2**21,)).io_settings)
+    assert layout.codecs[0]["configuration"]["chunk_shape"] == [2**20]
 
 
 # --- h5py datasets --------------------------------------------------------------------------------------

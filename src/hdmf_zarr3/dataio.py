@@ -137,7 +137,9 @@ class ZarrDataIO(DataIO):
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
     shards : tuple of int, "auto" or None
-        Shard shape (the unit of storage objects); each dimension a multiple of ``chunks``.
+        Shard shape (the unit of storage objects); each dimension a multiple of ``chunks`` (without
+        ``chunks``, the inner chunks are the largest divisors of the shard shape no larger than the
+        default chunks).
         ``"auto"`` (the default) shards large arrays as the layout policy does without a
         ``ZarrDataIO``; ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
@@ -198,9 +200,8 @@ class ZarrDataIO(DataIO):
         if isinstance(shards, str) and shards != "auto":
             raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")
         self.shards = shards if shards == "auto" else _shape(shards, "shards")
-        if self.shards not in (None, "auto"):
-            if self.chunks is None or len(self.chunks) != len(self.shards) or \
-                    any(s % c for s, c in zip(self.shards, self.chunks)):
+        if self.shards not in (None, "auto") and self.chunks is not None:  # no chunks: chosen to divide them
+            if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
         self.compressors = _codecs(compressors, "compressors")
         self.filters = _codecs(filters, "filters")
