@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import h5py
 import numcodecs
@@ -193,6 +194,18 @@ def test_link_data_links_to_an_array_in_another_file(tmp_path):
     root_oid = json.loads((base / "zarr.json").read_text())["attributes"]["object_id"]
     assert attrs["zarr_link"] == [{"name": "data", "source": "base.nwb.zarr", "path": "/acquisition/x/data",
                                    "object_id": None, "source_object_id": root_oid}]
+    assert np.array_equal(_read(other, "y"), VALUES)
+
+
+def test_link_data_links_to_an_array_in_a_zip(tmp_path):
+    base, other = tmp_path / "base.nwb.zarr", tmp_path / "other.nwb.zarr"
+    _write(base, VALUES)
+    shutil.make_archive(str(tmp_path / "base.nwb"), "zip", base)
+    store = zarr.storage.ZipStore(tmp_path / "base.nwb.zip", mode="r")
+    _write(other, ZarrDataIO(zarr.open_group(store, mode="r")["acquisition/x/data"], link_data=True), name="y")
+    store.close()
+    link = json.loads((other / "acquisition" / "y" / "zarr.json").read_text())["attributes"]["zarr_link"][0]
+    assert (link["source"], link["path"]) == ("base.nwb.zip", "/acquisition/x/data")
     assert np.array_equal(_read(other, "y"), VALUES)
 
 
