@@ -64,7 +64,6 @@ def test_blosc_on_strings_records_typesize_one(tmp_path):
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(chunks=(10,), shards=(15,)), "whole multiples"),
-    (dict(shards=(10,)), "whole multiples"),
     (dict(chunks=(0,)), "positive integers"),
     (dict(compressors=[{"name": "no-such-codec"}]), "not registered"),
     (dict(compressors=[{"name": "bytes"}]), "not a BytesBytesCodec"),

@@ -18,6 +18,10 @@ def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
     from zarr.registry import get_codec_class
 
+    from .dataio_compat import is_numcodecs_codec, numcodecs_json
+
+    if is_numcodecs_codec(codec):  # a Zarr v2-style codec, as older hdmf-zarr took
+        codec = numcodecs_json(codec)
     doc = codec if isinstance(codec, dict) else getattr(codec, "to_dict", lambda: None)()
     if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
         raise UnsupportedDataError(f"{role}: expected a zarr codec or its JSON form, got {codec!r}")
@@ -46,7 +50,7 @@ def _codecs(value: Any, role: str) -> list[dict[str, Any]] | None:
     if isinstance(value, str):
         raise UnsupportedDataError(f"{role}: expected zarr codecs or their JSON forms ({{'name': {value!r}, ...}}), "
                                    f"got the string {value!r}")
-    if isinstance(value, dict) or hasattr(value, "to_dict"):
+    if isinstance(value, dict) or hasattr(value, "to_dict") or hasattr(value, "get_config"):
         value = [value]
     try:
         items = list(value)
@@ -105,6 +109,23 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
         return None  # left to the writer, which knows the spec's dtype
 
 
+def _one_fill_value(fill_value: Any, fillvalue: Any) -> Any:
+    """The fill value given as ``fill_value`` or as hdmf-zarr's ``fillvalue`` (both only if equal)."""
+    if fillvalue is None:
+        return fill_value
+    both_nan = fill_value != fill_value and fillvalue != fillvalue  # NaN equals nothing, not even itself
+    if fill_value is not None and not (fill_value == fillvalue or both_nan):
+        raise UnsupportedDataError(f"ZarrDataIO: fill_value={fill_value!r} and fillvalue={fillvalue!r} differ; "
+                                   "give one of them")
+    return fillvalue
+
+
+def _is_zarr_array(data: Any) -> bool:
+    from .dataio_compat import is_zarr_array
+
+    return is_zarr_array(data)
+
+
 class ZarrDataIO(DataIO):
     """Wrap data to choose how one dataset is stored in Zarr.
 
@@ -116,19 +137,30 @@ class ZarrDataIO(DataIO):
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
     shards : tuple of int, "auto" or None
-        Shard shape (the unit of storage objects); each dimension a multiple of ``chunks``.
+        Shard shape (the unit of storage objects); each dimension a multiple of ``chunks`` (without
+        ``chunks``, the inner chunks are the largest divisors of the shard shape no larger than the
+        default chunks).
         ``"auto"`` (the default) shards large arrays as the layout policy does without a
         ``ZarrDataIO``; ``None`` never shards.
-    compressors, filters : sequence of codecs, optional
-        Bytes-to-bytes compressors and array-to-array filters (zarr codec objects or JSON forms).
+    compressors : codec, sequence of codecs or bool, optional
+        Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
+        :mod:`.dataio_compat` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
+        none.
+    filters : codec or sequence of codecs, optional
+        Array-to-array filters, in the same forms.
     serializer : codec, optional
         The array-to-bytes codec (``bytes`` by default; ``vlen-utf8`` for strings).
-    fill_value : scalar, optional
-        Value of chunks never written.
+    fill_value, fillvalue : scalar, optional
+        Value of chunks never written (``fillvalue`` is hdmf-zarr's spelling; give one, or both equal).
     dimension_names : sequence of str, optional
         Zarr v3 ``dimension_names`` (by default the spec's ``dims``).
     link_data : bool
-        If ``data`` is a dataset read from another Zarr file, link to it instead of copying.
+        If ``data`` is a dataset read from another Zarr file, or a ``zarr.Array`` in a Zarr file (a
+        directory, zip or URL), link to it instead of copying. A ``zarr.Array`` in an in-memory store
+        cannot be linked to: ``link_data=True`` then raises :class:`UnsupportedDataError`.
+    compressor
+        hdmf-zarr's retired keyword: refused with an :class:`UnsupportedDataError` (a ``TypeError``)
+        that names ``compressors``.
 
     Raises
     ------
@@ -146,8 +178,18 @@ class ZarrDataIO(DataIO):
                  compressors: Sequence[CodecLike] | None = None, filters: Sequence[CodecLike] | None = None,
                  serializer: CodecLike | None = None, fill_value: Any = None,
                  dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
-                 dtype: Any = None, shape: tuple[int, ...] | None = None):
+                 dtype: Any = None, shape: tuple[int, ...] | None = None, fillvalue: Any = None,
+                 compressor: Any = None):
         from .dask_io import is_dask
+
+        if compressor is not None:
+            raise UnsupportedDataError("ZarrDataIO: 'compressor' is not a keyword of hdmf_zarr3 (nor of hdmf-zarr "
+                                       "0.14); pass compressors=<codec or list of codecs>")
+        fill_value = _one_fill_value(fill_value, fillvalue)
+        if compressors is True:  # hdmf-zarr: True means the default compressor, False none
+            compressors = None
+        elif compressors is False:
+            compressors = []
 
         # HDMF's type checks know no dask arrays; set through the setter, they pass (and Dask writes them).
         deferred = data if is_dask(data) else None
@@ -158,9 +200,8 @@ class ZarrDataIO(DataIO):
         if isinstance(shards, str) and shards != "auto":
             raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")
         self.shards = shards if shards == "auto" else _shape(shards, "shards")
-        if self.shards not in (None, "auto"):
-            if self.chunks is None or len(self.chunks) != len(self.shards) or \
-                    any(s % c for s, c in zip(self.shards, self.chunks)):
+        if self.shards not in (None, "auto") and self.chunks is not None:  # no chunks: chosen to divide them
+            if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
         self.compressors = _codecs(compressors, "compressors")
         self.filters = _codecs(filters, "filters")
@@ -170,6 +211,11 @@ class ZarrDataIO(DataIO):
         if not isinstance(link_data, bool):
             raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
+        if link_data:  # a link to a zarr array is made on write: check now that it can be
+            from .dataio_compat import zarr_array_location
+
+            if _is_zarr_array(self.data):
+                zarr_array_location(self.data)
         known = _known_type(self.data, dtype, shape)
         if known is not None:  # the data's type is known: every setting is checked now, as zarr will on write
             from .layouts import checked, from_zarr_settings
@@ -187,6 +233,48 @@ class ZarrDataIO(DataIO):
             if value is not None:
                 settings[key] = value
         return settings
+
+    def __iter__(self) -> Any:
+        # HDMF iterates the data to find its element type; a zarr.Array has no __iter__ (rows are read by index)
+        if _is_zarr_array(self.data):
+            return (self.data[i] for i in range(self.data.shape[0] if self.data.shape else 0))
+        return super().__iter__()
+
+    @staticmethod
+    def is_h5py_dataset(obj: Any) -> bool:
+        """True for an ``h5py.Dataset`` (h5py is not imported)."""
+        from .dataio_compat import is_h5py_dataset
+
+        return is_h5py_dataset(obj)
+
+    @staticmethod
+    def hdf5_to_zarr_filters(h5dataset: Any) -> list[Any]:
+        """The zarr v3 codec objects that compress as ``h5dataset``'s HDF5 filters do.
+
+        The mapping is the one used on export from HDF5 (:mod:`.format.hdf5_layout`); filters it cannot
+        carry over are left out with a :class:`LayoutWarning`.
+        """
+        from .dataio_compat import hdf5_codecs
+
+        return hdf5_codecs(h5dataset)
+
+    @staticmethod
+    def from_h5py_dataset(h5dataset: Any, **kwargs: Any) -> ZarrDataIO:
+        """A ``ZarrDataIO`` copying ``h5dataset`` with its chunks, fill value and compression.
+
+        Keyword arguments are passed on to ``ZarrDataIO``; ``chunks``, ``fill_value``/``fillvalue``,
+        ``compressors`` and ``filters`` given there replace what the HDF5 dataset says.
+        """
+        from .dataio_compat import h5py_fill_value, hdf5_codecs, is_h5py_dataset
+
+        if not is_h5py_dataset(h5dataset):
+            raise UnsupportedDataError(f"from_h5py_dataset: expected an h5py.Dataset, got {type(h5dataset).__name__}")
+        if "fill_value" not in kwargs and "fillvalue" not in kwargs:
+            kwargs["fill_value"] = h5py_fill_value(h5dataset)
+        kwargs.setdefault("chunks", h5dataset.chunks)
+        if "compressors" not in kwargs:
+            kwargs["compressors"] = hdf5_codecs(h5dataset) or None
+        return ZarrDataIO(h5dataset, **kwargs)
 
     def get_io_params(self) -> dict[str, Any]:
         """Keyword arguments that recreate these settings (HDMF re-wraps data with them)."""

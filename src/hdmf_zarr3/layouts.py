@@ -124,6 +124,8 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     if ndim == 0 and shards not in (None, AUTO):
         raise UnsupportedDataError("a scalar dataset cannot be sharded", path)
     inner = tuple(chunks) if chunks is not None else policy.chunk_shape(shape, storage)
+    if chunks is None and shards not in (None, AUTO):  # inner chunks that tile the shards given
+        inner = tuple(_divisor_at_most(s, c) for s, c in zip(shards, inner))
     defaults = docs.default_codecs(storage)
     serializer = settings.get("serializer") or defaults[0]
     compressors = settings.get("compressors")
@@ -136,3 +138,8 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     if shards is not None:
         return replace(layout, chunks=tuple(shards), codecs=[policy.sharding_codec(inner, codecs)])
     return layout
+
+
+def _divisor_at_most(n: int, limit: int) -> int:
+    """The largest divisor of ``n`` that is at most ``limit`` (1 at worst)."""
+    return next(d for d in range(min(n, max(1, limit)), 0, -1) if n % d == 0)

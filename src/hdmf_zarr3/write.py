@@ -19,7 +19,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 from zarr.core.buffer import default_buffer_prototype
 
-from . import dask_io, dataio_bridge, hdf5_regions, layouts
+from . import dask_io, dataio_bridge, dataio_compat, hdf5_regions, layouts
 from .datasets import ZarrDataset
 from .encode import is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
@@ -186,6 +186,11 @@ class BuilderWriter:
             options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
+        if link_data and isinstance(builder.data, DataIO) and dataio_compat.is_zarr_array(data):
+            # hdmf-zarr's ZarrDataIO(<zarr.Array>, link_data=True): a link to that array, in its own file
+            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_to_array(data)))
+            self.io._mark_written(builder)
+            return
         if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
             self.io._mark_written(builder)
@@ -274,6 +279,13 @@ class BuilderWriter:
         source = N.SAME_FILE if same else self.reference_to.relative(data.io.source)
         oid = data.attrs.get("object_id") if hasattr(data, "attrs") else None
         return Reference(source, data.path, oid, data.io.root_object_id)
+
+    def _reference_to_array(self, array: Any) -> Reference:
+        location, path = dataio_compat.zarr_array_location(array)
+        if locations.same(location, self.io.source) or locations.same(location, self.export_source):
+            return Reference(N.SAME_FILE, path, array.attrs.get("object_id"), self.reference_to.root_oid)
+        return Reference(self.reference_to.relative(location), path, array.attrs.get("object_id"),
+                         dataio_compat.root_object_id(array))
 
     # --- store operations ------------------------------------------------------------------------
     def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
