@@ -185,3 +185,14 @@ def test_settings_are_stored_complete_and_a_nan_fill_as_json(tmp_path):
     assert doc["codecs"][1] == {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle",
                                                                    "typesize": 8, "blocksize": 0}}
     assert np.isnan(arr.metadata.fill_value) and np.array_equal(arr[:], np.arange(10.0))
+
+
+def test_a_setting_that_does_not_fit_is_a_value_error_too():
+    """Code written for hdmf-zarr (and h5py) catches ValueError for bad settings and values."""
+    import numpy as np
+
+    from hdmf_zarr3 import UnsupportedDataError
+
+    with pytest.raises(ValueError, match="whole multiples") as caught:
+        ZarrDataIO(np.zeros((100, 10)), chunks=(10, 3), shards=(50, 10))
+    assert isinstance(caught.value, (UnsupportedDataError, TypeError))

@@ -124,6 +124,8 @@ def test_read_over_plain_https_style_http_without_listing(tmp_path):
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/f.nwb.zarr"
         assert _check(url, storage_options={"client_options": {"allow_http": True}}) == ["ts"]
+        # fsspec's anon=True, as code written for hdmf-zarr passes it: HTTP is anonymous anyway
+        assert _check(url, storage_options={"anon": True, "client_options": {"allow_http": True}}) == ["ts"]
     finally:
         server.shutdown()
         server.server_close()

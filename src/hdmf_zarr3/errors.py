@@ -50,8 +50,10 @@ class DialectError(FormatError):
     """The store is Zarr, but not an HDMF file in any convention this package reads."""
 
 
-class UnsupportedDataError(HdmfZarrError, TypeError):
-    """A value handed to the writer has a type or dtype the format cannot store."""
+class UnsupportedDataError(HdmfZarrError, TypeError, ValueError):
+    """A value handed to the writer has a type, dtype or value the format cannot store (or a storage
+    setting that does not fit it). Both a ``TypeError`` and a ``ValueError``: code written for hdmf-zarr
+    and h5py catches the latter for bad values."""
 
 
 class ReservedNameError(HdmfZarrError, ValueError):

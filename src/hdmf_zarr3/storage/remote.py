@@ -17,8 +17,8 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     except ImportError as exc:  # an optional dependency
         raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
     options = dict(options or {})
-    if options.pop("anon", False):
-        options["skip_signature"] = True
+    if options.pop("anon", False) and not url.lower().startswith(("http://", "https://")):
+        options["skip_signature"] = True  # plain HTTP has no signature to skip: anon means what it always is
     try:
         backend = obstore.store.from_url(url.rstrip("/"), **options)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
