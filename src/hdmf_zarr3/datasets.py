@@ -362,7 +362,9 @@ class ContainerReferenceDataset(_ReferenceDataset, ContainerResolver):
 
 
 class _CompoundDataset(_ResolvingDataset):
-    """A compound dataset stored as JSON rows; rows read as tuples, references resolved."""
+    """A compound dataset stored as JSON rows. Rows read as h5py's do under HDMF's HDF5IO: one row is an
+    ``np.void``, several a structured array; text fields hold ``str`` and reference fields the resolved
+    builder (or container)."""
 
     @property
     def dtype(self) -> list[str]:
@@ -370,20 +372,27 @@ class _CompoundDataset(_ResolvingDataset):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """Rows as a structured array (strings and references in object fields)."""
-        rows = self[:] if self.ndim else [self[()]]
-        fields = [(f.name, f.dtype if f.dtype in D.NUMERIC_NAMES else object) for f in self.storage.fields]
-        out = np.empty(len(rows), dtype=fields)
-        for i, row in enumerate(rows):
-            out[i] = row
-        return out if self.ndim else out[0:1].reshape(())
+        out = self[:] if self.ndim else np.asarray(self[()])
+        return out.astype(dtype) if dtype is not None else out
 
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):
-            return [self._convert(x) for x in raw]
+            out = np.empty(raw.shape, dtype=self.storage.row_dtype)
+            for index, row in np.ndenumerate(raw):
+                self._fill(out, index, row)
+            return out
+        out = np.empty((), dtype=self.storage.row_dtype)
+        self._fill(out, (), raw)
+        return out[()]
+
+    def _fill(self, out: np.ndarray, index: tuple[int, ...], raw: Any) -> None:
+        """Decode one stored row into ``out[index]``, field by field (a tuple assignment would let numpy
+        unpack builders, which are dicts, into object fields)."""
         values = self._io._dialect.row(raw, self.layout, self._path)
-        return tuple(self._resolve(v) if isinstance(v, R.Reference) or
-                     (v is None and f.dtype in D.REFERENCE_DTYPES) else v
-                     for f, v in zip(self.storage.fields, values))
+        for field, value in zip(self.storage.fields, values):
+            if isinstance(value, R.Reference) or (value is None and field.dtype in D.REFERENCE_DTYPES):
+                value = self._resolve(value)
+            out[field.name][index] = value
 
 
 class BuilderCompoundDataset(_CompoundDataset, BuilderResolver):

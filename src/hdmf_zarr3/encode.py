@@ -106,6 +106,8 @@ def _is_rows(data: Any) -> bool:
 
 
 def _rows(data: Any, fn: Callable[[Any], str], where: str) -> np.ndarray:
+    if isinstance(data, np.ndarray) and data.ndim == 0:  # a scalar record, as a scalar compound reads back
+        data = data[()]
     if isinstance(data, np.void) or (isinstance(data, tuple) and not _is_rows(data)):
         return _object_array([fn(data)], ()).reshape(())
     rows = [fn(r) for r in (list(data) if not isinstance(data, np.ndarray) else data)]

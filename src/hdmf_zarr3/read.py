@@ -163,7 +163,9 @@ class BuilderReader:
             return None if ref is None else _LazyReference(self, ref, path)
         if storage.kind == "rows":
             values = self.dialect.row(value, layout, path)
-            return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+            if any(isinstance(v, Reference) for v in values):  # made a record once the targets exist
+                return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+            return _record(values, storage)
         return value
 
     # --- attributes and links -----------------------------------------------------------------
@@ -206,7 +208,8 @@ class BuilderReader:
             resolved = data.resolve()
             builder.data = resolved if data.ref.region is not None else ReferenceBuilder(resolved)
         elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
-            builder.data = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
+            resolved = [v.resolve() if isinstance(v, _LazyReference) else v for v in data]
+            builder.data = _record(resolved, self.dialect.layout(path).storage)
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
@@ -270,6 +273,14 @@ def _squeeze(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.shape == (1,):
         return value.reshape(())
     return value
+
+
+def _record(values: list[Any], storage: D.StorageType) -> np.ndarray:
+    """A scalar compound as a 0-d structured array, as a scalar ``struct`` reads (fields by name)."""
+    out = np.empty((), dtype=storage.row_dtype)
+    for field, value in zip(storage.fields, values):
+        out[field.name][()] = value  # field by field: builders are dicts numpy would unpack
+    return out
 
 
 def _has_lazy(data: Any) -> bool:

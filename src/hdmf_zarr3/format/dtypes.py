@@ -80,6 +80,12 @@ class StorageType:
         return np.dtype(object)
 
     @property
+    def row_dtype(self) -> np.dtype:
+        """The structured dtype compound rows read back as (as h5py gives them to HDMF): numeric fields keep
+        their type, text and reference fields are objects (``str``, or the resolved target)."""
+        return np.dtype([(f.name, f.dtype if f.dtype in NUMERIC_NAMES else object) for f in self.fields])
+
+    @property
     def fill_value(self) -> Any:
         if self.kind == "numeric":
             return False if self.data_type == "bool" else 0
