@@ -1,0 +1,50 @@
+"""What a lazy dataset tells about its storage, as ``zarr.Array`` spells it.
+
+Code written for hdmf-zarr reads a dataset's codecs and summary straight from the zarr array it hands
+out (``data.compressors``, ``data.info``); our lazy datasets forward those read-only attributes to the
+``zarr.Array`` behind them, opened on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ZarrArrayInfo:
+    """Read-only storage attributes of ``self.dataset`` (a ``zarr.Array``), under zarr's names."""
+
+    dataset: Any
+
+    @property
+    def compressors(self) -> tuple[Any, ...]:
+        """The bytes-to-bytes codecs (compressors), as zarr's ``Array.compressors``."""
+        return self.dataset.compressors
+
+    @property
+    def filters(self) -> tuple[Any, ...]:
+        """The array-to-array codecs, as zarr's ``Array.filters``."""
+        return self.dataset.filters
+
+    @property
+    def serializer(self) -> Any:
+        """The array-to-bytes codec, as zarr's ``Array.serializer``."""
+        return self.dataset.serializer
+
+    @property
+    def fill_value(self) -> Any:
+        """The value read where no chunk is stored."""
+        return self.dataset.fill_value
+
+    @property
+    def store(self) -> Any:
+        """The zarr Store the array lives in."""
+        return self.dataset.store
+
+    @property
+    def info(self) -> Any:
+        """zarr's summary of the array (type, shape, chunks, codecs), from its metadata alone."""
+        return self.dataset.info
+
+    def info_complete(self) -> Any:
+        """zarr's summary including the stored size (lists the array's chunks)."""
+        return self.dataset.info_complete()
