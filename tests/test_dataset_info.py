@@ -36,3 +36,25 @@ def test_the_defaults_are_shown_too(tmp_path):
     with NWBZarrIO(path, mode="r") as io:
         data = io.read().units["quality"].data
         assert data.compressors == zarr.open_array(path / "units" / "quality", mode="r").compressors
+
+
+def test_the_same_array_read_twice_or_through_a_link_is_equal(tmp_path):
+    from pynwb import TimeSeries
+
+    raw = write_small(tmp_path / "raw.nwb.zarr")
+    derived = tmp_path / "derived.nwb.zarr"
+    with NWBZarrIO(raw, mode="r") as source:
+        original = source.read()
+        from nwb_factories import small_nwbfile
+
+        nwb = small_nwbfile(10)
+        nwb.add_acquisition(TimeSeries(name="linked", data=original.acquisition["ts"].data, unit="m", rate=30.0))
+        with NWBZarrIO(derived, mode="w") as io:
+            io.write(nwb, link_data=True)
+    with NWBZarrIO(raw, mode="r") as one, NWBZarrIO(raw, mode="r") as two, NWBZarrIO(derived, mode="r") as three:
+        a = one.read().acquisition["ts"].data
+        b = two.read().acquisition["ts"].data
+        c = three.read().acquisition["linked"].data
+        own = three.read().acquisition["ts"].data
+        assert a == b == c and hash(a) == hash(c)
+        assert own != a  # the derived file's own series is another array

@@ -48,3 +48,26 @@ class ZarrArrayInfo:
     def info_complete(self) -> Any:
         """zarr's summary including the stored size (lists the array's chunks)."""
         return self.dataset.info_complete()
+
+
+class SameArrayEquality:
+    """Two lazy datasets are equal when they are the same array of the same file (as h5py datasets of one
+    file and node are), whichever io or link read them."""
+
+    io: Any
+    path: str
+
+    def _identity(self) -> tuple[Any, str]:
+        from .storage import locations
+
+        source = getattr(self.io, "source", None)
+        where = locations.resolved(source) if isinstance(source, str) else id(self.io)
+        return where, self.path
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SameArrayEquality):
+            return NotImplemented
+        return self._identity() == other._identity()
+
+    def __hash__(self) -> int:
+        return hash(self._identity())

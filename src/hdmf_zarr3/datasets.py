@@ -17,7 +17,7 @@ import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
 
 from .compat import h5py_lock_released
-from .dataset_info import ZarrArrayInfo
+from .dataset_info import SameArrayEquality, ZarrArrayInfo
 from .errors import ClosedFileError, ModeError, UnsupportedDataError
 from .format import dtypes as D
 from .format import references as R
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SMALL_BYTES = 1 << 20
 
 
-class ZarrDataset(ZarrArrayInfo, HDMFDataset):
+class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand."""
 
     def __init__(self, io: ZarrIO, path: str, doc: dict[str, Any], layout: ArrayLayout):
