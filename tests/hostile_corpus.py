@@ -409,6 +409,10 @@ class Walker:
             return self.summary(value.builder)
         if isinstance(value, (list, tuple)):
             return type(value)(self.summary(v) for v in value)
+        if isinstance(value, np.void) and value.dtype.names:  # a compound row: its fields, references summarised
+            return tuple(self.summary(v) for v in value.item())
+        if isinstance(value, np.ndarray) and value.dtype.names:
+            return self.summary(value[()]) if value.ndim == 0 else [self.summary(row) for row in value]
         if isinstance(value, np.ndarray):
             return [self.summary(v) for v in value.tolist()] if value.dtype == object else value
         if hasattr(value, "shape") and hasattr(value, "__getitem__") and not isinstance(value, (np.generic, str)):
