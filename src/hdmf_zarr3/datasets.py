@@ -247,10 +247,13 @@ class ZarrDataset(HDMFDataset):
         return encode_values(value, self.storage, self._io._reference_for_append, self._path)
 
     # --- appending --------------------------------------------------------------------------
-    def _encode_rows(self, values: list) -> np.ndarray:
+    def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
+        """Rows as stored; a reference to a container the next write adds is stored as null for now and its
+        container listed in ``waiting`` (see :mod:`.pending_refs`)."""
         from .encode import encode_values
 
-        return encode_values(values, self.storage, self._io._reference_for_append, self._path)
+        return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting),
+                             self._path)
 
     def append(self, arg: Any) -> None:
         """Append one element (or row) along the first axis."""
@@ -260,7 +263,9 @@ class ZarrDataset(HDMFDataset):
         """Append several elements along the first axis."""
         if not self._open_handle().writable:
             raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
-        values = self._encode_rows(list(args))
+        rows, waiting = list(args), []
+        values = self._encode_rows(rows, waiting)
+        start = self.shape[0]
         array = self.dataset
         self._cache = None
         handle = self._open_handle()
@@ -270,6 +275,8 @@ class ZarrDataset(HDMFDataset):
         self._doc = array.metadata.to_dict()
         self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
+        if waiting:
+            self._io._pending_refs.add(self, start, rows, waiting)
 
 
 def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:

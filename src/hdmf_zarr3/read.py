@@ -163,7 +163,8 @@ class BuilderReader:
             return None if ref is None else _LazyReference(self, ref, path)
         if storage.kind == "rows":
             values = self.dialect.row(value, layout, path)
-            return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+            row = tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+            return row if _has_lazy(row) else _structured_scalar(row, storage.fields)
         return value
 
     # --- attributes and links -----------------------------------------------------------------
@@ -206,7 +207,8 @@ class BuilderReader:
             resolved = data.resolve()
             builder.data = resolved if data.ref.region is not None else ReferenceBuilder(resolved)
         elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
-            builder.data = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
+            row = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
+            builder.data = _structured_scalar(row, self.dialect.layout(path).storage.fields)
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
@@ -270,6 +272,14 @@ def _squeeze(value: Any) -> Any:
     if isinstance(value, np.ndarray) and value.shape == (1,):
         return value.reshape(())
     return value
+
+
+def _structured_scalar(row: tuple, fields: tuple[D.Field, ...]) -> np.ndarray:
+    """A scalar compound of JSON rows as a 0-d structured array, as h5py and hdmf-zarr give it (``data["x"]``
+    works); text and reference fields are ``object`` fields."""
+    out = np.empty((), dtype=[(f.name, f.dtype if f.dtype in D.NUMERIC_NAMES else object) for f in fields])
+    out[()] = row
+    return out
 
 
 def _has_lazy(data: Any) -> bool:

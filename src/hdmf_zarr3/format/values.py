@@ -29,7 +29,7 @@ from . import dtypes as D
 from .names import DTYPE_ATTR
 from .references import Reference
 
-RefEncoder = Callable[[Any], Reference]
+RefEncoder = Callable[[Any], Reference | None]
 RefDecoder = Callable[[Reference], Any]
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -242,7 +242,8 @@ def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: st
     out = []
     for field, v in zip(fields, values):
         if field.dtype in D.REFERENCE_DTYPES:
-            out.append(None if v is None else ref(v).to_json())
+            encoded = None if v is None else ref(v)  # None: filled in later (see pending_refs)
+            out.append(None if encoded is None else encoded.to_json())
         elif field.dtype in D.STRING_DTYPES:
             out.append(encode_string(v, field.dtype, where))
         elif field.dtype == "bool":
