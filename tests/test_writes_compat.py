@@ -3,15 +3,18 @@ that are compounds, and rows appended in mode ``a`` that refer to a container th
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
+import zarr
 from hdmf.backends.hdf5 import HDF5IO
 from hdmf.build import DatasetBuilder, GroupBuilder, ReferenceBuilder
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
-from hdmf_zarr3.errors import ReferenceError_
+from hdmf_zarr3.errors import CorruptStoreError, ReferenceError_, UnsupportedDataError
 
 
 def roundtrip(io_cls, path, root):
@@ -52,6 +55,70 @@ def test_scalar_compound_with_a_reference_field_from_a_0d_structured_array(tmp_p
         data = back["cs"].data
         assert data.shape == () and data["idx"] == 7
         assert data["ref"][()] is back["target"]
+
+
+# --- (b) a compound field that is itself a compound (as HDF5IO writes it) ---------------------------
+
+POINT = [{"name": "x", "dtype": "float64"}, {"name": "y", "dtype": "int16"}]
+NESTED = [{"name": "a", "dtype": "int32"}, {"name": "p", "dtype": POINT}]
+
+
+def test_a_compound_field_that_is_a_compound_roundtrips_as_in_hdf5(tmp_path):
+    values = np.array([(1, (2.5, 3)), (4, (-1.0, 7))], dtype=[("a", "i4"), ("p", [("x", "f8"), ("y", "i2")])])
+    zio, ours = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
+        "d": DatasetBuilder("d", values, dtype=NESTED)}))
+    hio, theirs = roundtrip(HDF5IO, tmp_path / "f.h5", GroupBuilder("root", datasets={
+        "d": DatasetBuilder("d", values.copy(), dtype=NESTED)}))
+    with zio, hio:
+        data = ours["d"].data
+        assert data[:] == [(1, (2.5, 3)), (4, (-1.0, 7))] == theirs["d"].data[:].tolist()
+        assert type(data[0][1][1]) is np.int16
+        assert ours["d"].dtype == NESTED
+        arr = np.asarray(data)  # a structured array with the nested field, as h5py gives
+        assert arr.dtype == values.dtype and arr.tolist() == values.tolist()
+    z = zarr.open_array(tmp_path / "f.zarr" / "d", mode="r")
+    assert z.attrs["zarr_dtype"] == NESTED  # the field list, a compound field's dtype a nested field list
+    assert z.metadata.to_dict()["data_type"] == "string"  # JSON rows, a compound field a nested JSON array
+    assert json.loads(str(z[1])) == [4, [-1.0, 7]]
+
+
+def test_a_compound_field_holding_text_and_a_reference(tmp_path):
+    target = DatasetBuilder("target", np.arange(3))
+    dtype = [{"name": "i", "dtype": "uint8"}, {"name": "inner", "dtype": [
+        {"name": "label", "dtype": "text"}, {"name": "ref", "dtype": {"target_type": "Data", "reftype": "object"}}]}]
+    rows = [(1, ("one", ReferenceBuilder(target))), (2, ("twö", None))]
+    scalar = np.array((5, ("five", ReferenceBuilder(target))),
+                      dtype=[("i", "u1"), ("inner", [("label", object), ("ref", object)])])
+    io, back = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
+        "target": target, "d": DatasetBuilder("d", rows, dtype=dtype), "s": DatasetBuilder("s", scalar, dtype=dtype)}))
+    with io:
+        got = back["d"].data[:]
+        assert got[0] == (1, ("one", back["target"])) and got[1] == (2, ("twö", None))
+        assert back["d"].dtype[1]["dtype"] == [{"name": "label", "dtype": "utf8"}, {"name": "ref", "dtype": "object"}]
+        s = back["s"].data
+        assert s.shape == () and s["i"] == 5 and s["inner"][()][0] == "five"
+        assert s["inner"][()][1] is back["target"]
+
+
+def test_a_stored_compound_field_without_fields_is_corrupt(tmp_path):
+    io, _ = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
+        "d": DatasetBuilder("d", [(1, (2.5, 3))], dtype=NESTED)}))
+    io.close()
+    doc_path = tmp_path / "f.zarr" / "d" / "zarr.json"
+    doc = json.loads(doc_path.read_text())
+    doc["attributes"]["zarr_dtype"][1]["dtype"] = []
+    doc_path.write_text(json.dumps(doc))
+    (tmp_path / "f.zarr" / "zarr.json").write_text(json.dumps({  # drop the consolidated copy
+        **json.loads((tmp_path / "f.zarr" / "zarr.json").read_text()), "consolidated_metadata": None}))
+    with pytest.raises(CorruptStoreError, match="compound field 'p' has no fields"), ZarrIO(tmp_path / "f.zarr") as io:
+        io.read_builder()
+
+
+def test_the_hdmf_zarr_convention_refuses_a_compound_field_that_is_a_compound(tmp_path):
+    root = GroupBuilder("root", datasets={"d": DatasetBuilder("d", [(1, (2.5, 3))], dtype=NESTED)})
+    with pytest.raises(UnsupportedDataError, match=r"no compound fields that are compounds \(p\)"), \
+            ZarrIO(tmp_path / "f.zarr", mode="w", convention="hdmf-zarr") as io:
+        io.write_builder(root)
 
 
 # --- (c) a row appended in mode 'a' that refers to a container added by the same write -------------

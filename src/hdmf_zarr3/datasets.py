@@ -372,14 +372,14 @@ class _CompoundDataset(_ResolvingDataset):
     """A compound dataset stored as JSON rows; rows read as tuples, references resolved."""
 
     @property
-    def dtype(self) -> list[str]:
-        return [f.dtype if f.dtype != D.TEXT else "utf8" for f in self.storage.fields]
+    def dtype(self) -> list[Any]:
+        return [D.builder_dtype(D.for_compound(f.dtype)) if f.nested else f.dtype if f.dtype != D.TEXT else "utf8"
+                for f in self.storage.fields]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """Rows as a structured array (strings and references in object fields)."""
         rows = self[:] if self.ndim else [self[()]]
-        fields = [(f.name, f.dtype if f.dtype in D.NUMERIC_NAMES else object) for f in self.storage.fields]
-        out = np.empty(len(rows), dtype=fields)
+        out = np.empty(len(rows), dtype=D.fields_numpy(self.storage.fields))
         for i, row in enumerate(rows):
             out[i] = row
         return out if self.ndim else out[0:1].reshape(())
@@ -387,10 +387,12 @@ class _CompoundDataset(_ResolvingDataset):
     def _convert(self, raw: Any) -> Any:
         if isinstance(raw, np.ndarray):
             return [self._convert(x) for x in raw]
-        values = self._io._dialect.row(raw, self.layout, self._path)
-        return tuple(self._resolve(v) if isinstance(v, R.Reference) or
-                     (v is None and f.dtype in D.REFERENCE_DTYPES) else v
-                     for f, v in zip(self.storage.fields, values))
+        return self._resolve_row(self._io._dialect.row(raw, self.layout, self._path), self.storage.fields)
+
+    def _resolve_row(self, values: Any, fields: tuple[D.Field, ...]) -> tuple:
+        return tuple(self._resolve_row(v, f.dtype) if f.nested else self._resolve(v)
+                     if isinstance(v, R.Reference) or (v is None and f.dtype in D.REFERENCE_DTYPES) else v
+                     for f, v in zip(fields, values))
 
 
 class BuilderCompoundDataset(_CompoundDataset, BuilderResolver):

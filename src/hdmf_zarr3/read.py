@@ -162,8 +162,7 @@ class BuilderReader:
             ref = self.dialect.reference(value, layout, path)
             return None if ref is None else _LazyReference(self, ref, path)
         if storage.kind == "rows":
-            values = self.dialect.row(value, layout, path)
-            row = tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+            row = self._lazy_row(self.dialect.row(value, layout, path), path)
             return row if _has_lazy(row) else _structured_scalar(row, storage.fields)
         return value
 
@@ -206,9 +205,13 @@ class BuilderReader:
         if isinstance(data, _LazyReference):
             resolved = data.resolve()
             builder.data = resolved if data.ref.region is not None else ReferenceBuilder(resolved)
-        elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
-            row = tuple(v.resolve() if isinstance(v, _LazyReference) else v for v in data)
-            builder.data = _structured_scalar(row, self.dialect.layout(path).storage.fields)
+        elif isinstance(data, tuple):
+            builder.data = _structured_scalar(_resolved_row(data), self.dialect.layout(path).storage.fields)
+
+    def _lazy_row(self, values: Any, path: str) -> tuple:
+        """A scalar compound's row, its references (in compound fields too) resolved once every node exists."""
+        return tuple(self._lazy_row(v, path) if isinstance(v, tuple) else
+                     _LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
@@ -277,14 +280,18 @@ def _squeeze(value: Any) -> Any:
 def _structured_scalar(row: tuple, fields: tuple[D.Field, ...]) -> np.ndarray:
     """A scalar compound of JSON rows as a 0-d structured array, as h5py and hdmf-zarr give it (``data["x"]``
     works); text and reference fields are ``object`` fields."""
-    out = np.empty((), dtype=[(f.name, f.dtype if f.dtype in D.NUMERIC_NAMES else object) for f in fields])
+    out = np.empty((), dtype=D.fields_numpy(fields))
     out[()] = row
     return out
 
 
+def _resolved_row(row: tuple) -> tuple:
+    return tuple(_resolved_row(v) if isinstance(v, tuple) else v.resolve() if isinstance(v, _LazyReference) else v
+                 for v in row)
+
+
 def _has_lazy(data: Any) -> bool:
-    return isinstance(data, _LazyReference) or (
-        isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data))
+    return isinstance(data, _LazyReference) or (isinstance(data, tuple) and any(_has_lazy(v) for v in data))
 
 
 class _LazyReference:
