@@ -248,10 +248,13 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         return encode_values(value, self.storage, self._io._reference_for_append, self._path)
 
     # --- appending --------------------------------------------------------------------------
-    def _encode_rows(self, values: list) -> np.ndarray:
+    def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
+        """Rows as stored; a reference to a container the next write adds is stored as null for now and its
+        container listed in ``waiting`` (see :mod:`.pending_refs`)."""
         from .encode import encode_values
 
-        return encode_values(values, self.storage, self._io._reference_for_append, self._path)
+        return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting),
+                             self._path)
 
     def append(self, arg: Any) -> None:
         """Append one element (or row) along the first axis."""
@@ -261,7 +264,9 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """Append several elements along the first axis."""
         if not self._open_handle().writable:
             raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
-        values = self._encode_rows(list(args))
+        rows, waiting = list(args), []
+        values = self._encode_rows(rows, waiting)
+        start = self.shape[0]
         array = self.dataset
         self._cache = None
         handle = self._open_handle()
@@ -271,6 +276,8 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         self._doc = array.metadata.to_dict()
         self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
+        if waiting:
+            self._io._pending_refs.add(self, start, rows, waiting)
 
 
 def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:
@@ -368,8 +375,9 @@ class _CompoundDataset(_ResolvingDataset):
     builder (or container)."""
 
     @property
-    def dtype(self) -> list[str]:
-        return [f.dtype if f.dtype != D.TEXT else "utf8" for f in self.storage.fields]
+    def dtype(self) -> list[Any]:
+        return [D.builder_dtype(D.for_compound(f.dtype)) if f.nested else f.dtype if f.dtype != D.TEXT else "utf8"
+                for f in self.storage.fields]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """Rows as a structured array (strings and references in object fields)."""
@@ -391,9 +399,15 @@ class _CompoundDataset(_ResolvingDataset):
         unpack builders, which are dicts, into object fields)."""
         values = self._io._dialect.row(raw, self.layout, self._path)
         for field, value in zip(self.storage.fields, values):
-            if isinstance(value, R.Reference) or (value is None and field.dtype in D.REFERENCE_DTYPES):
-                value = self._resolve(value)
-            out[field.name][index] = value
+            D.put_field(out[field.name], index, self._resolve_field(value, field), field)
+
+    def _resolve_field(self, value: Any, field: D.Field) -> Any:
+        """A field's value with its references resolved (in the fields of a compound field too)."""
+        if field.nested:
+            return tuple(self._resolve_field(v, f) for f, v in zip(field.dtype, value))
+        if isinstance(value, R.Reference) or (value is None and field.dtype in D.REFERENCE_DTYPES):
+            return self._resolve(value)
+        return value
 
 
 class BuilderCompoundDataset(_CompoundDataset, BuilderResolver):

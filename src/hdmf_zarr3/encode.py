@@ -21,7 +21,7 @@ from .format import dtypes as D
 from .format import references as R
 from .format import values as V
 
-RefEncoder = Callable[[Any], R.Reference]
+RefEncoder = Callable[[Any], R.Reference | None]
 
 
 def is_lazy_source(data: Any) -> bool:
@@ -106,7 +106,7 @@ def _is_rows(data: Any) -> bool:
 
 
 def _rows(data: Any, fn: Callable[[Any], str], where: str) -> np.ndarray:
-    if isinstance(data, np.ndarray) and data.ndim == 0:  # a scalar record, as a scalar compound reads back
+    if isinstance(data, np.ndarray) and data.ndim == 0:  # a scalar compound given as a 0-d structured array
         data = data[()]
     if isinstance(data, np.void) or (isinstance(data, tuple) and not _is_rows(data)):
         return _object_array([fn(data)], ()).reshape(())

@@ -30,6 +30,7 @@ from .format.dialects.native import NativeDialect
 from .format.references import Reference
 from .format.relayout import Relayout
 from .html import dataset_html
+from .pending_refs import PendingReferences, not_written_yet
 from .read import BuilderReader
 from .refs import ReferenceEncoder
 from .storage import locations, locks
@@ -108,6 +109,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         self._foreign_files = ForeignFiles(self)  # files this one links or refers into
         self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
         self._written_builders = WriteStatusTracker()
+        self._pending_refs = PendingReferences()  # appended rows whose targets the next write adds
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
             source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)
@@ -155,6 +157,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         if getattr(self, "_handle", None) is not None:
             handle, self._handle = self._handle, None
             try:
+                self._pending_refs.undo_if_waiting(handle)  # rows never completed are not stored with nulls
                 handle.commit()  # consolidate what was changed since the last write (appends)
             finally:
                 handle.close()  # releases the write lock even if the commit failed
@@ -163,6 +166,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
         if exc_type is not None and getattr(self, "_handle", None) is not None:
+            self._pending_refs.clear()
             self._handle.rollback()
         self.close()
 
@@ -236,6 +240,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
                               progress=progress, **kwargs)
             finally:
                 self._pending_dataio = {}
+            self._pending_refs.fill_in()
             if cache_spec:
                 self._cache_spec()
             self._handle.commit()
@@ -247,6 +252,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         try:
             yield
         except BaseException:
+            self._pending_refs.clear()
             if self._handle is not None:
                 self._handle.rollback()
             raise
@@ -409,8 +415,15 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         foreign = self._foreign if self._foreign is not None else self._foreign_files
         return foreign.builder(ref, self._require_open().directory, where, missing_ok)
 
-    def _reference_for_append(self, obj: Any) -> Reference:
-        return ReferenceEncoder(self.read_builder(), self.manager, self._require_open().directory)(obj)
+    def _reference_for_append(self, obj: Any, waiting: list | None = None) -> Reference | None:
+        """The record of a reference stored in place; with ``waiting``, a container the next write adds is
+        listed there and ``None`` returned (its row is filled in by that write, see :mod:`.pending_refs`)."""
+        root = self.read_builder()
+        target = None if waiting is None else not_written_yet(obj, root, self.manager)
+        if target is not None:
+            waiting.append(target)
+            return None
+        return ReferenceEncoder(root, self.manager, self._require_open().directory)(obj)
 
     # --- display ------------------------------------------------------------------------------
     @staticmethod

@@ -162,10 +162,8 @@ class BuilderReader:
             ref = self.dialect.reference(value, layout, path)
             return None if ref is None else _LazyReference(self, ref, path)
         if storage.kind == "rows":
-            values = self.dialect.row(value, layout, path)
-            if any(isinstance(v, Reference) for v in values):  # made a record once the targets exist
-                return tuple(_LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
-            return _record(values, storage)
+            row = self._lazy_row(self.dialect.row(value, layout, path), path)
+            return row if _has_lazy(row) else _record(row, storage)
         return value
 
     # --- attributes and links -----------------------------------------------------------------
@@ -207,9 +205,13 @@ class BuilderReader:
         if isinstance(data, _LazyReference):
             resolved = data.resolve()
             builder.data = resolved if data.ref.region is not None else ReferenceBuilder(resolved)
-        elif isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data):
-            resolved = [v.resolve() if isinstance(v, _LazyReference) else v for v in data]
-            builder.data = _record(resolved, self.dialect.layout(path).storage)
+        elif isinstance(data, tuple) and _has_lazy(data):
+            builder.data = _record(_resolved_row(data), self.dialect.layout(path).storage)
+
+    def _lazy_row(self, values: Any, path: str) -> tuple:
+        """A scalar compound's row, its references (in compound fields too) resolved once every node exists."""
+        return tuple(self._lazy_row(v, path) if isinstance(v, tuple) else
+                     _LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
@@ -279,13 +281,17 @@ def _record(values: list[Any], storage: D.StorageType) -> np.ndarray:
     """A scalar compound as a 0-d structured array, as a scalar ``struct`` reads (fields by name)."""
     out = np.empty((), dtype=storage.row_dtype)
     for field, value in zip(storage.fields, values):
-        out[field.name][()] = value  # field by field: builders are dicts numpy would unpack
+        D.put_field(out[field.name], (), value, field)  # field by field: builders are dicts numpy would unpack
     return out
 
 
+def _resolved_row(row: tuple) -> tuple:
+    return tuple(_resolved_row(v) if isinstance(v, tuple) else v.resolve() if isinstance(v, _LazyReference) else v
+                 for v in row)
+
+
 def _has_lazy(data: Any) -> bool:
-    return isinstance(data, _LazyReference) or (
-        isinstance(data, tuple) and any(isinstance(v, _LazyReference) for v in data))
+    return isinstance(data, _LazyReference) or (isinstance(data, tuple) and any(_has_lazy(v) for v in data))
 
 
 class _LazyReference:

@@ -13,6 +13,7 @@ isodatetime, datetime         ``isodatetime``             ``string`` (ISO 8601)
 object reference              ``object``                  ``string``, one JSON reference record
 compound, numeric fields      list of ``{name, dtype}``   ``struct`` with the same fields
 compound, any other field     list of ``{name, dtype}``   ``string``, one JSON array per row
+compound with compound field  nested field lists          ``string``, the field a nested JSON array
 ============================  ==========================  =====================================
 
 Strings and records use the variable-length ``string`` type, so nothing is padded to a fixed width;
@@ -55,10 +56,37 @@ Kind = Literal["numeric", "string", "reference", "struct", "rows"]
 
 @dataclass(frozen=True)
 class Field:
-    """One field of a compound dtype: its name and canonical HDMF dtype."""
+    """One field of a compound dtype: its name and canonical HDMF dtype, or the fields of a compound field."""
 
     name: str
-    dtype: str
+    dtype: str | tuple[Field, ...]
+
+    @property
+    def nested(self) -> bool:
+        """True for a field that is itself a compound (its ``dtype`` is a tuple of fields)."""
+        return isinstance(self.dtype, tuple)
+
+
+def fields_json(fields: Sequence[Field]) -> list[dict[str, Any]]:
+    """The ``zarr_dtype`` of a compound: ``[{"name", "dtype"}, ...]``, a compound field's dtype a nested list."""
+    return [{"name": f.name, "dtype": fields_json(f.dtype) if f.nested else f.dtype} for f in fields]
+
+
+def fields_numpy(fields: Sequence[Field]) -> list[tuple[str, Any]]:
+    """The structured numpy dtype rows of a compound read back: numbers as themselves, compound fields nested,
+    text and references as ``object``."""
+    return [(f.name, fields_numpy(f.dtype) if f.nested else f.dtype if f.dtype in NUMERIC_NAMES else object)
+            for f in fields]
+
+
+def put_field(target: Any, index: tuple[int, ...], value: Any, field: Field) -> None:
+    """Store ``value`` in ``target[index]``, the column of ``field`` in a structured array: a compound
+    field subfield by subfield (a tuple assignment would let numpy unpack builders, which are dicts)."""
+    if field.nested:
+        for sub, item in zip(field.dtype, value):
+            put_field(target[sub.name], index, item, sub)
+    else:
+        target[index] = value
 
 
 @dataclass(frozen=True)
@@ -83,7 +111,7 @@ class StorageType:
     def row_dtype(self) -> np.dtype:
         """The structured dtype compound rows read back as (as h5py gives them to HDMF): numeric fields keep
         their type, text and reference fields are objects (``str``, or the resolved target)."""
-        return np.dtype([(f.name, f.dtype if f.dtype in NUMERIC_NAMES else object) for f in self.fields])
+        return np.dtype(fields_numpy(self.fields))
 
     @property
     def fill_value(self) -> Any:
@@ -161,7 +189,8 @@ def is_compound(dtype: Any) -> bool:
 
 
 def compound_fields(dtype: Any, data: Any = None) -> tuple[Field, ...]:
-    """Normalize an HDMF compound dtype (DtypeSpecs, dicts or a structured dtype) to fields."""
+    """Normalize an HDMF compound dtype (DtypeSpecs, dicts or a structured dtype) to fields; a field whose
+    dtype is itself a compound (as HDF5IO writes it) gets the fields of that compound."""
     if isinstance(dtype, np.dtype):
         return tuple(Field(n, _field_dtype(dtype.fields[n][0], data, n)) for n in dtype.names)
     fields = []
@@ -174,7 +203,9 @@ def compound_fields(dtype: Any, data: Any = None) -> tuple[Field, ...]:
     return tuple(fields)
 
 
-def _field_dtype(sub: Any, data: Any, name: str) -> str:
+def _field_dtype(sub: Any, data: Any, name: str) -> str | tuple[Field, ...]:
+    if is_compound(sub):
+        return compound_fields(sub, None)
     ref = _reftype(sub)
     if ref is not None:
         return ref
@@ -213,8 +244,8 @@ def for_scalar_dtype(name: str) -> StorageType:
 def for_compound(fields: Sequence[Field]) -> StorageType:
     """Storage type for a compound: ``struct`` when all fields are numeric, JSON rows otherwise."""
     fields = tuple(fields)
-    zarr_dtype = [{"name": f.name, "dtype": f.dtype} for f in fields]
-    if all(f.dtype in NUMERIC_NAMES for f in fields):
+    zarr_dtype = fields_json(fields)
+    if all(f.dtype in NUMERIC_NAMES for f in fields):  # a compound field makes it JSON rows
         data_type = {
             "name": "struct",
             "configuration": {"fields": [{"name": f.name, "data_type": f.dtype} for f in fields]},
@@ -226,12 +257,7 @@ def for_compound(fields: Sequence[Field]) -> StorageType:
 def from_attribute(zarr_dtype: Any, data_type: Any, path: str) -> StorageType:
     """Rebuild the storage type of a stored array from its ``zarr_dtype`` and ``data_type``."""
     if isinstance(zarr_dtype, list):
-        try:
-            fields = tuple(Field(str(f["name"]), canonical(f["dtype"]) or "") for f in zarr_dtype)
-        except (TypeError, KeyError) as exc:
-            raise CorruptStoreError(f"malformed compound zarr_dtype {zarr_dtype!r}", path) from exc
-        if any(not f.dtype for f in fields):
-            raise CorruptStoreError(f"unknown field dtype in zarr_dtype {zarr_dtype!r}", path)
+        fields = _stored_fields(zarr_dtype, path)
         storage = for_compound(fields)
         if data_type != storage.data_type:
             raise CorruptStoreError(f"compound zarr_dtype {zarr_dtype!r} does not match data_type {data_type!r}", path)
@@ -249,12 +275,42 @@ def from_attribute(zarr_dtype: Any, data_type: Any, path: str) -> StorageType:
     return storage
 
 
+#: How deep compound fields may nest in a stored ``zarr_dtype`` (a hostile file cannot recurse without end).
+MAX_NESTING = 8
+
+
+def _stored_fields(zarr_dtype: list, path: str, depth: int = 0) -> tuple[Field, ...]:
+    """The fields of a stored compound ``zarr_dtype``; a field whose dtype is a list is a compound field."""
+    if depth > MAX_NESTING:
+        raise CorruptStoreError(f"compound fields nested deeper than {MAX_NESTING} levels", path)
+    fields = []
+    try:
+        for f in zarr_dtype:
+            sub = f["dtype"]
+            if isinstance(sub, list):
+                if not sub:
+                    raise CorruptStoreError(f"compound field {f['name']!r} has no fields", path)
+                fields.append(Field(str(f["name"]), _stored_fields(sub, path, depth + 1)))
+            else:
+                fields.append(Field(str(f["name"]), canonical(sub) or ""))
+    except (TypeError, KeyError) as exc:
+        raise CorruptStoreError(f"malformed compound zarr_dtype {zarr_dtype!r}", path) from exc
+    if any(not f.dtype for f in fields):
+        raise CorruptStoreError(f"unknown field dtype in zarr_dtype {zarr_dtype!r}", path)
+    return tuple(fields)
+
+
+def _builder_fields(fields: Sequence[Field]) -> list[dict[str, Any]]:
+    return [{"name": f.name, "dtype": _builder_fields(f.dtype) if f.nested else f.dtype if f.dtype != TEXT
+             else "utf8"} for f in fields]
+
+
 def builder_dtype(storage: StorageType) -> Any:
     """The ``DatasetBuilder.dtype`` a reader reports for a stored dataset (as HDF5IO does)."""
     if storage.kind == "numeric":
         return np.dtype(storage.data_type)
     if storage.kind in ("struct", "rows"):
-        return [{"name": f.name, "dtype": f.dtype if f.dtype != TEXT else "utf8"} for f in storage.fields]
+        return _builder_fields(storage.fields)
     if storage.zarr_dtype == TEXT:
         return "utf8"
     return storage.zarr_dtype

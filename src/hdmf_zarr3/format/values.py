@@ -29,7 +29,7 @@ from . import dtypes as D
 from .names import DTYPE_ATTR
 from .references import Reference
 
-RefEncoder = Callable[[Any], Reference]
+RefEncoder = Callable[[Any], Reference | None]
 RefDecoder = Callable[[Reference], Any]
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -241,8 +241,11 @@ def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: st
     values = _row_values(row, fields, where)
     out = []
     for field, v in zip(fields, values):
-        if field.dtype in D.REFERENCE_DTYPES:
-            out.append(None if v is None else ref(v).to_json())
+        if field.nested:  # a compound field: a JSON array of its own fields, by the same rules
+            out.append(encode_row(v, field.dtype, ref, where))
+        elif field.dtype in D.REFERENCE_DTYPES:
+            encoded = None if v is None else ref(v)  # None: filled in later (see pending_refs)
+            out.append(None if encoded is None else encoded.to_json())
         elif field.dtype in D.STRING_DTYPES:
             out.append(encode_string(v, field.dtype, where))
         elif field.dtype == "bool":
@@ -266,12 +269,15 @@ def _row_values(row: Any, fields: tuple[D.Field, ...], where: str) -> list:
 
 
 def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
-    """Field values of a stored row; references stay :class:`Reference` (resolved by the caller)."""
+    """Field values of a stored row (a compound field's as a tuple); references stay :class:`Reference`
+    (resolved by the caller)."""
     if not isinstance(obj, list) or len(obj) != len(fields):
         raise CorruptStoreError(f"compound row must be a list of {len(fields)} values, got {str(obj)[:80]}", where)
-    out = []
+    out: list[Any] = []
     for field, v in zip(fields, obj):
-        if field.dtype in D.REFERENCE_DTYPES:
+        if field.nested:
+            out.append(tuple(decode_row(v, field.dtype, where)))
+        elif field.dtype in D.REFERENCE_DTYPES:
             out.append(None if v is None else Reference.from_json(v, where))
         elif field.dtype in D.STRING_DTYPES:
             out.append(_check_str(v, where))

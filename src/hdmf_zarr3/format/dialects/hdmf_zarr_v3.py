@@ -185,6 +185,10 @@ class HdmfZarrV3Convention(Convention):
                 raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references")
             return {DTYPE: REFERENCE_DTYPE}
         if storage.kind == "rows":
+            nested = [f.name for f in storage.fields if f.nested]
+            if nested:
+                raise UnsupportedDataError(f"the hdmf-zarr convention has no compound fields that are compounds "
+                                           f"({', '.join(nested)}); write this file in the hdmf_zarr3 format")
             return {REFERENCE_FIELDS: [f.name for f in storage.fields if f.dtype in D.REFERENCE_DTYPES]}
         if storage.kind == "struct":
             return {}
