@@ -183,3 +183,14 @@ def test_allow_incomplete_never_writes(written):
     for mode in ("a", "r+", "w"):
         with pytest.raises(Exception, match="mode 'r' only"):
             ZarrIO(written, mode=mode, allow_incomplete=True)
+
+
+def test_validate_does_not_report_the_journal_as_data(written, capsys):
+    """The journal of an interrupted append is no node (Zarr v3 reserves "__" names): validate reports the
+    incomplete append once, not stray chunks below no array."""
+    from hdmf_zarr3.cli import main
+
+    _interrupted_append(written)
+    assert main(["validate", "--allow-incomplete", str(written)]) == 1
+    out = capsys.readouterr().out
+    assert JOURNAL not in out and "the file is incomplete" in out and out.strip().endswith("1 problem(s)")

@@ -24,7 +24,6 @@ import json
 import math
 import os
 import posixpath
-import re
 from typing import Any
 
 from zarr.abc.store import Store
@@ -37,7 +36,7 @@ from ..format import consolidated
 from ..format.documents import grid_shape
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
-from .nodes import ZARR_JSON, _bounded, check_document, parse_document
+from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
 LARGE_BYTES = 2**30
@@ -46,9 +45,6 @@ LARGE_BYTES = 2**30
 MAX_RATIO = 2**16
 #: Stored objects of a large array whose sizes are summed (one request each on object stores).
 SIZED_OBJECTS = 64
-#: Temporary files zarr's LocalStore writes and renames (left behind by a killed writer; never read).
-_TEMPORARY = re.compile(r".*\.[0-9a-f]{32}\.partial")
-
 Problem = tuple[str, str]
 
 
@@ -143,7 +139,7 @@ def _stray(keys: list[str], documents: dict[str, dict[str, Any]]) -> list[Proble
     """Stored objects that belong to no array: the array's ``zarr.json`` is missing (its data is lost)."""
     counts: dict[str, int] = {}
     for key in keys:
-        if key == ZARR_JSON or key.endswith("/" + ZARR_JSON) or _TEMPORARY.fullmatch(key):
+        if key == ZARR_JSON or key.endswith("/" + ZARR_JSON) or INTERRUPTED_WRITE.search(key) or reserved_key(key):
             continue
         path = "/" + key
         node = posixpath.dirname(path)
@@ -167,7 +163,7 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         prefix = path.strip("/") + "/"
         start = bisect.bisect_left(keys, prefix)
         stop = bisect.bisect_left(keys, prefix[:-1] + chr(ord("/") + 1), start)
-        stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not _TEMPORARY.fullmatch(k)]
+        stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not INTERRUPTED_WRITE.search(k)]
         expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], grid_shape(doc)))
         size = sync(_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
         if len(stored) * 2 < expected or (size is not None and size * MAX_RATIO < declared):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
@@ -93,10 +94,19 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
     return docs
 
 
+def reserved_key(key: str) -> bool:
+    """A key below a name starting with ``__``: Zarr v3 reserves those for extensions (our append
+    journal); they are never nodes nor chunks."""
+    return any(part.startswith("__") for part in key.split("/"))
+
+
+#: zarr's LocalStore writes each key to ``<name>.<32 hex digits>.partial`` and renames it into place: a
+#: killed writer leaves such files, which never became keys.
+INTERRUPTED_WRITE = re.compile(r"\.[0-9a-f]{32}\.partial$")
+
+
 async def _list_documents(store: Store) -> list[str]:
-    # Names starting with "__" are not nodes (Zarr v3 reserves them for extensions: our journal).
-    return [k async for k in store.list() if (k == ZARR_JSON or k.endswith("/" + ZARR_JSON))
-            and not any(part.startswith("__") for part in k.split("/"))]
+    return [k async for k in store.list() if (k == ZARR_JSON or k.endswith("/" + ZARR_JSON)) and not reserved_key(k)]
 
 
 def local_io(store: Store) -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from zarr.abc.store import Store
 from ..errors import CorruptStoreError, IncompleteFileError
 from ..format import completion
 from . import journal, locks
-from .nodes import read_root
+from .nodes import INTERRUPTED_WRITE, read_root
 from .stores import open_store
 
 
@@ -78,9 +77,6 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
         handle.close()
 
 
-#: zarr's LocalStore writes each key to ``<name>.<32 hex digits>.partial`` and renames it into place.
-_TEMPORARY = re.compile(r"\.[0-9a-f]{32}\.partial$")
-
 
 def _remove_interrupted_writes(store: Store) -> None:
     """Delete the temporary files of writes a killed writer left half done inside a local store (they
@@ -91,5 +87,5 @@ def _remove_interrupted_writes(store: Store) -> None:
         return
     for base, _, files in os.walk(store.root):
         for name in files:
-            if _TEMPORARY.search(name):
+            if INTERRUPTED_WRITE.search(name):
                 os.remove(os.path.join(base, name))
