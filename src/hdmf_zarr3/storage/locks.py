@@ -249,19 +249,19 @@ def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None 
     place = lock_place(path, storage_options)
     if place is None:
         return None
-    zip_location = _local_zip(path)
+    local_location = _local_file(path)
     found = _read(place)
     if found is None:
-        if zip_location is not None and zipped.leftovers(zip_location):
-            _clean_unlocked(place, zip_location)
+        if local_location is not None and zipped.leftovers(local_location):
+            _clean_unlocked(place, local_location)
         return None
-    if zip_location is not None:
-        zipped.remove_leftovers(zip_location)  # while the lock still keeps new writers out
+    if local_location is not None:
+        zipped.remove_leftovers(local_location)  # while the lock still keeps new writers out
     _delete(place)
     return found
 
 
-def _local_zip(path: str | Path | Store) -> str | None:
+def _local_file(path: str | Path | Store) -> str | None:
     """The resolved local path of a file opened by path (a zip or a directory: both leave working
     directories beside them when a writer is killed), else None."""
     if isinstance(path, Store) or locations.is_remote(os.fspath(path)):
@@ -270,7 +270,7 @@ def _local_zip(path: str | Path | Store) -> str | None:
 
 
 def _clean_unlocked(place: LockPlace, location: str) -> None:
-    """Remove a zip's leftovers when it is not locked, under a lock of our own (a writer starting
+    """Remove a file's leftovers when it is not locked, under a lock of our own (a writer starting
     meanwhile would otherwise lose its working directory)."""
     try:
         lock = WriteLock.acquire(place, location, "hdmf_zarr3 break_lock")

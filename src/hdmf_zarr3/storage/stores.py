@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
 from .remote import read_root_bytes, remote_store
-from .replacing import LocalReplacement, replace_in_place
+from .replacing import LocalReplacement, replace_in_place, working_directory
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -389,10 +388,9 @@ def store_location(store: Store) -> str | None:
 
 
 def _check_local(location: str, mode: str) -> None:
+    # a file where a directory belongs was refused already (local_paths.check)
     if mode in ("r", "r+") and not os.path.exists(location):
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
-    if os.path.isfile(location):
-        raise UnsupportedOperation(f"Unable to open {location} as a Zarr store: it is a file, not a directory.")
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
@@ -409,8 +407,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
     zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
-    work = tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
-                            dir=os.path.dirname(location))
+    work = working_directory(location)  # named as zipped.leftovers expects
     try:
         if present and mode in ("r+", "a"):
             with zipfile.ZipFile(location) as archive:
