@@ -8,8 +8,7 @@ comparison. On our classes the tests listed in ``tests/peer/hdmf_zarr_exclusions
 API, its on-disk names and class names, our deliberate differences, tests failing on hdmf-zarr itself) are
 deselected (``--no-exclusions`` runs them too; ``--exclusions`` also applies the list to ``--theirs``); the
 remaining failures are user-facing gaps, listed in ``tests/peer/USER_GAPS.md``. Prints pytest's summary
-line; the exit status is pytest's. Not part of the test suite yet: hdmf-zarr users' gaps are being closed
-(see docs/other-writers.md §7).
+line; the exit status is pytest's. The test suite runs the same (tests/test_hdmf_zarr_suite.py).
 """
 
 from __future__ import annotations

@@ -1,28 +1,36 @@
-"""Session-wide set-up: PyNWB's battery runs beside the rest of the suite (see _battery.py)."""
+"""Session-wide set-up: the peer suites (PyNWB's battery, hdmf-zarr's unit tests) run beside the rest
+of the suite, in the background (see _peer_runs.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 try:
-    from ._battery import BackgroundBattery
+    from ._battery import battery_jobs
+    from ._hdmf_zarr_peer import hdmf_zarr_jobs
+    from ._peer_runs import BackgroundRuns
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
-    from _battery import BackgroundBattery
+    from _battery import battery_jobs
+    from _hdmf_zarr_peer import hdmf_zarr_jobs
+    from _peer_runs import BackgroundRuns
 
-BATTERY_MODULE = "test_pynwb_battery.py"
+#: Test module -> the background runs it checks.
+PEER_MODULES = {"test_pynwb_battery.py": battery_jobs, "test_hdmf_zarr_suite.py": hdmf_zarr_jobs}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Collect the battery last, so its runs have the whole session to progress in the background."""
-    items.sort(key=lambda item: item.path.name == BATTERY_MODULE)  # stable: the order is otherwise kept
+    """Collect the peer modules last, so their runs have the whole session to progress in the background."""
+    items.sort(key=lambda item: item.path.name in PEER_MODULES)  # stable: the order is otherwise kept
 
 
 @pytest.fixture(scope="session", autouse=True)
-def battery_in_background(request, tmp_path_factory):
-    """Start the battery's runs now, one at a time, if any battery test was selected."""
-    if not any(item.path.name == BATTERY_MODULE for item in request.session.items):
+def peer_runs(request, tmp_path_factory):
+    """Start the runs of the peer modules that were selected, one at a time."""
+    selected = {item.path.name for item in request.session.items} & PEER_MODULES.keys()
+    if not selected:
         yield None
         return
-    job = BackgroundBattery(tmp_path_factory.mktemp("battery"), slots=1).start()
-    yield job
-    job.cancel()
+    jobs = [job for name in PEER_MODULES if name in selected for job in PEER_MODULES[name]()]
+    runs = BackgroundRuns(tmp_path_factory.mktemp("peer"), jobs, slots=1).start()
+    yield runs
+    runs.cancel()

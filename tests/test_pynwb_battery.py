@@ -4,6 +4,7 @@ Every test of pynwb's ``tests/integration/hdf5`` that passes under HDF5 must als
 onto ``NWBZarrIO`` (run ``zarr``), and every export test must pass exporting HDF5 → Zarr and Zarr → HDF5.
 The runs themselves (subprocesses, started in the background when the session starts) are in
 _battery.py; the junit-xml reports are left in the session's temporary directory for inspection.
+Marked ``peer``: ``-m "not peer"`` skips it locally (CI runs it).
 """
 
 from __future__ import annotations
@@ -11,15 +12,19 @@ from __future__ import annotations
 import pytest
 
 try:
-    from ._battery import BASELINE_FILE, EXPORT_TESTS, BackgroundBattery, _Run
+    from ._battery import BASELINE_FILE, EXPORT_TESTS, battery_results
+    from ._peer_runs import BackgroundRuns, _Run
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
-    from _battery import BASELINE_FILE, EXPORT_TESTS, BackgroundBattery, _Run
+    from _battery import BASELINE_FILE, EXPORT_TESTS, battery_results
+    from _peer_runs import BackgroundRuns, _Run
+
+pytestmark = pytest.mark.peer
 
 
 @pytest.fixture(scope="module")
-def battery(battery_in_background: BackgroundBattery) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
+def battery(peer_runs: BackgroundRuns) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
     """The HDF5 baseline and the three Zarr variants (started by conftest.py when the session started)."""
-    return battery_in_background.result()
+    return battery_results(peer_runs)
 
 
 def _collection_errors(results: dict[str, dict]) -> list[str]:

@@ -1,0 +1,25 @@
+"""The README's promise: ``-m "not peer"`` leaves out both peer suites (and so never starts their runs)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+PEER_MODULES = ("test_pynwb_battery.py", "test_hdmf_zarr_suite.py")
+
+
+def _collect(*args: str) -> str:
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+               *(str(TESTS / m) for m in PEER_MODULES), *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=TESTS.parent, timeout=120).stdout
+
+
+def test_not_peer_deselects_both_peer_suites():
+    everything = _collect()
+    for module in PEER_MODULES:
+        assert module in everything, everything
+    without = _collect("-m", "not peer")
+    assert "deselected" in without, without
+    assert not any(module in line for line in without.splitlines() for module in PEER_MODULES if "::" in line)
