@@ -57,6 +57,35 @@ def test_hdf5_filters_become_zarr_codecs_and_come_back(tmp_path):
         assert np.array_equal(f["acquisition/lzf/data"][:], np.arange(1000))
 
 
+def test_hdf5plugin_filters_become_the_same_blosc_or_zstd(tmp_path):
+    """Datasets compressed with hdf5plugin's filters keep their compressor, level and shuffle."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")  # a test dependency (pyproject.toml [test])
+    nwb = small_nwbfile()
+    settings = {
+        "blosc_zstd": hdf5plugin.Blosc(cname="zstd", clevel=7, shuffle=hdf5plugin.Blosc.BITSHUFFLE),
+        "zstd": hdf5plugin.Zstd(clevel=9),
+        "lz4": hdf5plugin.LZ4(),
+        "bitshuffle_lz4": hdf5plugin.Bitshuffle(cname="lz4"),
+        "bitshuffle_zstd": hdf5plugin.Bitshuffle(cname="zstd", clevel=6),
+    }
+    data = np.arange(2000, dtype="int32") % 97
+    for name, filters in settings.items():
+        with pytest.warns(UserWarning, match="may not be available on all installations"):  # HDMF's, for plugins
+            dataio = H5DataIO(data, chunks=(500,), allow_plugin_filters=True, **filters)
+        nwb.add_acquisition(TimeSeries(name=name, data=dataio, unit="V", rate=1.0))
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(nwb)
+    convert(tmp_path / "a.nwb", tmp_path / "b.nwb.zarr")
+    acq = tmp_path / "b.nwb.zarr" / "acquisition"
+    assert _codecs(acq / "blosc_zstd" / "data") == ["bytes", "blosc:zstd:bitshuffle:7"]
+    assert _codecs(acq / "zstd" / "data") == ["bytes", "zstd"]
+    assert _codecs(acq / "lz4" / "data") == ["bytes", "blosc:lz4:noshuffle:5"]
+    assert _codecs(acq / "bitshuffle_lz4" / "data") == ["bytes", "blosc:lz4:bitshuffle:5"]
+    assert _codecs(acq / "bitshuffle_zstd" / "data") == ["bytes", "blosc:zstd:bitshuffle:6"]
+    for name in settings:
+        assert np.array_equal(zarr.open_array(acq / name / "data", mode="r")[:], data)
+
+
 @pytest.mark.parametrize("direction", ["hdf5-to-zarr", "zarr-to-hdf5"])
 def test_large_datasets_are_copied_with_bounded_memory(tmp_path, monkeypatch, direction):
     monkeypatch.setattr(streaming, "BLOCK_BYTES", 2 * 2**20)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 LIST = Path(__file__).with_name("hdmf_zarr_exclusions.txt")
-CATEGORIES = ("private-api", "on-disk-names", "class-names", "deliberate", "fails-on-theirs")
+CATEGORIES = ("private-api", "on-disk-names", "class-names", "deliberate", "fails-on-theirs", "cannot-run")
 
 
 def load_exclusions(path: Path) -> dict[str, str]:

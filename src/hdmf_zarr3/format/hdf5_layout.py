@@ -12,7 +12,8 @@ gzip level L + shuffle          ``blosc`` cname ``zlib``, clevel L, ``shuffle`` 
 blosc (filter 32001)            ``blosc`` with the same compressor, level and shuffle
 zstd (filter 32015)             ``zstd`` with the same level
 lz4 (filter 32004)              ``blosc`` cname ``lz4``, no shuffle
-bitshuffle (filter 32008)       ``blosc`` cname ``lz4``, ``bitshuffle``
+bitshuffle (filter 32008)       ``blosc``, ``bitshuffle``, cname ``zstd`` at the same level
+                                when bitshuffle compressed with zstd, else ``lz4``
 fletcher32                      ``crc32c`` (a checksum, verified on read)
 lzf, szip, scale-offset, other  not mapped: the default codec is used and a warning says so
 ==============================  ==========================================================
@@ -31,6 +32,7 @@ from .documents import blosc_typesize
 from .dtypes import StorageType
 
 _BLOSC_FILTER, _LZ4_FILTER, _BITSHUFFLE_FILTER, _ZSTD_FILTER = 32001, 32004, 32008, 32015
+_BITSHUFFLE_ZSTD = 3
 _BLOSC_NAMES = {0: "blosclz", 1: "lz4", 2: "lz4hc", 3: "snappy", 4: "zlib", 5: "zstd"}
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
@@ -87,7 +89,11 @@ def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]
         elif fid == _LZ4_FILTER:
             compressor = _blosc(storage, "lz4", 5, "noshuffle")
         elif fid == _BITSHUFFLE_FILTER:
-            compressor = _blosc(storage, "lz4", 5, "bitshuffle")
+            # cd_values (as HDF5 completes them): version, version, element size, block size, compression
+            # (0 none, 2 lz4, 3 zstd), zstd level
+            zstd = len(cd) >= 5 and cd[4] == _BITSHUFFLE_ZSTD
+            compressor = _blosc(storage, "zstd" if zstd else "lz4", int(cd[5]) if zstd and len(cd) >= 6 else 5,
+                                "bitshuffle")
         else:
             warnings.append(f"HDF5 filter {fid} has no Zarr v3 equivalent; using the default codec")
     if layout.scaleoffset is not None:
