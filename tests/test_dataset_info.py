@@ -27,6 +27,7 @@ def test_a_read_dataset_shows_its_codecs_and_summary_as_zarr_does(tmp_path):
         assert data.fill_value == plain.fill_value == 0
         assert "Compressors" in str(data.info) and "Zstd" in str(data.info)
         assert "No. bytes stored" in str(data.info_complete())
+        assert 0 < data.nbytes_stored() == plain.nbytes_stored() < data.nbytes  # compressed, measured
         assert data.store.root == path  # the file's store; the array is at its path in it
         assert np.array_equal(data[:], np.arange(1000.0))
 

@@ -49,6 +49,10 @@ class ZarrArrayInfo:
         """zarr's summary including the stored size (lists the array's chunks)."""
         return self.dataset.info_complete()
 
+    def nbytes_stored(self) -> int:
+        """Bytes the array's metadata and stored chunks take in the store (lists the array's chunks)."""
+        return self.dataset.nbytes_stored()
+
 
 class SameArrayEquality:
     """Two lazy datasets are equal when they are the same array of the same file (as h5py datasets of one
