@@ -35,6 +35,7 @@ from .read import BuilderReader
 from .refs import ReferenceEncoder
 from .storage import locations, locks
 from .storage.guarded import limit_reads
+from .storage.remote import ready_store
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
 
@@ -89,6 +90,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
                  chunk_key_separator: str = "/", force_overwrite: bool = False):
         if chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
+        path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):

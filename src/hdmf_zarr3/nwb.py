@@ -16,6 +16,7 @@ from .errors import IncompleteFileError
 from .format import completion
 from .io import ZarrIO
 from .storage import locations
+from .storage.remote import ready_store
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 
 
@@ -47,6 +48,7 @@ class NWBZarrIO(ZarrIO):
     def __init__(self, path: str | Path | Store | None = None, mode: str = "r", load_namespaces: bool = True,
                  manager: BuildManager | None = None, extensions: str | list[str] | None = None,
                  **kwargs: Any):
+        path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it (once)
         if mode in CREATE_MODES or manager is not None:
             load_namespaces = False
         suffixes = (".zarr", ".zarr.zip")
@@ -116,7 +118,7 @@ class NWBZarrIO(ZarrIO):
             Options of the object store a URL opens (see :class:`ZarrIO`).
         """
         if storage_options is None and isinstance(path, (str, Path)) and os.fspath(path).startswith("s3://"):
-            storage_options = {"skip_signature": True}
+            storage_options = {"anon": True}
         io = NWBZarrIO(path if file is None else file.store, mode="r", load_namespaces=True,
                        storage_options=storage_options)
         return io.read()

@@ -8,22 +8,47 @@ from zarr.abc.store import Store
 from zarr.core.sync import sync
 
 from ..errors import StoreError
+from .options import to_obstore
 
 
 def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
+    """The zarr ``ObjectStore`` of ``url``, configured by ``storage_options`` in fsspec's or obstore's
+    convention (see :mod:`.options`)."""
     try:
+        import obstore
         import obstore.store
         from zarr.storage import ObjectStore
     except ImportError as exc:  # an optional dependency
         raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
-    options = dict(options or {})
-    if options.pop("anon", False) and not url.lower().startswith(("http://", "https://")):
-        options["skip_signature"] = True  # plain HTTP has no signature to skip: anon means what it always is
+    given, url = url, url.rstrip("/")
+    if url[:6].lower() == "gcs://":  # gcsfs's spelling, which obstore does not know
+        url = "gs://" + url[6:]
     try:
-        backend = obstore.store.from_url(url.rstrip("/"), **options)
+        kind = obstore.parse_scheme(url)
+    except Exception as exc:  # a URL obstore cannot place
+        raise StoreError(f"cannot open {given}: {exc}") from exc
+    kwargs = to_obstore(kind, options, given)
+    try:
+        backend = obstore.store.from_url(url, **kwargs)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
-        raise StoreError(f"cannot open {url}: {exc}") from exc
+        raise StoreError(f"cannot open {given}: {exc}") from exc
     return ObjectStore(backend, read_only=(mode == "r"))
+
+
+def ready_store(path: Any, mode: str) -> Any:
+    """``path`` as a zarr Store when it is a store of another library that zarr wraps: an obstore store
+    (``ObjectStore``) or an fsspec mapper (``FsspecStore``); anything else as it is."""
+    library = type(path).__module__.split(".")[0]
+    read_only = mode in ("r", "r-")
+    if library == "obstore":
+        from zarr.storage import ObjectStore
+
+        return ObjectStore(path, read_only=read_only)
+    if library == "fsspec" and hasattr(path, "fs") and hasattr(path, "root"):  # fsspec.FSMap
+        from zarr.storage import FsspecStore
+
+        return FsspecStore.from_mapper(path, read_only=read_only)
+    return path
 
 
 def read_root_bytes(store: Store, location: str) -> bytes | None:

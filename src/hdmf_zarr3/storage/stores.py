@@ -37,7 +37,7 @@ from . import local_paths, locations, open_files, zipped
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
-from .remote import read_root_bytes, remote_store
+from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
@@ -299,17 +299,14 @@ def _v2_present(store: Store) -> bool:
 
 def open_store(path: str | Path | Store | None, mode: str = "r", storage_options: dict[str, Any] | None = None,
                allow_incomplete: bool = False) -> StoreHandle:
-    """Open ``path`` in ``mode``: a zarr ``Store``, a local path, a ``.zip`` file or a URL.
-
-    URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore, configured by
-    ``storage_options`` (obstore's names: ``endpoint``, ``region``, ``access_key_id``,
-    ``skip_signature``, ``client_options``, ...; fsspec's ``anon=True`` means ``skip_signature``).
-    A ``.zip`` file is read in place and written through a working directory beside it that
-    replaces the zip, whole, when the file is closed after a finished write. Mode ``w`` replaces an
-    existing file only once the new one is finished (see :mod:`.replacing`). Writers take the file's
-    write lock (see :mod:`.locks`); ``allow_incomplete`` lets a reader (mode ``r``) open a file whose
-    last write did not finish. Mode ``r-`` (hdmf-zarr's) reads as ``r`` but lists the store instead of
-    trusting the consolidated metadata of the root.
+    """Open ``path`` in ``mode``: a zarr ``Store`` (or an obstore store, an fsspec mapper), a local path, a
+    ``.zip`` file or a URL. URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore,
+    configured by ``storage_options`` in fsspec's or obstore's convention (see :mod:`.options`). A ``.zip``
+    file is read in place and written through a working directory beside it that replaces the zip, whole,
+    when the file is closed after a finished write. Mode ``w`` replaces an existing file only once the new
+    one is finished (see :mod:`.replacing`). Writers take the file's write lock (see :mod:`.locks`);
+    ``allow_incomplete`` lets a reader (mode ``r``) open a file whose last write did not finish. Mode ``r-``
+    (hdmf-zarr's) reads as ``r`` but lists the store instead of trusting the consolidated metadata of the root.
     """
     if mode == "r-":
         handle = open_store(path, "r", storage_options, allow_incomplete)
@@ -319,6 +316,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
         raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)} (or r-)")
     if path is None:
         raise ValueError("a path, a URL or a zarr Store is required")
+    path = ready_store(path, mode)
     if allow_incomplete and mode != "r":
         raise ModeError(f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
                         "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)")
