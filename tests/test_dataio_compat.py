@@ -90,6 +90,70 @@ def test_numcodecs_pickle_is_refused():
         ZarrDataIO(np.arange(3.0), filters=[numcodecs.Pickle()])
 
 
+# --- io_settings as hdmf-zarr 0.14 spells them; the writer reads write_settings --------------------------
+@pytest.mark.parametrize("kwargs", [{}, {"compressors": True}, {"compressors": None}])
+def test_io_settings_list_no_defaults(kwargs):
+    assert ZarrDataIO(VALUES, **kwargs).io_settings == {}
+
+
+@pytest.mark.parametrize("off", [False, []])
+def test_io_settings_spell_no_compressor_as_none_and_the_writer_writes_none(tmp_path, off):
+    dataio = ZarrDataIO(VALUES, compressors=off, shards=None)
+    assert dataio.io_settings == {"compressors": None, "shards": None}
+    f = tmp_path / "f.nwb.zarr"
+    _write(f, dataio)
+    assert [c["name"] for c in _codecs(f)[0]] == ["bytes"]
+
+
+def test_io_settings_keep_codecs_and_shapes_as_given():
+    from zarr.codecs import TransposeCodec
+
+    filters, zstd = [TransposeCodec(order=(1, 0))], ZstdCodec(level=3)
+    values = VALUES.reshape(20, 10)
+    dataio = ZarrDataIO(values, compressors=zstd, filters=filters, chunks=(10, 5), shards="auto", fill_value=-1)
+    assert dataio.io_settings == {"compressors": zstd, "filters": filters, "chunks": (10, 5), "shards": "auto",
+                                  "fill_value": -1}
+    assert dataio.write_settings["compressors"] == [zstd.to_dict()]  # the writer's checked JSON forms
+    assert dataio.write_settings["filters"] == [filters[0].to_dict()]
+
+
+def test_io_settings_are_a_copy():
+    dataio = ZarrDataIO(VALUES, compressors=False)
+    dataio.io_settings["compressors"] = [ZstdCodec()]
+    assert dataio.io_settings["compressors"] is None
+
+
+@pytest.mark.parametrize("kwargs", [{"compressors": False}, {"compressors": ZstdCodec()}, {"shards": None},
+                                    {"chunks": (5,), "shards": (10,)}, {}])
+def test_get_io_params_recreate_the_same_settings(kwargs):
+    """HDMF re-wraps data with ``cls(**get_io_params())``: the settings must mean the same afterwards
+    (``compressors=None`` there would be the default compressor, not none)."""
+    dataio = ZarrDataIO(VALUES, **kwargs)
+    again = ZarrDataIO(data=VALUES, **dataio.get_io_params())
+    assert again.write_settings == dataio.write_settings
+    assert (again.io_settings.get("compressors", "absent") is None) == (kwargs.get("compressors") is False)
+
+
+def test_no_compressor_survives_hdmfs_rewrap_of_a_text_dataset(tmp_path):
+    """NWBFile.keywords is an untyped text dataset: HDMF converts its strings and re-wraps the
+    ZarrDataIO with get_io_params() before the writer sees it."""
+    nwb = small_nwbfile()
+    nwb.keywords = ZarrDataIO(np.array(["a", "b"], dtype=object), compressors=False)
+    f = tmp_path / "f.nwb.zarr"
+    with NWBZarrIO(f, mode="w") as io:
+        io.write(nwb)
+    doc = json.loads((f / "general" / "keywords" / "zarr.json").read_text())
+    assert [c["name"] for c in doc["codecs"]] == ["vlen-utf8"]
+    with NWBZarrIO(f, mode="r") as io:
+        assert list(io.read().keywords[:]) == ["a", "b"]
+
+
+def test_a_shards_string_other_than_auto_is_a_value_error():
+    with pytest.raises(ValueError, match="'shards' must be a shape or 'auto'") as info:
+        ZarrDataIO(VALUES, shards="automatic")
+    assert isinstance(info.value, UnsupportedDataError) and "'automatic'" in str(info.value)
+
+
 def test_fillvalue_is_an_alias_of_fill_value(tmp_path):
     f = tmp_path / "f.nwb.zarr"
     _write(f, ZarrDataIO(VALUES, fillvalue=-7))
@@ -121,7 +185,8 @@ def test_shards_without_chunks_get_inner_chunks_that_tile_them(tmp_path):
     assert np.array_equal(_read(f), values)
     # a shard larger than the default chunk (4 MiB) is split into inner chunks that divide it
     storage = D.for_hdmf_dtype("float32", values)
-    layout = from_zarr_settings("/x", storage, (10**8,), ZarrDataIO(np.zeros(1), shards=(3 * 2**21,)).io_settings)
+    settings = ZarrDataIO(np.zeros(1), shards=(3 * 2**21,)).write_settings
+    layout = from_zarr_settings("/x", storage, (10**8,), settings)
     assert layout.codecs[0]["configuration"]["chunk_shape"] == [2**20]
 
 

@@ -152,6 +152,54 @@ def test_a_dataset_of_a_closed_file_is_a_clear_error(tmp_path):
     assert caught.value.path == "/acquisition/ts/data"
 
 
+@pytest.mark.parametrize("route", ["write", "export"])
+def test_a_dataset_of_a_closed_file_can_be_linked_to(tmp_path, route):
+    """A link needs only the target's file and path, which a closed file's dataset still knows: writing
+    (or exporting) a container that uses it links to it, without reading it."""
+    from pynwb import TimeSeries
+
+    _write(tmp_path / "a.nwb.zarr")
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as io_a:
+        data = io_a.read().acquisition["ts"].data
+    nwb = small_nwbfile()
+    if route == "write":
+        nwb.add_acquisition(TimeSeries(name="linked", data=data, unit="m", rate=30.0))
+        with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as io:
+            io.write(nwb)
+    else:
+        with NWBZarrIO(tmp_path / "plain.nwb.zarr", mode="w") as io:
+            io.write(nwb)
+        with NWBZarrIO(tmp_path / "plain.nwb.zarr", mode="r") as src:
+            read = src.read()
+            read.add_acquisition(TimeSeries(name="linked", data=data, unit="m", rate=30.0))
+            with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as dst:
+                dst.export(src_io=src, container=read)
+    with pytest.raises(ClosedFileError, match="was closed"):  # its values still cannot be read
+        data[:10]
+    doc = _root(tmp_path / "b.nwb.zarr")["consolidated_metadata"]["metadata"]["acquisition/linked"]
+    assert doc["attributes"]["zarr_link"][0]["source"] == "a.nwb.zarr"  # a link beside it, not a copy
+    assert not (tmp_path / "b.nwb.zarr" / "acquisition" / "linked" / "data").exists()
+    with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as io:
+        linked = io.read().acquisition["linked"].data
+        assert np.array_equal(linked[:], np.arange(1000.0))
+        assert os.path.samefile(linked.store.root, tmp_path / "a.nwb.zarr")
+
+
+def test_a_dataset_of_a_closed_file_is_not_copied(tmp_path):
+    """link_data=False asks for the values, which a closed file does not give (HDMF's build may probe
+    them; the writer may not read them)."""
+    from pynwb import TimeSeries
+
+    _write(tmp_path / "a.nwb.zarr")
+    with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as io_a:
+        data = io_a.read().acquisition["ts"].data
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="copied", data=data, unit="m", rate=30.0))
+    with pytest.raises(ClosedFileError, match="was closed"):
+        with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as io:
+            io.write(nwb, link_data=False)
+
+
 # --- S3: read_nwb is anonymous by default ---------------------------------------------------------
 @pytest.fixture(scope="module")
 def s3():

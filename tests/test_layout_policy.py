@@ -80,7 +80,7 @@ def test_zarr_dataio_shards_auto_by_default_and_none_disables(monkeypatch):
     monkeypatch.setattr(policy, "SHARD_FROM_BYTES", 0)
     from hdmf_zarr3.layouts import choose
 
-    auto = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1)).io_settings)
+    auto = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1)).write_settings)
     assert auto.codecs[0]["name"] == "sharding_indexed"
-    off = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1), shards=None).io_settings)
+    off = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1), shards=None).write_settings)
     assert off.codecs[0]["name"] == "bytes"

@@ -176,3 +176,22 @@ def test_a_write_that_does_not_store_the_target_fails_and_undoes_the_rows(tmp_pa
     assert file_bytes(tmp_path / "f.zarr") == before
     with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
         assert len(io.read().epochs) == 1
+
+
+# --- (d) bytes that are not UTF-8 text: a ValueError naming the dataset or attribute ---------------
+
+@pytest.mark.parametrize("value", [[b"ok", b"\xff\xfe"], b"\xff\xfe"], ids=["list", "scalar"])
+def test_non_utf8_bytes_name_the_dataset(tmp_path, value):
+    root = GroupBuilder("root", groups={"g": GroupBuilder("g", datasets={"d": DatasetBuilder("d", value,
+                                                                                              dtype="ascii")})})
+    with ZarrIO(tmp_path / "f.zarr", mode="w") as io, pytest.raises(ValueError) as info:
+        io.write_builder(root)
+    assert isinstance(info.value, UnsupportedDataError) and info.value.path == "/g/d"
+    assert str(info.value).startswith("/g/d: dataset 'd' holds bytes that are not UTF-8")
+
+
+def test_non_utf8_bytes_name_the_attribute(tmp_path):
+    root = GroupBuilder("root", groups={"g": GroupBuilder("g", attributes={"note": b"\xff"})})
+    with ZarrIO(tmp_path / "f.zarr", mode="w") as io, pytest.raises(UnsupportedDataError) as info:
+        io.write_builder(root)
+    assert "attribute 'note' of '/g' holds bytes that are not UTF-8" in str(info.value)

@@ -120,6 +120,39 @@ def _one_fill_value(fill_value: Any, fillvalue: Any) -> Any:
     return fillvalue
 
 
+class _DefaultShards(str):
+    """The default of ``ZarrDataIO(shards=...)``: ``"auto"``, told apart from an ``"auto"`` the caller
+    gave (which ``io_settings`` lists, as hdmf-zarr's does, while defaults are left out)."""
+
+
+_DEFAULT_SHARDS = _DefaultShards("auto")
+
+
+def _as_given(value: Any) -> Any:
+    """A codec setting as the caller gave it (sequences as lists), for ``io_settings``."""
+    return list(value) if isinstance(value, (list, tuple)) else value
+
+
+def _given_settings(chunks: tuple[int, ...] | None, shards: Any, compressors: Any, filters: Any,
+                    serializer: Any, fill_value: Any, dimension_names: Any) -> dict[str, Any]:
+    """``io_settings`` as hdmf-zarr 0.14 spells them: a key only for what was given, codecs as given,
+    and ``compressors`` ``None`` for "no compressor" (``compressors=False`` or ``[]``)."""
+    given: dict[str, Any] = {}
+    if chunks is not None:
+        given["chunks"] = chunks
+    if shards is not _DEFAULT_SHARDS:
+        given["shards"] = shards
+    if compressors is False or (isinstance(compressors, (list, tuple)) and not compressors):
+        given["compressors"] = None
+    elif compressors is not None and compressors is not True:
+        given["compressors"] = _as_given(compressors)
+    for key, value in (("filters", filters), ("serializer", serializer), ("fill_value", fill_value),
+                       ("dimension_names", dimension_names)):
+        if value is not None:
+            given[key] = _as_given(value) if key == "filters" else value
+    return given
+
+
 def _is_zarr_array(data: Any) -> bool:
     from .dataio_compat import is_zarr_array
 
@@ -141,11 +174,11 @@ class ZarrDataIO(DataIO):
         ``chunks``, the inner chunks are the largest divisors of the shard shape no larger than the
         default chunks).
         ``"auto"`` (the default) shards large arrays as the layout policy does without a
-        ``ZarrDataIO``; ``None`` never shards.
+        ``ZarrDataIO``; ``None`` never shards. Any other string raises :class:`UnsupportedDataError`.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
         :mod:`.dataio_compat` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
-        none.
+        none. (:attr:`io_settings` spells "none" ``compressors: None``, as hdmf-zarr does.)
     filters : codec or sequence of codecs, optional
         Array-to-array filters, in the same forms.
     serializer : codec, optional
@@ -174,7 +207,7 @@ class ZarrDataIO(DataIO):
     """
 
     def __init__(self, data: Any = None, chunks: Sequence[int] | None = None,
-                 shards: Sequence[int] | str | None = "auto",
+                 shards: Sequence[int] | str | None = _DEFAULT_SHARDS,
                  compressors: Sequence[CodecLike] | None = None, filters: Sequence[CodecLike] | None = None,
                  serializer: CodecLike | None = None, fill_value: Any = None,
                  dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
@@ -186,6 +219,7 @@ class ZarrDataIO(DataIO):
             raise UnsupportedDataError("ZarrDataIO: 'compressor' is not a keyword of hdmf_zarr3 (nor of hdmf-zarr "
                                        "0.14); pass compressors=<codec or list of codecs>")
         fill_value = _one_fill_value(fill_value, fillvalue)
+        given_compressors = compressors
         if compressors is True:  # hdmf-zarr: True means the default compressor, False none
             compressors = None
         elif compressors is False:
@@ -198,8 +232,9 @@ class ZarrDataIO(DataIO):
             self.data = deferred
         self.chunks = _shape(chunks, "chunks")
         if isinstance(shards, str) and shards != "auto":
-            raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")
-        self.shards = shards if shards == "auto" else _shape(shards, "shards")
+            raise UnsupportedDataError(f"ZarrDataIO: 'shards' must be a shape or 'auto' (None: not sharded), "
+                                       f"got the string {shards!r}")
+        self.shards = "auto" if shards == "auto" else _shape(shards, "shards")
         if self.shards not in (None, "auto") and self.chunks is not None:  # no chunks: chosen to divide them
             if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
@@ -208,6 +243,9 @@ class ZarrDataIO(DataIO):
         self.serializer = codec_json(serializer, "serializer") if serializer is not None else None
         self.fill_value = _fill_value(fill_value)
         self.dimension_names = _dimension_names(dimension_names)
+        self._given = _given_settings(self.chunks, shards if shards is _DEFAULT_SHARDS else self.shards,
+                                      given_compressors, filters, serializer, self.fill_value,
+                                      self.dimension_names)
         if not isinstance(link_data, bool):
             raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
@@ -221,11 +259,23 @@ class ZarrDataIO(DataIO):
             from .layouts import checked, from_zarr_settings
 
             storage, data_shape = known
-            checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.io_settings))
+            checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.write_settings))
 
     @property
     def io_settings(self) -> dict[str, Any]:
-        """The settings given, under the names the writer reads (``zarr_*`` for Zarr-only ones)."""
+        """The settings given, as hdmf-zarr 0.14 spells them (a copy).
+
+        Only what was given has a key (``compressors=True``/``None`` and the default ``shards`` have
+        none); codecs are as given (a sequence as a list); ``compressors`` is ``None`` when compression
+        was turned off (``compressors=False`` or ``[]``). The writer reads :attr:`write_settings`.
+        """
+        return dict(self._given)
+
+    @property
+    def write_settings(self) -> dict[str, Any]:
+        """The settings as the writer reads them: codecs in their checked JSON forms, ``compressors``
+        ``[]`` for none and absent for the default, ``shards`` always (``"auto"`` by default), and
+        ``zarr: True`` marking them as Zarr settings (not ``H5DataIO``'s)."""
         settings: dict[str, Any] = {"zarr": True}
         settings["shards"] = self.shards
         for key in ("chunks", "compressors", "filters", "serializer", "fill_value", "dimension_names"):
@@ -277,5 +327,14 @@ class ZarrDataIO(DataIO):
         return ZarrDataIO(h5dataset, **kwargs)
 
     def get_io_params(self) -> dict[str, Any]:
-        """Keyword arguments that recreate these settings (HDMF re-wraps data with them)."""
-        return {k: v for k, v in self.io_settings.items() if k != "zarr"} | {"link_data": self.link_data}
+        """Keyword arguments that recreate these settings (HDMF re-wraps data with them).
+
+        They are constructor arguments, so "no compressor" is ``compressors=False`` (``None`` there
+        means the default compressor).
+        """
+        params = {k: v for k, v in self.write_settings.items() if k != "zarr"}
+        if "shards" not in self._given:
+            del params["shards"]
+        if params.get("compressors") == []:
+            params["compressors"] = False
+        return params | {"link_data": self.link_data}

@@ -43,4 +43,14 @@ def by_builder(found: dict[int, tuple[Data, DataIO]], manager: BuildManager) -> 
 
 
 def settings(dataio: Any) -> dict[str, Any]:
+    """The storage settings of a ``DataIO`` as the writer reads them.
+
+    Our ``ZarrDataIO`` spells its ``io_settings`` as hdmf-zarr does (``compressors: None`` for none);
+    its :attr:`~hdmf_zarr3.ZarrDataIO.write_settings` carry the same choices in the writer's terms.
+    Any other ``DataIO`` (``H5DataIO``...) is read through its ``io_settings``.
+    """
+    from .dataio import ZarrDataIO
+
+    if isinstance(dataio, ZarrDataIO):
+        return dataio.write_settings
     return dict(getattr(dataio, "io_settings", None) or {})

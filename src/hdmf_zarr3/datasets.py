@@ -62,9 +62,17 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
         handle = self._io._handle
         if handle is None:
+            from .closed_reads import handle_for
+
+            handle = handle_for(self)  # HDMF building a container that links here (see closed_reads)
+        if handle is None:
             raise ClosedFileError(f"the file {self._io.source} was closed: read the data while it is open "
                                   "(e.g. inside its ``with`` block), or copy it out first", self._path)
         return handle
+
+    def _forget_reads(self) -> None:
+        """Drop what reads through a handle that is now closed left behind (arrays, decoders, values)."""
+        self._array, self._decoder, self._cache = None, None, None
 
     @property
     def name(self) -> str:

@@ -1,12 +1,22 @@
-"""HTML description of datasets for Jupyter (``Container._repr_html_``)."""
+"""HTML description of datasets for Jupyter (``Container._repr_html_`` via ``ZarrIO.generate_dataset_html``).
+
+A dataset read by us and a plain ``zarr.Array`` are both titled "Zarr Array" and show zarr's name of
+their data type (``Float32``, ``VariableLengthUTF8``), their chunks, shards, codecs and sizes; anything
+else is titled with its type and said not to be a Zarr array. Every text shown (names, paths, values,
+codec options) is HTML-escaped: names and values come from files, which may be hostile.
+"""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
-from hdmf.utils import generate_array_html_repr, get_basic_array_info
+import numpy as np
 
 from .format.documents import grid_shape
+
+#: Arrays up to this many (logical) bytes also show their values, as HDMF's own table does.
+PREVIEW_BYTES = 100
 
 
 def _size(n: int) -> str:
@@ -18,9 +28,35 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def _sizes(logical: int, stored: Any) -> dict[str, str]:
+    """Logical and stored size and their ratio (``stored`` a callable that may fail: a store that
+    cannot list its keys)."""
+    out = {"Logical size": _size(logical)}
+    try:
+        nbytes = int(stored())
+    except Exception:  # listing may be refused or unsupported by the store
+        return out
+    out["Stored size"] = _size(nbytes)
+    out["Compression ratio"] = f"{logical / nbytes:.2f}" if nbytes else "undefined"
+    return out
+
+
+def _zarr_type_name(data_type: Any, zarr_format: int) -> str:
+    """zarr's name of a data type given as stored (``Float32`` for ``"float32"``), and the stored name."""
+    from zarr.core.dtype import get_data_type_from_json
+
+    stored = data_type if isinstance(data_type, str) else data_type.get("name", "?") \
+        if isinstance(data_type, dict) else str(data_type)
+    try:
+        name = type(get_data_type_from_json(data_type, zarr_format=zarr_format)).__name__
+    except Exception:  # a type zarr does not know: its stored name says it all
+        return stored
+    return f"{name} ({stored})"
+
+
 def describe(dataset: Any) -> dict[str, Any]:
     """Storage details of one of our datasets: chunks, shards, codecs, logical and stored bytes."""
-    doc = dataset._doc
+    doc = dataset.document
     codecs = doc.get("codecs", [])
     shards = None
     chunk_shape = grid_shape(doc)
@@ -28,36 +64,97 @@ def describe(dataset: Any) -> dict[str, Any]:
         shards = chunk_shape
         chunk_shape = tuple(codecs[0]["configuration"]["chunk_shape"])
         codecs = codecs[0]["configuration"].get("codecs", [])
-    logical = dataset.nbytes
-    try:
-        stored = int(dataset.dataset.nbytes_stored())
-    except Exception:  # a store that cannot list its keys
-        stored = None
+    if doc.get("zarr_format") == 2:
+        data_type = f"{doc.get('dtype')} (Zarr v2)"
+    else:
+        data_type = _zarr_type_name(doc["data_type"], 3)
     info = {
-        "Zarr data type": _data_type(doc),
+        "Path": dataset.path,
+        "Shape": dataset.shape,
+        "Data type": dataset.dtype,
+        "Zarr data type": data_type,
         "HDMF dtype (zarr_dtype)": dataset.storage.zarr_dtype,
         "Chunk shape": chunk_shape,
         "Shard shape": shards,
-        "Codecs": ", ".join(c.get("name", "?") for c in codecs),
-        "Logical size": _size(logical),
+        "Codecs": ", ".join(str(c.get("name", "?")) for c in codecs),
     }
-    if stored is not None:
-        info["Stored size"] = _size(stored)
-        info["Compression ratio"] = f"{logical / stored:.2f}" if stored else "undefined"
+    return info | _sizes(dataset.nbytes, lambda: dataset.dataset.nbytes_stored())
+
+
+def _codec_name(codec: Any) -> str:
+    name = getattr(codec, "codec_id", None)  # numcodecs (Zarr v2) codecs
+    if name is None:
+        try:
+            name = codec.to_dict()["name"]
+        except Exception:  # a codec without a JSON form
+            name = type(codec).__name__
+    return str(name)
+
+
+def describe_zarr_array(array: Any) -> dict[str, Any]:
+    """The same details for a plain ``zarr.Array``."""
+    metadata = array.metadata
+    data_type = getattr(metadata, "data_type", None) or getattr(metadata, "dtype", None)
+    codecs = [*array.filters, *([array.serializer] if array.serializer is not None else []), *array.compressors]
+    info = {
+        "Path": "/" + array.path.strip("/"),
+        "Shape": array.shape,
+        "Data type": array.dtype,
+        "Zarr data type": type(data_type).__name__ if data_type is not None else str(array.dtype),
+        "Zarr format": metadata.zarr_format,
+        "Chunk shape": array.chunks,
+        "Shard shape": array.shards,
+        "Codecs": ", ".join(_codec_name(c) for c in codecs),
+        "Fill value": array.fill_value,
+        "Store": type(array.store).__name__,
+    }
+    return info | _sizes(int(array.nbytes), array.nbytes_stored)
+
+
+def _basic(data: Any) -> dict[str, Any]:
+    info: dict[str, Any] = {}
+    for key, attribute in (("Shape", "shape"), ("Data type", "dtype")):
+        value = getattr(data, attribute, None)
+        if value is not None:
+            info[key] = value
+    nbytes = getattr(data, "nbytes", None)
+    if isinstance(nbytes, (int, np.integer)):
+        info["Array size"] = _size(int(nbytes))
     return info
 
 
+def _preview(data: Any, nbytes: Any) -> str | None:
+    """The values of a small array, or ``None`` (large, or not readable now: a closed file)."""
+    if not isinstance(nbytes, (int, np.integer)) or nbytes > PREVIEW_BYTES:
+        return None
+    try:
+        return str(data[()])
+    except Exception:  # a closed file, a remote store that fails: the table still says the rest
+        return None
+
+
+def render(title: str, info: dict[str, Any], preview: str | None = None) -> str:
+    """``title`` and a two-column table of ``info`` (and ``preview``), every text HTML-escaped."""
+    rows = "".join(f'<tr><th style="text-align: left">{escape(str(key))}</th>'
+                   f'<td style="text-align: left">{escape(str(value))}</td></tr>' for key, value in info.items())
+    html = f'<b>{escape(title)}</b><br><table class="data-info"><tbody>{rows}</tbody></table>'
+    if preview is not None:
+        html += f"<pre>{escape(preview)}</pre>"
+    return html
+
+
 def dataset_html(dataset: Any) -> str:
+    """The HTML of ``ZarrIO.generate_dataset_html``: ours and zarr's arrays described, anything else
+    named with a note that it is not a Zarr array."""
+    from .dataio_compat import is_zarr_array
     from .datasets import ZarrDataset
 
-    info = get_basic_array_info(dataset)
     if isinstance(dataset, ZarrDataset):
-        info.update(describe(dataset))
-        return generate_array_html_repr(info, dataset, "Zarr v3 array")
-    return generate_array_html_repr(info, dataset, type(dataset).__name__)
-
-
-def _data_type(doc: dict[str, Any]) -> str:
-    if doc.get("zarr_format") == 2:
-        return f"{doc.get('dtype')} (Zarr v2)"
-    return doc["data_type"] if isinstance(doc["data_type"], str) else doc["data_type"]["name"]
+        # references would be resolved to whole builders: only plain values are previewed
+        plain = dataset.storage.kind in ("numeric", "string", "struct")
+        return render("Zarr Array (hdmf_zarr3)", describe(dataset), _preview(dataset, dataset.nbytes) if plain
+                      else None)
+    if is_zarr_array(dataset):
+        return render("Zarr Array", describe_zarr_array(dataset), _preview(dataset, dataset.nbytes))
+    return render(f"{type(dataset).__name__} (not a Zarr array)", _basic(dataset),
+                  _preview(dataset, getattr(dataset, "nbytes", None)))

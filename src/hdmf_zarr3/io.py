@@ -18,7 +18,7 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import compat, compat_api, dask_io, dataio_bridge, integrity, spec_copy, spec_io
+from . import closed_reads, compat, compat_api, dask_io, dataio_bridge, integrity, spec_copy, spec_io
 from .datasets import ZarrDataset
 from .errors import CorruptStoreError, DialectError, HdmfZarrError, IncompleteFileError, ModeError
 from .externals import ForeignFiles
@@ -194,7 +194,11 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
 
     @property
     def root_object_id(self) -> str | None:
-        return self._documents.get("/", {}).get("attributes", {}).get("object_id")
+        """The object id of the file's root; still known once the file is closed (a link to one of its
+        datasets names it)."""
+        if self._dialect is None:
+            self._require_open()
+        return self._dialect.documents.get("/", {}).get("attributes", {}).get("object_id")
 
     # --- namespaces ---------------------------------------------------------------------------
     @classmethod
@@ -238,8 +242,9 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         self._pending_dataio = dataio_bridge.collect(container)
         with self._undo_on_failure():
             try:
-                super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
-                              progress=progress, **kwargs)
+                with closed_reads.during_build():  # HDMF's build probes arrays, also those of closed files
+                    super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
+                                  progress=progress, **kwargs)
             finally:
                 self._pending_dataio = {}
             self._pending_refs.fill_in()
@@ -283,6 +288,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
             nodes' metadata inlined) and ``number_of_jobs``, ``max_threads_per_process``,
             ``multiprocessing_context`` (serial values only: others raise ``TypeError``).
         """
+        closed_reads.build_ended()  # the writer links to datasets of closed files; it never reads them
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
@@ -313,7 +319,9 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         with self._undo_on_failure():
-            HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
+            with closed_reads.during_build():
+                HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args,
+                              clear_cache=clear_cache)
             if cache_spec:
                 # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
                 spec_copy.cache_in_zarr(self, src_io, rebuilt=clear_cache,

@@ -140,7 +140,17 @@ def _decode_bytes(value: bytes, where: str) -> str:
     try:
         return bytes(value).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UnsupportedDataError(f"bytes value is not UTF-8/ASCII text: {value[:40]!r}", where) from exc
+        raise UnsupportedDataError(f"{_node(where)} holds bytes that are not UTF-8/ASCII text: {value[:40]!r} "
+                                   "(text is stored as UTF-8; store raw bytes as a uint8 dataset)", where) from exc
+
+
+def _node(where: str) -> str:
+    """The dataset or attribute ``where`` names (a node path, or ``path@key`` for an attribute), for a
+    message that also names it by the name the caller gave it."""
+    node, _, key = where.partition("@")
+    if key:
+        return f"attribute {key!r} of {node or '/'!r}"
+    return f"dataset {node.rsplit('/', 1)[-1] or '/'!r}"
 
 
 def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
