@@ -136,12 +136,14 @@ class ZarrDataIO(DataIO):
         written by Dask, one task per shard (wrap it here: HDMF's own type checks refuse dask arrays).
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
-    shards : tuple of int, "auto" or None
+    shards : tuple of int, "policy", "auto" or None
         Shard shape (the unit of storage objects); each dimension a multiple of ``chunks`` (without
         ``chunks``, the inner chunks are the largest divisors of the shard shape no larger than the
         default chunks).
-        ``"auto"`` (the default) shards large arrays as the layout policy does without a
-        ``ZarrDataIO``; ``None`` never shards.
+        ``"policy"`` (the default) shards large arrays as the layout policy does without a
+        ``ZarrDataIO``; ``"auto"`` always shards, with the shard shape zarr's
+        ``create_array(shards="auto")`` chooses (two chunks along each axis that holds more than eight);
+        ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
         :mod:`.dataio_compat` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
@@ -174,7 +176,7 @@ class ZarrDataIO(DataIO):
     """
 
     def __init__(self, data: Any = None, chunks: Sequence[int] | None = None,
-                 shards: Sequence[int] | str | None = "auto",
+                 shards: Sequence[int] | str | None = "policy",
                  compressors: Sequence[CodecLike] | None = None, filters: Sequence[CodecLike] | None = None,
                  serializer: CodecLike | None = None, fill_value: Any = None,
                  dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
@@ -197,10 +199,11 @@ class ZarrDataIO(DataIO):
         if deferred is not None:
             self.data = deferred
         self.chunks = _shape(chunks, "chunks")
-        if isinstance(shards, str) and shards != "auto":
-            raise UnsupportedDataError(f"shards must be a tuple of positive integers, 'auto' or None, got {shards!r}")
-        self.shards = shards if shards == "auto" else _shape(shards, "shards")
-        if self.shards not in (None, "auto") and self.chunks is not None:  # no chunks: chosen to divide them
+        if isinstance(shards, str) and shards not in ("auto", "policy"):
+            raise UnsupportedDataError(f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), "
+                                       f"got {shards!r}")
+        self.shards = shards if isinstance(shards, str) else _shape(shards, "shards")
+        if not isinstance(self.shards, (str, type(None))) and self.chunks is not None:  # without: chosen to fit
             if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
         self.compressors = _codecs(compressors, "compressors")
