@@ -190,6 +190,17 @@ def test_shards_without_chunks_get_inner_chunks_that_tile_them(tmp_path):
     assert layout.codecs[0]["configuration"]["chunk_shape"] == [2**20]
 
 
+def test_shards_policy_by_default_auto_as_zarr_and_others_refused(tmp_path):
+    small = np.arange(64, dtype="int32")
+    for shards, expected in (("policy", None), ("auto", (4,)), (None, None), ((8,), (8,))):
+        f = tmp_path / f"{shards}.nwb.zarr"
+        _write(f, ZarrDataIO(small, chunks=(2,), shards=shards))
+        assert zarr.open_array(f / "acquisition" / "x" / "data", mode="r").shards == expected
+    assert ZarrDataIO(small).shards == "policy" and "shards" not in ZarrDataIO(small).get_io_params()  # the default
+    with pytest.raises(ValueError, match="'shards' must be a shape or 'auto'"):
+        ZarrDataIO(small, shards="automatic")
+
+
 # --- h5py datasets --------------------------------------------------------------------------------------
 @pytest.fixture
 def h5(tmp_path):

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
+from hdmf.build import DatasetBuilder, GroupBuilder
 from nwb_factories import small_nwbfile
+from parallel_iterators import ArrayIterator
 from pynwb import TimeSeries
 
-from hdmf_zarr3 import NWBZarrIO
+from hdmf_zarr3 import NWBZarrIO, ParallelWriteWarning, ZarrIO
 
 icechunk = pytest.importorskip("icechunk")
 
@@ -45,3 +47,13 @@ def test_older_snapshots_stay_readable_after_an_append(tmp_path):
         assert sorted(io.read().acquisition) == ["ts"]
     with NWBZarrIO(repo.readonly_session(branch="main").store, mode="r") as io:
         assert sorted(io.read().acquisition) == ["later", "ts"]
+
+
+def test_parallel_writes_to_a_session_are_serial_with_a_warning(tmp_path):
+    session = _repo(tmp_path).writable_session("main")
+    iterator = ArrayIterator(np.arange(20), chunk_shape=(5,), buffer_shape=(5,))
+    with pytest.warns(ParallelWriteWarning, match="which another process cannot reopen: /d"), \
+            ZarrIO(session.store, mode="w") as io:
+        io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", iterator)}), number_of_jobs=2)
+    with ZarrIO(session.store, mode="r") as io:
+        assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))

@@ -98,18 +98,22 @@ def test_write_without_consolidated_metadata(tmp_path):
     assert np.array_equal(read_nwb(path).acquisition["ts"].data[:], np.arange(1000.0))
 
 
-def test_parallel_keywords_are_accepted_serial_and_refused_otherwise(tmp_path):
+def test_parallel_keywords_are_accepted_and_checked(tmp_path):
+    """Files without GenericDataChunkIterators are written as always (tests/test_parallel_write.py has the rest)."""
     path = tmp_path / "f.nwb.zarr"
     _write(path)
     with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile(), number_of_jobs=1, max_threads_per_process=None, multiprocessing_context=None)
-    with NWBZarrIO(path, mode="w") as io, pytest.raises(TypeError, match="number_of_jobs=4"):
-        io.write(small_nwbfile(), number_of_jobs=4)
+        io.write(small_nwbfile(), number_of_jobs=4, max_threads_per_process=2, multiprocessing_context="spawn")
+    with NWBZarrIO(path, mode="w") as io, pytest.raises(ValueError, match="number_of_jobs must be a positive int"):
+        io.write(small_nwbfile(), number_of_jobs=0)
     with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
         io.write(small_nwbfile())
-    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as io, \
-            pytest.raises(TypeError, match="multiprocessing_context='spawn'"):
-        io.export(src_io=src, write_args={"link_data": False}, multiprocessing_context="spawn")
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as io:
+        io.export(src_io=src, write_args={"link_data": False}, number_of_jobs=2, multiprocessing_context="spawn")
+    assert read_nwb(tmp_path / "b.nwb.zarr").identifier == "TEST123"
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "c.nwb.zarr", mode="w") as io, \
+            pytest.raises(ValueError, match="multiprocessing_context must be None or one of"):
+        io.export(src_io=src, write_args={"link_data": False}, multiprocessing_context="threads")
     assert read_nwb(path).identifier == "TEST123"  # the refused write changed nothing
 
 

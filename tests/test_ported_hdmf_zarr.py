@@ -123,6 +123,17 @@ def test_shards_wrap_the_given_chunks(tmp_path):
     assert array.chunks == (10, 5) and array.shards == (50, 10)
 
 
+@pytest.mark.parametrize("chunks", [None, (10, 5)])
+def test_auto_shards_always_shard(tmp_path, chunks):
+    """hdmf-zarr's test_write_dataset_auto_shards: ``shards="auto"`` shards even a small array (zarr's choice)."""
+    a = np.arange(1000, dtype="i4").reshape(100, 10)
+    np.testing.assert_array_equal(_dataset(tmp_path / "f.zarr", ZarrDataIO(a, chunks=chunks, shards="auto")), a)
+    array = _array(tmp_path / "f.zarr")
+    assert array.shards is not None
+    if chunks is not None:
+        assert array.chunks == chunks and array.shards == (20, 5)  # two chunks along axes holding more than 8
+
+
 def test_data_chunk_iterators_are_written_whole(tmp_path):
     a = np.arange(30).reshape(5, 2, 3)
     iterator = DataChunkIterator.from_iterable(iter(a), buffer_size=2)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
+from hdmf.build import DatasetBuilder, GroupBuilder
 from nwb_factories import small_nwbfile
+from parallel_iterators import ArrayIterator
 from pynwb import NWBHDF5IO, TimeSeries
 from s3_server import new_bucket, s3_server
 from zarr.storage import WrapperStore
 
-from hdmf_zarr3 import NWBZarrIO, StoreError, UnsafeLinkError
+from hdmf_zarr3 import NWBZarrIO, ParallelWriteWarning, StoreError, UnsafeLinkError, ZarrIO
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
@@ -49,6 +51,16 @@ def test_append_on_s3(s3, mode):
     with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
         nwb = io.read()
         assert list(nwb.acquisition["more"].data[:]) == [1.0, 2.0, 3.0] and len(nwb.units) == 3
+
+
+def test_parallel_writes_to_s3_are_serial_with_a_warning(s3):
+    url = f"s3://{new_bucket(s3)}/f.zarr"
+    iterator = ArrayIterator(np.arange(20), chunk_shape=(5,), buffer_shape=(5,))
+    with pytest.warns(ParallelWriteWarning, match="object stores reached by URL: /d"), \
+            ZarrIO(url, mode="w", storage_options=s3["options"]) as io:
+        io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", iterator)}), number_of_jobs=2)
+    with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))
 
 
 def test_create_modes_on_s3(s3):

@@ -149,7 +149,8 @@ report("blosc-zstd", ZarrDataIO(traces, compressors=[BloscCodec(cname="zstd", cl
 # of thousands for a long recording, each one a request on object storage. ``shards`` groups whole
 # chunks into one stored object (each dimension a multiple of ``chunks``); every chunk can still be
 # read on its own, through the index at the end of the shard. ``shards=None`` turns sharding off;
-# the default, ``"auto"``, shards only arrays of 256 MiB or more.
+# the default, ``"policy"``, shards only arrays of 256 MiB or more, and ``"auto"`` always shards, as
+# zarr's ``create_array(shards="auto")`` does.
 report("small-chunks", ZarrDataIO(traces, chunks=(3_000, 64), shards=None))
 arr = report("small-chunks-sharded", ZarrDataIO(traces, chunks=(3_000, 64), shards=(150_000, 64)))
 assert arr.chunks == (3_000, 64) and arr.shards == (150_000, 64)

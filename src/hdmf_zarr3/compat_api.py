@@ -1,10 +1,13 @@
 """The parts of hdmf-zarr 0.14's ``ZarrIO`` API that ours adds on top of HDMFIO, so that code written for
 hdmf-zarr runs unchanged: ``path``, ``abspath``, ``is_remote()``, ``get_written(check_on_disk=...)``,
 ``get_builder_exists_on_disk``, ``get_builder_disk_path``, mode ``r-``, ``force_overwrite`` and the
-write keywords ``consolidate_metadata`` and ``number_of_jobs`` & co.
+write keywords ``consolidate_metadata`` and ``number_of_jobs``, ``max_threads_per_process``,
+``multiprocessing_context`` (``GenericDataChunkIterator`` datasets written by worker processes, see
+:mod:`.parallel`).
 
 The meanings follow hdmf-zarr's documentation; where ours differs it is said here and in
-``docs/other-writers.md`` ("ZarrIO and NWBZarrIO").
+``docs/other-writers.md`` ("ZarrIO and NWBZarrIO"): stores that worker processes cannot reopen (a
+``Store`` object passed in, URLs) are written serially with a :class:`~hdmf_zarr3.ParallelWriteWarning`.
 """
 
 from __future__ import annotations
@@ -21,34 +24,26 @@ from zarr.core.sync import sync
 
 from .errors import NotZarrError
 from .format.names import store_key
+from .parallel import ParallelOptions
 from .refs import _builder_path
 from .storage import local_paths, locations, open_files
 from .storage.stores import StoreHandle
-
-#: hdmf-zarr's parallel-write keywords and the value meaning "serial", which is how we always write.
-SERIAL_WRITE = {"number_of_jobs": 1, "max_threads_per_process": None, "multiprocessing_context": None}
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
 
 
-def take_write_keywords(handle: StoreHandle, kwargs: dict[str, Any]) -> None:
-    """Remove hdmf-zarr's write keywords from ``kwargs`` and apply them to ``handle``.
+def take_write_keywords(handle: StoreHandle, kwargs: dict[str, Any]) -> ParallelOptions:
+    """Remove hdmf-zarr's write keywords from ``kwargs``, apply ``consolidate_metadata`` to ``handle`` and
+    return the parallel-write keywords, checked (see :mod:`.parallel`).
 
-    ``consolidate_metadata=False`` stores the root without the other nodes' metadata inlined
-    (readers then list the store). The parallel keywords are accepted with their serial values only:
-    another value raises ``TypeError`` naming it, rather than being ignored.
+    ``consolidate_metadata=False`` stores the root without the other nodes' metadata inlined (readers
+    then list the store). ``number_of_jobs > 1`` writes ``GenericDataChunkIterator`` datasets in worker
+    processes; a value of the wrong type or out of range raises ``TypeError`` or ``ValueError`` naming
+    the keyword.
     """
     handle.consolidate = bool(kwargs.pop("consolidate_metadata", True))
-    refused = {}
-    for name, serial in SERIAL_WRITE.items():
-        value = kwargs.pop(name, serial)
-        if value != serial:
-            refused[name] = value
-    if refused:
-        listed = ", ".join(f"{k}={v!r}" for k, v in refused.items())
-        raise TypeError(f"hdmf_zarr3 writes serially: {listed} is not supported (leave it out, or use "
-                        f"{', '.join(f'{k}={v!r}' for k, v in SERIAL_WRITE.items() if k in refused)})")
+    return ParallelOptions.take(kwargs)
 
 
 def clear_for_overwrite(path: str | Path | Store | None, mode: str, force_overwrite: bool) -> None:

@@ -121,11 +121,11 @@ def _one_fill_value(fill_value: Any, fillvalue: Any) -> Any:
 
 
 class _DefaultShards(str):
-    """The default of ``ZarrDataIO(shards=...)``: ``"auto"``, told apart from an ``"auto"`` the caller
+    """The default of ``ZarrDataIO(shards=...)``: ``"policy"``, told apart from a ``"policy"`` the caller
     gave (which ``io_settings`` lists, as hdmf-zarr's does, while defaults are left out)."""
 
 
-_DEFAULT_SHARDS = _DefaultShards("auto")
+_DEFAULT_SHARDS = _DefaultShards("policy")
 
 
 def _as_given(value: Any) -> Any:
@@ -169,12 +169,14 @@ class ZarrDataIO(DataIO):
         written by Dask, one task per shard (wrap it here: HDMF's own type checks refuse dask arrays).
     chunks : tuple of int, optional
         Chunk shape (the unit of reading). Defaults to a layout of a few MB.
-    shards : tuple of int, "auto" or None
+    shards : tuple of int, "policy", "auto" or None
         Shard shape (the unit of storage objects); each dimension a multiple of ``chunks`` (without
         ``chunks``, the inner chunks are the largest divisors of the shard shape no larger than the
         default chunks).
-        ``"auto"`` (the default) shards large arrays as the layout policy does without a
-        ``ZarrDataIO``; ``None`` never shards. Any other string raises :class:`UnsupportedDataError`.
+        ``"policy"`` (the default) shards large arrays as the layout policy does without a
+        ``ZarrDataIO``; ``"auto"`` always shards, with the shard shape zarr's
+        ``create_array(shards="auto")`` chooses (two chunks along each axis that holds more than eight);
+        ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
         :mod:`.dataio_compat` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
@@ -231,11 +233,11 @@ class ZarrDataIO(DataIO):
         if deferred is not None:
             self.data = deferred
         self.chunks = _shape(chunks, "chunks")
-        if isinstance(shards, str) and shards != "auto":
-            raise UnsupportedDataError(f"ZarrDataIO: 'shards' must be a shape or 'auto' (None: not sharded), "
-                                       f"got the string {shards!r}")
-        self.shards = "auto" if shards == "auto" else _shape(shards, "shards")
-        if self.shards not in (None, "auto") and self.chunks is not None:  # no chunks: chosen to divide them
+        if isinstance(shards, str) and shards not in ("auto", "policy"):
+            raise UnsupportedDataError(f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), "
+                                       f"got {shards!r}")
+        self.shards = str(shards) if isinstance(shards, str) else _shape(shards, "shards")
+        if not isinstance(self.shards, (str, type(None))) and self.chunks is not None:  # without: chosen to fit
             if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
                 raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
         self.compressors = _codecs(compressors, "compressors")
@@ -274,7 +276,7 @@ class ZarrDataIO(DataIO):
     @property
     def write_settings(self) -> dict[str, Any]:
         """The settings as the writer reads them: codecs in their checked JSON forms, ``compressors``
-        ``[]`` for none and absent for the default, ``shards`` always (``"auto"`` by default), and
+        ``[]`` for none and absent for the default, ``shards`` always (``"policy"`` by default), and
         ``zarr: True`` marking them as Zarr settings (not ``H5DataIO``'s)."""
         settings: dict[str, Any] = {"zarr": True}
         settings["shards"] = self.shards

@@ -110,3 +110,14 @@ class NotZarrError(StoreError):
 
 class ClosedFileError(HdmfZarrError, ValueError):
     """A dataset (or other lazy object) read from a file is used after that file was closed."""
+
+
+class ParallelWriteError(HdmfZarrError, RuntimeError):
+    """A worker process of a parallel write (``number_of_jobs > 1``) failed: the iterator raised there (the
+    original exception is chained), or the process ended abruptly (killed, out of memory). The write is
+    undone as any failed write is."""
+
+
+class ParallelWriteWarning(UserWarning):
+    """``number_of_jobs > 1`` was asked for, but some datasets are written serially in this process because
+    worker processes cannot reopen the store (the datasets and the reason are named)."""

@@ -284,19 +284,19 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         relayout : Relayout, optional
             New chunks, shards or codecs for the datasets copied (see :func:`hdmf_zarr3.convert`).
         **kwargs
-            hdmf-zarr's ``consolidate_metadata`` (default True; False stores the root without the other
-            nodes' metadata inlined) and ``number_of_jobs``, ``max_threads_per_process``,
-            ``multiprocessing_context`` (serial values only: others raise ``TypeError``).
+            hdmf-zarr's ``consolidate_metadata`` (default True; False: the root without the other nodes'
+            metadata inlined), ``number_of_jobs``, ``max_threads_per_process``, ``multiprocessing_context``
+            (``number_of_jobs > 1``: pickleable ``GenericDataChunkIterator`` in worker processes, :mod:`.parallel`).
         """
         closed_reads.build_ended()  # the writer links to datasets of closed files; it never reads them
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
-        compat_api.take_write_keywords(handle, kwargs)
+        parallel = compat_api.take_write_keywords(handle, kwargs)
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
         with self._undo_on_failure():
             BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
-                          progress=progress, relayout=relayout).write()
+                          progress=progress, relayout=relayout, parallel=parallel).write()
         if self._root is None:
             self._root = builder
 

@@ -7,6 +7,7 @@ Large arrays are sharded by the policy unless a ``ZarrDataIO`` says otherwise.
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import replace
 from typing import Any
@@ -19,7 +20,9 @@ from .format import layout_policy as policy
 from .format.hdf5_layout import HDF5Layout, ZarrLayout, zarr_layout
 from .format.relayout import Relayout, kept_layout
 
-#: ``ZarrDataIO(shards=AUTO)``: shard when the layout policy says so.
+#: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.
+POLICY = "policy"
+#: ``ZarrDataIO(shards=AUTO)``: always shard, with zarr's own automatic shard shape (:func:`zarr_auto_shards`).
 AUTO = "auto"
 
 _NAMED = {"gzip", "lzf", "szip", "shuffle", "fletcher32", "scaleoffset"}
@@ -85,7 +88,7 @@ def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], la
 def _choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
             source: Any, auto_shards: bool) -> ZarrLayout:
     if settings.get("zarr"):
-        if not auto_shards and settings.get("shards", AUTO) == AUTO:
+        if not auto_shards and settings.get("shards", POLICY) == POLICY:
             settings = {**settings, "shards": None}
         return from_zarr_settings(path, storage, shape, settings)
     layout = from_io_settings(settings)
@@ -117,14 +120,14 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
                        settings: dict[str, Any]) -> ZarrLayout:
     """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
     ndim = len(shape)
-    chunks, shards = settings.get("chunks"), settings.get("shards", AUTO)
+    chunks, shards = settings.get("chunks"), settings.get("shards", POLICY)
     for name, value in (("chunks", chunks), ("shards", shards)):
-        if value is not None and value != AUTO and len(value) != ndim:
+        if value is not None and value not in (AUTO, POLICY) and len(value) != ndim:
             raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {ndim}-d dataset of shape {shape}", path)
-    if ndim == 0 and shards not in (None, AUTO):
+    if ndim == 0 and shards not in (None, AUTO, POLICY):
         raise UnsupportedDataError("a scalar dataset cannot be sharded", path)
     inner = tuple(chunks) if chunks is not None else policy.chunk_shape(shape, storage)
-    if chunks is None and shards not in (None, AUTO):  # inner chunks that tile the shards given
+    if chunks is None and shards not in (None, AUTO, POLICY):  # inner chunks that tile the shards given
         inner = tuple(_divisor_at_most(s, c) for s, c in zip(shards, inner))
     defaults = docs.default_codecs(storage)
     serializer = settings.get("serializer") or defaults[0]
@@ -133,8 +136,10 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     codecs = [*settings.get("filters", []), serializer, *[docs.with_blosc_typesize(c, storage) for c in compressors]]
     layout = ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
                         dimension_names=settings.get("dimension_names"))
-    if shards == AUTO:
+    if shards == POLICY:
         return with_default_shards(layout, storage, shape)
+    if shards == AUTO:
+        shards = zarr_auto_shards(shape, inner, policy.itemsize(storage)) if ndim else None
     if shards is not None:
         return replace(layout, chunks=tuple(shards), codecs=[policy.sharding_codec(inner, codecs)])
     return layout
@@ -143,3 +148,21 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
 def _divisor_at_most(n: int, limit: int) -> int:
     """The largest divisor of ``n`` that is at most ``limit`` (1 at worst)."""
     return next(d for d in range(min(n, max(1, limit)), 0, -1) if n % d == 0)
+
+
+def zarr_auto_shards(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    """The shard shape zarr's ``create_array(shards="auto")`` chooses for ``chunks`` (zarr 3's rule, which it
+    keeps private): with zarr's ``array.target_shard_size_bytes`` setting, as many chunks along every axis
+    as fit that size (and the array); without it, two chunks along each axis holding more than eight."""
+    import zarr
+
+    target = zarr.config.get("array.target_shard_size_bytes", None)
+    if target is None:
+        return tuple(c * 2 if s // c > 8 else c for s, c in zip(shape, chunks))
+    chunk_bytes = math.prod(chunks) * itemsize
+    per_axis = 1
+    if 0 < chunk_bytes <= target:
+        while chunk_bytes * (per_axis + 1) ** len(chunks) <= target and \
+                all(c * (per_axis + 1) <= s for c, s in zip(chunks, shape)):
+            per_axis += 1
+    return tuple(c * per_axis for c in chunks)

@@ -7,6 +7,7 @@ import asyncio
 import math
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -123,6 +124,46 @@ def stream_layout(path: str, iterator: AbstractDataChunkIterator, storage: D.Sto
     return layout, estimate, initial, bounds
 
 
+@dataclass(frozen=True)
+class StreamPlan:
+    """What a stream is stored as, decided before anything is read from it (see :func:`plan_stream`)."""
+
+    path: str
+    storage: D.StorageType
+    attrs: dict[str, Any]
+    layout: Any
+    chunks: tuple[int, ...]  # the grid: shards when sharded, else chunks (the write unit)
+    initial: list[int]
+    bounds: list[int | None]  # None: unlimited
+    dimension_names: list[str | None] | None
+    separator: str
+
+    def document(self, shape: Sequence[int]) -> dict[str, Any]:
+        """The array document of the stream once it has ``shape``."""
+        layout = self.layout
+        return docs.array_document(shape, self.storage, self.attrs, chunks=self.chunks, codecs=layout.codecs,
+                                   dimension_names=self.dimension_names, fill_value=layout.fill_value,
+                                   separator=self.separator)
+
+    def provisional_document(self) -> dict[str, Any]:
+        """The document stored before any chunk: sized for the largest extent a reader accepts."""
+        return self.document(limits.provisional_shape(self.bounds, list(self.chunks), self.storage.data_type))
+
+    def final_shape(self, extent: Sequence[int]) -> list[int]:
+        """The shape once the data written reaches ``extent`` (at least the initial shape)."""
+        return [max(e, s) for e, s in zip(extent, self.initial)]
+
+
+def plan_stream(path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType, attrs: dict[str, Any],
+                options: dict[str, Any], dimension_names: list[str | None] | None = None,
+                separator: str = "/") -> StreamPlan:
+    """The layout and documents of a stream (see :func:`stream_layout`); nothing is read from it."""
+    layout, estimate, initial, bounds = stream_layout(path, iterator, storage, options)
+    chunks = tuple(layout.chunks or docs.default_chunks(estimate, storage))
+    return StreamPlan(path, storage, attrs, layout, chunks, initial, bounds,
+                      layout.dimension_names or dimension_names, separator)
+
+
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
                     attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
                     dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
@@ -133,16 +174,9 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
     the iterator produces the next block. Arrays whose length is not known in advance are not
     sharded by default (the policy cannot tell how large they will be).
     """
-    layout, estimate, initial, bounds = stream_layout(path, iterator, storage, options)
-    chunks = layout.chunks or docs.default_chunks(estimate, storage)
-    dimension_names = layout.dimension_names or dimension_names
-
-    def document(shape: Sequence[int]) -> dict[str, Any]:
-        return docs.array_document(shape, storage, attrs, chunks=chunks, codecs=layout.codecs,
-                                   dimension_names=dimension_names, fill_value=layout.fill_value,
-                                   separator=separator)
-
-    provisional_doc = document(limits.provisional_shape(bounds, list(chunks), storage.data_type))
+    plan = plan_stream(path, iterator, storage, attrs, options, dimension_names, separator)
+    chunks, bounds, layout, document = plan.chunks, plan.bounds, plan.layout, plan.document
+    provisional_doc = plan.provisional_document()
     nodes.put_documents(store, {path: provisional_doc})  # a document before any chunk (icechunk insists)
     provisional = nodes.async_array(store, path, provisional_doc)
     direct = UnitEncoder.for_document(store, path, provisional_doc)
@@ -167,7 +201,7 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
                 continue
             region, values = _region(chunk.selection, np.asarray(chunk.data), len(chunks))
             writer.add(region, values.astype(dtype, copy=False) if numeric else values)
-        shape = [max(e, s) for e, s in zip(writer.extent, initial)]
+        shape = plan.final_shape(writer.extent)
         writer.finish(shape)
     except BaseException:
         writer.close()

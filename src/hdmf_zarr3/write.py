@@ -29,6 +29,7 @@ from .format import names as N
 from .format import values as V
 from .format.references import Link, Reference
 from .format.relayout import Relayout
+from .parallel import ParallelOptions, write_streams
 from .refs import ReferenceEncoder
 from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
@@ -61,7 +62,7 @@ class BuilderWriter:
 
     def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
                  export_source: str | None = None, dataio: dict[int, DataIO] | None = None,
-                 progress: bool = False, relayout: Relayout | None = None):
+                 progress: bool = False, relayout: Relayout | None = None, parallel: ParallelOptions | None = None):
         self.io = io
         self.root = root
         self.link_data = link_data
@@ -69,6 +70,7 @@ class BuilderWriter:
         self.plan = WritePlan()
         self.progress = progress
         self.relayout = relayout
+        self.parallel = parallel or ParallelOptions()
         self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
         self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
@@ -348,12 +350,13 @@ class BuilderWriter:
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
         for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
             dask_io.write(data, store, path, doc, storage.numpy_dtype)
-        last = {"/": self.plan.groups["/"]} if "/" in self.plan.groups else {}
+        streamed = write_streams(handle, self.plan.streams, self.parallel, self.progress, self.separator)
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
-            last[path] = self.plan.arrays[path] = stream_iterator(store, path, iterator, storage, attrs, options,
-                                                                  progress=self.progress, dimension_names=names,
-                                                                  separator=self.separator)
-        handle.put_documents(last)  # final shapes of streams, then the root
+            if path not in streamed:  # (else written by worker processes)
+                streamed[path] = stream_iterator(store, path, iterator, storage, attrs, options, progress=self.progress,
+                                                 dimension_names=names, separator=self.separator)
+        self.plan.arrays.update(streamed)
+        handle.put_documents({**streamed, **({"/": self.plan.groups["/"]} if "/" in self.plan.groups else {})})
 
 
 def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:

@@ -31,12 +31,24 @@ from ..format.documents import chunk_key, key_separator
 from ..format.names import store_key
 from .chunks import _bytes_to_bytes
 
-#: Threads encoding chunks (numcodecs releases the GIL while compressing).
+#: Threads encoding chunks (numcodecs releases the GIL while compressing). Look it up as ``direct.ENCODERS``
+#: at call time: :func:`use_encoders` replaces it.
 ENCODERS = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="hdmf_zarr3-encode")
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).
 UNITS_IN_FLIGHT = 2
 _EMPTY = np.iinfo(np.uint64).max
 _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
+
+
+def use_encoders(threads: int | None = None) -> None:
+    """Encode (and decode) on a new pool of ``threads`` threads (the default: one per core, at least two).
+
+    For worker processes of a parallel write: a forked child inherits a pool whose threads do not exist
+    there (work given to it would wait forever), and workers may be limited to fewer threads.
+    """
+    global ENCODERS
+    ENCODERS = ThreadPoolExecutor(max_workers=threads or max(2, os.cpu_count() or 2),
+                                  thread_name_prefix="hdmf_zarr3-encode")
 
 
 class DirectArray:

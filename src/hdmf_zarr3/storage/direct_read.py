@@ -23,8 +23,9 @@ from zarr.core.sync import sync
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
+from . import direct
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
-from .direct import _EMPTY, ENCODERS, DirectArray, _scratch
+from .direct import _EMPTY, DirectArray, _scratch
 
 #: Fetch a whole shard when the selection needs at least this fraction of its chunks.
 WHOLE_SHARD_FRACTION = 0.5
@@ -98,7 +99,7 @@ class UnitDecoder(DirectArray):
         proto = default_buffer_prototype()
         if not self.sharded:
             buf = await self.store.get(key, prototype=proto)
-            await loop.run_in_executor(ENCODERS, self._place, None if buf is None else _view(buf), origin,
+            await loop.run_in_executor(direct.ENCODERS, self._place, None if buf is None else _view(buf), origin,
                                        selection, out)
             return
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
@@ -131,8 +132,8 @@ class UnitDecoder(DirectArray):
 
             parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
         await asyncio.gather(*(loop.run_in_executor(
-            ENCODERS, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
-            for i, data in parts.items()))
+            direct.ENCODERS, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
+            selection, out) for i, data in parts.items()))
 
     def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,
                             out: np.ndarray) -> None:
