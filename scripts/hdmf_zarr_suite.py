@@ -5,10 +5,10 @@
 The sdist is fetched from PyPI once into ``.cache/hdmf-zarr-sdist`` (``$HDMF_ZARR3_CACHE`` overrides
 ``.cache``); nothing of it is committed. ``--theirs`` runs the same tests on hdmf-zarr itself, for
 comparison. On our classes the tests listed in ``tests/peer/hdmf_zarr_exclusions.txt`` (hdmf-zarr's private
-API, its on-disk names and class names, our deliberate differences, tests failing on hdmf-zarr itself) are
-deselected (``--no-exclusions`` runs them too; ``--exclusions`` also applies the list to ``--theirs``); the
-remaining failures are user-facing gaps, listed in ``tests/peer/USER_GAPS.md``. Prints pytest's summary
-line; the exit status is pytest's. The test suite runs the same (tests/test_hdmf_zarr_suite.py).
+API, its on-disk names and class names, our deliberate differences, tests failing on hdmf-zarr itself or
+needing what this machine lacks) are deselected (``--no-exclusions`` runs them too; ``--exclusions`` also
+applies the list to ``--theirs``); every other test must pass. Prints pytest's summary line; the exit
+status is pytest's. The test suite runs the same (tests/test_hdmf_zarr_suite.py).
 """
 
 from __future__ import annotations

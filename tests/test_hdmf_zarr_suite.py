@@ -47,6 +47,9 @@ def test_every_test_not_excluded_passes(run):
         for test_id, entry in sorted(failed.items()):
             lines.append(f"- {test_id}\n    " + entry["detail"].replace("\n", "\n    "))
         pytest.fail("\n".join(lines), pytrace=False)
+    skipped = sorted(test_id for test_id, entry in results.items() if entry["outcome"] == "skipped")
+    assert not skipped, (f"skipped tests pass nothing (install what they need, or list them as cannot-run in "
+                         f"{LIST.name}): {skipped}")
 
 
 def test_exclusion_list_is_current(run):

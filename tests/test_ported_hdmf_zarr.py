@@ -4,8 +4,7 @@ hdmf-zarr's ``test_write_attributes_*`` and ``test_write_dataset_*`` tests call 
 ``write_attributes(io._file, ...)`` / ``write_dataset(io._file, ...)`` and are excluded from the peer run
 (tests/peer/hdmf_zarr_exclusions.txt). What they check -- what a given value reads back as -- is a promise
 to users, so each case is written here through ``ZarrIO.write_builder`` and read back with ``read_builder``
-(and, for the layout options, the array opened with zarr's public API). Cases that fail on our code are
-user gaps, listed in tests/peer/USER_GAPS.md instead.
+(and, for the layout options, the array opened with zarr's public API).
 """
 
 from __future__ import annotations
