@@ -32,7 +32,7 @@ def sdist_dir() -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        f"hdmf-zarr=={VERSION}", "-d", tmp], check=True)
+                        f"hdmf-zarr=={VERSION}", "-d", tmp], check=True, timeout=900)
         archive = next(Path(tmp).glob("*.tar.gz"))
         with tarfile.open(archive) as tar:
             tar.extractall(cache, filter="data")

@@ -1,13 +1,14 @@
 """hdmf-zarr 0.14's own unit tests, run in the background of the test session (see _peer_runs.py) with
 its ``ZarrIO``, ``NWBZarrIO`` and ``ZarrDataIO`` bound to ours, minus the reviewed exclusion list.
 
-The run is ``scripts/hdmf_zarr_suite.py`` (which fetches hdmf-zarr's sdist into the cache and loads the
-binding and exclusion plugins of tests/peer/), offline, with the exclusion plugin reporting what it
-deselected into the run's directory.
+The run is ``scripts/hdmf_zarr_suite.py`` (which loads the binding and exclusion plugins of tests/peer/),
+offline, with the exclusion plugin reporting what it deselected into the run's directory. hdmf-zarr's
+sdist is fetched into the cache first, by this process (the run itself has no network).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -23,7 +24,16 @@ LABEL = "hdmf-zarr"
 REPORT = "exclusions.json"
 
 
+def _fetch_sdist() -> Path:
+    """hdmf-zarr's sdist, downloaded into the cache if it is not there yet (the script's own function)."""
+    spec = importlib.util.spec_from_file_location("hdmf_zarr_suite", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.sdist_dir()
+
+
 def _start(workdir: Path) -> _Run:
+    _fetch_sdist()
     env = offline_env()
     env["HDMF_ZARR3_EXCLUSION_REPORT"] = str(workdir / REPORT)
     return _Run(LABEL, workdir, [sys.executable, str(SCRIPT)], env)
