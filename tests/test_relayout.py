@@ -13,9 +13,11 @@ from pynwb import NWBFile, TimeSeries
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO, ZarrIO, convert
 from hdmf_zarr3.cli import main
+from hdmf_zarr3.cli.convert import parse_rule
 from hdmf_zarr3.format import dtypes as D
-from hdmf_zarr3.format.hdf5_layout import ZarrLayout
-from hdmf_zarr3.format.relayout import Relayout, kept_layout, parse_codec, parse_rule, parse_shape
+from hdmf_zarr3.format.layout_types import ZarrLayout
+from hdmf_zarr3.format.relayout import Relayout, kept_layout
+from hdmf_zarr3.relayout_text import parse_codec, parse_shape
 
 DATA = "/acquisition/ts/data"
 ZSTD9 = {"name": "zstd", "configuration": {"level": 9, "checksum": False}}

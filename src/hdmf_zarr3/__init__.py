@@ -1,5 +1,6 @@
 """hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
 
+from ._version import __version__
 from .conversion import convert
 from .dataio import ZarrDataIO
 from .errors import (
@@ -33,8 +34,6 @@ from .io import ZarrIO
 from .nwb import NWBZarrIO, read_nwb
 from .storage.locks import break_lock
 from .storage.recovery import recover
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "FORMAT_VERSION",

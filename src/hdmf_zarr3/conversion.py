@@ -26,7 +26,8 @@ from .datasets import ZarrDataset
 from .errors import SelfOverwriteError, UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
 from .format.layout_policy import inner_layout
-from .format.relayout import AUTO, EVERY, Relayout, parse_codec, parse_shape
+from .format.relayout import AUTO, EVERY, Relayout
+from .relayout_text import parse_codec, parse_shape
 from .storage import locations
 
 #: Memory used for one block of a dataset while converting it.

@@ -245,7 +245,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
 
     def _encode_values(self, value: Any) -> Any:
-        from .encode import encode_values
+        from .format.array_encoding import encode_values
 
         if self.storage.kind in ("numeric", "struct"):
             try:
@@ -259,7 +259,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
         """Rows as stored; a reference to a container the next write adds is stored as null for now and its
         container listed in ``waiting`` (see :mod:`.pending_refs`)."""
-        from .encode import encode_values
+        from .format.array_encoding import encode_values
 
         return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting),
                              self._path)

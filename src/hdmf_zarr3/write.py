@@ -21,12 +21,12 @@ from zarr.core.buffer import default_buffer_prototype
 
 from . import dask_io, dataio_bridge, dataio_compat, hdf5_regions, layouts
 from .datasets import ZarrDataset
-from .encode import is_lazy_source, source_shape
 from .errors import ReservedNameError, UnsupportedDataError
 from .format import documents as docs
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
+from .format.array_encoding import is_lazy_source, source_shape
 from .format.references import Link, Reference
 from .format.relayout import Relayout
 from .parallel import ParallelOptions, write_streams

@@ -42,7 +42,6 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..conversion import convert
-    from ..format.relayout import parse_rule
 
     kwargs: dict[str, Any] = {}
     if args.convention is not None:
@@ -59,3 +58,17 @@ def run(args: argparse.Namespace) -> int:
     convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
     print(f"converted {args.src} -> {args.dst}")
     return 0
+
+
+def parse_rule(text: str) -> tuple[str, str]:
+    """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array.
+
+    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.relayout_text`), as it does the
+    same strings given from Python.
+    """
+    from ..format.relayout import EVERY
+
+    if text.startswith("/") and "=" in text:
+        path, _, value = text.partition("=")
+        return path.rstrip("/") or "/", value
+    return EVERY, text

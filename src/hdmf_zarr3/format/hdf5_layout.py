@@ -30,6 +30,7 @@ from typing import Any
 
 from .documents import blosc_typesize
 from .dtypes import StorageType
+from .layout_types import ZarrLayout
 
 _BLOSC_FILTER, _LZ4_FILTER, _BITSHUFFLE_FILTER, _ZSTD_FILTER = 32001, 32004, 32008, 32015
 _BITSHUFFLE_ZSTD = 3
@@ -48,15 +49,6 @@ class HDF5Layout:
     fletcher32: bool = False
     scaleoffset: Any = None
     plugin_filters: dict[int, tuple] = field(default_factory=dict)  # filter id -> cd_values
-
-
-@dataclass
-class ZarrLayout:
-    chunks: tuple[int, ...] | None  # the chunk grid: shards when sharded
-    codecs: list[dict[str, Any]] | None  # None: the default for the data type
-    warnings: list[str] = field(default_factory=list)
-    fill_value: Any = None
-    dimension_names: list[str | None] | None = None
 
 
 def _serializer(storage: StorageType) -> dict[str, Any]:

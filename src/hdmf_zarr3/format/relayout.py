@@ -14,13 +14,13 @@ shard shapes and compressors, an HDF5 source its chunking and filters (see :mod:
 default layout.
 
 Scalars are never re-chunked. Everything here is pure: it rewrites layouts, never touches a store.
-The text forms the command line accepts (``PATH=30000,64``, ``zstd:5``, ``blosc-lz4``) are parsed by
-:func:`parse_rule`, :func:`parse_shape` and :func:`parse_codec`.
+The text forms of these settings (``30000,64``, ``zstd:5``, ``blosc-lz4``) are parsed above the
+format, by :mod:`hdmf_zarr3.relayout_text` (``convert()`` and the command line accept them) and
+:mod:`hdmf_zarr3.cli.convert` (``/PATH=VALUE``, the command line's only).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,13 +29,11 @@ from ..errors import UnsupportedDataError
 from . import layout_policy as policy
 from .documents import default_codecs, with_blosc_typesize
 from .dtypes import StorageType
-from .hdf5_layout import ZarrLayout
+from .layout_types import ZarrLayout
 
 #: The rule key that applies to every array no path-specific rule names.
 EVERY = "*"
 AUTO = "auto"
-#: Compressor names :func:`parse_codec` knows, besides JSON documents.
-BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
 #: Array-to-bytes codecs: what comes before them in a chain is kept when compressors change.
 SERIALIZERS = frozenset({"bytes", "vlen-utf8", "vlen-bytes", "numcodecs.vlen-utf8", "numcodecs.vlen-bytes"})
 
@@ -146,62 +144,3 @@ def _until_serializer(codecs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if codec.get("name") in SERIALIZERS:
             return list(codecs[: i + 1])
     return list(codecs)
-
-
-# --- text forms -------------------------------------------------------------------------------
-def parse_rule(text: str) -> tuple[str, str]:
-    """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array."""
-    if text.startswith("/") and "=" in text:
-        path, _, value = text.partition("=")
-        return path.rstrip("/") or "/", value
-    return EVERY, text
-
-
-def parse_shape(text: str, allow: Sequence[str] = (AUTO,)) -> tuple[int, ...] | str | None:
-    """``"30000,64"`` → ``(30000, 64)``; the words in ``allow`` (``auto``, ``none``) as themselves."""
-    word = text.strip().lower()
-    if word in allow:
-        return None if word == "none" else word
-    try:
-        shape = tuple(int(p) for p in word.split(","))
-    except ValueError:
-        raise UnsupportedDataError(f"expected a shape like 30000,64 or one of {list(allow)}, got {text!r}") from None
-    if not shape or any(s < 1 for s in shape):
-        raise UnsupportedDataError(f"a shape holds positive integers, got {text!r}")
-    return shape
-
-
-def parse_codec(text: str) -> list[dict[str, Any]] | str:
-    """Compressors from ``zstd[:LEVEL]``, ``gzip[:LEVEL]``, ``blosc[-CNAME][:LEVEL]``, ``none``,
-    ``auto`` (the data type's default codecs: returned as ``"auto"``) or JSON.
-
-    Blosc uses bit-shuffle (the default layout's choice); JSON gives full control: one codec
-    document or a list of them.
-    """
-    text = text.strip()
-    if text.startswith(("{", "[")):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UnsupportedDataError(f"codec JSON does not parse: {exc}") from None
-        value = value if isinstance(value, list) else [value]
-        if not all(isinstance(v, dict) and isinstance(v.get("name"), str) for v in value):
-            raise UnsupportedDataError(f"codec JSON must be codec documents with a name, got {text!r}")
-        return value
-    name, _, level_text = text.lower().partition(":")
-    try:
-        level = int(level_text) if level_text else None
-    except ValueError:
-        raise UnsupportedDataError(f"codec level must be an integer, got {level_text!r} in {text!r}") from None
-    if name in ("none", AUTO) and level is None:
-        return [] if name == "none" else AUTO
-    if name == "zstd":
-        return [{"name": "zstd", "configuration": {"level": 3 if level is None else level, "checksum": False}}]
-    if name == "gzip":
-        return [{"name": "gzip", "configuration": {"level": 5 if level is None else level}}]
-    family, _, cname = name.partition("-")
-    if family == "blosc" and (cname or "lz4") in BLOSC_CNAMES:
-        return [{"name": "blosc", "configuration": {"cname": cname or "lz4", "clevel": 5 if level is None else level,
-                                                    "shuffle": "bitshuffle", "blocksize": 0}}]
-    raise UnsupportedDataError(f"unknown codec {text!r}: use auto, none, zstd[:LEVEL], gzip[:LEVEL], "
-                               f"blosc[-{'|'.join(BLOSC_CNAMES)}][:LEVEL] or a JSON codec document")

@@ -29,6 +29,7 @@ from zarr.abc.store import Store
 from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
+from .._version import __version__
 from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
@@ -278,8 +279,6 @@ def _journal_side(store: Store) -> Store | None:
 
 
 def _writer() -> str:
-    from .. import __version__
-
     return f"hdmf_zarr3 {__version__}"
 
 

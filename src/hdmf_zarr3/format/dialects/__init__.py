@@ -248,8 +248,8 @@ class Convention:
         return {DTYPE_ATTR: storage.zarr_dtype}
 
     def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
-        """A dataset's in-memory values as the array stored (see :func:`hdmf_zarr3.encode.encode_values`)."""
-        from ...encode import encode_values
+        """A dataset's in-memory values as the array stored (see :func:`..array_encoding.encode_values`)."""
+        from ..array_encoding import encode_values
 
         return encode_values(data, storage, ref, where)
 

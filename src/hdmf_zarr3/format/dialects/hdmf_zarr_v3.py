@@ -201,7 +201,7 @@ class HdmfZarrV3Convention(Convention):
         return storage.kind in ("rows", "reference")
 
     def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
-        from ...encode import encode_values
+        from ..array_encoding import encode_values
 
         def path_of(obj: Any) -> Reference:
             target = ref(obj)
@@ -257,7 +257,7 @@ def _map(values: np.ndarray, fn: Any) -> np.ndarray:
 def _struct_rows(data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
     """Compound rows as a numpy structured array: numbers as they are, strings and reference paths
     as fixed-width unicode (at least MIN_FIXED_CHARS, as hdmf-zarr sizes them)."""
-    from ...encode import encode_values
+    from ..array_encoding import encode_values
 
     rows = [json.loads(r) for r in encode_values(data, storage, ref, where).reshape(-1)]
     columns: list[list[Any]] = [[] for _ in storage.fields]

@@ -1,4 +1,7 @@
-"""Turn the data of a DatasetBuilder into arrays ready for zarr's codec pipeline.
+"""The stored values of a dataset's data, as arrays ready for zarr's codec pipeline.
+
+Pure rules: nothing here reads or writes a store. (:mod:`.values` holds the JSON encodings of
+attributes, compound rows and string elements that these arrays are made of.)
 
 In-memory values (numbers, strings, lists, numpy arrays, references, compound rows) are converted
 in one step by :func:`encode_values`. Array-like sources that may not fit in memory (h5py datasets,
@@ -14,12 +17,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from hdmf.build import ReferenceBuilder
 
-from .errors import UnsupportedDataError
-from .format import dtypes as D
-from .format import references as R
-from .format import values as V
+from ..errors import UnsupportedDataError
+from . import dtypes as D
+from . import references as R
+from . import values as V
 
 RefEncoder = Callable[[Any], R.Reference | None]
 
@@ -100,6 +102,8 @@ def _as_list(data: Any) -> list:
 
 
 def _is_rows(data: Any) -> bool:
+    from hdmf.build import ReferenceBuilder  # local: keep the format importable on its own
+
     # ReferenceBuilder is a dict: a reference first field is not a row
     return len(data) > 0 and isinstance(data[0], (tuple, list, np.void, dict)) and \
         not isinstance(data[0], ReferenceBuilder)
