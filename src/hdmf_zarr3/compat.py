@@ -1,24 +1,56 @@
-"""Bridges for places where HDMF (or h5py under it) needs help with our lazy datasets.
+"""Bridges for places where HDMF, numcodecs or h5py need help with our lazy datasets.
 
-``hdmf.data_utils.extend_data`` (used by ``VectorData.extend``, e.g. when a row with a ragged value
-is added to a table read from a file) knows lists, numpy arrays, ``DataIO`` and ``h5py.Dataset`` but
-not other lazy datasets, so extending a table read from Zarr would fail. We wrap it so that our own
-lazy datasets extend in place, and leave every other type to HDMF's original function.
+Shims
+-----
+Importing this package changes nothing in hdmf, numcodecs or h5py. Each shim is applied explicitly, once per
+process (idempotent, under a lock), when it is first needed:
+
+- ``extend_data`` (hdmf versions :data:`EXTEND_DATA_HDMF`), by :func:`activate`, which the first
+  :class:`~hdmf_zarr3.ZarrIO` created calls (only a ZarrIO hands HDMF our lazy datasets). hdmf's
+  ``extend_data`` knows lists, numpy arrays, ``DataIO``, ``TermSetWrapper`` and ``h5py.Dataset`` and raises
+  ``ValueError`` ("Data cannot extend object of type ...") for any other lazy dataset, so
+  ``VectorData.extend`` on a table read from Zarr would fail. Every hdmf module that bound the name
+  (:data:`EXTEND_DATA_SITES`, and any other loaded ``hdmf`` module still holding the original) gets
+  :func:`extend_data`, which extends our datasets in place and hands everything else to hdmf's original.
+  :func:`activate` also registers our lazy datasets with hdmf's ``ObjectMapper.no_convert`` (a public hdmf
+  hook, so the datasets read are handed to containers as they are, not converted).
+- the blosc frame check (:func:`hdmf_zarr3.storage.decoding.install`), when this package first opens a store
+  (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
+  declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
+  check is harmless where numcodecs validates frames itself.
+- :func:`h5py_lock_released`, the only code touching h5py's private global lock, applied around each read of
+  a lazy dataset (not a patch: it does nothing unless this thread holds that lock).
 """
 
 from __future__ import annotations
 
+import importlib
+import re
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import hdmf.container
 import hdmf.data_utils
 
+#: hdmf versions (``(major, minor)``, lower bound included, upper excluded) whose ``extend_data`` does not
+#: know lazy datasets other than ``h5py.Dataset``: from the oldest hdmf this package supports to the newest
+#: checked (6.2); re-check and widen when a new major version ships.
+EXTEND_DATA_HDMF = ((6, 2), (7, 0))
+#: The hdmf modules that import ``extend_data`` by name (``from .data_utils import extend_data``) and
+#: call it through that binding: ``Data.extend``/``DataIO.extend`` (data_utils), ``Data.extend``
+#: (container), ``TermSetWrapper.extend`` (term_set).
+EXTEND_DATA_SITES = ("hdmf.data_utils", "hdmf.container", "hdmf.term_set")
+
 _ORIGINAL = getattr(hdmf.data_utils.extend_data, "__wrapped__", hdmf.data_utils.extend_data)
+_LOCK = threading.Lock()
+_ACTIVE = False
 
 
 def extend_data(data: Any, arg: Any) -> Any:
+    """hdmf's ``extend_data``, extending our lazy datasets in place (hdmf's original raises ``ValueError`` on
+    them, see the module docstring); any other ``data`` goes to hdmf's original."""
     from .datasets import ZarrDataset
 
     if isinstance(data, ZarrDataset):
@@ -30,28 +62,65 @@ def extend_data(data: Any, arg: Any) -> Any:
 extend_data.__wrapped__ = _ORIGINAL  # type: ignore[attr-defined]
 
 
-def install() -> None:
-    """Route ``extend_data`` through :func:`extend_data`, and check blosc frames before numcodecs decodes
-    them (:func:`hdmf_zarr3.storage.decoding.install`); idempotent."""
-    from .storage import decoding
+def version_in(version: str, bounds: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+    """Whether ``version`` (``"6.2.0"``, ``"6.3.0.dev4"``) falls in ``bounds`` (lower included, upper excluded)."""
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if match is None:
+        return False
+    key = (int(match[1]), int(match[2]))
+    return bounds[0] <= key < bounds[1]
 
-    hdmf.data_utils.extend_data = extend_data
-    hdmf.container.extend_data = extend_data
-    decoding.install()
+
+def extend_data_needed() -> bool:
+    """Whether the installed hdmf is one whose ``extend_data`` needs :func:`extend_data` (:data:`EXTEND_DATA_HDMF`)."""
+    return version_in(getattr(hdmf, "__version__", ""), EXTEND_DATA_HDMF)
+
+
+def _install_extend_data() -> list[str]:
+    """Bind :func:`extend_data` in every hdmf module holding the original; the names of those modules."""
+    for name in EXTEND_DATA_SITES:
+        importlib.import_module(name)
+    patched = []
+    for name, module in list(sys.modules.items()):
+        if (name == "hdmf" or name.startswith("hdmf.")) and getattr(module, "extend_data", None) is _ORIGINAL:
+            module.extend_data = extend_data  # type: ignore[attr-defined]
+            patched.append(name)
+    return patched
+
+
+def activate() -> None:
+    """Apply the shims of the module docstring, once per process (thread-safe; later calls return at once)."""
+    global _ACTIVE
+    if _ACTIVE:
+        return
+    with _LOCK:
+        if _ACTIVE:
+            return
+        from hdmf.build import ObjectMapper
+
+        from .datasets import ZarrDataset
+        from .storage import decoding
+
+        ObjectMapper.no_convert(ZarrDataset)  # hdmf's registration: read datasets are kept as they are
+        if extend_data_needed():
+            _install_extend_data()
+        decoding.install()
+        _ACTIVE = True
 
 
 @contextmanager
 def h5py_lock_released() -> Iterator[None]:
-    """Release h5py's global lock around a Zarr read made while this thread holds it.
+    """Release h5py's global lock (``h5py._objects.phil``) around a Zarr read made while this thread holds it.
 
-    HDF5IO hands our lazy datasets straight to h5py (``dset[...] = dataset``), and h5py converts the
-    value to numpy while holding its global lock. The Zarr read then waits on zarr's I/O threads; if
-    one of them frees an h5py object meanwhile, it needs the same lock, and both threads wait forever.
-    h5py is between HDF5 calls at that point (it is only converting its input), so the lock is let go
-    for the duration of the read and taken back as many times as it was held.
+    Needed because of how h5py converts values: ``Dataset.__setitem__`` (HDF5IO writes ``dset[:] = data``,
+    e.g. exporting a file read from Zarr to HDF5) holds ``phil`` while it calls ``np.asarray`` on the value,
+    which is our lazy dataset. Reading it waits on other threads (zarr's event-loop thread, the store's I/O and
+    decode threads); a garbage-collection pass on one of them that frees an h5py object needs ``phil`` in that
+    object's dealloc, and both threads wait forever (tests/test_real_files.py reproduces it). No read is
+    synchronous in this thread for every store (remote stores are async-only), so the lock is let go for the
+    duration of the read -- h5py is between HDF5 calls there, only converting its input -- and taken back as
+    many times as it was held. Nothing happens when this thread does not hold it.
     """
-    import sys
-
     objects = sys.modules.get("h5py._objects")
     lock = getattr(objects, "phil", None)
     if lock is None or not lock._is_owned():

@@ -12,7 +12,7 @@ from typing import Any
 from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.backends.utils import WriteStatusTracker
-from hdmf.build import Builder, BuildManager, GroupBuilder, ObjectMapper, TypeMap
+from hdmf.build import Builder, BuildManager, GroupBuilder, TypeMap
 from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
@@ -38,9 +38,6 @@ from .storage.guarded import limit_reads
 from .storage.remote import ready_store
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
-
-ObjectMapper.no_convert(ZarrDataset)
-compat.install()
 
 
 class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
@@ -88,6 +85,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
                  storage_options: dict[str, Any] | None = None, convention: str | None = None,
                  allow_incomplete: bool = False, external_roots: list[str | Path] | None = None,
                  chunk_key_separator: str = "/", force_overwrite: bool = False):
+        compat.activate()  # the hdmf/numcodecs shims, applied when the first ZarrIO is made (compat docstring)
         if chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it

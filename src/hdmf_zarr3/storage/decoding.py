@@ -10,8 +10,9 @@ own decoders (:func:`decode_error`).
 It also closes a hole in blosc: numcodecs decodes a blosc frame by the sizes its 16-byte header
 declares, so a truncated frame is decoded from memory past its end (the chunk reads as whatever bytes
 were there) and a frame may claim up to 2 GiB of output. :func:`check_blosc_frame` refuses a frame whose
-length is not the one its header declares (installed into numcodecs' ``Blosc.decode`` by :func:`install`,
-so zarr's reads are covered too), and this package's decoders also require the decoded size of a chunk.
+length is not the one its header declares (installed into numcodecs' ``Blosc.decode`` by :func:`install`
+when a store is opened, so zarr's reads are covered too), and this package's decoders also require the
+decoded size of a chunk.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import gzip
 import lzma
 import struct
+import threading
 import zlib
 from collections.abc import Iterable
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 from ..errors import CorruptStoreError, HdmfZarrError
 
 BLOSC_HEADER = 16
+_INSTALL_LOCK = threading.Lock()
 #: What decoding a damaged chunk raises (numcodecs, numpy, zlib, lzma, struct); never MemoryError,
 #: KeyboardInterrupt or the like, which say nothing about the file.
 DECODE_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, KeyError, IndexError, EOFError,
@@ -73,22 +76,32 @@ def check_blosc_frame(data: Any, expected: int | None = None) -> None:
 
 
 def install() -> None:
-    """Check every blosc frame numcodecs decodes in this process (idempotent)."""
+    """Check every blosc frame numcodecs decodes in this process from now on (idempotent, thread-safe).
+
+    Called when this package opens a store (:func:`.stores.open_store`, so by every ``ZarrIO``), never at
+    import. Works around numcodecs' blosc decoder trusting the sizes a frame's header declares (numcodecs
+    issue #228, open): a truncated frame is decoded from memory past its end. ``Blosc.decode`` is wrapped
+    to run :func:`check_blosc_frame` first and then numcodecs' own ``decode`` unchanged; a well-formed frame
+    decodes exactly as before, so other users of numcodecs in the process see no difference. Not
+    version-gated: the check is harmless on a numcodecs that validates frames itself.
+    """
     from numcodecs.blosc import Blosc
 
-    original = Blosc.decode
-    if getattr(original, "_hdmf_zarr3_checked", False):
-        return
+    with _INSTALL_LOCK:
+        original = Blosc.decode
+        if getattr(original, "_hdmf_zarr3_checked", False):
+            return
 
-    def decode(self: Any, buf: Any, out: Any = None) -> Any:
-        from numcodecs.compat import ensure_contiguous_ndarray
+        def decode(self: Any, buf: Any, out: Any = None) -> Any:
+            from numcodecs.compat import ensure_contiguous_ndarray
 
-        check_blosc_frame(ensure_contiguous_ndarray(buf))
-        return original(self, buf, out)
+            check_blosc_frame(ensure_contiguous_ndarray(buf))
+            return original(self, buf, out)
 
-    decode._hdmf_zarr3_checked = True  # type: ignore[attr-defined]
-    decode.__doc__ = original.__doc__
-    Blosc.decode = decode
+        decode._hdmf_zarr3_checked = True  # type: ignore[attr-defined]
+        decode.__wrapped__ = original  # type: ignore[attr-defined]
+        decode.__doc__ = original.__doc__
+        Blosc.decode = decode
 
 
 class CheckedPipeline:

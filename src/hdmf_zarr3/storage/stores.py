@@ -34,7 +34,7 @@ from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
 from ..format.names import store_key
-from . import local_paths, locations, open_files, zipped
+from . import decoding, local_paths, locations, open_files, zipped
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
@@ -307,6 +307,7 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
     ``allow_incomplete`` lets a reader (mode ``r``) open a file whose last write did not finish. Mode ``r-``
     (hdmf-zarr's) reads as ``r`` but lists the store instead of trusting the consolidated metadata of the root.
     """
+    decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
     if mode == "r-":
         handle = open_store(path, "r", storage_options, allow_incomplete)
         handle.use_consolidated = False
