@@ -3,6 +3,8 @@
 - ``hdmf_zarr3.format`` is pure rules: it imports only itself, the standard library, numpy, HDMF and
   zarr's public types, and :mod:`hdmf_zarr3.errors` (a leaf that imports nothing of ours), never a
   module above it (IO, storage, the writer, the command line). Imports inside functions count.
+- Whether an array is sharded is decided in one place: only ``format/array_view.py`` spells the
+  sharding codec's name (everything else uses its ``SHARDING_CODEC`` or asks an ``ArrayView``).
 - The store layer takes the version from ``hdmf_zarr3._version``, not from the package root, so it
   never imports back through ``hdmf_zarr3/__init__.py``.
 """
@@ -98,3 +100,24 @@ def test_the_version_module_matches_the_project_metadata():
     pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
     version = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
     assert importlib.import_module("hdmf_zarr3._version").__version__ == version
+
+
+def _string_constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every string literal of ``tree`` (f-string parts included) except docstrings."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def test_only_the_array_view_spells_the_sharding_codec():
+    allowed = {FORMAT / "array_view.py"}
+    wrong = [f"{path.relative_to(PACKAGE)}:{line}"
+             for path in sorted(PACKAGE.rglob("*.py")) if path not in allowed
+             for line, text in _string_constants(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+             if "sharding_indexed" in text]
+    assert wrong == []
+    assert any("sharding_indexed" in text for _, text in _string_constants(ast.parse(
+        (FORMAT / "array_view.py").read_text(encoding="utf-8"))))

@@ -25,7 +25,6 @@ from . import spec_copy
 from .datasets import ZarrDataset
 from .errors import SelfOverwriteError, UnsupportedDataError
 from .format.hdf5_layout import hdf5_settings
-from .format.layout_policy import inner_layout
 from .format.relayout import AUTO, EVERY, Relayout
 from .relayout_text import parse_codec, parse_shape
 from .storage import locations
@@ -41,8 +40,7 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         self._dataset = dataset
         shape = dataset.shape
         chunks = tuple(min(c, s) for c, s in zip(dataset.chunks, shape))
-        itemsize = dataset.storage.numpy_dtype.itemsize if dataset.storage.kind == "numeric" else 64
-        row_bytes = max(1, math.prod(shape[1:]) * itemsize)
+        row_bytes = max(1, math.prod(shape[1:]) * dataset._facts.itemsize)
         rows = max(chunks[0], BUFFER_BYTES // row_bytes // chunks[0] * chunks[0])
         buffer = (min(shape[0], rows),) + tuple(shape[1:])
         super().__init__(buffer_shape=buffer, chunk_shape=chunks, display_progress=display_progress,
@@ -103,11 +101,11 @@ def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
         return False
     if data.ndim == 0 or 0 in data.shape:
         return False
-    codecs = inner_layout(data.chunks, data._doc.get("codecs", []))[1]
+    codecs = list(data._facts.inner_codecs)
     settings = hdf5_settings(codecs, tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
     settings.pop("chunks", None)  # the iterator carries the chunk shape
     settings["maxshape"] = (None,) + tuple(data.shape[1:])  # appendable, as the Zarr array was
-    large = data.size * data.storage.numpy_dtype.itemsize > BUFFER_BYTES
+    large = data.size * data._facts.itemsize > BUFFER_BYTES  # more than one buffer of the iterator
     builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress and large), **settings)
     return True
 

@@ -18,7 +18,7 @@ import numpy as np
 from zarr.abc.store import Store
 from zarr.core.sync import sync
 
-from .format.documents import grid_shape
+from .format.array_view import ArrayView
 from .storage import nodes
 from .storage.direct import UnitEncoder
 from .storage.direct_read import UnitDecoder, read_key
@@ -33,7 +33,7 @@ def is_dask(data: Any) -> bool:
 
 
 def unit_shape(doc: dict[str, Any]) -> tuple[int, ...]:
-    return tuple(int(c) for c in grid_shape(doc))
+    return ArrayView.from_document(doc).chunk_grid
 
 
 class UnitTarget:

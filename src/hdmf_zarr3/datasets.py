@@ -21,9 +21,9 @@ from .dataset_info import SameArrayEquality, ZarrArrayInfo
 from .errors import ClosedFileError, ModeError, UnsupportedDataError
 from .format import dtypes as D
 from .format import references as R
+from .format.array_view import ArrayView
 from .format.dialects import ArrayLayout
-from .format.documents import chunk_key, grid_shape, key_separator
-from .format.layout_policy import inner_layout
+from .format.documents import chunk_key, key_separator
 from .format.names import store_key
 from .format.selection import touched_cells
 from .storage import nodes
@@ -48,6 +48,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         self._array: zarr.Array | None = None
         self._cache: np.ndarray | None = None  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
+        self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -97,7 +98,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     # --- shape and type ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._doc["shape"])
+        return self._facts.shape
 
     @property
     def ndim(self) -> int:
@@ -114,13 +115,12 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     @property
     def chunks(self) -> tuple[int, ...]:
         """The read unit: the chunk shape (the inner chunks of a sharded array)."""
-        return inner_layout(self._grid, self._doc.get("codecs", []))[0]
+        return self._facts.read_chunks
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape (the unit of storage objects), or ``None`` when not sharded."""
-        codecs = self._doc.get("codecs", [])
-        return self._grid if codecs and codecs[0].get("name") == "sharding_indexed" else None
+        return self._facts.shards
 
     @property
     def document(self) -> dict[str, Any]:
@@ -128,12 +128,16 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         return self._doc
 
     @property
-    def _grid(self) -> tuple[int, ...]:
-        return grid_shape(self._doc)
+    def _facts(self) -> ArrayView:
+        """The facts of :attr:`document` (chunks, shards, codecs, item size), read once per document."""
+        cached = self._facts_of
+        if cached is None or cached[0] is not self._doc:  # an append replaces the document
+            cached = self._facts_of = (self._doc, ArrayView.from_document(self._doc))
+        return cached[1]
 
     @property
     def nbytes(self) -> int:
-        return self.size * (self.dtype.itemsize if self.dtype.kind != "O" else 8)
+        return self.size * self.dtype.itemsize  # as numpy counts it in memory (an object: one pointer)
 
     def __len__(self) -> int:
         if not self.shape:
@@ -146,9 +150,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     # --- reading ----------------------------------------------------------------------------
     def _small(self) -> bool:
         """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
-        dtype = self.storage.numpy_dtype
-        itemsize = dtype.itemsize if dtype.kind != "O" else 64
-        return bool(self.shape) and self.size * itemsize <= SMALL_BYTES \
+        return bool(self.shape) and self.size * self._facts.itemsize <= SMALL_BYTES \
             and all(s <= c for s, c in zip(self.shape, self.chunks))
 
     def _raw(self, key: Any) -> Any:
@@ -232,7 +234,8 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
             raise ModeError("cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the "
                             "file first", self._path)
         values = self._encode_values(value)
-        cells = touched_cells(key, self.shape, self._grid)  # an IndexError before anything is kept or written
+        # (an IndexError here comes before anything is kept or written)
+        cells = touched_cells(key, self.shape, self._facts.chunk_grid)
         handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
         orthogonal = isinstance(key, (list, np.ndarray)) or \
             isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
@@ -294,7 +297,7 @@ def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:
     shape = doc.get("shape") or []
     if separator is None or not shape or rows <= 0:
         return []
-    grid = grid_shape(doc)
+    grid = ArrayView.from_document(doc).chunk_grid
     first = range(shape[0] // grid[0], (shape[0] + rows - 1) // grid[0] + 1)
     rest = [range(max(1, -(-s // g))) for s, g in zip(shape[1:], grid[1:])]
     return [store_key(path, chunk_key(cell, separator)) for cell in itertools.product(first, *rest)]

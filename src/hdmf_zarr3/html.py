@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .format.documents import grid_shape
+from .format.array_view import ArrayView
 
 #: Arrays up to this many (logical) bytes also show their values, as HDMF's own table does.
 PREVIEW_BYTES = 100
@@ -57,13 +57,7 @@ def _zarr_type_name(data_type: Any, zarr_format: int) -> str:
 def describe(dataset: Any) -> dict[str, Any]:
     """Storage details of one of our datasets: chunks, shards, codecs, logical and stored bytes."""
     doc = dataset.document
-    codecs = doc.get("codecs", [])
-    shards = None
-    chunk_shape = grid_shape(doc)
-    if codecs and codecs[0].get("name") == "sharding_indexed":
-        shards = chunk_shape
-        chunk_shape = tuple(codecs[0]["configuration"]["chunk_shape"])
-        codecs = codecs[0]["configuration"].get("codecs", [])
+    view = ArrayView.from_document(doc)
     if doc.get("zarr_format") == 2:
         data_type = f"{doc.get('dtype')} (Zarr v2)"
     else:
@@ -74,9 +68,9 @@ def describe(dataset: Any) -> dict[str, Any]:
         "Data type": dataset.dtype,
         "Zarr data type": data_type,
         "HDMF dtype (zarr_dtype)": dataset.storage.zarr_dtype,
-        "Chunk shape": chunk_shape,
-        "Shard shape": shards,
-        "Codecs": ", ".join(str(c.get("name", "?")) for c in codecs),
+        "Chunk shape": view.read_chunks,
+        "Shard shape": view.shards,
+        "Codecs": ", ".join(str(c.get("name", "?")) for c in view.inner_codecs),
     }
     return info | _sizes(dataset.nbytes, lambda: dataset.dataset.nbytes_stored())
 

@@ -134,11 +134,13 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
     def open(self) -> None:
         if self._handle is None:
             opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
+            # ... and the dialect it detected there to load namespaces: detected once per open
+            known = getattr(self, "_opened_dialect", None) if opened is not None else None
             self._handle = opened if opened is not None else open_store(
                 self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
-            self._opened = None
+            self._opened = self._opened_dialect = None
             try:
-                self._dialect = _dialect_of(self._handle)
+                self._dialect = known if known is not None else _dialect_of(self._handle)
                 if self._handle.documents() and self._convention.name != dialects.Convention.name \
                         and self._mode not in CREATE_MODES:
                     raise ModeError(f"convention {self._convention.name!r} applies to new files only "

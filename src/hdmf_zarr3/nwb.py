@@ -12,9 +12,10 @@ from hdmf.build import BuildManager
 from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
+from . import spec_io
 from .errors import IncompleteFileError
 from .format import completion
-from .io import ZarrIO
+from .io import ZarrIO, _dialect_of
 from .storage import locations
 from .storage.remote import ready_store
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
@@ -63,7 +64,8 @@ class NWBZarrIO(ZarrIO):
             self._opened = open_store(path, mode, kwargs.get("storage_options"),
                                       allow_incomplete=kwargs.get("allow_incomplete", False))
             try:
-                ZarrIO.load_namespaces(type_map, file=self._opened)
+                self._opened_dialect = _dialect_of(self._opened)  # open() takes it over: detected once
+                spec_io.load_namespaces(self._opened, self._opened_dialect.documents, type_map, None)
             except BaseException:
                 self._opened.close()  # releases the write lock
                 raise

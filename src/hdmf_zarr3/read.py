@@ -9,6 +9,7 @@ groups and datasets, then the attributes and links that hold references.
 
 from __future__ import annotations
 
+import math
 import posixpath
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -23,8 +24,8 @@ from .errors import CorruptStoreError, IncompleteFileWarning
 from .format import dtypes as D
 from .format import names as N
 from .format import values as V
+from .format.array_view import ArrayView
 from .format.dialects import ArrayLayout, Dialect
-from .format.documents import grid_shape
 from .format.references import Reference, decode_links
 from .storage import nodes
 
@@ -309,10 +310,9 @@ TINY_BYTES = 64 * 1024
 
 
 def _tiny(doc: dict[str, Any]) -> bool:
-    shape = doc.get("shape") or []
-    if not shape or doc.get("zarr_format") == 2 or shape != list(grid_shape(doc)) or 0 in shape:
+    if not doc.get("shape") or doc.get("zarr_format") == 2:
         return False
-    data_type = doc.get("data_type")
-    size = np.dtype(data_type).itemsize if isinstance(data_type, str) and data_type not in ("string", "bytes") \
-        else 64
-    return int(np.prod(shape)) * size <= TINY_BYTES
+    view = ArrayView.from_document(doc)
+    if view.shape != view.chunk_grid or 0 in view.shape:
+        return False
+    return math.prod(view.shape) * view.itemsize <= TINY_BYTES

@@ -21,11 +21,12 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
+from ..format.array_view import SHARDING_CODEC, ArrayView
 from .arguments import add_storage_options
 
 MAX_DEPTH = 7
 MAX_OBJECT_BYTES = 5 * 2**30
-TENSORSTORE_CODECS = frozenset({"bytes", "transpose", "gzip", "blosc", "zstd", "crc32c", "sharding_indexed"})
+TENSORSTORE_CODECS = frozenset({"bytes", "transpose", "gzip", "blosc", "zstd", "crc32c", SHARDING_CODEC})
 TENSORSTORE_TYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                                "float16", "float32", "float64", "complex64", "complex128"})
 
@@ -92,7 +93,6 @@ def _depth(node: str) -> int:
 
 
 def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
-    from ..format.documents import grid_shape
     from ..format.limits import data_type_itemsize
 
     out = []
@@ -109,7 +109,7 @@ def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
                                           f"{separator!r}); DANDI allows {MAX_DEPTH}: rewrite the file with "
                                           "'.' as separator (hdmf-zarr3 convert SRC DST --chunk-key-separator .)"))
     if not v2:
-        grid = grid_shape(doc)
+        grid = ArrayView.from_document(doc).chunk_grid
         nominal = math.prod(grid) * data_type_itemsize(doc.get("data_type", "uint8"))
         if nominal > MAX_OBJECT_BYTES:
             out.append(Finding("error", node, f"each chunk or shard holds {nominal / 2**30:.1f} GiB uncompressed; "

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import CorruptStoreError
+from .array_view import ARRAY_TO_BYTES, SHARDING_CODEC, fixed_itemsize, v2_fixed_itemsize
 
 ARRAY_TO_ARRAY = frozenset({"transpose"})
-ARRAY_TO_BYTES = frozenset({"bytes", "vlen-utf8", "vlen-bytes", "sharding_indexed"})
 #: General-purpose compressors: at worst they add a little to their input (stored blocks, headers).
 COMPRESSORS = frozenset({"blosc", "zstd", "gzip", "numcodecs.blosc", "numcodecs.zstd", "numcodecs.gzip",
                          "numcodecs.zlib", "numcodecs.lz4", "numcodecs.bz2", "numcodecs.lzma"})
@@ -92,7 +92,7 @@ def check_codec_config(codec: dict[str, Any], ndim: int, path: str) -> None:
         order = config.get("order")
         if not isinstance(order, list) or sorted(o if _int(o) else -1 for o in order) != list(range(ndim)):
             raise bad(f"order must be a permutation of 0..{ndim - 1}")
-    if name == "sharding_indexed" and config.get("index_location", "end") not in ("start", "end"):
+    if name == SHARDING_CODEC and config.get("index_location", "end") not in ("start", "end"):
         raise bad("index_location must be 'start' or 'end'")
 
 
@@ -105,7 +105,7 @@ def check_chain(codecs: list[dict[str, Any]], path: str, what: str = "codecs") -
     serializers = [i for i, n in enumerate(names) if n in ARRAY_TO_BYTES]
     if len(serializers) != 1:
         raise CorruptStoreError(f"{what} {names} must hold exactly one array-to-bytes codec (bytes, vlen-utf8, "
-                                f"vlen-bytes or sharding_indexed), not {len(serializers)}", path)
+                                f"vlen-bytes or {SHARDING_CODEC}), not {len(serializers)}", path)
     at = serializers[0]
     if any(n not in ARRAY_TO_ARRAY for n in names[:at]) or any(n not in BYTES_TO_BYTES for n in names[at + 1:]):
         raise CorruptStoreError(f"{what} {names} are out of order: array-to-array codecs, then one array-to-bytes "
@@ -170,7 +170,7 @@ def chain_bound(codecs: list[Any], shape: list[int], itemsize: int | None) -> in
     codec = codecs[serializer]
     if codec["name"] in ("vlen-utf8", "vlen-bytes"):
         return MAX_VARIABLE_OBJECT_BYTES
-    if codec["name"] == "sharding_indexed":
+    if codec["name"] == SHARDING_CODEC:
         config = _config(codec)
         inner = [int(c) for c in config.get("chunk_shape", shape)]
         count = math.prod(-(-s // c) for s, c in zip(shape, inner))
@@ -199,35 +199,7 @@ def stored_bound(doc: dict[str, Any]) -> int:
         compressor = doc.get("compressor")
         compressors = [{"name": f"numcodecs.{compressor.get('id')}"}] if isinstance(compressor, dict) else []
         return chain_bound([*filters, {"name": "bytes"}, *compressors], list(doc.get("chunks") or []),
-                           _v2_itemsize(doc.get("dtype")))
+                           v2_fixed_itemsize(doc.get("dtype")))
     shape = doc["chunk_grid"]["configuration"]["chunk_shape"]
-    return chain_bound(doc.get("codecs", []), list(shape), _itemsize(doc.get("data_type")))
+    return chain_bound(doc.get("codecs", []), list(shape), fixed_itemsize(doc.get("data_type")))
 
-
-_FIXED = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                    "float16", "float32", "float64", "complex64", "complex128"})
-
-
-def _itemsize(data_type: Any) -> int | None:
-    """Bytes per element of a Zarr v3 ``data_type``; ``None`` for variable-length or unknown types."""
-    if isinstance(data_type, str):
-        if data_type in _FIXED:
-            return np.dtype(data_type).itemsize
-        raw = re.fullmatch(r"r(\d{1,6})", data_type)
-        return int(raw.group(1)) // 8 or 1 if raw else None
-    if isinstance(data_type, dict) and data_type.get("name") == "struct":
-        config = data_type.get("configuration")
-        fields = config.get("fields") if isinstance(config, dict) else None
-        if isinstance(fields, list) and fields:
-            sizes = [_itemsize(f.get("data_type")) if isinstance(f, dict) else None for f in fields]
-            return None if None in sizes else sum(sizes)
-    return None
-
-
-def _v2_itemsize(dtype: Any) -> int | None:
-    """Bytes per element of a Zarr v2 ``dtype``; ``None`` for object or unreadable dtypes."""
-    try:
-        parsed = np.dtype([tuple(f) for f in dtype] if isinstance(dtype, list) else dtype)
-    except Exception:  # noqa: BLE001 - numpy raises TypeError, ValueError or others for hostile dtype strings
-        return None
-    return None if parsed.hasobject else max(1, parsed.itemsize)

@@ -11,31 +11,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UnsupportedDataError
+from .array_view import SEPARATORS, VARIABLE_ITEM_BYTES, key_separator
 from .dtypes import StorageType
-from .layout_policy import TARGET_CHUNK_BYTES, VARIABLE_ITEM_BYTES, chunk_shape, itemsize
+from .layout_policy import TARGET_CHUNK_BYTES, chunk_shape, itemsize
 
-__all__ = ["TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize"]
-
-#: Separators of Zarr v3's ``default`` chunk key encoding. ``/`` (the default) nests a directory per
-#: axis; ``.`` keeps every chunk of an array in one directory, two levels deep whatever the rank,
-#: which archives that limit key depth (DANDI) need for arrays deep in an NWB file.
-SEPARATORS = ("/", ".")
-
+__all__ = ["SEPARATORS", "TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize", "key_separator"]
 
 def chunk_key_encoding(separator: str = "/") -> dict[str, Any]:
     """The ``chunk_key_encoding`` of an array whose chunk keys are joined with ``separator``."""
     if separator not in SEPARATORS:
         raise UnsupportedDataError(f"chunk key separator must be one of {SEPARATORS}, got {separator!r}")
     return {"name": "default", "configuration": {"separator": separator}}
-
-
-def key_separator(doc: dict[str, Any]) -> str | None:
-    """The separator of a v3 array's ``default`` chunk keys, or ``None`` for any other encoding."""
-    encoding = doc.get("chunk_key_encoding")
-    if not isinstance(encoding, dict) or encoding.get("name") != "default":
-        return None
-    separator = (encoding.get("configuration") or {}).get("separator", "/")
-    return separator if separator in SEPARATORS else None
 
 
 def group_document(attributes: dict[str, Any]) -> dict[str, Any]:
@@ -115,9 +101,3 @@ def chunk_key(coords: Sequence[int], separator: str = "/") -> str:
     """Key of a chunk relative to its array (``default`` encoding; ``c`` for 0-d)."""
     return separator.join(["c", *map(str, coords)])
 
-
-def grid_shape(doc: dict[str, Any]) -> tuple[int, ...]:
-    """The chunk (or shard) grid of an array document, Zarr v3 or v2."""
-    if doc.get("zarr_format") == 2:
-        return tuple(doc["chunks"])
-    return tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])

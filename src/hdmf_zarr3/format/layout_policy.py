@@ -28,7 +28,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from .array_view import SHARDING_CODEC, VARIABLE_ITEM_BYTES
 from .dtypes import StorageType
+
+__all__ = ["CHANNEL_BLOCK", "SHARD_FROM_BYTES", "TARGET_CHUNK_BYTES", "TARGET_SHARD_BYTES", "VARIABLE_ITEM_BYTES",
+           "chunk_shape", "itemsize", "shard_shape", "sharding_codec"]
 
 #: Target size of one uncompressed chunk.
 TARGET_CHUNK_BYTES = 4 * 2**20
@@ -38,8 +42,6 @@ CHANNEL_BLOCK = 64
 SHARD_FROM_BYTES = 256 * 2**20
 #: Target size of one uncompressed shard.
 TARGET_SHARD_BYTES = 128 * 2**20
-#: Assumed size of one variable-length element (strings, records) when sizing chunks.
-VARIABLE_ITEM_BYTES = 64
 
 
 def itemsize(storage: StorageType) -> int:
@@ -96,13 +98,6 @@ def sharding_codec(chunks: Sequence[int], codecs: list[dict[str, Any]]) -> dict[
     The index (offset and size of every chunk) sits at the end of the shard, checksummed.
     """
     index = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
-    return {"name": "sharding_indexed", "configuration": {
+    return {"name": SHARDING_CODEC, "configuration": {
         "chunk_shape": [int(c) for c in chunks], "codecs": codecs, "index_codecs": index, "index_location": "end"}}
 
-
-def inner_layout(chunk_grid: Sequence[int], codecs: list[dict[str, Any]]) -> tuple[tuple[int, ...], list[dict]]:
-    """The read unit and its codecs: the inner chunks of a sharded array, else the grid itself."""
-    if codecs and codecs[0].get("name") == "sharding_indexed":
-        config = codecs[0].get("configuration", {})
-        return tuple(config.get("chunk_shape", chunk_grid)), list(config.get("codecs", []))
-    return tuple(chunk_grid), list(codecs)

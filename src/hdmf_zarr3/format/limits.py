@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import CorruptStoreError, UnsafeCodecError
 from . import codec_rules
+from .array_view import SHARDING_CODEC
 
 MAX_ARRAY_BYTES = 2**50
 MAX_CHUNKS = 2**40
@@ -110,7 +111,7 @@ def check_codecs(codecs: list[Any], path: str, chunks: list[int], what: str = "c
         if not isinstance(config, dict):
             raise CorruptStoreError(f"configuration of codec {name!r} must be an object", path)
         codec_rules.check_codec_config(codec, len(chunks), path)
-        if name == "sharding_indexed":
+        if name == SHARDING_CODEC:
             for key in ("codecs", "index_codecs"):
                 if not isinstance(config.get(key, []), list):
                     raise CorruptStoreError(f"sharding {key} must be a list", path)

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..errors import UnsupportedDataError
 from . import layout_policy as policy
+from .array_view import ArrayView, split_sharding
 from .documents import default_codecs, with_blosc_typesize
 from .dtypes import StorageType
 from .layout_types import ZarrLayout
@@ -66,9 +67,9 @@ class Relayout:
                 return layout
             codecs = _recompressed(layout.codecs or default_codecs(storage), codec_rule, storage)
             return ZarrLayout((), codecs, list(layout.warnings), layout.fill_value, layout.dimension_names)
-        grid = layout.chunks or policy.chunk_shape(shape, storage)
-        inner, codecs = policy.inner_layout(grid, layout.codecs or default_codecs(storage))
-        shards = grid if layout.codecs and layout.codecs[0].get("name") == "sharding_indexed" else None
+        grid = tuple(layout.chunks or policy.chunk_shape(shape, storage))
+        inner, stored_codecs, shards = split_sharding(grid, tuple(layout.codecs or default_codecs(storage)))
+        codecs = list(stored_codecs)
         if chunk_rule is not _KEEP:
             inner = policy.chunk_shape(shape, storage) if chunk_rule == AUTO \
                 else _fit(chunk_rule, shape, "chunks", path)
@@ -104,9 +105,8 @@ def kept_layout(doc: dict[str, Any], storage: StorageType) -> ZarrLayout:
     if doc.get("zarr_format") == 2:
         chunks = doc.get("chunks")
         return ZarrLayout(tuple(int(c) for c in chunks) if chunks else None, None)
-    grid = tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
-    codecs = list(doc.get("codecs") or [])
-    inner, inner_codecs = policy.inner_layout(grid, codecs)
+    view = ArrayView.from_document(doc)
+    grid, inner, inner_codecs = view.chunk_grid, view.read_chunks, list(view.inner_codecs)
     defaults = default_codecs(storage)
     if inner_codecs[:1] == defaults[:1] or \
             (inner_codecs and inner_codecs[0].get("name") == defaults[0]["name"] == "bytes"):

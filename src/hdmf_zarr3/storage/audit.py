@@ -33,7 +33,7 @@ from zarr.core.sync import sync
 from .. import integrity
 from ..errors import HdmfZarrError
 from ..format import consolidated
-from ..format.documents import grid_shape
+from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
@@ -164,7 +164,7 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         start = bisect.bisect_left(keys, prefix)
         stop = bisect.bisect_left(keys, prefix[:-1] + chr(ord("/") + 1), start)
         stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not INTERRUPTED_WRITE.search(k)]
-        expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], grid_shape(doc)))
+        expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], ArrayView.from_document(doc).chunk_grid))
         size = sync(_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
         if len(stored) * 2 < expected or (size is not None and size * MAX_RATIO < declared):
             held = f"{len(stored)} of its {expected} chunk objects" + (f" ({_human(size)})" if size is not None else "")

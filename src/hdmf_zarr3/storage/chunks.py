@@ -17,7 +17,8 @@ import numcodecs
 import numpy as np
 from numcodecs.vlen import VLenUTF8
 
-from ..format.documents import chunk_key, key_separator
+from ..format.array_view import ArrayView
+from ..format.documents import chunk_key
 from .decoding import check_blosc_frame
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
@@ -42,13 +43,11 @@ def _bytes_to_bytes(codec: dict[str, Any]) -> Any:
 
 def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, bytes] | None:
     """``(chunk key, bytes)`` of an array stored as exactly one chunk, or ``None`` to let zarr do it."""
-    shape = tuple(doc["shape"])
-    chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
-    separator = key_separator(doc)
-    if shape != chunks or values.shape != shape or 0 in shape or separator is None:
+    view = ArrayView.from_document(doc)
+    shape, separator = view.shape, view.separator
+    if shape != view.chunk_grid or values.shape != shape or 0 in shape or separator is None:
         return None
-    codecs = doc["codecs"]
-    serializer, rest = codecs[0], codecs[1:]
+    serializer, rest = view.codecs[0], view.codecs[1:]
     if serializer["name"] == "bytes":
         if values.dtype.kind not in "biuf" and values.dtype.names is None:
             return None
@@ -75,10 +74,10 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     """
     from zarr.core.dtype import parse_dtype
 
-    shape = tuple(doc["shape"])
-    if doc.get("zarr_format") == 2 or shape != tuple(doc["chunk_grid"]["configuration"]["chunk_shape"]) or 0 in shape:
+    view = ArrayView.from_document(doc)
+    shape, codecs = view.shape, view.codecs
+    if view.zarr_format == 2 or shape != view.chunk_grid or 0 in shape:
         return None
-    codecs = doc["codecs"]
     decoders = [_bytes_to_bytes(c) for c in codecs[1:]]
     if any(d is None for d in decoders) or codecs[0]["name"] not in ("bytes", "vlen-utf8"):
         return None

@@ -26,8 +26,9 @@ import numpy as np
 from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 
+from ..format.array_view import ArrayView
 from ..format.codec_rules import stored_bound
-from ..format.documents import chunk_key, key_separator
+from ..format.documents import chunk_key
 from ..format.names import store_key
 from .chunks import _bytes_to_bytes
 
@@ -56,14 +57,15 @@ class DirectArray:
 
     def __init__(self, store: Store, path: str, doc: dict[str, Any], chunks: tuple[int, ...],
                  compressors: list[Any], sharded: bool):
+        view = ArrayView.from_document(doc)
         self.store = store
         self.path = path
-        self.shape = tuple(int(s) for s in doc["shape"])
-        self.unit = tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
+        self.shape = view.shape
+        self.unit = view.chunk_grid
         self.chunks = chunks
         self.compressors = compressors
         self.sharded = sharded
-        self.separator = key_separator(doc) or "/"
+        self.separator = view.separator or "/"
         self.dtype = np.dtype(doc["data_type"]).newbyteorder("<")
         self.fill = np.array(doc["fill_value"], dtype=self.dtype)
         self.bound = stored_bound(doc)  # the most bytes one storage object may take
@@ -71,34 +73,29 @@ class DirectArray:
     @classmethod
     def for_document(cls, store: Store, path: str, doc: dict[str, Any]) -> Self | None:
         """An instance for the array ``doc`` describes, or ``None`` when zarr must do it."""
-        doc = json.loads(json.dumps(doc, default=str))  # plain JSON values (zarr's own dicts hold enums)
-        data_type = doc.get("data_type")
-        if not isinstance(data_type, str) or data_type not in _NUMERIC or not doc.get("shape"):
+        doc = json.loads(json.dumps(doc, default=str))  # plain JSON: zarr's to_dict() gives tuples, not lists
+        view = ArrayView.from_document(doc)
+        data_type = view.data_type
+        if not isinstance(data_type, str) or data_type not in _NUMERIC or not view.shape or view.separator is None:
             return None
-        separator = key_separator(doc)
-        if separator is None:
-            return None
-        if not isinstance(doc.get("fill_value"), (int, float, bool)) or isinstance(doc["fill_value"], bool) != \
+        if not isinstance(view.fill_value, (int, float, bool)) or isinstance(view.fill_value, bool) != \
                 (data_type == "bool"):
             return None
-        codecs = doc.get("codecs", [])
-        chunks = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
-        sharded = bool(codecs) and codecs[0].get("name") == "sharding_indexed"
-        if sharded:
-            config = codecs[0].get("configuration", {})
-            if len(codecs) != 1 or config.get("index_location", "end") != "end" or \
+        if view.sharded:
+            config = view.sharding
+            if len(view.codecs) != 1 or config.get("index_location", "end") != "end" or \
                     config.get("index_codecs") != _INDEX_CODECS:
                 return None
-            chunks, codecs = tuple(config["chunk_shape"]), config.get("codecs", [])
-            if any(u % c for u, c in zip(doc["chunk_grid"]["configuration"]["chunk_shape"], chunks)):
+            if any(u % c for u, c in zip(view.chunk_grid, view.read_chunks)):
                 return None
+        codecs = view.inner_codecs
         if not codecs or codecs[0].get("name") != "bytes" or \
                 codecs[0].get("configuration", {}).get("endian", "little") != "little":
             return None  # (one-byte types carry no endianness)
         compressors = [_bytes_to_bytes(c) for c in codecs[1:]]
         if any(c is None for c in compressors):
             return None
-        return cls(store, path, doc, tuple(int(c) for c in chunks), compressors, sharded)
+        return cls(store, path, doc, view.read_chunks, compressors, view.sharded)
 
 
 class UnitEncoder(DirectArray):
