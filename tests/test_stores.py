@@ -247,3 +247,19 @@ def test_reading_a_missing_file_names_it(tmp_path, name, mode):
                                                              "mode. File does not exist.")):
         NWBZarrIO(tmp_path / name, mode=mode)
     assert _listing(tmp_path) == []
+
+
+def test_the_document_cache_reads_a_store_once_and_takes_what_it_is_given():
+    import zarr
+    from zarr.storage import MemoryStore
+
+    from hdmf_zarr3.storage.document_cache import DocumentCache
+
+    store = MemoryStore()
+    zarr.open_group(store, mode="w").create_group("g")
+    assert DocumentCache({}).load(store) == {}  # a file being created: nothing is read
+    cache = DocumentCache()
+    assert cache.loaded is None
+    assert set(cache.load(store)) == {"/", "/g"}
+    cache.replace({"/": {"node_type": "group"}})
+    assert cache.load(store) == {"/": {"node_type": "group"}}
