@@ -94,4 +94,3 @@ def test_the_encoder_pool_takes_zarrs_max_workers():
     with zarr.config.set({"threading.max_workers": 3}):
         assert WorkPools().encoder_threads == 3
     assert WorkPools(5).encoder_threads == 5
-

@@ -263,3 +263,17 @@ def test_the_document_cache_reads_a_store_once_and_takes_what_it_is_given():
     assert set(cache.load(store)) == {"/", "/g"}
     cache.replace({"/": {"node_type": "group"}})
     assert cache.load(store) == {"/": {"node_type": "group"}}
+
+
+def test_a_rollback_without_a_journal_cannot_undo_and_ends_empty():
+    from hdmf_zarr3.storage.rollback import Rollback
+
+    rollback = Rollback()
+    assert not rollback.active
+    rollback.begin({"/": {}}, {"write": "marker"})
+    assert rollback.active and rollback.marker == {"write": "marker"} and not rollback.journaled
+    rollback.storing(["/a"], "zarr.json")  # nothing to journal: no error
+    with pytest.raises(RuntimeError, match="cannot be undone"):
+        rollback.undo()
+    rollback.finish()
+    assert not rollback.active and rollback.marker is None

@@ -33,14 +33,13 @@ from .._version import __version__
 from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
-from ..format.names import store_key
 from . import decoding, local_paths, locations, open_files, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
-from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
+from .rollback import Rollback
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -66,9 +65,7 @@ class StoreHandle:
     _on_discard: Callable[[], None] | None = field(default=None, repr=False)  # close() without a commit
     lock: WriteLock | None = field(default=None, repr=False)  # held from open to close by writers
     allow_incomplete: bool = field(default=False, repr=False)  # read a file whose last write did not finish
-    _marker: dict[str, Any] | None = field(default=None, repr=False)  # set while the stored root says incomplete
-    _snapshot: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # documents before the changes
-    _journal: Journal | None = field(default=None, repr=False)  # what an append overwrites, kept to undo it
+    undo_log: Rollback = field(default_factory=Rollback, repr=False)  # what undoes the current session
     _replacement: LocalReplacement | None = field(default=None, repr=False)  # mode w beside an existing file
     _replace_later: Callable[[], None] | None = field(default=None, repr=False)  # mode w: clear on first change
     committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
@@ -122,33 +119,33 @@ class StoreHandle:
         (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark.
         An append first starts its journal, with the root as it was."""
         self._changed = True
-        if self._marker is not None:
+        if self.undo_log.active:
             return
         from .nodes import put_documents
 
         if self._replace_later is not None:  # mode w over a file in a store that cannot be swapped
             replace, self._replace_later = self._replace_later, None
             replace()
-        self._snapshot = dict(self.documents())
-        appending = "/" in self._snapshot
+        documents = self.documents()
+        appending = "/" in documents
+        marker = completion.marker("append" if appending else "write", _writer())
         if appending and self._on_discard is None:  # a zip's working copy is simply dropped instead
-            self._journal = Journal.begin(self.store, side=_journal_side(self.store))
-        self._marker = completion.marker("append" if appending else "write", _writer())
-        root = consolidated.without_consolidated(self._snapshot.get("/") or group_document({}))
-        put_documents(self.store, {"/": completion.marked(root, self._marker)})
+            self.undo_log.begin(documents, marker, self.store, side=_journal_side(self.store))
+        else:
+            self.undo_log.begin(documents, marker)
+        root = consolidated.without_consolidated(documents.get("/") or group_document({}))
+        put_documents(self.store, {"/": completion.marked(root, marker)})
 
     def touching(self, paths: list[str]) -> None:
         """Note nodes that zarr itself is about to create (so that an undo removes them)."""
         self.will_change()
-        if self._journal is not None:
-            self._journal.creating(paths)
+        self.undo_log.creating(paths)
 
     def preserve(self, keys: list[str]) -> None:
         """Journal the stored bytes of ``keys`` (chunks, documents) an in-place change is about to
         overwrite, or their absence, so that an undo puts them back."""
         self.will_change()
-        if self._journal is not None:
-            self._journal.keep(keys)
+        self.undo_log.keep(keys)
 
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents (the root last, once the rest is in place, still marked incomplete) and
@@ -156,15 +153,13 @@ class StoreHandle:
         from .nodes import ZARR_JSON, put_documents
 
         self.will_change()
-        snapshot, current = self._snapshot or {}, self.documents()
+        current = self.documents()
         # a document stored as it already is needs no write (an append re-puts the groups it passes through)
         rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
-        if self._journal is not None:
-            self._journal.keep([store_key(p, ZARR_JSON) for p in rest if p in snapshot])
-            self._journal.creating([p for p in rest if p not in snapshot])
+        self.undo_log.storing(list(rest), ZARR_JSON)
         put_documents(self.store, rest)
         if "/" in documents:
-            put_documents(self.store, {"/": completion.marked(documents["/"], self._marker)})
+            put_documents(self.store, {"/": completion.marked(documents["/"], self.undo_log.marker)})
         self.documents().update(documents)
 
     def rollback(self) -> None:
@@ -172,15 +167,13 @@ class StoreHandle:
         byte; a new file stays marked incomplete (there is nothing to go back to) and is not committed on
         close; a working copy (a zip, or mode ``w`` beside an existing file) is discarded on close, so the
         old file is not replaced."""
-        if self._marker is None:
+        if not self.undo_log.active:
             return
-        if self._journal is None:
+        if not self.undo_log.journaled:
             self.failed = True
             return
-        self._journal.undo()
-        self.cache.replace(self._snapshot or {})
+        self.cache.replace(self.undo_log.undo())
         self._changed = False
-        self._marker = self._snapshot = self._journal = None
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
         """Remember a document zarr itself stored (after :meth:`preserve` of its key)."""
@@ -198,15 +191,13 @@ class StoreHandle:
         root = consolidated.consolidate(documents) if self.consolidate else \
             consolidated.without_consolidated(documents["/"])
         put_documents(self.store, {"/": root})  # unmarked: complete
-        if self._journal is not None:
-            self._journal.finish()
+        self.undo_log.finish()
         if self._replacement is not None:
             replacement, self._replacement = self._replacement, None
             self.store = replacement.swap()
             self._on_discard = None
         self._changed = False
         self.committed = True
-        self._marker = self._snapshot = self._journal = None
 
     def close(self) -> None:
         """Release the store (after :meth:`commit`) and the write lock. A working copy (a zip's, or a new
