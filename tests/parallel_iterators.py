@@ -68,18 +68,18 @@ class DyingIterator(ArrayIterator):
 
 class WorkerStateIterator(ArrayIterator):
     """Returns, in every row of a region, what the worker reading it is limited to: column 0 zarr's
-    ``threading.max_workers`` (0 for none), column 1 the threads of hdmf_zarr3's chunk encoder pool,
+    ``threading.max_workers`` (0 for none), column 1 the threads of the worker's chunk encoder pool,
     column 2 the most threads of a BLAS/OpenMP pool threadpoolctl finds (0 if it finds none)."""
 
     def _get_data(self, selection: tuple[slice, ...]) -> np.ndarray:
         import threadpoolctl
         import zarr
 
-        from hdmf_zarr3.storage import direct
+        from hdmf_zarr3 import parallel
 
         out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.data.dtype)
         out[:, 0] = zarr.config.get("threading.max_workers") or 0
-        out[:, 1] = direct.ENCODERS._max_workers
+        out[:, 1] = parallel._WORKER["pools"].encoder_threads
         out[:, 2] = max((pool["num_threads"] for pool in threadpoolctl.threadpool_info()), default=0)
         return out
 

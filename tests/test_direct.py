@@ -12,6 +12,7 @@ from hdmf_zarr3 import FormatError
 from hdmf_zarr3.storage import direct_read
 from hdmf_zarr3.storage.direct import UnitEncoder
 from hdmf_zarr3.storage.direct_read import UnitDecoder, basic_selection
+from hdmf_zarr3.storage.pools import WorkPools
 
 LAYOUTS = [
     ((1000, 96), (100, 32), (400, 96), "int16"),  # edge shard, edge chunks
@@ -19,6 +20,12 @@ LAYOUTS = [
     ((1001,), (100,), None, "bool"),  # unsharded, padded edge chunk
     ((250, 7), (64, 7), None, "uint64"),
 ]
+
+
+@pytest.fixture
+def pools():
+    with WorkPools() as owned:
+        yield owned
 
 
 def _values(shape, dtype):
@@ -38,11 +45,11 @@ def _pair(shape, chunks, shards, dtype):
 
 
 @pytest.mark.parametrize(("shape", "chunks", "shards", "dtype"), LAYOUTS)
-def test_encoded_units_read_back_through_zarr_with_the_same_objects(shape, chunks, shards, dtype):
+def test_encoded_units_read_back_through_zarr_with_the_same_objects(shape, chunks, shards, dtype, pools):
     store, reference, ours = _pair(shape, chunks, shards, dtype)
     values = _values(shape, dtype)
     encoder = UnitEncoder.for_document(store, "/ours", ours.metadata.to_dict())
-    sync(encoder.write_block((0,) * len(shape), values))
+    sync(encoder.write_block((0,) * len(shape), values, pools))
     reference[...] = values
     np.testing.assert_array_equal(ours[...], values)
     assert sync(_keys(store, "ours")) == sync(_keys(store, "ref"))
@@ -50,7 +57,7 @@ def test_encoded_units_read_back_through_zarr_with_the_same_objects(shape, chunk
 
 @pytest.mark.parametrize(("shape", "chunks", "shards", "dtype"), LAYOUTS)
 @pytest.mark.parametrize("whole", [0.0, 1.1])  # fetch whole shards, or the index and single chunks
-def test_decoded_selections_match_what_zarr_wrote(monkeypatch, shape, chunks, shards, dtype, whole):
+def test_decoded_selections_match_what_zarr_wrote(monkeypatch, shape, chunks, shards, dtype, whole, pools):
     monkeypatch.setattr(direct_read, "WHOLE_SHARD_FRACTION", whole)
     store, reference, _ = _pair(shape, chunks, shards, dtype)
     values = _values(shape, dtype)
@@ -62,18 +69,18 @@ def test_decoded_selections_match_what_zarr_wrote(monkeypatch, shape, chunks, sh
         keys.append(tuple(slice(*sorted(rng.integers(0, n + 1, 2))) for n in shape))
     for key in keys:
         selection, out_shape = basic_selection(key, shape)
-        np.testing.assert_array_equal(sync(decoder.read(selection)).reshape(out_shape), values[key])
+        np.testing.assert_array_equal(sync(decoder.read(selection, pools)).reshape(out_shape), values[key])
 
 
-def test_missing_objects_read_as_the_fill_value():
+def test_missing_objects_read_as_the_fill_value(pools):
     store, reference, _ = _pair((1000, 96), (100, 32), (400, 96), "int16")
     reference[:400] = 5
     decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
-    got = sync(decoder.read((slice(0, 1000), slice(0, 96))))
+    got = sync(decoder.read((slice(0, 1000), slice(0, 96)), pools))
     assert (got[:400] == 5).all() and (got[400:] == 0).all()
 
 
-def test_a_damaged_shard_index_is_a_format_error():
+def test_a_damaged_shard_index_is_a_format_error(pools):
     store, reference, _ = _pair((1000, 96), (100, 32), (400, 96), "int16")
     reference[...] = 3
     raw = bytearray(sync(store.get("ref/c/0/0", zarr.core.buffer.default_buffer_prototype())).to_bytes())
@@ -81,7 +88,7 @@ def test_a_damaged_shard_index_is_a_format_error():
     sync(store.set("ref/c/0/0", zarr.core.buffer.default_buffer_prototype().buffer.from_bytes(bytes(raw))))
     decoder = UnitDecoder.for_document(store, "/ref", reference.metadata.to_dict())
     with pytest.raises(FormatError, match="^/ref: shard index of c/0/0 is damaged") as raised:
-        sync(decoder.read((slice(0, 10), slice(0, 10))))
+        sync(decoder.read((slice(0, 10), slice(0, 10)), pools))
     assert raised.value.path == "/ref"
 
 

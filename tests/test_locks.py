@@ -394,3 +394,17 @@ def test_a_writer_nobody_refers_to_does_not_lock_out_the_next_one_in_this_proces
         in_use.close()
     finally:
         gc.enable()
+
+
+def test_one_exit_hook_per_process_however_many_writers(tmp_path):
+    """Owners release their locks in close(); the exit hook for writers never closed is registered once."""
+    import atexit
+
+    first = ZarrIO(tmp_path / "first.zarr", mode="w")
+    hooks = atexit._ncallbacks()
+    writers = [ZarrIO(tmp_path / f"f{i}.zarr", mode="w") for i in range(5)]
+    assert atexit._ncallbacks() == hooks
+    for io in [first, *writers]:
+        io.close()
+        assert not Path(f"{io.source}.lock").exists()  # released by close(), not left for the hook
+    assert atexit._ncallbacks() == hooks

@@ -247,3 +247,33 @@ def test_reading_a_missing_file_names_it(tmp_path, name, mode):
                                                              "mode. File does not exist.")):
         NWBZarrIO(tmp_path / name, mode=mode)
     assert _listing(tmp_path) == []
+
+
+def test_the_document_cache_reads_a_store_once_and_takes_what_it_is_given():
+    import zarr
+    from zarr.storage import MemoryStore
+
+    from hdmf_zarr3.storage.document_cache import DocumentCache
+
+    store = MemoryStore()
+    zarr.open_group(store, mode="w").create_group("g")
+    assert DocumentCache({}).load(store) == {}  # a file being created: nothing is read
+    cache = DocumentCache()
+    assert cache.loaded is None
+    assert set(cache.load(store)) == {"/", "/g"}
+    cache.replace({"/": {"node_type": "group"}})
+    assert cache.load(store) == {"/": {"node_type": "group"}}
+
+
+def test_a_rollback_without_a_journal_cannot_undo_and_ends_empty():
+    from hdmf_zarr3.storage.rollback import Rollback
+
+    rollback = Rollback()
+    assert not rollback.active
+    rollback.begin({"/": {}}, {"write": "marker"})
+    assert rollback.active and rollback.marker == {"write": "marker"} and not rollback.journaled
+    rollback.storing(["/a"], "zarr.json")  # nothing to journal: no error
+    with pytest.raises(RuntimeError, match="cannot be undone"):
+        rollback.undo()
+    rollback.finish()
+    assert not rollback.active and rollback.marker is None

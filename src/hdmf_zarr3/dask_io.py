@@ -22,6 +22,7 @@ from .format.array_view import ArrayView
 from .storage import nodes
 from .storage.direct import UnitEncoder
 from .storage.direct_read import UnitDecoder, read_key
+from .storage.pools import WorkPools
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20
@@ -47,7 +48,9 @@ class UnitTarget:
         values = np.asarray(values)
         encoder = UnitEncoder.for_document(self.store, self.path, self.doc) if values.dtype.kind in "biuf" else None
         if encoder is not None:
-            sync(encoder.write_block(tuple(r.start or 0 for r in region), values))
+            # A task may run in another process, and outlive the io: its pools are its own.
+            with WorkPools() as pools:
+                sync(encoder.write_block(tuple(r.start or 0 for r in region), values, pools))
         else:
             sync(nodes.async_array(self.store, self.path, self.doc).setitem(region, values))
 
@@ -68,7 +71,8 @@ class UnitSource:
         self.shape, self.dtype, self.ndim = tuple(doc["shape"]), dtype, len(doc["shape"])
 
     def __getitem__(self, key: Any) -> np.ndarray:
-        values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape)
+        with WorkPools() as pools:  # (as UnitTarget's)
+            values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
         return values if values is not None else np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
 
 

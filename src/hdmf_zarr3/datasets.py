@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from .format.names import store_key
 from .format.selection import touched_cells
 from .storage import nodes
 from .storage.direct_read import UnitDecoder, read_key
+from .storage.pools import WorkPools
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -194,11 +196,24 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
 
     def _direct_read(self, key: Any) -> Any:
         """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
+        handle = self._open_handle()
         if self._decoder is None:
-            self._decoder = UnitDecoder.for_document(self._open_handle().store, self._path, self._doc) or False
-        with h5py_lock_released():
-            res = read_key(self._decoder or None, key, self.shape)
+            self._decoder = UnitDecoder.for_document(handle.store, self._path, self._doc) or False
+        if not self._decoder:
+            return None
+        with h5py_lock_released(), self._pools() as pools:
+            res = read_key(self._decoder, key, self.shape, pools)
         return res[()] if res is not None and res.ndim == 0 else res
+
+    @contextmanager
+    def _pools(self) -> Iterator[WorkPools]:
+        """The io's thread pools; for a closed file read during a build (see closed_reads), pools of
+        this read alone, shut down when it ends."""
+        if self._io.is_open():
+            yield self._io.pools
+        else:
+            with WorkPools() as pools:
+                yield pools
 
     def __getitem__(self, key: Any) -> Any:
         return self._convert(self._raw(key))

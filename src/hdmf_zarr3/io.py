@@ -35,6 +35,7 @@ from .read import BuilderReader
 from .refs import ReferenceEncoder
 from .storage import locations, locks
 from .storage.guarded import limit_reads
+from .storage.pools import WorkPools
 from .storage.remote import ready_store
 from .storage.stores import CREATE_MODES, StoreHandle, open_store
 from .write import BuilderWriter
@@ -102,6 +103,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         self._chunk_key_separator = chunk_key_separator
         self._external_roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
         self._handle: StoreHandle | None = None
+        self._pools: WorkPools | None = None  # started on first use, shut down by close()
         self._dialect: Dialect | None = None
         self._convention = dialects.convention(convention)
         self._root: GroupBuilder | None = None
@@ -152,10 +154,22 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
             if self._handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
                 locks.guard(self, self._handle.abandon)
 
+    @property
+    def pools(self) -> WorkPools:
+        """The thread pools this io encodes, decodes and reads sources on (shut down by :meth:`close`)."""
+        if self._handle is None:
+            raise UnsupportedOperation(f"Cannot use the thread pools of closed Zarr file '{self.source}'")
+        if self._pools is None:
+            self._pools = WorkPools()
+        return self._pools
+
     def close(self) -> None:
         locks.unguard(self)
         if getattr(self, "_foreign_files", None) is not None:
             self._foreign_files.close()
+        pools, self._pools = getattr(self, "_pools", None), None
+        if pools is not None:
+            pools.close(wait=True)  # every write given to them is stored before the commit below
         if getattr(self, "_handle", None) is not None:
             handle, self._handle = self._handle, None
             try:
@@ -295,7 +309,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         parallel = compat_api.take_write_keywords(handle, kwargs)
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
         with self._undo_on_failure():
-            BuilderWriter(self, builder, link_data=link_data, export_source=export_source, dataio=dataio,
+            BuilderWriter(self, builder, self.pools, link_data=link_data, export_source=export_source, dataio=dataio,
                           progress=progress, relayout=relayout, parallel=parallel).write()
         if self._root is None:
             self._root = builder

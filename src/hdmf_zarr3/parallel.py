@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import multiprocessing.util
 import pickle
 import sys
 import warnings
@@ -46,6 +47,7 @@ from zarr.storage import LocalStore
 from .errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
 from .format import dtypes as D
 from .storage import direct, locations, nodes
+from .storage.pools import WorkPools
 from .storage.stores import StoreHandle
 from .streaming import StreamPlan, plan_stream
 
@@ -247,7 +249,9 @@ def _start_worker(root: str, datasets: dict[str, tuple[Any, dict[str, Any], str 
             pass
         else:
             _WORKER["limits"] = threadpool_limits(limits=threads)
-    direct.use_encoders(threads)  # also: a pool forked from the parent has no threads here
+    # The worker's own pools (a forked child has none of the parent's threads), ended when it exits.
+    _WORKER["pools"] = WorkPools(threads)
+    multiprocessing.util.Finalize(None, _WORKER["pools"].close, exitpriority=10)
     _WORKER["store"] = LocalStore(root)
     _WORKER["datasets"] = datasets
     _WORKER["direct"] = {}
@@ -270,7 +274,7 @@ def _write_task(path: str, region: Region) -> int:
         cache[path] = direct.UnitEncoder.for_document(store, path, document)
     encoder = cache[path]
     if encoder is not None:
-        sync(encoder.write_block(tuple(r.start for r in region), values))
+        sync(encoder.write_block(tuple(r.start for r in region), values, _WORKER["pools"]))
     else:
         sync(nodes.async_array(store, path, document).setitem(region, values))
     return values.size

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,20 +21,16 @@ from .format import dtypes as D
 from .format import limits
 from .storage import nodes
 from .storage.direct import UnitEncoder
+from .storage.pools import WorkPools
 from .unit_writer import UnitWriter
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20
 
 
-# Sources are read on threads of their own: they may be synchronous zarr arrays, whose reads wait on
-# the event loop (and on its default executor, which zarr's stores use for file I/O), so they must
-# neither run on the loop nor occupy its executor.
-_SOURCE_READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hdmf_zarr3-source")
-
-
-async def _off_loop(fn: Callable[[], np.ndarray]) -> np.ndarray:
-    return await asyncio.get_running_loop().run_in_executor(_SOURCE_READERS, fn)
+async def _off_loop(pools: WorkPools, fn: Callable[[], np.ndarray]) -> np.ndarray:
+    # Off the loop and its default executor: see :mod:`.storage.pools`.
+    return await asyncio.get_running_loop().run_in_executor(pools.sources, fn)
 
 
 def write_unit(array: AsyncArray) -> tuple[int, ...]:
@@ -55,17 +50,18 @@ def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -
     return max(step, rows // step * step)
 
 
-async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray],
+async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray], pools: WorkPools,
                       progress: str | None = None, direct: UnitEncoder | None = None) -> None:
     """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis.
 
     The next block is read while the current one is encoded and written, so a slow source (HDF5
     decompression) and the Zarr writer overlap; at most two blocks are in memory. ``progress`` names
-    a progress bar to show (for sources of more than one block).
+    a progress bar to show (for sources of more than one block). Sources are read on ``pools.sources``,
+    ``direct`` encodes on ``pools.encoders``.
     """
     shape = array.shape
     if len(shape) == 0:
-        await array.setitem((), await _off_loop(lambda: encode(source[()])))
+        await array.setitem((), await _off_loop(pools, lambda: encode(source[()])))
         return
     if shape[0] == 0:
         return
@@ -76,7 +72,7 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
 
     def read(start: int) -> asyncio.Future:
         stop = min(shape[0], start + step)
-        return asyncio.ensure_future(_off_loop(lambda: encode(source[start:stop])))
+        return asyncio.ensure_future(_off_loop(pools, lambda: encode(source[start:stop])))
 
     pending = read(starts[0])
     try:
@@ -85,7 +81,7 @@ async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np
             if i + 1 < len(starts):
                 pending = read(starts[i + 1])
             if direct is not None and block.dtype.kind in "biuf":
-                await direct.write_block((start,) + (0,) * (len(shape) - 1), block)
+                await direct.write_block((start,) + (0,) * (len(shape) - 1), block, pools)
             else:
                 await array.setitem(slice(start, min(shape[0], start + step)), block)
             if bar is not None:
@@ -165,14 +161,15 @@ def plan_stream(path: str, iterator: AbstractDataChunkIterator, storage: D.Stora
 
 
 def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
-                    attrs: dict[str, Any], options: dict[str, Any], progress: bool = False,
+                    attrs: dict[str, Any], options: dict[str, Any], pools: WorkPools, progress: bool = False,
                     dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
     """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 
     The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
     explicit chunk setting). Blocks are assembled into whole write units, each written once while
     the iterator produces the next block. Arrays whose length is not known in advance are not
-    sharded by default (the policy cannot tell how large they will be).
+    sharded by default (the policy cannot tell how large they will be). Chunks are encoded on
+    ``pools.encoders``.
     """
     plan = plan_stream(path, iterator, storage, attrs, options, dimension_names, separator)
     chunks, bounds, layout, document = plan.chunks, plan.bounds, plan.layout, plan.document
@@ -184,7 +181,7 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
 
     def write(region: tuple[slice, ...], values: np.ndarray, final_shape: tuple[int, ...] | None) -> None:
         if direct is not None:
-            sync(direct.write_block(tuple(r.start for r in region), values))
+            sync(direct.write_block(tuple(r.start for r in region), values, pools))
             return
         array = provisional if final_shape is None else final.setdefault(
             "array", nodes.async_array(store, path, document(final_shape)))

@@ -34,6 +34,7 @@ from .refs import ReferenceEncoder
 from .storage import locations, nodes
 from .storage.chunks import encode_single_chunk
 from .storage.direct import UnitEncoder
+from .storage.pools import WorkPools
 from .streaming import copy_blocks, stream_iterator, stream_layout
 
 if TYPE_CHECKING:
@@ -60,10 +61,11 @@ class WritePlan:
 class BuilderWriter:
     """Writes one builder tree into the store of ``io``."""
 
-    def __init__(self, io: ZarrIO, root: GroupBuilder, link_data: bool = True,
+    def __init__(self, io: ZarrIO, root: GroupBuilder, pools: WorkPools, link_data: bool = True,
                  export_source: str | None = None, dataio: dict[int, DataIO] | None = None,
                  progress: bool = False, relayout: Relayout | None = None, parallel: ParallelOptions | None = None):
         self.io = io
+        self.pools = pools  # the io's: it shuts them down when it is closed
         self.root = root
         self.link_data = link_data
         self.export_source = locations.absolute(export_source) if export_source else None
@@ -306,7 +308,7 @@ class BuilderWriter:
 
         async def job() -> None:
             if direct is not None:
-                await direct.write_block((0,) * values.ndim, values)
+                await direct.write_block((0,) * values.ndim, values, self.pools)
             else:
                 await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
 
@@ -324,7 +326,7 @@ class BuilderWriter:
         direct = None if raw else UnitEncoder.for_document(store, path, doc)
 
         async def job() -> None:
-            await copy_blocks(nodes.async_array(store, path, doc), source, encode,
+            await copy_blocks(nodes.async_array(store, path, doc), source, encode, self.pools,
                               progress=path if self.progress else None, direct=direct)
 
         return job
@@ -353,7 +355,8 @@ class BuilderWriter:
         streamed = write_streams(handle, self.plan.streams, self.parallel, self.progress, self.separator)
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
             if path not in streamed:  # (else written by worker processes)
-                streamed[path] = stream_iterator(store, path, iterator, storage, attrs, options, progress=self.progress,
+                streamed[path] = stream_iterator(store, path, iterator, storage, attrs, options, self.pools,
+                                                 progress=self.progress,
                                                  dimension_names=names, separator=self.separator)
         self.plan.arrays.update(streamed)
         handle.put_documents({**streamed, **({"/": self.plan.groups["/"]} if "/" in self.plan.groups else {})})

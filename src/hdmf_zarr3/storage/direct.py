@@ -16,9 +16,7 @@ import asyncio
 import itertools
 import json
 import math
-import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
 import numcodecs
@@ -31,25 +29,12 @@ from ..format.codec_rules import stored_bound
 from ..format.documents import chunk_key
 from ..format.names import store_key
 from .chunks import _bytes_to_bytes
+from .pools import WorkPools
 
-#: Threads encoding chunks (numcodecs releases the GIL while compressing). Look it up as ``direct.ENCODERS``
-#: at call time: :func:`use_encoders` replaces it.
-ENCODERS = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="hdmf_zarr3-encode")
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).
 UNITS_IN_FLIGHT = 2
 _EMPTY = np.iinfo(np.uint64).max
 _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
-
-
-def use_encoders(threads: int | None = None) -> None:
-    """Encode (and decode) on a new pool of ``threads`` threads (the default: one per core, at least two).
-
-    For worker processes of a parallel write: a forked child inherits a pool whose threads do not exist
-    there (work given to it would wait forever), and workers may be limited to fewer threads.
-    """
-    global ENCODERS
-    ENCODERS = ThreadPoolExecutor(max_workers=threads or max(2, os.cpu_count() or 2),
-                                  thread_name_prefix="hdmf_zarr3-encode")
 
 
 class DirectArray:
@@ -132,14 +117,17 @@ class UnitEncoder(DirectArray):
         return bytes(raw)
 
     # --- blocks of whole units ---------------------------------------------------------------
-    async def write_block(self, start: tuple[int, ...], values: np.ndarray) -> None:
-        """Store ``values``, placed at ``start``; it must cover whole units (clipped to the array)."""
+    async def write_block(self, start: tuple[int, ...], values: np.ndarray, pools: WorkPools) -> None:
+        """Store ``values``, placed at ``start``; it must cover whole units (clipped to the array).
+
+        Chunks are encoded on ``pools.encoders``.
+        """
         stop = tuple(s + n for s, n in zip(start, values.shape))
         first = tuple(s // u for s, u in zip(start, self.unit))
         last = tuple(math.ceil(e / u) for e, u in zip(stop, self.unit))
         loop = asyncio.get_running_loop()
         # Shards encode their chunks in parallel already; plain chunks are the parallel unit themselves.
-        limit = asyncio.Semaphore(UNITS_IN_FLIGHT if self.sharded else 4 * ENCODERS._max_workers)
+        limit = asyncio.Semaphore(UNITS_IN_FLIGHT if self.sharded else 4 * pools.encoder_threads)
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
@@ -147,9 +135,9 @@ class UnitEncoder(DirectArray):
                 local = tuple(slice(o - s, min(o + u, e) - s) for o, u, s, e in zip(origin, self.unit, start, stop))
                 unit_values = values[local]
                 if self.sharded:
-                    data = await self._shard(unit_values, loop)
+                    data = await self._shard(unit_values, loop, pools)
                 else:
-                    data = await loop.run_in_executor(ENCODERS, self._encode, unit_values,
+                    data = await loop.run_in_executor(pools.encoders, self._encode, unit_values,
                                                       tuple(slice(0, n) for n in unit_values.shape))
                 if data is not None:  # the array is new: a unit never stored reads as the fill value
                     key = store_key(self.path, chunk_key(cell, self.separator))
@@ -157,7 +145,7 @@ class UnitEncoder(DirectArray):
 
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
 
-    async def _shard(self, values: np.ndarray, loop: asyncio.AbstractEventLoop) -> bytes | None:
+    async def _shard(self, values: np.ndarray, loop: asyncio.AbstractEventLoop, pools: WorkPools) -> bytes | None:
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
         jobs, slots = [], []
         for index in itertools.product(*[range(g) for g in grid]):
@@ -165,10 +153,10 @@ class UnitEncoder(DirectArray):
             if any(r.start >= r.stop for r in region):
                 continue  # beyond the array's edge: an empty chunk
             slots.append(index)
-            jobs.append(loop.run_in_executor(ENCODERS, self._encode, values, region))
+            jobs.append(loop.run_in_executor(pools.encoders, self._encode, values, region))
         encoded = await asyncio.gather(*jobs)
         # Assembling ~100 MB is a copy: off the event loop, which must keep serving the store.
-        return await loop.run_in_executor(ENCODERS, _assemble, grid, slots, encoded)
+        return await loop.run_in_executor(pools.encoders, _assemble, grid, slots, encoded)
 
 
 _LOCAL = threading.local()

@@ -23,9 +23,9 @@ from zarr.core.sync import sync
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
-from . import direct
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct import _EMPTY, DirectArray, _scratch
+from .pools import WorkPools
 
 #: Fetch a whole shard when the selection needs at least this fraction of its chunks.
 WHOLE_SHARD_FRACTION = 0.5
@@ -65,19 +65,21 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
     return tuple(slices), tuple(out_shape)
 
 
-def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...]) -> np.ndarray | None:
-    """``array[key]`` decoded directly, or ``None`` when ``decoder`` or the key's form rules it out."""
+def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pools: WorkPools) -> np.ndarray | None:
+    """``array[key]`` decoded directly (on ``pools.encoders``), or ``None`` when ``decoder`` or the key's
+    form rules it out."""
     parsed = basic_selection(key, shape) if decoder is not None else None
     if parsed is None:
         return None
-    return sync(decoder.read(parsed[0])).reshape(parsed[1])
+    return sync(decoder.read(parsed[0], pools)).reshape(parsed[1])
 
 
 class UnitDecoder(DirectArray):
     """Reads selections of one array by decoding its chunks directly."""
 
-    async def read(self, selection: Selection) -> np.ndarray:
-        """The values at ``selection`` (unit-step slices within the array), in full dimensionality."""
+    async def read(self, selection: Selection, pools: WorkPools) -> np.ndarray:
+        """The values at ``selection`` (unit-step slices within the array), in full dimensionality;
+        chunks are decoded on ``pools.encoders``."""
         out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.dtype.newbyteorder("="))
         if out.size == 0:
             return out
@@ -87,19 +89,20 @@ class UnitDecoder(DirectArray):
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
-                await self._read_unit(cell, selection, out)
+                await self._read_unit(cell, selection, out, pools)
 
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
         return out
 
-    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
+    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray,
+                         pools: WorkPools) -> None:
         origin = tuple(c * u for c, u in zip(cell, self.unit))
         key = store_key(self.path, chunk_key(cell, self.separator))
         loop = asyncio.get_running_loop()
         proto = default_buffer_prototype()
         if not self.sharded:
             buf = await self.store.get(key, prototype=proto)
-            await loop.run_in_executor(direct.ENCODERS, self._place, None if buf is None else _view(buf), origin,
+            await loop.run_in_executor(pools.encoders, self._place, None if buf is None else _view(buf), origin,
                                        selection, out)
             return
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
@@ -132,7 +135,7 @@ class UnitDecoder(DirectArray):
 
             parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
         await asyncio.gather(*(loop.run_in_executor(
-            direct.ENCODERS, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
+            pools.encoders, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
             selection, out) for i, data in parts.items()))
 
     def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,

@@ -33,13 +33,13 @@ from .._version import __version__
 from ..errors import IncompleteFileError, ModeError
 from ..format import completion, consolidated
 from ..format.documents import group_document
-from ..format.names import store_key
 from . import decoding, local_paths, locations, open_files, zipped
+from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
-from .journal import Journal
 from .locks import WriteLock, lock_place, transactional
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
+from .rollback import Rollback
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -58,18 +58,14 @@ class StoreHandle:
     store: Store
     mode: str
     location: str | None  # absolute local path, or None for stores without one
-    _documents: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
-    _consolidated_on_disk: bool = field(default=False, repr=False)  # the stored root inlines every node
+    cache: DocumentCache = field(default_factory=DocumentCache, repr=False)  # the node documents
     _changed: bool = field(default=False, repr=False)  # nodes changed since the last commit()
     _on_close: Callable[[], None] | None = field(default=None, repr=False)  # e.g. pack a zip
     owned: bool = field(default=True, repr=False)  # False: the caller's Store, left open
-    _root_bytes: bytes | None = field(default=None, repr=False)  # the root zarr.json, when already read
     _on_discard: Callable[[], None] | None = field(default=None, repr=False)  # close() without a commit
     lock: WriteLock | None = field(default=None, repr=False)  # held from open to close by writers
     allow_incomplete: bool = field(default=False, repr=False)  # read a file whose last write did not finish
-    _marker: dict[str, Any] | None = field(default=None, repr=False)  # set while the stored root says incomplete
-    _snapshot: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # documents before the changes
-    _journal: Journal | None = field(default=None, repr=False)  # what an append overwrites, kept to undo it
+    undo_log: Rollback = field(default_factory=Rollback, repr=False)  # what undoes the current session
     _replacement: LocalReplacement | None = field(default=None, repr=False)  # mode w beside an existing file
     _replace_later: Callable[[], None] | None = field(default=None, repr=False)  # mode w: clear on first change
     committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
@@ -96,22 +92,7 @@ class StoreHandle:
         A consolidated root holds them all (one request); otherwise the store is listed. A Zarr v2
         store gives its v2 documents (see :mod:`.v2`), read as they are.
         """
-        if self._documents is None:
-            from . import v2
-            from .nodes import check_document, parse_document, read_documents, read_root
-
-            raw, self._root_bytes = self._root_bytes, None
-            root = parse_document(raw, "/") if raw is not None else read_root(self.store)
-            use = root is not None and self.use_consolidated
-            expanded = consolidated.expand(root, check_document) if use else None
-            self._consolidated_on_disk = expanded is not None
-            if expanded is not None:
-                self._documents = expanded
-            elif root is not None:
-                self._documents = read_documents(self.store)
-            else:  # no Zarr v3 root: a Zarr v2 store (hdmf-zarr <= 0.13), or nothing
-                self._documents = v2.read_documents(self.store) or {}
-        return self._documents
+        return self.cache.load(self.store, self.use_consolidated)
 
     def incomplete(self) -> dict[str, Any] | None:
         """The marker of a write that did not finish, if the stored root carries one."""
@@ -138,34 +119,33 @@ class StoreHandle:
         (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark.
         An append first starts its journal, with the root as it was."""
         self._changed = True
-        if self._marker is not None:
+        if self.undo_log.active:
             return
         from .nodes import put_documents
 
         if self._replace_later is not None:  # mode w over a file in a store that cannot be swapped
             replace, self._replace_later = self._replace_later, None
             replace()
-        self._snapshot = dict(self.documents())
-        appending = "/" in self._snapshot
+        documents = self.documents()
+        appending = "/" in documents
+        marker = completion.marker("append" if appending else "write", _writer())
         if appending and self._on_discard is None:  # a zip's working copy is simply dropped instead
-            self._journal = Journal.begin(self.store, side=_journal_side(self.store))
-        self._marker = completion.marker("append" if appending else "write", _writer())
-        root = consolidated.without_consolidated(self._snapshot.get("/") or group_document({}))
-        put_documents(self.store, {"/": completion.marked(root, self._marker)})
-        self._consolidated_on_disk = False
+            self.undo_log.begin(documents, marker, self.store, side=_journal_side(self.store))
+        else:
+            self.undo_log.begin(documents, marker)
+        root = consolidated.without_consolidated(documents.get("/") or group_document({}))
+        put_documents(self.store, {"/": completion.marked(root, marker)})
 
     def touching(self, paths: list[str]) -> None:
         """Note nodes that zarr itself is about to create (so that an undo removes them)."""
         self.will_change()
-        if self._journal is not None:
-            self._journal.creating(paths)
+        self.undo_log.creating(paths)
 
     def preserve(self, keys: list[str]) -> None:
         """Journal the stored bytes of ``keys`` (chunks, documents) an in-place change is about to
         overwrite, or their absence, so that an undo puts them back."""
         self.will_change()
-        if self._journal is not None:
-            self._journal.keep(keys)
+        self.undo_log.keep(keys)
 
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents (the root last, once the rest is in place, still marked incomplete) and
@@ -173,15 +153,13 @@ class StoreHandle:
         from .nodes import ZARR_JSON, put_documents
 
         self.will_change()
-        snapshot, current = self._snapshot or {}, self.documents()
+        current = self.documents()
         # a document stored as it already is needs no write (an append re-puts the groups it passes through)
         rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
-        if self._journal is not None:
-            self._journal.keep([store_key(p, ZARR_JSON) for p in rest if p in snapshot])
-            self._journal.creating([p for p in rest if p not in snapshot])
+        self.undo_log.storing(list(rest), ZARR_JSON)
         put_documents(self.store, rest)
         if "/" in documents:
-            put_documents(self.store, {"/": completion.marked(documents["/"], self._marker)})
+            put_documents(self.store, {"/": completion.marked(documents["/"], self.undo_log.marker)})
         self.documents().update(documents)
 
     def rollback(self) -> None:
@@ -189,16 +167,13 @@ class StoreHandle:
         byte; a new file stays marked incomplete (there is nothing to go back to) and is not committed on
         close; a working copy (a zip, or mode ``w`` beside an existing file) is discarded on close, so the
         old file is not replaced."""
-        if self._marker is None:
+        if not self.undo_log.active:
             return
-        if self._journal is None:
+        if not self.undo_log.journaled:
             self.failed = True
             return
-        self._journal.undo()
-        self._documents = dict(self._snapshot or {})
-        self._consolidated_on_disk = True
+        self.cache.replace(self.undo_log.undo())
         self._changed = False
-        self._marker = self._snapshot = self._journal = None
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
         """Remember a document zarr itself stored (after :meth:`preserve` of its key)."""
@@ -208,23 +183,21 @@ class StoreHandle:
     def commit(self) -> None:
         """Store the root with every node inlined (consolidated metadata), if anything changed; a new
         file written beside an old one then takes its place."""
-        if self.failed or not self._changed or not self.writable or "/" not in (self._documents or {}):
+        documents = self.cache.loaded
+        if self.failed or not self._changed or not self.writable or "/" not in (documents or {}):
             return
         from .nodes import put_documents
 
-        root = consolidated.consolidate(self._documents) if self.consolidate else \
-            consolidated.without_consolidated(self._documents["/"])
+        root = consolidated.consolidate(documents) if self.consolidate else \
+            consolidated.without_consolidated(documents["/"])
         put_documents(self.store, {"/": root})  # unmarked: complete
-        if self._journal is not None:
-            self._journal.finish()
+        self.undo_log.finish()
         if self._replacement is not None:
             replacement, self._replacement = self._replacement, None
             self.store = replacement.swap()
             self._on_discard = None
-        self._consolidated_on_disk = self.consolidate
         self._changed = False
         self.committed = True
-        self._marker = self._snapshot = self._journal = None
 
     def close(self) -> None:
         """Release the store (after :meth:`commit`) and the write lock. A working copy (a zip's, or a new
@@ -359,16 +332,14 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
         if lock is not None:
             lock.release()
         raise
-    handle = StoreHandle(store, mode, location, owned=not isinstance(path, Store), lock=lock,
-                         allow_incomplete=allow_incomplete, _replacement=replacement)
-    if mode == "w" and present and replacement is None:
-        # untouched until the first node of the new file is written
-        handle._replace_later = lambda: replace_in_place(store, location, _writer())
-    if mode in CREATE_MODES or (mode == "a" and not present):
-        handle._documents = {}
-    elif isinstance(present, bytes):  # the root was read to learn that the file exists: keep it
-        handle._root_bytes = present
-    return handle
+    # (the root, when it was read to learn that the file exists, is kept)
+    cache = DocumentCache({}) if mode in CREATE_MODES or (mode == "a" and not present) else \
+        DocumentCache(root_bytes=present if isinstance(present, bytes) else None)
+    # mode w in a store that cannot be swapped: the old file stays untouched until the first node is written
+    replace_later = (lambda: replace_in_place(store, location, _writer())) \
+        if mode == "w" and present and replacement is None else None
+    return StoreHandle(store, mode, location, cache=cache, owned=not isinstance(path, Store), lock=lock,
+                       allow_incomplete=allow_incomplete, _replacement=replacement, _replace_later=replace_later)
 
 
 def _lock(path: str | Path | Store, store: Store, location: str | None, mode: str,
@@ -419,7 +390,6 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     handle = StoreHandle(GuardedLocalStore(work), mode, location,
                          _on_close=lambda: zipped.replace_zip(work, location, ours),
                          _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
-                         allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours))
-    if mode in CREATE_MODES or not present:
-        handle._documents = {}
+                         allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours),
+                         cache=DocumentCache({} if mode in CREATE_MODES or not present else None))
     return handle
