@@ -150,8 +150,11 @@ class BackgroundRuns:
     def _main(self) -> None:
         runs, durations = self._runs, self._durations
         try:
-            while (self._pending or len(durations) + len(self._errors) < len(runs)) and not self._stop.is_set():
+            while not self._stop.is_set():
+                # a run that could not start has an error but no entry in runs: count only started runs
                 active = [label for label in runs if label not in durations and label not in self._errors]
+                if not self._pending and not active:
+                    break
                 if self._pending and len(active) < self.slots:
                     label, start = self._pending.pop(0)
                     workdir = self.root / label
@@ -184,7 +187,6 @@ class BackgroundRuns:
         while not self._stop.is_set() and not all(label in self._durations or label in self._errors
                                                   for label in labels):
             self._stop.wait(0.5)
-        self._thread.join(timeout=0)
         for label in labels:
             if label in self._errors:
                 raise self._errors[label]
