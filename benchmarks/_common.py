@@ -147,8 +147,15 @@ def zarr_layout(path: str | Path) -> str:
         out = []
         for c in chain:
             conf = c.get("configuration") or {}
-            out.append("-".join(str(x) for x in (c["name"], conf.get("cname"), conf.get("shuffle"), conf.get("clevel"))
-                                if x is not None) if c["name"] == "blosc" else c["name"])
+            out.append(
+                "-".join(
+                    str(x)
+                    for x in (c["name"], conf.get("cname"), conf.get("shuffle"), conf.get("clevel"))
+                    if x is not None
+                )
+                if c["name"] == "blosc"
+                else c["name"]
+            )
         return out
 
     if codecs and codecs[0]["name"] == "sharding_indexed":

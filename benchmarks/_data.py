@@ -66,7 +66,7 @@ def ephys_rows(start: int, stop: int, channels: int = CHANNELS, seed: int = 0) -
         b0, b1 = block * RATE, (block + 1) * RATE
         values = ephys_block(np.random.default_rng([seed, block]), RATE, channels, b0)
         lo, hi = max(start, b0), min(stop, b1)
-        out[lo - start:hi - start] = values[lo - b0:hi - b0]
+        out[lo - start : hi - start] = values[lo - b0 : hi - b0]
     return out
 
 
@@ -83,8 +83,9 @@ def ephys_nwbfile(data: object, channels: int = CHANNELS) -> NWBFile:
     for _ in range(channels):
         nwb.add_electrode(group=group, location="CA1")
     region = nwb.create_electrode_table_region(list(range(channels)), "all electrodes")
-    nwb.add_acquisition(ElectricalSeries(name="ephys", data=data, electrodes=region, rate=float(RATE),
-                                         conversion=0.195e-6))
+    nwb.add_acquisition(
+        ElectricalSeries(name="ephys", data=data, electrodes=region, rate=float(RATE), conversion=0.195e-6)
+    )
     return nwb
 
 

@@ -62,20 +62,23 @@ class LatencyStore(WrapperStore[Store]):
         await self._delay("get")
         return await self._store.get(key, prototype, byte_range)
 
-    async def get_partial_values(self, prototype: BufferPrototype,
-                                 key_ranges: Iterable[tuple[str, ByteRequest | None]]) -> list[Buffer | None]:
+    async def get_partial_values(
+        self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
+    ) -> list[Buffer | None]:
         key_ranges = list(key_ranges)
         await self._delay("get_partial_values", len(key_ranges))
         return await self._store.get_partial_values(prototype, key_ranges)
 
-    async def get_ranges(self, key: str, byte_ranges: Any, *, prototype: BufferPrototype,
-                         **kwargs: Any) -> AsyncIterator[Any]:
+    async def get_ranges(
+        self, key: str, byte_ranges: Any, *, prototype: BufferPrototype, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         # The base implementation coalesces the ranges over self.get, which is delayed.
         async for group in Store.get_ranges(self, key, byte_ranges, prototype=prototype, **kwargs):
             yield group
 
-    async def _get_many(self, requests: Iterable[tuple[str, BufferPrototype, ByteRequest | None]]
-                        ) -> AsyncIterator[tuple[str, Buffer | None]]:
+    async def _get_many(
+        self, requests: Iterable[tuple[str, BufferPrototype, ByteRequest | None]]
+    ) -> AsyncIterator[tuple[str, Buffer | None]]:
         async for item in Store._get_many(self, requests):  # one delayed get each
             yield item
 

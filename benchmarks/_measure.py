@@ -20,6 +20,7 @@ Record = Callable[[str, Any], None]
 def _recorder(results: dict[str, Any]) -> Record:
     def record(key: str, value: Any) -> None:
         results[key] = value
+
     return record
 
 
@@ -51,8 +52,14 @@ def ephys_write(io_cls: type, nwbfile: Any, path: str | Path, record: Record | N
     return results
 
 
-def ephys_read(io_cls: type, path: str | Path, windows: list[tuple[int, int]], channel: int, evict: bool,
-               record: Record | None = None) -> dict[str, Any]:
+def ephys_read(
+    io_cls: type,
+    path: str | Path,
+    windows: list[tuple[int, int]],
+    channel: int,
+    evict: bool,
+    record: Record | None = None,
+) -> dict[str, Any]:
     """Open the file and read the ElectricalSeries ``ephys``: all of it, windows of rows, one channel.
 
     Each read starts from a cold page cache when ``evict`` (see ``_common.evict_tree``). Results:
@@ -90,8 +97,9 @@ def ephys_read(io_cls: type, path: str | Path, windows: list[tuple[int, int]], c
     return results
 
 
-def small_write_read(io_cls: type, nwbfile: Any, path: str | Path, evict: bool,
-                     record: Record | None = None) -> dict[str, Any]:
+def small_write_read(
+    io_cls: type, nwbfile: Any, path: str | Path, evict: bool, record: Record | None = None
+) -> dict[str, Any]:
     """Write ``nwbfile``, then time ``read()`` and ``read()`` + every DynamicTable ``to_dataframe()``.
 
     The write time stops when the IO closes (no fsync: small files are not flushed by users

@@ -30,11 +30,13 @@ _state: dict[str, Any] = {}
 
 # ---------------------------------------------------------------- our side (the driver)
 
+
 def _installed_version() -> str | None:
     if not PYTHON.exists():
         return None
-    probe = subprocess.run([str(PYTHON), "-c", "import hdmf_zarr; print(hdmf_zarr.__version__)"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(PYTHON), "-c", "import hdmf_zarr; print(hdmf_zarr.__version__)"], capture_output=True, text=True
+    )
     version = probe.stdout.strip()
     return version if probe.returncode == 0 and version.startswith("0.14") else None
 
@@ -51,13 +53,16 @@ def ensure(install: bool = True) -> str | None:
         return _state["version"]
     version = _installed_version()
     if version is None and install:
-        print(f"[rival] creating {VENV.relative_to(ROOT)} ({REQUIREMENT}; pip resolves hdmf/pynwb/zarr)...",
-              flush=True)
+        print(f"[rival] creating {VENV.relative_to(ROOT)} ({REQUIREMENT}; pip resolves hdmf/pynwb/zarr)...", flush=True)
         base = getattr(sys, "_base_executable", sys.executable)
         try:
             subprocess.run([base, "-m", "venv", "--clear", str(VENV)], check=True, capture_output=True, timeout=120)
-            pip = subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                                  REQUIREMENT], capture_output=True, text=True, timeout=600)
+            pip = subprocess.run(
+                [str(PYTHON), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", REQUIREMENT],
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             if pip.returncode != 0:
                 errors = [ln for ln in pip.stderr.splitlines() if "is ignored: it is neither" not in ln]
                 print("[rival] pip install failed:\n  " + "\n  ".join(errors[-10:]), flush=True)
@@ -87,8 +92,13 @@ def call(task: str, params: dict[str, Any], timeout: float | None = None) -> dic
     with tempfile.TemporaryDirectory(prefix="hdmf_zarr3_rival_") as tmp:
         params_file, out_file = Path(tmp) / "params.json", Path(tmp) / "out.json"
         params_file.write_text(json.dumps(params))
-        proc = subprocess.Popen([str(PYTHON), str(HERE / "_rival.py"), task, str(params_file), str(out_file)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(PYTHON), str(HERE / "_rival.py"), task, str(params_file), str(out_file)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         timed_out = False
         try:
             out, err = proc.communicate(timeout=timeout)
@@ -107,6 +117,7 @@ def call(task: str, params: dict[str, Any], timeout: float | None = None) -> dic
 
 
 # ---------------------------------------------------------------- rival side (the scratch venv)
+
 
 class _Out:
     """Results of one task, rewritten to disk after every step."""
@@ -146,8 +157,7 @@ def task_ephys_read(p: dict[str, Any], out: _Out) -> None:
     from _measure import ephys_read
     from hdmf_zarr.nwb import NWBZarrIO
 
-    ephys_read(NWBZarrIO, p["path"], [tuple(w) for w in p["windows"]], p["channel"], p["evict"],
-               out.__setitem__)
+    ephys_read(NWBZarrIO, p["path"], [tuple(w) for w in p["windows"]], p["channel"], p["evict"], out.__setitem__)
 
 
 def task_small(p: dict[str, Any], out: _Out) -> None:
@@ -166,8 +176,13 @@ def task_latency(p: dict[str, Any], out: _Out) -> None:
     latency_read(NWBZarrIO, p["path"], p["latency"], out.__setitem__)
 
 
-TASKS = {"versions": task_versions, "ephys_write": task_ephys_write, "ephys_read": task_ephys_read,
-         "small": task_small, "latency": task_latency}
+TASKS = {
+    "versions": task_versions,
+    "ephys_write": task_ephys_write,
+    "ephys_read": task_ephys_read,
+    "small": task_small,
+    "latency": task_latency,
+}
 
 
 def _child(argv: list[str]) -> None:

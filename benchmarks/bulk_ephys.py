@@ -46,7 +46,7 @@ def codec_rate(data: np.ndarray, threads: int = 2, block_bytes: int = 4 * 2**20,
 
     codec = numcodecs.Blosc(cname="lz4", clevel=5, shuffle=numcodecs.Blosc.BITSHUFFLE)
     rows = max(1, block_bytes // (data.shape[1] * data.itemsize))
-    blocks = [data[i:i + rows] for i in range(0, data.shape[0], rows)]
+    blocks = [data[i : i + rows] for i in range(0, data.shape[0], rows)]
     best = float("inf")
     with ThreadPoolExecutor(threads) as pool:
         for _ in range(repeat):
@@ -69,8 +69,10 @@ def _raw_write(data: np.ndarray, path: Path) -> dict[str, Any]:
 def _raw_read(path: Path, shape: tuple[int, int], windows: list[tuple[int, int]], evict: bool) -> dict[str, Any]:
     row = shape[1] * 2
     reads = [("full", lambda: np.fromfile(path, dtype=np.int16).reshape(shape))]
-    reads += [("window", lambda a=a, b=b: np.fromfile(path, dtype=np.int16, count=(b - a) * shape[1],
-                                                       offset=a * row)) for a, b in windows]
+    reads += [
+        ("window", lambda a=a, b=b: np.fromfile(path, dtype=np.int16, count=(b - a) * shape[1], offset=a * row))
+        for a, b in windows
+    ]
     reads += [("channel", lambda: np.array(np.memmap(path, dtype=np.int16, mode="r", shape=shape)[:, CHANNEL]))]
     times: dict[str, list[float]] = {}
     res: dict[str, Any] = {"open": 0.0}
@@ -97,37 +99,59 @@ def run(seconds: float = 46.6, evict: bool = True, rival: bool = True, keep: str
     rng = np.random.default_rng(1)
     starts = rng.integers(0, max(1, data.shape[0] - RATE), WINDOWS)
     windows = [(int(s), min(data.shape[0], int(s) + RATE)) for s in starts]
-    out: dict[str, Any] = {"rows": data.shape[0], "channels": CHANNELS, "bytes": data.nbytes,
-                           "generate_s": t.seconds, "windows": windows, "channel": CHANNEL,
-                           "evict": evict, "hdf5_chunks": [min(c, n) for c, n in zip(HDF5_CHUNKS, data.shape)]}
-    print(f"  data: {data.shape[0]} x {CHANNELS} int16 = {data.nbytes / 2**30:.2f} GiB "
-          f"(generated in {t.seconds:.1f} s); measuring...", flush=True)
+    out: dict[str, Any] = {
+        "rows": data.shape[0],
+        "channels": CHANNELS,
+        "bytes": data.nbytes,
+        "generate_s": t.seconds,
+        "windows": windows,
+        "channel": CHANNEL,
+        "evict": evict,
+        "hdf5_chunks": [min(c, n) for c, n in zip(HDF5_CHUNKS, data.shape)],
+    }
+    print(
+        f"  data: {data.shape[0]} x {CHANNELS} int16 = {data.nbytes / 2**30:.2f} GiB "
+        f"(generated in {t.seconds:.1f} s); measuring...",
+        flush=True,
+    )
     out["codec"] = codec_rate(data)
-    expected = {"full_sum": int(data.sum(dtype=np.int64)),
-                "window_sum": sum(int(data[a:b].sum(dtype=np.int64)) for a, b in windows),
-                "channel_sum": int(data[:, CHANNEL].sum(dtype=np.int64))}
+    expected = {
+        "full_sum": int(data.sum(dtype=np.int64)),
+        "window_sum": sum(int(data[a:b].sum(dtype=np.int64)) for a, b in windows),
+        "channel_sum": int(data[:, CHANNEL].sum(dtype=np.int64)),
+    }
     fmts: dict[str, dict[str, Any]] = {name: {} for name in FORMATS}
     with workdir(keep=keep) as tmp:
-        paths = {"ours": tmp / "ephys.nwb.zarr", "hdf5 contiguous": tmp / "ephys_contiguous.nwb",
-                 "hdf5 gzip": tmp / "ephys_gzip.nwb", "hdmf-zarr 0.14": tmp / "ephys_rival.nwb.zarr",
-                 "raw": tmp / "ephys.bin"}
+        paths = {
+            "ours": tmp / "ephys.nwb.zarr",
+            "hdf5 contiguous": tmp / "ephys_contiguous.nwb",
+            "hdf5 gzip": tmp / "ephys_gzip.nwb",
+            "hdmf-zarr 0.14": tmp / "ephys_rival.nwb.zarr",
+            "raw": tmp / "ephys.bin",
+        }
         fmts["raw"].update(_raw_write(data, paths["raw"]))
         # a recording shorter than one chunk (small --seconds) gets one chunk: h5py refuses larger ones
         gzip = H5DataIO(data, chunks=tuple(out["hdf5_chunks"]), compression="gzip", compression_opts=4)
-        for name, io_cls, source in (("ours", NWBZarrIO, data), ("hdf5 contiguous", NWBHDF5IO, data),
-                                     ("hdf5 gzip", NWBHDF5IO, gzip)):
+        for name, io_cls, source in (
+            ("ours", NWBZarrIO, data),
+            ("hdf5 contiguous", NWBHDF5IO, data),
+            ("hdf5 gzip", NWBHDF5IO, gzip),
+        ):
             fmts[name].update(ephys_write(io_cls, ephys_nwbfile(source), paths[name]))
         if rival:
-            res = _rival.call("ephys_write", {"raw": str(paths["raw"]), "channels": CHANNELS,
-                                              "path": str(paths["hdmf-zarr 0.14"])})
+            res = _rival.call(
+                "ephys_write", {"raw": str(paths["raw"]), "channels": CHANNELS, "path": str(paths["hdmf-zarr 0.14"])}
+            )
             fmts["hdmf-zarr 0.14"].update(res or {})
         out["ours_layout"] = zarr_layout(paths["ours"] / "acquisition" / "ephys" / "data")
         for name in ("ours", "hdf5 contiguous", "hdf5 gzip"):
             io_cls = NWBZarrIO if name == "ours" else NWBHDF5IO
             fmts[name].update(ephys_read(io_cls, paths[name], windows, CHANNEL, evict))
         if rival and "write" in fmts["hdmf-zarr 0.14"]:
-            res = _rival.call("ephys_read", {"path": str(paths["hdmf-zarr 0.14"]), "windows": windows,
-                                             "channel": CHANNEL, "evict": evict})
+            res = _rival.call(
+                "ephys_read",
+                {"path": str(paths["hdmf-zarr 0.14"]), "windows": windows, "channel": CHANNEL, "evict": evict},
+            )
             fmts["hdmf-zarr 0.14"].update(res or {})
         fmts["raw"].update(_raw_read(paths["raw"], data.shape, windows, evict))
     for res in fmts.values():
@@ -149,35 +173,79 @@ def report(r: dict[str, Any]) -> None:
     for name in FORMATS:
         f = fm[name]
         size = f.get("size")
-        rows.append([name, fmt(f.get("write"), ".2f"), fmt(gbps(name, "write"), ".3f"),
-                     fmt(f.get("write_close"), ".2f"), fmt(gbps(name, "write_close"), ".3f"),
-                     fmt(f.get("open"), ".3f"), fmt(f.get("full"), ".2f"), fmt(gbps(name, "full"), ".3f"),
-                     fmt(None if f.get("window") is None else f["window"] * 1e3, ".1f"),
-                     fmt(f.get("channel"), ".3f"), fmt(None if size is None else size / 2**20, ".0f"),
-                     fmt(ratio(n, size), ".2f"), {True: "ok", False: "WRONG", None: "-"}[f.get("correct")]])
+        rows.append(
+            [
+                name,
+                fmt(f.get("write"), ".2f"),
+                fmt(gbps(name, "write"), ".3f"),
+                fmt(f.get("write_close"), ".2f"),
+                fmt(gbps(name, "write_close"), ".3f"),
+                fmt(f.get("open"), ".3f"),
+                fmt(f.get("full"), ".2f"),
+                fmt(gbps(name, "full"), ".3f"),
+                fmt(None if f.get("window") is None else f["window"] * 1e3, ".1f"),
+                fmt(f.get("channel"), ".3f"),
+                fmt(None if size is None else size / 2**20, ".0f"),
+                fmt(ratio(n, size), ".2f"),
+                {True: "ok", False: "WRONG", None: "-"}[f.get("correct")],
+            ]
+        )
     cache = "cold (page cache evicted before each read)" if r["evict"] else "hot (page cache not evicted)"
-    print(f"  write = until every file is fsynced; close = until the IO closes (data may still be in the page "
-          f"cache)\n  reads {cache}; 1s-win = median of {len(r['windows'])} 1 s windows (all channels) at random "
-          f"offsets;\n  chan = column {r['channel']} across all time; GB = 1e9 bytes of uncompressed data")
-    print(table(["format", "write s", "GB/s", "close s", "GB/s", "open s", "full s", "GB/s", "1s-win ms",
-                 "chan s", "MiB", "ratio", "data"], rows))
+    print(
+        f"  write = until every file is fsynced; close = until the IO closes (data may still be in the page "
+        f"cache)\n  reads {cache}; 1s-win = median of {len(r['windows'])} 1 s windows (all channels) at random "
+        f"offsets;\n  chan = column {r['channel']} across all time; GB = 1e9 bytes of uncompressed data"
+    )
+    print(
+        table(
+            [
+                "format",
+                "write s",
+                "GB/s",
+                "close s",
+                "GB/s",
+                "open s",
+                "full s",
+                "GB/s",
+                "1s-win ms",
+                "chan s",
+                "MiB",
+                "ratio",
+                "data",
+            ],
+            rows,
+        )
+    )
     c = r["codec"]
-    print(f"  codec alone (numcodecs blosc-lz4-bitshuffle-5, 4 MiB blocks, 2 threads, best of 3): "
-          f"{c['gbps']:.3f} GB/s, ratio {c['ratio']:.2f}")
+    print(
+        f"  codec alone (numcodecs blosc-lz4-bitshuffle-5, 4 MiB blocks, 2 threads, best of 3): "
+        f"{c['gbps']:.3f} GB/s, ratio {c['ratio']:.2f}"
+    )
     print(f"  ours: {r.get('ours_layout', '?')}; HDF5 gzip: chunks {tuple(r['hdf5_chunks'])}, gzip 4")
     if fm["hdmf-zarr 0.14"].get("layout"):
         print(f"  hdmf-zarr 0.14: {fm['hdmf-zarr 0.14']['layout']}")
     print("  ratios (speed of ours / speed of the other; >1 = ours faster; writes include fsync):")
-    others = [("HDF5 gzip", "hdf5 gzip"), ("HDF5 contiguous", "hdf5 contiguous"),
-              ("hdmf-zarr 0.14", "hdmf-zarr 0.14"), ("raw disk", "raw")]
-    for key, label in (("write", "write"), ("full", "full read"), ("window", "1 s window read"),
-                       ("channel", "one-channel read")):
+    others = [
+        ("HDF5 gzip", "hdf5 gzip"),
+        ("HDF5 contiguous", "hdf5 contiguous"),
+        ("hdmf-zarr 0.14", "hdmf-zarr 0.14"),
+        ("raw disk", "raw"),
+    ]
+    for key, label in (
+        ("write", "write"),
+        ("full", "full read"),
+        ("window", "1 s window read"),
+        ("channel", "one-channel read"),
+    ):
         for other, name in others:
             print(ratio_line(f"{label} vs {other}", ratio(fm[name].get(key), fm["ours"].get(key))))
     print(ratio_line("write vs codec 2-thread rate", ratio(gbps("ours", "write"), c["gbps"])))
     print(ratio_line("write until close vs codec 2-thread rate", ratio(gbps("ours", "write_close"), c["gbps"])))
-    print(ratio_line("compression ratio ours / hdmf-zarr 0.14",
-                     ratio(fm["hdmf-zarr 0.14"].get("size"), fm["ours"].get("size"))))
+    print(
+        ratio_line(
+            "compression ratio ours / hdmf-zarr 0.14", ratio(fm["hdmf-zarr 0.14"].get("size"), fm["ours"].get("size"))
+        )
+    )
     print(ratio_line("compression ratio ours / HDF5 gzip", ratio(fm["hdf5 gzip"].get("size"), fm["ours"].get("size"))))
 
 

@@ -20,8 +20,9 @@ from _common import fmt, ratio, ratio_line, table, workdir
 from _measure import latency_read
 
 
-def run(paths: dict[str, str], latency: float = 0.02, rival_timeout: float = 150.0,
-        rival: bool = True) -> dict[str, Any]:
+def run(
+    paths: dict[str, str], latency: float = 0.02, rival_timeout: float = 150.0, rival: bool = True
+) -> dict[str, Any]:
     """Read the (b) files ``paths["ours"]`` and ``paths["hdmf-zarr 0.14"]`` through the latency store."""
     from hdmf_zarr3 import NWBZarrIO
 
@@ -55,10 +56,18 @@ def report(r: dict[str, Any]) -> None:
             else:
                 cells[step] = fmt(res.get(step))
         shown[name] = cells
-        rows.append([name, cells["read"], cells["read+tables"], fmt(res.get("rows"), "d"),
-                     _requests(res.get("read_requests")),
-                     _requests(res.get("requests")) if "requests" in res else
-                     ("(killed)" if res.get("timed_out") else "n/a")])
+        rows.append(
+            [
+                name,
+                cells["read"],
+                cells["read+tables"],
+                fmt(res.get("rows"), "d"),
+                _requests(res.get("read_requests")),
+                _requests(res.get("requests"))
+                if "requests" in res
+                else ("(killed)" if res.get("timed_out") else "n/a"),
+            ]
+        )
     print(f"  {r['latency'] * 1e3:.0f} ms per store request; hdmf-zarr killed after {cap:.0f} s")
     print(table(["backend", "read s", "read+tables s", "rows", "requests by read()", "requests in all"], rows))
     print("  ratios (time of hdmf-zarr / time of ours; '>' = hdmf-zarr was killed, a lower bound):")

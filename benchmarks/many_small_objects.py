@@ -23,22 +23,37 @@ BACKENDS = ["ours", "hdf5", "hdmf-zarr 0.14"]
 FILES = {"ours": "small.nwb.zarr", "hdf5": "small.nwb", "hdmf-zarr 0.14": "small_rival.nwb.zarr"}
 
 
-def run(work: Path, series: int = 500, units: int = 1000, trials: int = 200, evict: bool = True,
-        rival: bool = True) -> dict[str, Any]:
+def run(
+    work: Path, series: int = 500, units: int = 1000, trials: int = 200, evict: bool = True, rival: bool = True
+) -> dict[str, Any]:
     """Write and read the file with every backend in ``work`` (files are left there for part c)."""
     from pynwb import NWBHDF5IO
 
     from hdmf_zarr3 import NWBZarrIO
 
-    out: dict[str, Any] = {"series": series, "units": units, "trials": trials, "evict": evict,
-                           "paths": {name: str(work / f) for name, f in FILES.items()}, "backends": {}}
+    out: dict[str, Any] = {
+        "series": series,
+        "units": units,
+        "trials": trials,
+        "evict": evict,
+        "paths": {name: str(work / f) for name, f in FILES.items()},
+        "backends": {},
+    }
     for name, io_cls in (("ours", NWBZarrIO), ("hdf5", NWBHDF5IO)):
         nwb = many_small(series, units, trials)
         out["backends"][name] = small_write_read(io_cls, nwb, out["paths"][name], evict)
     res = None
     if rival:
-        res = _rival.call("small", {"series": series, "units": units, "trials": trials, "evict": evict,
-                                    "path": out["paths"]["hdmf-zarr 0.14"]})
+        res = _rival.call(
+            "small",
+            {
+                "series": series,
+                "units": units,
+                "trials": trials,
+                "evict": evict,
+                "path": out["paths"]["hdmf-zarr 0.14"],
+            },
+        )
     out["backends"]["hdmf-zarr 0.14"] = res or {}
     return out
 
@@ -48,10 +63,18 @@ def report(r: dict[str, Any]) -> None:
     b = r["backends"]
     cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
     print(f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials; reads {cache}")
-    rows = [[name, fmt(b[name].get("write")), fmt(b[name].get("read")), fmt(b[name].get("read+tables")),
-             fmt(b[name].get("rows"), "d"), fmt(b[name].get("files"), "d"),
-             fmt(None if b[name].get("size") is None else b[name]["size"] / 2**20,
-                                                 ".1f")] for name in BACKENDS]
+    rows = [
+        [
+            name,
+            fmt(b[name].get("write")),
+            fmt(b[name].get("read")),
+            fmt(b[name].get("read+tables")),
+            fmt(b[name].get("rows"), "d"),
+            fmt(b[name].get("files"), "d"),
+            fmt(None if b[name].get("size") is None else b[name]["size"] / 2**20, ".1f"),
+        ]
+        for name in BACKENDS
+    ]
     print(table(["backend", "write s", "read s", "read+tables s", "rows", "files", "MiB"], rows))
     print("  ratios (time of the other / time of ours; >1 = ours faster):")
     for step in ("write", "read", "read+tables"):

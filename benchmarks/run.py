@@ -58,9 +58,14 @@ def machine(rival: bool) -> dict[str, Any]:
     tmp = tempfile.gettempdir()
     disk = os.statvfs(tmp)
     info: dict[str, Any] = {
-        "cores": os.cpu_count(), "cpu": _cpu_model(), "ram_gib": _ram_gib(), "os": platform.platform(),
-        "python": sys.version.split()[0], "packages": {p: ver(p) for p in PACKAGES},
-        "tmp": tmp, "tmp_free_gib": disk.f_bavail * disk.f_frsize / 2**30,
+        "cores": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "ram_gib": _ram_gib(),
+        "os": platform.platform(),
+        "python": sys.version.split()[0],
+        "packages": {p: ver(p) for p in PACKAGES},
+        "tmp": tmp,
+        "tmp_free_gib": disk.f_bavail * disk.f_frsize / 2**30,
     }
     info["rival"] = (_rival.call("versions", {}) if rival else None) or {}
     return info
@@ -125,14 +130,26 @@ def main() -> None:
 
     part("a", "bulk ephys write & read", lambda: bulk_ephys.run(args.seconds, evict, rival), bulk_ephys.report)
     with workdir() as work:
-        small = part("b", "many small objects",
-                     lambda: many_small_objects.run(work, args.series, args.units, args.trials, evict, rival),
-                     many_small_objects.report, needed="c" in args.parts)
+        small = part(
+            "b",
+            "many small objects",
+            lambda: many_small_objects.run(work, args.series, args.units, args.trials, evict, rival),
+            many_small_objects.report,
+            needed="c" in args.parts,
+        )
         if small is not None:
-            part("c", f"latency store ({args.latency * 1e3:.0f} ms per request)",
-                 lambda: latency.run(small["paths"], args.latency, args.rival_timeout, rival), latency.report)
-    part("d", "streaming write peak memory", lambda: streaming_memory.run(args.stream_seconds, args.buffer_mb),
-         streaming_memory.report)
+            part(
+                "c",
+                f"latency store ({args.latency * 1e3:.0f} ms per request)",
+                lambda: latency.run(small["paths"], args.latency, args.rival_timeout, rival),
+                latency.report,
+            )
+    part(
+        "d",
+        "streaming write peak memory",
+        lambda: streaming_memory.run(args.stream_seconds, args.buffer_mb),
+        streaming_memory.report,
+    )
 
     results["total_s"] = time.perf_counter() - t0
     out = Path(args.json)

@@ -95,21 +95,36 @@ def _child(params: dict[str, Any]) -> dict[str, Any]:
     with NWBZarrIO(params["path"], mode="r") as io:
         data = io.read().acquisition["ephys"].data
         probe = slice(max(0, iterator.buffer_shape[0] - 1000), min(rows, iterator.buffer_shape[0] + 1000))
-        correct = tuple(data.shape) == (rows, CHANNELS) and bool(np.array_equal(data[probe], source(probe.start,
-                                                                                                    probe.stop)))
-    return {"rows": rows, "bytes": rows * CHANNELS * 2, "buffer_shape": list(iterator.buffer_shape),
-            "chunk_shape": list(iterator.chunk_shape), "buffer_bytes": buffer_bytes, "baseline": baseline,
-            "peak": peak, "extra": peak - baseline, "peak_reset": reset,
-            "source_alone": source_alone, "write": t.seconds, "correct": correct,
-            "layout": zarr_layout(Path(params["path"]) / "acquisition" / "ephys" / "data")}
+        correct = tuple(data.shape) == (rows, CHANNELS) and bool(
+            np.array_equal(data[probe], source(probe.start, probe.stop))
+        )
+    return {
+        "rows": rows,
+        "bytes": rows * CHANNELS * 2,
+        "buffer_shape": list(iterator.buffer_shape),
+        "chunk_shape": list(iterator.chunk_shape),
+        "buffer_bytes": buffer_bytes,
+        "baseline": baseline,
+        "peak": peak,
+        "extra": peak - baseline,
+        "peak_reset": reset,
+        "source_alone": source_alone,
+        "write": t.seconds,
+        "correct": correct,
+        "layout": zarr_layout(Path(params["path"]) / "acquisition" / "ephys" / "data"),
+    }
 
 
 def run(seconds: float = 46.6, buffer_mb: float = 256.0, timeout: float = 600.0) -> dict[str, Any]:
     """Stream-write ``seconds`` of ephys in a fresh process; return its memory and time."""
     with workdir() as tmp:
         params = {"seconds": seconds, "buffer_mb": buffer_mb, "path": str(tmp / "stream.nwb.zarr")}
-        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(params)],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(params)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     if proc.returncode != 0:
         tail = "\n  ".join(proc.stderr.strip().splitlines()[-8:])
         print(f"  streaming child failed (exit {proc.returncode}):\n  {tail}")
@@ -124,21 +139,29 @@ def report(r: dict[str, Any]) -> None:
         return
     buf, extra = r["buffer_bytes"], r["extra"]
     target = 2 * buf + 300 * MB
-    print(f"  {r['bytes'] / GB:.2f} GB streamed ({r['rows']} x 384 int16) from a GenericDataChunkIterator, "
-          f"chunks {tuple(r['chunk_shape'])}, buffer {tuple(r['buffer_shape'])} = {buf / MB:.0f} MB "
-          f"({r['bytes'] / buf:.1f} buffers)")
+    print(
+        f"  {r['bytes'] / GB:.2f} GB streamed ({r['rows']} x 384 int16) from a GenericDataChunkIterator, "
+        f"chunks {tuple(r['chunk_shape'])}, buffer {tuple(r['buffer_shape'])} = {buf / MB:.0f} MB "
+        f"({r['bytes'] / buf:.1f} buffers)"
+    )
     print(f"  written as {r['layout']}")
     check = "ok" if r["correct"] else "WRONG"
     print(f"  write {r['write']:.1f} s ({r['bytes'] / GB / r['write']:.3f} GB/s), data read back {check}")
     since = "the baseline" if r.get("peak_reset") else "start (could not reset VmHWM)"
-    print(f"  peak RSS {r['peak'] / MB:.0f} MB since {since}; baseline (imports, source ready) "
-          f"{r['baseline'] / MB:.0f} MB: "
-          f"peak - baseline = {extra / MB:.0f} MB = {extra / buf:.2f} x buffer")
-    print(f"  control: draining the same iterator without writing peaks at {r['source_alone'] / MB:.0f} MB "
-          "over its baseline")
+    print(
+        f"  peak RSS {r['peak'] / MB:.0f} MB since {since}; baseline (imports, source ready) "
+        f"{r['baseline'] / MB:.0f} MB: "
+        f"peak - baseline = {extra / MB:.0f} MB = {extra / buf:.2f} x buffer"
+    )
+    print(
+        f"  control: draining the same iterator without writing peaks at {r['source_alone'] / MB:.0f} MB "
+        "over its baseline"
+    )
     ok = "OK" if extra <= target else "MISS"
-    print(f"  {'peak - baseline vs 2 x buffer + 300 MB:':<46}{fmt(extra / MB, '.0f')} MB  "
-          f"(target <={target / MB:.0f} MB)  {ok}")
+    print(
+        f"  {'peak - baseline vs 2 x buffer + 300 MB:':<46}{fmt(extra / MB, '.0f')} MB  "
+        f"(target <={target / MB:.0f} MB)  {ok}"
+    )
     print(ratio_line("peak - baseline / buffer", extra / buf))
 
 

@@ -23,9 +23,14 @@ from hdmf_zarr3 import NWBZarrIO
 
 def build(seconds: float, rate: float = 30000.0, channels: int = 384, units: int = 200) -> NWBFile:
     rng = np.random.default_rng(42)
-    nwb = NWBFile(session_description="hdmf_zarr3 demo: Neuropixels-like session", identifier="demo-0001",
-                  session_start_time=datetime.datetime(2025, 5, 1, 9, 30, tzinfo=tzutc()),
-                  experimenter=["Doe, Jane"], lab="Demo lab", institution="Demo institute")
+    nwb = NWBFile(
+        session_description="hdmf_zarr3 demo: Neuropixels-like session",
+        identifier="demo-0001",
+        session_start_time=datetime.datetime(2025, 5, 1, 9, 30, tzinfo=tzutc()),
+        experimenter=["Doe, Jane"],
+        lab="Demo lab",
+        institution="Demo institute",
+    )
     device = nwb.create_device(name="probe0", description="384-channel probe")
     group = nwb.create_electrode_group("shank0", description="shank", location="CA1", device=device)
     nwb.add_electrode_column("depth_um", "depth along the probe")
@@ -34,8 +39,9 @@ def build(seconds: float, rate: float = 30000.0, channels: int = 384, units: int
     n = int(seconds * rate)
     traces = (rng.standard_normal((n, channels)) * 40).astype("int16")
     region = nwb.create_electrode_table_region(list(range(channels)), "all channels")
-    nwb.add_acquisition(ElectricalSeries(name="ElectricalSeries", data=traces, electrodes=region,
-                                         rate=rate, conversion=0.195e-6))
+    nwb.add_acquisition(
+        ElectricalSeries(name="ElectricalSeries", data=traces, electrodes=region, rate=rate, conversion=0.195e-6)
+    )
     for u in range(units):
         spikes = np.sort(rng.uniform(0, seconds, rng.integers(5, 200)))
         nwb.add_unit(spike_times=spikes, electrodes=[int(u % channels)])
@@ -43,15 +49,15 @@ def build(seconds: float, rate: float = 30000.0, channels: int = 384, units: int
         nwb.add_trial(start_time=float(t), stop_time=float(t) + 0.9)
     behavior = nwb.create_processing_module("behavior", "behavioural data")
     xy = np.cumsum(rng.standard_normal((int(seconds * 100), 2)), axis=0)
-    behavior.add(Position(spatial_series=SpatialSeries(name="position", data=xy, rate=100.0,
-                                                       reference_frame="arena centre")))
+    behavior.add(
+        Position(spatial_series=SpatialSeries(name="position", data=xy, rate=100.0, reference_frame="arena centre"))
+    )
     table = DynamicTable(name="rewards", description="reward events")
     table.add_column("kind", "reward kind")
     for i in range(20):
         table.add_row(kind="water" if i % 2 else "sucrose")
     behavior.add(table)
-    nwb.add_acquisition(TimeSeries(name="lick_sensor", data=rng.random(int(seconds * 1000)), unit="V",
-                                   rate=1000.0))
+    nwb.add_acquisition(TimeSeries(name="lick_sensor", data=rng.random(int(seconds * 1000)), unit="V", rate=1000.0))
     return nwb
 
 
@@ -84,13 +90,19 @@ def main() -> None:
         print(f"wrote {path}")
         print(f"  NWB {io.nwb_version[0]} session '{back.identifier}': {back.session_description}")
         print(f"  ElectricalSeries {es.data.shape} {es.data.dtype}, chunks {es.data.chunks}")
-        print(f"  units: {len(units)} ({sum(len(s) for s in units['spike_times'])} spikes); "
-              f"trials: {len(back.trials)}; electrodes: {len(back.electrodes)}")
+        print(
+            f"  units: {len(units)} ({sum(len(s) for s in units['spike_times'])} spikes); "
+            f"trials: {len(back.trials)}; electrodes: {len(back.electrodes)}"
+        )
         print(f"  processing: {', '.join(back.processing['behavior'].data_interfaces)}")
-        print(f"  {nodes} Zarr nodes, {stored / 2**20:.1f} MiB on disk "
-              f"({traces.nbytes / 2**20:.1f} MiB raw ephys, ratio {traces.nbytes / stored:.2f})")
-        print(f"  write {t_write:.2f} s ({traces.nbytes / 2**20 / t_write:.0f} MiB/s of ephys), "
-              f"read() {t_read:.2f} s; 1 s window across channels matches the original")
+        print(
+            f"  {nodes} Zarr nodes, {stored / 2**20:.1f} MiB on disk "
+            f"({traces.nbytes / 2**20:.1f} MiB raw ephys, ratio {traces.nbytes / stored:.2f})"
+        )
+        print(
+            f"  write {t_write:.2f} s ({traces.nbytes / 2**20 / t_write:.0f} MiB/s of ephys), "
+            f"read() {t_read:.2f} s; 1 s window across channels matches the original"
+        )
 
 
 if __name__ == "__main__":

@@ -31,8 +31,23 @@ def sdist_dir() -> Path:
         return root
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache) as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-                        f"hdmf-zarr=={VERSION}", "-d", tmp], check=True, timeout=900)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"hdmf-zarr=={VERSION}",
+                "-d",
+                tmp,
+            ],
+            check=True,
+            timeout=900,
+        )
         archive = next(Path(tmp).glob("*.tar.gz"))
         with tarfile.open(archive) as tar:
             tar.extractall(cache, filter="data")
@@ -50,8 +65,21 @@ def main(argv: list[str]) -> int:
         plugin += ["-p", "exclude_hdmf_zarr"]
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "tests" / "peer"), env.get("PYTHONPATH", "")])
     with tempfile.TemporaryDirectory() as work:  # its tests write relative paths: keep them out of the cache
-        command = [sys.executable, "-m", "pytest", str(root / "tests" / "unit"), "-q", "-p", "no:cacheprovider",
-                   "-c", str(root / "pyproject.toml"), "--rootdir", str(root), *plugin, *args]
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(root / "tests" / "unit"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-c",
+            str(root / "pyproject.toml"),
+            "--rootdir",
+            str(root),
+            *plugin,
+            *args,
+        ]
         return subprocess.run(command, env=env, cwd=work).returncode
 
 

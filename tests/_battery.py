@@ -49,8 +49,19 @@ def _battery_run(label: str, workdir: Path, use_plugin: bool, mode: str = "zarr"
     ini = workdir / "pytest.ini"
     ini.write_text("[pytest]\n")  # keeps any surrounding/sdist config out
     cmd = [
-        sys.executable, "-m", "pytest", str(sdist / BATTERY), "-q", "-p", "no:cacheprovider",
-        "-c", str(ini), "--rootdir", str(sdist), "--confcutdir", str(sdist),
+        sys.executable,
+        "-m",
+        "pytest",
+        str(sdist / BATTERY),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(sdist),
+        "--confcutdir",
+        str(sdist),
     ]
     cmd += [f"--deselect={test_id}" for test_id in NETWORK_TESTS]
     if select:
@@ -99,8 +110,10 @@ def battery_jobs() -> list[Job]:
     specs = [("zarr", {"use_plugin": True})]
     if recorded_baseline() is None:
         specs.append(("hdf5", {"use_plugin": False}))
-    specs += [(label, {"use_plugin": True, "mode": label, "select": EXPORT_TESTS})
-              for label in ("zarr-to-hdf5", "hdf5-to-zarr")]
+    specs += [
+        (label, {"use_plugin": True, "mode": label, "select": EXPORT_TESTS})
+        for label in ("zarr-to-hdf5", "hdf5-to-zarr")
+    ]
     return [(label, lambda workdir, label=label, kw=kw: _battery_run(label, workdir, **kw)) for label, kw in specs]
 
 
@@ -113,8 +126,7 @@ def battery_results(runs: BackgroundRuns) -> dict[str, tuple[_Run | None, dict[s
     found = {label: (run, run.results(), seconds) for label, (run, seconds) in runs.result(labels).items()}
     if baseline is None:
         _record(found["hdf5"][1], runs.root / BASELINE_FILE.name)
-        print(f"HDF5 baseline run for {_stack()}; to record it: cp {runs.root / BASELINE_FILE.name} "
-              f"{BASELINE_FILE}")
+        print(f"HDF5 baseline run for {_stack()}; to record it: cp {runs.root / BASELINE_FILE.name} {BASELINE_FILE}")
     else:
         found["hdf5"] = (None, baseline, 0.0)
     return found

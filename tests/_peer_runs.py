@@ -92,7 +92,7 @@ def _failure_text(element: ET.Element) -> str:
     trace = (element.text or "").splitlines()
     # long tracebacks end each frame with "path:line: ..."; the last ones are where it was raised
     locations = [ln for ln in trace if _LOCATION.match(ln)]
-    lines += [f"  at {loc}" for loc in locations[-(FAILURE_LINES - len(lines)):]] if locations else []
+    lines += [f"  at {loc}" for loc in locations[-(FAILURE_LINES - len(lines)) :]] if locations else []
     if not lines:
         lines = trace[-FAILURE_LINES:]
     return "\n".join(lines[:FAILURE_LINES])
@@ -184,8 +184,9 @@ class BackgroundRuns:
 
     def result(self, labels: Sequence[str]) -> dict[str, tuple[_Run, float]]:
         self.slots = 2
-        while not self._stop.is_set() and not all(label in self._durations or label in self._errors
-                                                  for label in labels):
+        while not self._stop.is_set() and not all(
+            label in self._durations or label in self._errors for label in labels
+        ):
             self._stop.wait(0.5)
         for label in labels:
             if label in self._errors:

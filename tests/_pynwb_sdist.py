@@ -45,8 +45,16 @@ def _is_complete(root: Path) -> bool:
 
 def _download(pynwb_version: str, dest: Path) -> Path:
     cmd = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        f"pynwb=={pynwb_version}", "-d", str(dest),
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        f"pynwb=={pynwb_version}",
+        "-d",
+        str(dest),
     ]
     shown = shlex.join(cmd)
     try:
@@ -58,9 +66,7 @@ def _download(pynwb_version: str, dest: Path) -> Path:
     if proc.returncode != 0:
         output = (proc.stdout + proc.stderr).strip().splitlines()
         tail = "\n".join(output[-20:])
-        raise RuntimeError(
-            f"downloading the pynwb sdist failed (exit code {proc.returncode}): {shown}\n{tail}"
-        )
+        raise RuntimeError(f"downloading the pynwb sdist failed (exit code {proc.returncode}): {shown}\n{tail}")
     archives = [p for p in dest.iterdir() if p.name.endswith((".tar.gz", ".zip"))]
     if len(archives) != 1:
         found = ", ".join(p.name for p in dest.iterdir()) or "nothing"

@@ -39,8 +39,9 @@ from hdmf.data_utils import DataIO
 MAX_SHOWN = 100
 
 
-def first_difference(a: AbstractContainer, a_io: Any, b: AbstractContainer, b_io: Any,
-                     object_ids: bool = True) -> str | None:
+def first_difference(
+    a: AbstractContainer, a_io: Any, b: AbstractContainer, b_io: Any, object_ids: bool = True
+) -> str | None:
     """The first difference between the trees under ``a`` (read by ``a_io``) and ``b``, or ``None``."""
     walker = _Walker(a_io, b_io, object_ids)
     try:
@@ -56,7 +57,7 @@ class _Found(Exception):
 
 def _show(x: Any) -> str:
     text = repr(x)
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 3] + "..."
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
 def _path(container: AbstractContainer, io: Any) -> str | None:
@@ -138,8 +139,12 @@ class _Walker:
             self.fail(where, f"refers to {pa} != {pb}")
 
     def array(self, x: Any, y: Any, where: str, owners: tuple[Any, Any] | None) -> None:
-        if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype.kind in "biufcmM" \
-                and y.dtype.kind in "biufcmM":
+        if (
+            isinstance(x, np.ndarray)
+            and isinstance(y, np.ndarray)
+            and x.dtype.kind in "biufcmM"
+            and y.dtype.kind in "biufcmM"
+        ):
             if x.dtype != y.dtype:
                 self.fail(where, f"dtype {x.dtype} != {y.dtype}")
             if x.shape != y.shape:
@@ -149,8 +154,11 @@ class _Walker:
                 ne &= ~(np.isnan(x) & np.isnan(y))
             if ne.any():
                 first = tuple(int(i) for i in np.argwhere(ne)[0]) if ne.ndim else ()
-                self.fail(where, f"values differ in {int(ne.sum())} of {ne.size}, first {list(first)}: "
-                                 f"{_show(x[first].item())} != {_show(y[first].item())}")
+                self.fail(
+                    where,
+                    f"values differ in {int(ne.sum())} of {ne.size}, first {list(first)}: "
+                    f"{_show(x[first].item())} != {_show(y[first].item())}",
+                )
             return
         self.value(_listed(x), _listed(y), where, None)
 
@@ -172,8 +180,11 @@ def _read(x: Any) -> Any:
 def _listed(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.dtype.names:
-            return [tuple(_listed(row[n]) for n in value.dtype.names) for row in value.reshape(-1)] \
-                if value.ndim else tuple(_listed(value[n]) for n in value.dtype.names)
+            return (
+                [tuple(_listed(row[n]) for n in value.dtype.names) for row in value.reshape(-1)]
+                if value.ndim
+                else tuple(_listed(value[n]) for n in value.dtype.names)
+            )
         return [_listed(v) for v in value] if value.ndim else _listed(value[()])
     if isinstance(value, np.void):
         return tuple(_listed(v) for v in value.tolist())

@@ -67,6 +67,7 @@ os.remove = _counted(os.remove)
 os.unlink = _counted(os.unlink)  # the lock is released with it
 shutil.rmtree = _counted(shutil.rmtree)
 
+
 def run(scenario: str, path: str, seed: int) -> None:
     rng = random.Random(seed)
     hdmf.container.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # object ids only
@@ -77,15 +78,15 @@ def run(scenario: str, path: str, seed: int) -> None:
         with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
             nwbfile = io.read()
             for i in range(8):
-                nwbfile.add_acquisition(TimeSeries(name=f"appended_{i}", data=np.arange(50 * (i + 1), dtype="f4"),
-                                                   unit="V", rate=10.0 + i))
+                nwbfile.add_acquisition(
+                    TimeSeries(name=f"appended_{i}", data=np.arange(50 * (i + 1), dtype="f4"), unit="V", rate=10.0 + i)
+                )
             io.write(nwbfile)
     elif scenario == "rows":
         with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
             nwbfile = io.read()
             for t in range(40):
-                nwbfile.add_trial(start_time=100.0 + t, stop_time=100.5 + t, correct=bool(t % 3),
-                                  stim_name=f"late_{t}")
+                nwbfile.add_trial(start_time=100.0 + t, stop_time=100.5 + t, correct=bool(t % 3), stim_name=f"late_{t}")
             io.write(nwbfile)
     elif scenario == "grow":
         with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
@@ -112,9 +113,16 @@ def serve(seed: int) -> None:
         with os.fdopen(read_end) as pipe:
             told = pipe.read()
         _, status = os.waitpid(pid, 0)
-        print(json.dumps({"signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-                          "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                          "mutations": int(told) if told else None}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                    "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                    "mutations": int(told) if told else None,
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

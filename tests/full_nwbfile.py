@@ -81,8 +81,9 @@ def extension_type_map() -> TypeMap:
             NWBAttributeSpec(name="temperature", doc="Room temperature in C.", dtype="float64"),
         ],
         datasets=[
-            NWBDatasetSpec(name="calibration", doc="Calibration values of the rig.", dtype="float64",
-                           shape=(None,), quantity="?"),
+            NWBDatasetSpec(
+                name="calibration", doc="Calibration values of the rig.", dtype="float64", shape=(None,), quantity="?"
+            ),
         ],
     )
     source = f"{EXT_NAMESPACE}.extensions.yaml"
@@ -106,8 +107,10 @@ def make_manager() -> BuildManager:
 
 def extension_classes() -> tuple[type, type]:
     type_map = extension_type_map()
-    return (type_map.get_dt_container_cls("TetrodeSeries", EXT_NAMESPACE),
-            type_map.get_dt_container_cls("LabInfo", EXT_NAMESPACE))
+    return (
+        type_map.get_dt_container_cls("TetrodeSeries", EXT_NAMESPACE),
+        type_map.get_dt_container_cls("LabInfo", EXT_NAMESPACE),
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,14 +164,23 @@ def make_full_nwbfile(without: frozenset[str] = frozenset()) -> NWBFile:
         strain="C57BL/6J",
     )
     if "lab_info" not in without:
-        nwbfile.add_lab_meta_data(LabInfo(name="lab_info", session_number=np.uint32(7), rig_name="rig A",
-                                          temperature=21.5, calibration=np.array([1.0, 0.5, 0.25])))
+        nwbfile.add_lab_meta_data(
+            LabInfo(
+                name="lab_info",
+                session_number=np.uint32(7),
+                rig_name="rig A",
+                temperature=21.5,
+                calibration=np.array([1.0, 0.5, 0.25]),
+            )
+        )
 
     # ---- devices ---------------------------------------------------------------------------
-    probe_model = nwbfile.create_device_model(name="probe_model", manufacturer="Acme Probes",
-                                              model_number="T-4", description="A tetrode drive model.")
-    probe = nwbfile.create_device(name="probe", description="8-channel tetrode drive.",
-                                  serial_number="SN-0001", model=probe_model)
+    probe_model = nwbfile.create_device_model(
+        name="probe_model", manufacturer="Acme Probes", model_number="T-4", description="A tetrode drive model."
+    )
+    probe = nwbfile.create_device(
+        name="probe", description="8-channel tetrode drive.", serial_number="SN-0001", model=probe_model
+    )
     amplifier = nwbfile.create_device(name="amplifier", description="Patch clamp amplifier.")
     microscope = nwbfile.create_device(name="microscope", description="Two-photon microscope.")
     laser = nwbfile.create_device(name="laser", description="Optogenetic laser.")
@@ -178,16 +190,34 @@ def make_full_nwbfile(without: frozenset[str] = frozenset()) -> NWBFile:
     nwbfile.add_electrode_column(name="label", description="Channel label (string column).")
     nwbfile.add_electrode_column(name="is_bad", description="Whether the channel is bad (bool column).")
     # ElectrodeGroup.position is a scalar compound dataset (x, y, z)
-    groups = [nwbfile.create_electrode_group(name=f"tetrode{g}", description=f"Tetrode {g}.",
-                                             location="CA1", device=probe,
-                                             position=None if "electrode_position" in without else (1.0 * g, 2.0, 3.0))
-              for g in range(2)]
+    groups = [
+        nwbfile.create_electrode_group(
+            name=f"tetrode{g}",
+            description=f"Tetrode {g}.",
+            location="CA1",
+            device=probe,
+            position=None if "electrode_position" in without else (1.0 * g, 2.0, 3.0),
+        )
+        for g in range(2)
+    ]
     for i in range(N_ELECTRODES):
-        nwbfile.add_electrode(group=groups[i // 4], location="CA1", x=float(i), y=2.0 * i, z=-1.0,
-                              imp=float(1e6 + i), filtering="300-6000 Hz", rel_x=0.1 * i, rel_y=0.0,
-                              gain_db=float(rng.normal()), label=f"ch{i:02d}", is_bad=bool(i % 3 == 0))
-    all_electrodes = nwbfile.create_electrode_table_region(region=list(range(N_ELECTRODES)),
-                                                           description="all electrodes")
+        nwbfile.add_electrode(
+            group=groups[i // 4],
+            location="CA1",
+            x=float(i),
+            y=2.0 * i,
+            z=-1.0,
+            imp=float(1e6 + i),
+            filtering="300-6000 Hz",
+            rel_x=0.1 * i,
+            rel_y=0.0,
+            gain_db=float(rng.normal()),
+            label=f"ch{i:02d}",
+            is_bad=bool(i % 3 == 0),
+        )
+    all_electrodes = nwbfile.create_electrode_table_region(
+        region=list(range(N_ELECTRODES)), description="all electrodes"
+    )
     raw = ElectricalSeries(
         name="ElectricalSeries",
         data=rng.integers(-1000, 1000, size=(N_SAMPLES, N_ELECTRODES)).astype(np.int16),
@@ -242,8 +272,9 @@ def make_full_nwbfile(without: frozenset[str] = frozenset()) -> NWBFile:
     nwbfile.add_trial_column(name="correct", description="Whether the trial was correct.")
     nwbfile.add_trial_column(name="stim_name", description="The stimulus of the trial.")
     for t in range(5):
-        nwbfile.add_trial(start_time=2.0 * t, stop_time=2.0 * t + 1.5, correct=bool(t % 2),
-                          stim_name=f"grating_{t * 45}deg")
+        nwbfile.add_trial(
+            start_time=2.0 * t, stop_time=2.0 * t + 1.5, correct=bool(t % 2), stim_name=f"grating_{t * 45}deg"
+        )
     nwbfile.add_epoch(start_time=0.5, stop_time=0.55, tags=["baseline"], timeseries=[raw, lfp_series])
     nwbfile.add_epoch(start_time=0.55, stop_time=0.6, tags=["stim", "odor"], timeseries=[raw])
     nwbfile.add_invalid_time_interval(start_time=0.0, stop_time=0.1, tags=["artifact"])
@@ -251,15 +282,30 @@ def make_full_nwbfile(without: frozenset[str] = frozenset()) -> NWBFile:
 
     # ---- behavior ----------------------------------------------------------------------------
     behavior = nwbfile.create_processing_module(name="behavior", description="Behavioral data.")
-    speed = TimeSeries(name="speed", data=np.abs(rng.normal(size=50)), unit="m/s",
-                       timestamps=np.linspace(0.0, 4.9, 50), description="Running speed.")
+    speed = TimeSeries(
+        name="speed",
+        data=np.abs(rng.normal(size=50)),
+        unit="m/s",
+        timestamps=np.linspace(0.0, 4.9, 50),
+        description="Running speed.",
+    )
     # timestamps given as a TimeSeries: written as a link to speed's timestamps
-    lick_rate = TimeSeries(name="lick_rate", data=rng.poisson(2.0, size=50).astype(np.float64), unit="Hz",
-                           timestamps=speed)
+    lick_rate = TimeSeries(
+        name="lick_rate", data=rng.poisson(2.0, size=50).astype(np.float64), unit="Hz", timestamps=speed
+    )
     behavior.add(BehavioralTimeSeries(time_series=[speed, lick_rate]))
-    behavior.add(Position(spatial_series=SpatialSeries(
-        name="position", data=rng.normal(size=(50, 2)), reference_frame="arena center",
-        starting_time=0.0, rate=10.0, description="(x, y) position.")))
+    behavior.add(
+        Position(
+            spatial_series=SpatialSeries(
+                name="position",
+                data=rng.normal(size=(50, 2)),
+                reference_frame="arena center",
+                starting_time=0.0,
+                rate=10.0,
+                description="(x, y) position.",
+            )
+        )
+    )
 
     stim_info = DynamicTable(name="stimulus_info", description="One row per stimulus.")
     stim_info.add_column(name="contrast", description="Contrast (float).")
@@ -278,84 +324,151 @@ def make_full_nwbfile(without: frozenset[str] = frozenset()) -> NWBFile:
     behavior.add(presentations)
 
     # ---- images ------------------------------------------------------------------------------
-    gray = GrayscaleImage(name="gray", data=rng.integers(0, 255, size=(6, 5)).astype(np.uint8),
-                          resolution=10.0, description="A grayscale image.")
-    rgb = RGBImage(name="rgb", data=rng.integers(0, 255, size=(6, 5, 3)).astype(np.uint8),
-                   description="An RGB image.")
-    nwbfile.add_acquisition(Images(name="images", images=[gray, rgb], description="Stimulus frames.",
-                                   order_of_images=ImageReferences(name="order_of_images", data=[rgb, gray])))
+    gray = GrayscaleImage(
+        name="gray",
+        data=rng.integers(0, 255, size=(6, 5)).astype(np.uint8),
+        resolution=10.0,
+        description="A grayscale image.",
+    )
+    rgb = RGBImage(name="rgb", data=rng.integers(0, 255, size=(6, 5, 3)).astype(np.uint8), description="An RGB image.")
+    nwbfile.add_acquisition(
+        Images(
+            name="images",
+            images=[gray, rgb],
+            description="Stimulus frames.",
+            order_of_images=ImageReferences(name="order_of_images", data=[rgb, gray]),
+        )
+    )
 
     # ---- icephys -----------------------------------------------------------------------------
-    electrode = nwbfile.create_icephys_electrode(name="icephys_electrode", device=amplifier,
-                                                 description="Patch pipette.", location="V1",
-                                                 resistance="5 MOhm", cell_id="cell-1")
+    electrode = nwbfile.create_icephys_electrode(
+        name="icephys_electrode",
+        device=amplifier,
+        description="Patch pipette.",
+        location="V1",
+        resistance="5 MOhm",
+        cell_id="cell-1",
+    )
     recordings = []
     for sweep in range(3):
         stimulus = CurrentClampStimulusSeries(
-            name=f"ccss_{sweep}", data=np.repeat([0.0, 1e-10 * (sweep + 1), 0.0], 10), electrode=electrode,
-            gain=0.02, starting_time=10.0 * sweep, rate=10000.0, sweep_number=np.uint32(sweep))
+            name=f"ccss_{sweep}",
+            data=np.repeat([0.0, 1e-10 * (sweep + 1), 0.0], 10),
+            electrode=electrode,
+            gain=0.02,
+            starting_time=10.0 * sweep,
+            rate=10000.0,
+            sweep_number=np.uint32(sweep),
+        )
         response = CurrentClampSeries(
-            name=f"ccs_{sweep}", data=rng.normal(-0.065, 0.001, size=30), electrode=electrode, gain=0.02,
-            bias_current=0.0, bridge_balance=1e7, capacitance_compensation=1e-12, starting_time=10.0 * sweep,
-            rate=10000.0, sweep_number=np.uint32(sweep))
+            name=f"ccs_{sweep}",
+            data=rng.normal(-0.065, 0.001, size=30),
+            electrode=electrode,
+            gain=0.02,
+            bias_current=0.0,
+            bridge_balance=1e7,
+            capacitance_compensation=1e-12,
+            starting_time=10.0 * sweep,
+            rate=10000.0,
+            sweep_number=np.uint32(sweep),
+        )
         nwbfile.add_stimulus(stimulus)
         nwbfile.add_acquisition(response)
-        recordings.append(nwbfile.add_intracellular_recording(electrode=electrode, stimulus=stimulus,
-                                                              response=response))
+        recordings.append(
+            nwbfile.add_intracellular_recording(electrode=electrode, stimulus=stimulus, response=response)
+        )
     simultaneous = [nwbfile.add_icephys_simultaneous_recording(recordings=[r]) for r in recordings]
-    sequential = nwbfile.add_icephys_sequential_recording(simultaneous_recordings=simultaneous,
-                                                          stimulus_type="current steps")
+    sequential = nwbfile.add_icephys_sequential_recording(
+        simultaneous_recordings=simultaneous, stimulus_type="current steps"
+    )
     repetition = nwbfile.add_icephys_repetition(sequential_recordings=[sequential])
     nwbfile.add_icephys_experimental_condition(repetitions=[repetition])
 
     # ---- optogenetics ------------------------------------------------------------------------
-    site = nwbfile.create_ogen_site(name="ogen_site", device=laser, description="Fiber above V1.",
-                                    excitation_lambda=470.0, location="V1")
-    nwbfile.add_stimulus(OptogeneticSeries(name="ogen_series", data=np.abs(rng.normal(size=20)), site=site,
-                                           rate=100.0, starting_time=0.0))
+    site = nwbfile.create_ogen_site(
+        name="ogen_site", device=laser, description="Fiber above V1.", excitation_lambda=470.0, location="V1"
+    )
+    nwbfile.add_stimulus(
+        OptogeneticSeries(
+            name="ogen_series", data=np.abs(rng.normal(size=20)), site=site, rate=100.0, starting_time=0.0
+        )
+    )
 
     # ---- ophys -------------------------------------------------------------------------------
     optical_channel = OpticalChannel(name="green", description="GCaMP emission.", emission_lambda=525.0)
     plane = nwbfile.create_imaging_plane(
-        name="imaging_plane", optical_channel=optical_channel, imaging_rate=30.0, description="Layer 2/3.",
-        device=microscope, excitation_lambda=920.0, indicator="GCaMP6f", location="V1",
-        grid_spacing=[0.002, 0.002], grid_spacing_unit="meters", origin_coords=[0.1, 0.2, 0.0],
-        origin_coords_unit="meters")
-    two_photon = TwoPhotonSeries(name="two_photon", data=rng.integers(0, 4096, size=(6, 8, 8)).astype(np.uint16),
-                                 imaging_plane=plane, rate=30.0, starting_time=0.0, unit="a.u.",
-                                 field_of_view=[0.016, 0.016], dimension=[8, 8])
+        name="imaging_plane",
+        optical_channel=optical_channel,
+        imaging_rate=30.0,
+        description="Layer 2/3.",
+        device=microscope,
+        excitation_lambda=920.0,
+        indicator="GCaMP6f",
+        location="V1",
+        grid_spacing=[0.002, 0.002],
+        grid_spacing_unit="meters",
+        origin_coords=[0.1, 0.2, 0.0],
+        origin_coords_unit="meters",
+    )
+    two_photon = TwoPhotonSeries(
+        name="two_photon",
+        data=rng.integers(0, 4096, size=(6, 8, 8)).astype(np.uint16),
+        imaging_plane=plane,
+        rate=30.0,
+        starting_time=0.0,
+        unit="a.u.",
+        field_of_view=[0.016, 0.016],
+        dimension=[8, 8],
+    )
     nwbfile.add_acquisition(two_photon)
     ophys = nwbfile.create_processing_module(name="ophys", description="Processed ophys data.")
     segmentation = ImageSegmentation()
     ophys.add(segmentation)
     pixel_rois = segmentation.create_plane_segmentation(
-        name="pixel_rois", description="ROIs as pixel masks.", imaging_plane=plane, reference_images=two_photon)
+        name="pixel_rois", description="ROIs as pixel masks.", imaging_plane=plane, reference_images=two_photon
+    )
     for n_pixels in (3, 1, 5):
         xy = rng.integers(0, 8, size=(n_pixels, 2))
-        pixel_rois.add_roi(pixel_mask=[(int(x), int(y), float(w))
-                                       for (x, y), w in zip(xy, rng.uniform(0.1, 1.0, size=n_pixels))])
+        pixel_rois.add_roi(
+            pixel_mask=[(int(x), int(y), float(w)) for (x, y), w in zip(xy, rng.uniform(0.1, 1.0, size=n_pixels))]
+        )
     image_rois = segmentation.create_plane_segmentation(
-        name="image_rois", description="ROIs as image masks.", imaging_plane=plane)
+        name="image_rois", description="ROIs as image masks.", imaging_plane=plane
+    )
     for _ in range(2):
         image_rois.add_roi(image_mask=(rng.uniform(size=(8, 8)) > 0.7).astype(np.float32))
     fluorescence = Fluorescence()
     ophys.add(fluorescence)
-    fluorescence.add_roi_response_series(RoiResponseSeries(
-        name="pixel_roi_fluorescence", data=rng.normal(size=(6, 3)), unit="lumens", rate=30.0,
-        rois=pixel_rois.create_roi_table_region(region=[0, 1, 2], description="all pixel ROIs")))
+    fluorescence.add_roi_response_series(
+        RoiResponseSeries(
+            name="pixel_roi_fluorescence",
+            data=rng.normal(size=(6, 3)),
+            unit="lumens",
+            rate=30.0,
+            rois=pixel_rois.create_roi_table_region(region=[0, 1, 2], description="all pixel ROIs"),
+        )
+    )
     dff = DfOverF()
     ophys.add(dff)
-    dff.add_roi_response_series(RoiResponseSeries(
-        name="image_roi_dff", data=rng.normal(size=(6, 1)), unit="n.a.", rate=30.0,
-        rois=image_rois.create_roi_table_region(region=[1], description="second image ROI")))
+    dff.add_roi_response_series(
+        RoiResponseSeries(
+            name="image_roi_dff",
+            data=rng.normal(size=(6, 1)),
+            unit="n.a.",
+            rate=30.0,
+            rois=image_rois.create_roi_table_region(region=[1], description="second image ROI"),
+        )
+    )
 
     # ---- analysis and scratch ----------------------------------------------------------------
     nwbfile.add_analysis(TimeSeries(name="mean_rate", data=rng.uniform(size=10), unit="Hz", rate=1.0))
-    nwbfile.add_scratch(np.arange(12, dtype=np.int32).reshape(3, 4), name="scratch_array",
-                        description="A scratch numpy array.")
+    nwbfile.add_scratch(
+        np.arange(12, dtype=np.int32).reshape(3, 4), name="scratch_array", description="A scratch numpy array."
+    )
     nwbfile.add_scratch("Free-form scratch notes.", name="scratch_notes", description="Scratch notes.")
-    nwbfile.add_scratch(pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}), name="scratch_table",
-                        description="A scratch DataFrame.")
+    nwbfile.add_scratch(
+        pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}), name="scratch_table", description="A scratch DataFrame."
+    )
     return nwbfile
 
 
@@ -439,13 +552,22 @@ def _storage_summary(root: GroupBuilder) -> dict[str, tuple]:
     return summary
 
 
-
 def make_link_target_nwbfile() -> NWBFile:
     """A small file another one links into (see :func:`make_external_nwbfile`)."""
-    nwbfile = NWBFile(session_description="Holds data another file links to.",
-                      identifier="hdmf-zarr3-link-target-0001", session_start_time=SESSION_START)
-    nwbfile.add_acquisition(TimeSeries(name="speed", data=np.linspace(0.0, 1.0, 20), unit="m/s",
-                                       timestamps=np.arange(20) / 10.0, description="Running speed."))
+    nwbfile = NWBFile(
+        session_description="Holds data another file links to.",
+        identifier="hdmf-zarr3-link-target-0001",
+        session_start_time=SESSION_START,
+    )
+    nwbfile.add_acquisition(
+        TimeSeries(
+            name="speed",
+            data=np.linspace(0.0, 1.0, 20),
+            unit="m/s",
+            timestamps=np.arange(20) / 10.0,
+            description="Running speed.",
+        )
+    )
     return nwbfile
 
 
@@ -457,8 +579,18 @@ def make_external_nwbfile(source: NWBFile) -> NWBFile:
     ``timestamps`` (given as a TimeSeries) a link to that TimeSeries' timestamps.
     """
     speed = source.acquisition["speed"]
-    nwbfile = NWBFile(session_description="Links into another file.", identifier="hdmf-zarr3-external-0001",
-                      session_start_time=SESSION_START)
-    nwbfile.add_acquisition(TimeSeries(name="speed_again", data=speed.data, timestamps=speed, unit="m/s",
-                                       description="Speed, held by another file."))
+    nwbfile = NWBFile(
+        session_description="Links into another file.",
+        identifier="hdmf-zarr3-external-0001",
+        session_start_time=SESSION_START,
+    )
+    nwbfile.add_acquisition(
+        TimeSeries(
+            name="speed_again",
+            data=speed.data,
+            timestamps=speed,
+            unit="m/s",
+            description="Speed, held by another file.",
+        )
+    )
     return nwbfile

@@ -154,7 +154,7 @@ def _item(v, idx):
 
 def _show(x) -> str:
     text = repr(x)
-    return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN - 3] + "..."
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
 
 
 def compare_values(a, b, fa: h5py.File, fb: h5py.File) -> str | None:
@@ -171,8 +171,10 @@ def compare_values(a, b, fa: h5py.File, fb: h5py.File) -> str | None:
         return None
     first = tuple(int(i) for i in np.argwhere(mask)[0])
     where = f"[{', '.join(map(str, first))}]" if first else ""
-    return (f"values differ in {int(mask.sum())} of {mask.size} elements, first{where or ' (scalar)'}: "
-            f"{_show(_item(na, first))} != {_show(_item(nb, first))}")
+    return (
+        f"values differ in {int(mask.sum())} of {mask.size} elements, first{where or ' (scalar)'}: "
+        f"{_show(_item(na, first))} != {_show(_item(nb, first))}"
+    )
 
 
 # --- attributes --------------------------------------------------------------------------------
@@ -213,8 +215,9 @@ def _kind(group: h5py.Group, name: str):
 
 
 def _show_kind(kind: tuple) -> str:
-    return {"soft link": "soft link -> {1}", "external link": "external link -> {1}:{2}"}.get(
-        kind[0], "{0}").format(*kind)
+    return {"soft link": "soft link -> {1}", "external link": "external link -> {1}:{2}"}.get(kind[0], "{0}").format(
+        *kind
+    )
 
 
 def _diff_dataset(path: str, a: h5py.Dataset, b: h5py.Dataset, out: list[str]) -> None:
@@ -281,6 +284,7 @@ def spec_catalog(f: h5py.File, loc: str | None) -> dict[str, dict[str, object]]:
                 catalog.setdefault(version, {})[doc] = json.loads(text)
             except (TypeError, ValueError):
                 catalog.setdefault(version, {})[doc] = text
+
     f[loc].visititems(visit)
     return catalog
 
@@ -304,8 +308,10 @@ def _json_diff(a, b, where: str, out: list[str], limit: int = 5) -> None:
 def _diff_specs(fa: h5py.File, fb: h5py.File, locs: tuple, out: list[str]) -> None:
     ca, cb = spec_catalog(fa, locs[0]), spec_catalog(fb, locs[1])
     for side, only in (("a", sorted(set(ca) - set(cb))), ("b", sorted(set(cb) - set(ca)))):
-        out += [f"cached specifications: namespace {ns} only in {side} ({len((ca if side == 'a' else cb)[ns])} "
-                "documents)" for ns in only]
+        out += [
+            f"cached specifications: namespace {ns} only in {side} ({len((ca if side == 'a' else cb)[ns])} documents)"
+            for ns in only
+        ]
     for ns in sorted(set(ca) & set(cb)):
         da, db = ca[ns], cb[ns]
         out += [f"cached specifications: {ns}/{d} only in a" for d in sorted(set(da) - set(db))]
@@ -340,8 +346,9 @@ def _layout(ds: h5py.Dataset) -> dict[str, object]:
     filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
     orders = {t[1][0] for t in ds.dtype.descr if isinstance(t[1], str) and t[1][0] in "<>"}
     return {
-        "storage": {h5py.h5d.COMPACT: "compact", h5py.h5d.CONTIGUOUS: "contiguous",
-                    h5py.h5d.CHUNKED: "chunked"}.get(plist.get_layout(), "other"),
+        "storage": {h5py.h5d.COMPACT: "compact", h5py.h5d.CONTIGUOUS: "contiguous", h5py.h5d.CHUNKED: "chunked"}.get(
+            plist.get_layout(), "other"
+        ),
         "chunks": ds.chunks,
         "maxshape": ds.maxshape,
         "filters": [(code, tuple(values), name.decode(errors="replace")) for code, _, values, name in filters],

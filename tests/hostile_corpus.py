@@ -45,15 +45,25 @@ def base_builder() -> GroupBuilder:
     a = GroupBuilder("a", datasets={"target": target})
     b = GroupBuilder("b")
     b.set_link(LinkBuilder(target, "lnk"))
-    return GroupBuilder("root", groups={"a": a, "b": b}, attributes={
-        "matrix": np.arange(4).reshape(2, 2), "plain": [1, 2]}, datasets={
-        "x": DatasetBuilder("x", np.arange(6, dtype="int32"), attributes={"ref": ReferenceBuilder(target)}),
-        "s": DatasetBuilder("s", ["u", "v"], dtype="text"),
-        "sc": DatasetBuilder("sc", 3.0),
-        "refs": DatasetBuilder("refs", [ReferenceBuilder(target), ReferenceBuilder(a)], dtype="object"),
-        "rows": DatasetBuilder("rows", [(1, ReferenceBuilder(a))], dtype=[
-            {"name": "i", "dtype": "int32"}, {"name": "r", "dtype": {"target_type": "X", "reftype": "object"}}]),
-    })
+    return GroupBuilder(
+        "root",
+        groups={"a": a, "b": b},
+        attributes={"matrix": np.arange(4).reshape(2, 2), "plain": [1, 2]},
+        datasets={
+            "x": DatasetBuilder("x", np.arange(6, dtype="int32"), attributes={"ref": ReferenceBuilder(target)}),
+            "s": DatasetBuilder("s", ["u", "v"], dtype="text"),
+            "sc": DatasetBuilder("sc", 3.0),
+            "refs": DatasetBuilder("refs", [ReferenceBuilder(target), ReferenceBuilder(a)], dtype="object"),
+            "rows": DatasetBuilder(
+                "rows",
+                [(1, ReferenceBuilder(a))],
+                dtype=[
+                    {"name": "i", "dtype": "int32"},
+                    {"name": "r", "dtype": {"target_type": "X", "reftype": "object"}},
+                ],
+            ),
+        },
+    )
 
 
 def write_builder(path: Path, root: GroupBuilder) -> None:
@@ -80,19 +90,28 @@ def layouts_builder() -> GroupBuilder:
     def io(data, chunks, **kwargs):
         return ZarrDataIO(data, chunks=chunks, shards=kwargs.pop("shards", None), **kwargs)
 
-    return GroupBuilder("root", datasets={
-        "blosc": DatasetBuilder("blosc", io(np.arange(12.0), (4,))),
-        "sharded": DatasetBuilder("sharded", io(np.arange(16, dtype="int16"), (2,), shards=(8,))),
-        "raw": DatasetBuilder("raw", io(np.arange(12, dtype="int32"), (4,), compressors=[])),
-        "zstd": DatasetBuilder("zstd", io(np.arange(12, dtype="int32"), (4,), compressors=[
-            {"name": "zstd", "configuration": {"level": 1}}])),
-        "gzip": DatasetBuilder("gzip", io(np.arange(12, dtype="int32"), (4,), compressors=[
-            {"name": "gzip", "configuration": {"level": 1}}])),
-        "text": DatasetBuilder("text", io(np.array(["a", "bb", "ccc", "d", "e"], dtype=object), (2,)), dtype="text"),
-        "grid": DatasetBuilder("grid", io(np.arange(24.0).reshape(4, 6), (2, 3))),
-        "scalar": DatasetBuilder("scalar", 2.5),
-        "single": DatasetBuilder("single", np.arange(5, dtype="int64")),
-    })
+    return GroupBuilder(
+        "root",
+        datasets={
+            "blosc": DatasetBuilder("blosc", io(np.arange(12.0), (4,))),
+            "sharded": DatasetBuilder("sharded", io(np.arange(16, dtype="int16"), (2,), shards=(8,))),
+            "raw": DatasetBuilder("raw", io(np.arange(12, dtype="int32"), (4,), compressors=[])),
+            "zstd": DatasetBuilder(
+                "zstd",
+                io(np.arange(12, dtype="int32"), (4,), compressors=[{"name": "zstd", "configuration": {"level": 1}}]),
+            ),
+            "gzip": DatasetBuilder(
+                "gzip",
+                io(np.arange(12, dtype="int32"), (4,), compressors=[{"name": "gzip", "configuration": {"level": 1}}]),
+            ),
+            "text": DatasetBuilder(
+                "text", io(np.array(["a", "bb", "ccc", "d", "e"], dtype=object), (2,)), dtype="text"
+            ),
+            "grid": DatasetBuilder("grid", io(np.arange(24.0).reshape(4, 6), (2, 3))),
+            "scalar": DatasetBuilder("scalar", 2.5),
+            "single": DatasetBuilder("single", np.arange(5, dtype="int64")),
+        },
+    )
 
 
 def write_layouts_nwb(path: Path) -> None:
@@ -103,16 +122,19 @@ def write_layouts_nwb(path: Path) -> None:
     from hdmf_zarr3 import ZarrDataIO
 
     nwbfile = small_nwbfile(10)
-    nwbfile.add_acquisition(TimeSeries(name="chunked", unit="m", rate=1.0,
-                                       data=ZarrDataIO(np.arange(12.0), chunks=(4,), shards=None)))
-    nwbfile.add_acquisition(TimeSeries(name="sharded", unit="m", rate=1.0,
-                                       data=ZarrDataIO(np.arange(16.0), chunks=(2,), shards=(8,))))
+    nwbfile.add_acquisition(
+        TimeSeries(name="chunked", unit="m", rate=1.0, data=ZarrDataIO(np.arange(12.0), chunks=(4,), shards=None))
+    )
+    nwbfile.add_acquisition(
+        TimeSeries(name="sharded", unit="m", rate=1.0, data=ZarrDataIO(np.arange(16.0), chunks=(2,), shards=(8,)))
+    )
     with NWBZarrIO(path, mode="w") as io:
         io.write(nwbfile)
 
 
-def zip_directory(directory: Path, target: Path, replace: dict[str, bytes | None] | None = None,
-                  method: int = 0) -> None:
+def zip_directory(
+    directory: Path, target: Path, replace: dict[str, bytes | None] | None = None, method: int = 0
+) -> None:
     """Pack ``directory`` into ``target`` (zip method ``method``), with members replaced (``None``: left out)."""
     import zipfile
 
@@ -200,11 +222,33 @@ def exploit_pickle(canary: Path) -> bytes:
 
 # --- reading, bounded and guarded ------------------------------------------------------------------------
 _GUARD: dict[str, Any] = {"sandbox": None, "effects": []}
-_EXEC_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
-                "pickle.find_class", "socket.connect", "socket.getaddrinfo", "socket.gethostbyname",
-                "socket.sendto", "ctypes.dlopen")
-_PATH_EVENTS = ("os.mkdir", "os.remove", "os.rmdir", "os.rename", "os.symlink", "os.link", "os.truncate",
-                "shutil.rmtree", "os.chmod", "os.utime")
+_EXEC_EVENTS = (
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.fork",
+    "os.forkpty",
+    "subprocess.Popen",
+    "pickle.find_class",
+    "socket.connect",
+    "socket.getaddrinfo",
+    "socket.gethostbyname",
+    "socket.sendto",
+    "ctypes.dlopen",
+)
+_PATH_EVENTS = (
+    "os.mkdir",
+    "os.remove",
+    "os.rmdir",
+    "os.rename",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "shutil.rmtree",
+    "os.chmod",
+    "os.utime",
+)
 
 
 def _outside(path: Any) -> bool:
@@ -224,7 +268,8 @@ def _hook(event: str, args: tuple) -> None:
     if event == "open" and len(args) >= 3:
         path, mode, flags = args[0], args[1], args[2] or 0
         writes = (mode is not None and any(c in str(mode) for c in "wax+")) or bool(
-            flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND))
+            flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND)
+        )
         bad = writes and _outside(path)
     elif event in _PATH_EVENTS:
         bad = any(_outside(a) for a in args[:2] if isinstance(a, (str, bytes, os.PathLike)))
@@ -333,8 +378,12 @@ def _dask_tokens_without_unpickling():
     import dask.tokenize
 
     original = dask.tokenize._normalize_pickle
-    dask.tokenize._normalize_pickle = lambda o: (type(o).__module__, type(o).__qualname__, getattr(
-        o, "__qualname__", None), id(o))
+    dask.tokenize._normalize_pickle = lambda o: (
+        type(o).__module__,
+        type(o).__qualname__,
+        getattr(o, "__qualname__", None),
+        id(o),
+    )
     try:
         yield
     finally:
@@ -347,7 +396,7 @@ def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool 
     ``dask``, numeric datasets as dask arrays (every size)."""
     from pynwb import get_manager
 
-    from hdmf_zarr3 import dask_io
+    from hdmf_zarr3.integrations import dask_arrays
 
     if nwb and zarrio:
         kwargs["manager"] = get_manager()
@@ -355,11 +404,11 @@ def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool 
         io = (NWBZarrIO if nwb and not zarrio else ZarrIO)(path, mode="r", **kwargs)
         try:
             if nwb:
-                previous, dask_io.DASK_FROM_BYTES = dask_io.DASK_FROM_BYTES, 0
+                previous, dask_arrays.DASK_FROM_BYTES = dask_arrays.DASK_FROM_BYTES, 0
                 try:
                     nwbfile = io.read(dask=dask)
                 finally:
-                    dask_io.DASK_FROM_BYTES = previous
+                    dask_arrays.DASK_FROM_BYTES = previous
                 for obj in nwbfile.objects.values():  # fields (TimeSeries.data, ...) and Data.data (table columns)
                     for value in [*getattr(obj, "fields", {}).values(), getattr(obj, "data", None)]:
                         touch_values(value)
@@ -370,9 +419,13 @@ def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool 
                 stack.extend(group.groups.values())
                 for dataset in group.datasets.values():
                     data = dataset.data
-                    if dask and getattr(data, "storage", None) is not None and data.storage.kind == "numeric" \
-                            and data.shape:
-                        data = dask_io.as_dask(io._handle.store, data.path, data.document, data.dtype)
+                    if (
+                        dask
+                        and getattr(data, "storage", None) is not None
+                        and data.storage.kind == "numeric"
+                        and data.shape
+                    ):
+                        data = dask_arrays.as_dask(io._handle.store, data.path, data.document, data.dtype)
                     touch_values(data)
         finally:
             io.close()

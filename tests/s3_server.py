@@ -19,12 +19,22 @@ def s3_server() -> Iterator[dict[str, Any]]:
     try:
         host, port = server.get_host_and_port()
         endpoint = f"http://{host}:{port}"
-        options = {"endpoint": endpoint, "access_key_id": "testing", "secret_access_key": "testing",
-                   "region": "us-east-1", "client_options": {"allow_http": True}}
+        options = {
+            "endpoint": endpoint,
+            "access_key_id": "testing",
+            "secret_access_key": "testing",
+            "region": "us-east-1",
+            "client_options": {"allow_http": True},
+        }
 
         def client() -> Any:
-            return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                                aws_secret_access_key="testing", region_name="us-east-1")
+            return boto3.client(
+                "s3",
+                endpoint_url=endpoint,
+                aws_access_key_id="testing",
+                aws_secret_access_key="testing",
+                region_name="us-east-1",
+            )
 
         yield {"options": options, "client": client, "endpoint": endpoint}
     finally:

@@ -13,16 +13,26 @@ from hdmf_zarr3.format import dtypes as D
 from hdmf_zarr3.format import layout_policy as policy
 from hdmf_zarr3.format.array_view import VARIABLE_ITEM_BYTES, ArrayView, split_sharding
 
-BLOSC = {"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 2,
-                                            "blocksize": 0}}
+BLOSC = {
+    "name": "blosc",
+    "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": 2, "blocksize": 0},
+}
 BYTES = {"name": "bytes", "configuration": {"endian": "little"}}
 
 
 def _doc(shape, grid, data_type="int16", codecs=None, **extra):
-    return {"zarr_format": 3, "node_type": "array", "shape": list(shape), "data_type": data_type,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(grid)}},
-            "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
-            "fill_value": 0, "codecs": codecs if codecs is not None else [BYTES, BLOSC], "attributes": {}, **extra}
+    return {
+        "zarr_format": 3,
+        "node_type": "array",
+        "shape": list(shape),
+        "data_type": data_type,
+        "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(grid)}},
+        "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
+        "fill_value": 0,
+        "codecs": codecs if codecs is not None else [BYTES, BLOSC],
+        "attributes": {},
+        **extra,
+    }
 
 
 def test_plain_array():
@@ -56,27 +66,46 @@ def test_variable_length_elements_share_one_estimate():
 
 
 def test_struct_item_size_is_the_sum_of_its_fields_unless_one_varies():
-    fixed = {"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int32"},
-                                                             {"name": "b", "data_type": "float64"}]}}
+    fixed = {
+        "name": "struct",
+        "configuration": {"fields": [{"name": "a", "data_type": "int32"}, {"name": "b", "data_type": "float64"}]},
+    }
     assert ArrayView.from_document(_doc((3,), (3,), fixed)).itemsize == 12
-    varying = {"name": "struct", "configuration": {"fields": [{"name": "a", "data_type": "int32"},
-                                                               {"name": "b", "data_type": "string"}]}}
+    varying = {
+        "name": "struct",
+        "configuration": {"fields": [{"name": "a", "data_type": "int32"}, {"name": "b", "data_type": "string"}]},
+    }
     assert ArrayView.from_document(_doc((3,), (3,), varying)).itemsize == VARIABLE_ITEM_BYTES
 
 
 def test_written_documents_read_back_as_written():
     storage = D.for_hdmf_dtype("float32")
-    doc = docs.array_document((2000, 4), storage, {}, chunks=(1000, 4),
-                              codecs=[policy.sharding_codec((100, 4), docs.default_codecs(storage))],
-                              dimension_names=["time", "ch"])
+    doc = docs.array_document(
+        (2000, 4),
+        storage,
+        {},
+        chunks=(1000, 4),
+        codecs=[policy.sharding_codec((100, 4), docs.default_codecs(storage))],
+        dimension_names=["time", "ch"],
+    )
     view = ArrayView.from_document(doc)
     assert (view.chunk_grid, view.read_chunks, view.shards, view.itemsize) == ((1000, 4), (100, 4), (1000, 4), 4)
     assert view.separator == "/" and view.dimension_names == ("time", "ch")
 
 
 def test_zarr_v2_document():
-    view = ArrayView.from_document({"zarr_format": 2, "shape": [10, 3], "chunks": [5, 3], "dtype": "<f8",
-                                    "fill_value": None, "compressor": None, "filters": None, "order": "C"})
+    view = ArrayView.from_document(
+        {
+            "zarr_format": 2,
+            "shape": [10, 3],
+            "chunks": [5, 3],
+            "dtype": "<f8",
+            "fill_value": None,
+            "compressor": None,
+            "filters": None,
+            "order": "C",
+        }
+    )
     assert view.zarr_format == 2 and view.chunk_grid == view.read_chunks == (5, 3) and not view.sharded
     assert view.codecs == () and view.itemsize == 8 and view.separator is None
     obj = ArrayView.from_document({"zarr_format": 2, "shape": [2], "chunks": [2], "dtype": "|O"})
@@ -99,7 +128,7 @@ def test_split_sharding_of_a_layout():
 
 
 def test_datasets_use_the_view(tmp_path):
-    from hdmf_zarr3.datasets import ZarrDataset
+    from hdmf_zarr3.backend.datasets import ZarrDataset
 
     doc = _doc((1000, 8), (500, 8), codecs=[policy.sharding_codec((10, 8), [BYTES])])
     dataset = ZarrDataset.__new__(ZarrDataset)
@@ -108,7 +137,6 @@ def test_datasets_use_the_view(tmp_path):
     dataset._doc = _doc((1000, 8), (500, 8))  # an append replaces the document: the facts follow it
     assert dataset.chunks == (500, 8) and dataset.shards is None
     assert np.dtype("int16").itemsize == dataset._facts.itemsize
-
 
 
 def test_an_nwb_file_detects_its_dialect_once_per_open(tmp_path, monkeypatch):

@@ -12,9 +12,28 @@ BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
     results = tmp_path / "results.json"
-    argv = [sys.executable, "run.py", "--no-rival", "--hot", "--seconds", "1", "--series", "5", "--units", "10",
-            "--trials", "5", "--latency", "0.001", "--stream-seconds", "1", "--buffer-mb", "8",
-            "--json", str(results)]
+    argv = [
+        sys.executable,
+        "run.py",
+        "--no-rival",
+        "--hot",
+        "--seconds",
+        "1",
+        "--series",
+        "5",
+        "--units",
+        "10",
+        "--trials",
+        "5",
+        "--latency",
+        "0.001",
+        "--stream-seconds",
+        "1",
+        "--buffer-mb",
+        "8",
+        "--json",
+        str(results),
+    ]
     proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found = json.loads(results.read_text())

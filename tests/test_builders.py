@@ -34,11 +34,14 @@ def materialize(data):
 def test_numeric_datasets_roundtrip(tmp_path, dtype):
     rng = np.random.default_rng(0)
     arr = (rng.integers(0, 100, (7, 3)) > 50) if dtype == "bool" else rng.integers(0, 100, (7, 3)).astype(dtype)
-    root = GroupBuilder("root", datasets={
-        "arr": DatasetBuilder("arr", arr, dtype=dtype),
-        "scalar": DatasetBuilder("scalar", arr.flat[0], dtype=dtype),
-        "empty": DatasetBuilder("empty", np.zeros((0,), dtype=dtype), dtype=dtype),
-    })
+    root = GroupBuilder(
+        "root",
+        datasets={
+            "arr": DatasetBuilder("arr", arr, dtype=dtype),
+            "scalar": DatasetBuilder("scalar", arr.flat[0], dtype=dtype),
+            "empty": DatasetBuilder("empty", np.zeros((0,), dtype=dtype), dtype=dtype),
+        },
+    )
     write(tmp_path / "f.zarr", root)
     io, back = read(tmp_path / "f.zarr")
     got = back.datasets["arr"].data[:]
@@ -55,18 +58,24 @@ def test_numeric_datasets_roundtrip(tmp_path, dtype):
     io.close()
 
 
-@pytest.mark.parametrize("dtype,values", [
-    ("text", ["a", "ünïcödé", "", "x" * 1000]),
-    ("ascii", [b"abc", b"", b"plain"]),
-    ("isodatetime", ["2020-01-01T00:00:00+00:00", "2021-06-01T12:30:00.123000-04:00"]),
-])
+@pytest.mark.parametrize(
+    "dtype,values",
+    [
+        ("text", ["a", "ünïcödé", "", "x" * 1000]),
+        ("ascii", [b"abc", b"", b"plain"]),
+        ("isodatetime", ["2020-01-01T00:00:00+00:00", "2021-06-01T12:30:00.123000-04:00"]),
+    ],
+)
 def test_string_datasets_roundtrip(tmp_path, dtype, values):
-    root = GroupBuilder("root", datasets={
-        "s": DatasetBuilder("s", values, dtype=dtype),
-        "scalar": DatasetBuilder("scalar", values[0], dtype=dtype),
-        "empty": DatasetBuilder("empty", [], dtype=dtype),
-        "grid": DatasetBuilder("grid", [values[:2], values[:2]], dtype=dtype),
-    })
+    root = GroupBuilder(
+        "root",
+        datasets={
+            "s": DatasetBuilder("s", values, dtype=dtype),
+            "scalar": DatasetBuilder("scalar", values[0], dtype=dtype),
+            "empty": DatasetBuilder("empty", [], dtype=dtype),
+            "grid": DatasetBuilder("grid", [values[:2], values[:2]], dtype=dtype),
+        },
+    )
     write(tmp_path / "f.zarr", root)
     io, back = read(tmp_path / "f.zarr")
     expect = [v.decode() if isinstance(v, bytes) else v for v in values]
@@ -162,7 +171,9 @@ def test_links_and_references_resolve_by_path(tmp_path, root_name):
     # the stored records name the target by path and object id; no pickle anywhere
     links = zarr.open_group(tmp_path / "f.zarr" / "holder", mode="r").attrs["zarr_link"]
     assert {(lk["name"], lk["source"], lk["path"], lk["object_id"]) for lk in links} == {
-        ("to_group", ".", "/target", "oid-target"), ("to_data", ".", "/target/data", "oid-data")}
+        ("to_group", ".", "/target", "oid-target"),
+        ("to_data", ".", "/target/data", "oid-data"),
+    }
     assert all(lk["source_object_id"] == "oid-root" for lk in links)
     element = json.loads(str(zarr.open_array(tmp_path / "f.zarr" / "holder" / "refs", mode="r")[0]))
     assert element == {"source": ".", "path": "/target", "object_id": "oid-target", "source_object_id": "oid-root"}
@@ -187,8 +198,9 @@ def test_read_builder_is_cached_identity_stable_and_marked_written(tmp_path):
 
 
 def test_external_link_to_another_file(tmp_path):
-    other = GroupBuilder("root", datasets={"x": DatasetBuilder("x", np.arange(3))},
-                         attributes={"object_id": "oid-other"})
+    other = GroupBuilder(
+        "root", datasets={"x": DatasetBuilder("x", np.arange(3))}, attributes={"object_id": "oid-other"}
+    )
     write(tmp_path / "other.zarr", other)
     with ZarrIO(tmp_path / "other.zarr", mode="r") as src:
         x = src.read_builder().datasets["x"]
@@ -207,15 +219,33 @@ def test_compound_datasets(tmp_path):
     numeric = np.array([(1, 2.5), (3, -1.0)], dtype=[("a", "int32"), ("b", "float64")])
     with_refs = [(0, 5, ReferenceBuilder(target)), (5, 2, ReferenceBuilder(target))]
     with_text = [(1, "first", b"asc"), (2, "sëcond", b"")]
-    root = GroupBuilder("root", groups={"ts": target}, datasets={
-        "numeric": DatasetBuilder("numeric", numeric, dtype=[
-            {"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "float64"}]),
-        "refs": DatasetBuilder("refs", with_refs, dtype=[
-            {"name": "idx_start", "dtype": "int32"}, {"name": "count", "dtype": "int32"},
-            {"name": "timeseries", "dtype": {"target_type": "TimeSeries", "reftype": "object"}}]),
-        "text": DatasetBuilder("text", with_text, dtype=[
-            {"name": "i", "dtype": "uint8"}, {"name": "t", "dtype": "text"}, {"name": "s", "dtype": "ascii"}]),
-    })
+    root = GroupBuilder(
+        "root",
+        groups={"ts": target},
+        datasets={
+            "numeric": DatasetBuilder(
+                "numeric", numeric, dtype=[{"name": "a", "dtype": "int32"}, {"name": "b", "dtype": "float64"}]
+            ),
+            "refs": DatasetBuilder(
+                "refs",
+                with_refs,
+                dtype=[
+                    {"name": "idx_start", "dtype": "int32"},
+                    {"name": "count", "dtype": "int32"},
+                    {"name": "timeseries", "dtype": {"target_type": "TimeSeries", "reftype": "object"}},
+                ],
+            ),
+            "text": DatasetBuilder(
+                "text",
+                with_text,
+                dtype=[
+                    {"name": "i", "dtype": "uint8"},
+                    {"name": "t", "dtype": "text"},
+                    {"name": "s", "dtype": "ascii"},
+                ],
+            ),
+        },
+    )
     write(tmp_path / "f.zarr", root)
     io, back = read(tmp_path / "f.zarr")
     got = back.datasets["numeric"].data[:]
@@ -225,8 +255,11 @@ def test_compound_datasets(tmp_path):
     assert back.datasets["refs"].dtype[2] == {"name": "timeseries", "dtype": "object"}
     text = back.datasets["text"].data
     assert text[:].tolist() == [(1, "first", "asc"), (2, "sëcond", "")]
-    assert [f["dtype"] for f in zarr.open_array(tmp_path / "f.zarr" / "text").attrs["zarr_dtype"]] == \
-        ["uint8", "text", "ascii"]  # string subtypes survive
+    assert [f["dtype"] for f in zarr.open_array(tmp_path / "f.zarr" / "text").attrs["zarr_dtype"]] == [
+        "uint8",
+        "text",
+        "ascii",
+    ]  # string subtypes survive
     # all-numeric compounds are Zarr v3 structs, readable by plain zarr-python
     z = zarr.open_array(tmp_path / "f.zarr" / "numeric", mode="r")
     assert z[:].tolist() == numeric.tolist()
@@ -259,8 +292,7 @@ def test_dataio_settings_survive_on_reference_datasets(tmp_path):
     target.add_column("x", "x")
     for i in range(5):
         target.add_row(x=i)
-    refs = VectorData(name="refs", description="object references",
-                      data=SettingsIO([target] * 5))
+    refs = VectorData(name="refs", description="object references", data=SettingsIO([target] * 5))
     table = DynamicTable(name="table", description="d", columns=[refs], id=list(range(5)))
     from hdmf.common import SimpleMultiContainer
 
@@ -337,8 +369,20 @@ def test_region_references_are_refused_not_mislabelled(tmp_path):
 
 def test_scalar_compound_reads_as_0d_structured_array(tmp_path):
     value = np.array((0.0, 2.0, 3.0), dtype=[("x", "f4"), ("y", "f4"), ("z", "f4")])
-    root = GroupBuilder("root", datasets={"pos": DatasetBuilder("pos", value, dtype=[
-        {"name": "x", "dtype": "float32"}, {"name": "y", "dtype": "float32"}, {"name": "z", "dtype": "float32"}])})
+    root = GroupBuilder(
+        "root",
+        datasets={
+            "pos": DatasetBuilder(
+                "pos",
+                value,
+                dtype=[
+                    {"name": "x", "dtype": "float32"},
+                    {"name": "y", "dtype": "float32"},
+                    {"name": "z", "dtype": "float32"},
+                ],
+            )
+        },
+    )
     write(tmp_path / "f.zarr", root)
     io, back = read(tmp_path / "f.zarr")
     data = back.datasets["pos"].data
@@ -382,9 +426,17 @@ def _hand_linked_tree(kind):
     return root
 
 
-@pytest.mark.parametrize("kind,message", [("itself", "/b/l1: the link points to itself"),
-                                          ("cycle", "/b/l1: the link leads to a cycle of links "
-                                                    r"\(/b/l1 -> /b/l2 -> /b/l1\)")])
+@pytest.mark.parametrize(
+    "kind,message",
+    [
+        ("itself", "/b/l1: the link points to itself"),
+        (
+            "cycle",
+            "/b/l1: the link leads to a cycle of links "
+            r"\(/b/l1 -> /b/l2 -> /b/l1\)",
+        ),
+    ],
+)
 def test_links_that_lead_back_to_themselves_are_refused_before_anything_is_written(tmp_path, kind, message):
     from hdmf_zarr3 import HdmfZarrError
 

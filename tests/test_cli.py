@@ -116,8 +116,13 @@ def test_every_command_has_help(command, capsys):
 
 def test_the_console_script_is_installed(zarr_file):
     script = Path(sys.executable).parent / "hdmf-zarr3"  # installed with the package (pyproject's scripts)
-    done = subprocess.run([str(script), "info", "--json", str(zarr_file)], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    done = subprocess.run(
+        [str(script), "info", "--json", str(zarr_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["convention"] == "hdmf_zarr3"
 
@@ -155,9 +160,20 @@ def _deep_file(path: Path) -> None:
 
     data = DatasetBuilder("data", np.zeros((4, 3)))
     series = GroupBuilder("ElectricalSeries", datasets={"data": data})
-    tree = GroupBuilder("root", groups={"processing": GroupBuilder("processing", groups={
-        "ecephys": GroupBuilder("ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})})})},
-        datasets={"big": DatasetBuilder("big", np.zeros(3))})
+    tree = GroupBuilder(
+        "root",
+        groups={
+            "processing": GroupBuilder(
+                "processing",
+                groups={
+                    "ecephys": GroupBuilder(
+                        "ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})}
+                    )
+                },
+            )
+        },
+        datasets={"big": DatasetBuilder("big", np.zeros(3))},
+    )
     with ZarrIO(path, mode="w") as io:
         io.write_builder(tree)
     doc = json.loads((path / "big" / "zarr.json").read_text())  # declare 8 GiB chunks (nothing stored)
@@ -222,6 +238,7 @@ def _huge(p: Path) -> None:
     def change(doc):
         doc["shape"] = [2**38]
         doc["chunk_grid"]["configuration"]["chunk_shape"] = [2**20]
+
     _edit(p, "/acquisition/ts/data", change)
 
 
@@ -237,50 +254,110 @@ def _element(p: Path, target: str) -> None:
 
     array = zarr.open_array(p / "general" / "extracellular_ephys" / "electrodes" / "group", mode="r+")
     values = np.asarray(array[...], dtype=object)
-    values[1] = json.dumps({"source": target.split("::")[0], "path": target.split("::")[1], "object_id": None,
-                            "source_object_id": None})
+    values[1] = json.dumps(
+        {"source": target.split("::")[0], "path": target.split("::")[1], "object_id": None, "source_object_id": None}
+    )
     array[...] = values
 
 
 VALIDATE_CASES = {  # name: (damage, keep the consolidated root, line expected, read() fails with this type)
-    "link-to-an-ancestor": (_link("/acquisition", "loop", "/"), False,
-                            "/acquisition/loop: link to '/' leads back", "CorruptStoreError"),
-    "link-to-itself": (_link("/acquisition/ts", "loop", "/acquisition/ts"), False,
-                       "/acquisition/ts/loop: link to '/acquisition/ts' leads back", "CorruptStoreError"),
-    "reference-to-an-ancestor": (_set_attribute("/acquisition/ts", "r", {"zarr_dtype": "object", "value": {
-        "source": ".", "path": "/acquisition", "object_id": None, "source_object_id": None}}), False,
-        "/acquisition/ts@r: reference to '/acquisition' leads back", "CorruptStoreError"),
-    "links-around-a-loop": (lambda p: (_link("/acquisition/ts", "table", "/units")(p),
-                                       _link("/units", "series", "/acquisition/ts")(p)), False,
-                            "/acquisition/ts/table: link to '/units' leads back to where it is (/acquisition/ts -> "
-                            "/units -> /acquisition/ts)", "CorruptStoreError"),
-    "unknown-neurodata-type": (_set_attribute("/acquisition/ts", "neurodata_type", "NoSuchType"), False,
-                               "/acquisition/ts: type 'NoSuchType' is not defined in namespace 'core'",
-                               "UnknownTypeError"),
-    "unknown-namespace": (_set_attribute("/acquisition/ts", "namespace", "ndx-nowhere"), False,
-                          "/acquisition/ts: namespace 'ndx-nowhere' (of type 'TimeSeries') is not loaded",
-                          "UnknownTypeError"),
-    "stale-consolidated-copy": (_appended_by_zarr, True, "/acquisition/ts/data: zarr.json differs from its copy in "
-                                "the root's consolidated metadata (shape [1500] in zarr.json, [1000] in the copy)",
-                                None),
-    "document-only-in-the-copy": (lambda p: (p / "acquisition" / "ts" / "zarr.json").unlink(), True,
-                                  "/acquisition/ts: no zarr.json (missing, or not a regular file); only the root's "
-                                  "consolidated metadata describes this node", None),
-    "group-document-missing": (lambda p: (p / "acquisition" / "ts" / "zarr.json").unlink(), False,
-                               "/acquisition/ts: no zarr.json (missing, or not a regular file), yet nodes below it "
-                               "exist: /acquisition/ts/data, /acquisition/ts/starting_time", "CorruptStoreError"),
-    "group-document-a-directory": (_directory_for_document, False,
-                                   "/acquisition/ts: zarr.json is a directory", "CorruptStoreError"),
-    "array-document-missing": (lambda p: (p / "units" / "quality" / "zarr.json").unlink(), False,
-                               "/units/quality: 1 stored object(s) but no zarr.json", None),
-    "huge-array-in-a-small-file": (_huge, False, "/acquisition/ts/data: declares 2.0 TiB (shape [274877906944]) but "
-                                   "the file holds 1 of its 262144 chunk objects", None),
-    "reference-element-to-nothing": (lambda p: _element(p, ".::/general/nope"), False,
-                                     "/general/extracellular_ephys/electrodes/group: reference target '/general/nope' "
-                                     "does not exist", None),
-    "reference-element-outside": (lambda p: _element(p, "/etc::/passwd"), False,
-                                  "/general/extracellular_ephys/electrodes/group: source '/etc' resolves to /etc, "
-                                  "outside the allowed directories", None),
+    "link-to-an-ancestor": (
+        _link("/acquisition", "loop", "/"),
+        False,
+        "/acquisition/loop: link to '/' leads back",
+        "CorruptStoreError",
+    ),
+    "link-to-itself": (
+        _link("/acquisition/ts", "loop", "/acquisition/ts"),
+        False,
+        "/acquisition/ts/loop: link to '/acquisition/ts' leads back",
+        "CorruptStoreError",
+    ),
+    "reference-to-an-ancestor": (
+        _set_attribute(
+            "/acquisition/ts",
+            "r",
+            {
+                "zarr_dtype": "object",
+                "value": {"source": ".", "path": "/acquisition", "object_id": None, "source_object_id": None},
+            },
+        ),
+        False,
+        "/acquisition/ts@r: reference to '/acquisition' leads back",
+        "CorruptStoreError",
+    ),
+    "links-around-a-loop": (
+        lambda p: (_link("/acquisition/ts", "table", "/units")(p), _link("/units", "series", "/acquisition/ts")(p)),
+        False,
+        "/acquisition/ts/table: link to '/units' leads back to where it is (/acquisition/ts -> "
+        "/units -> /acquisition/ts)",
+        "CorruptStoreError",
+    ),
+    "unknown-neurodata-type": (
+        _set_attribute("/acquisition/ts", "neurodata_type", "NoSuchType"),
+        False,
+        "/acquisition/ts: type 'NoSuchType' is not defined in namespace 'core'",
+        "UnknownTypeError",
+    ),
+    "unknown-namespace": (
+        _set_attribute("/acquisition/ts", "namespace", "ndx-nowhere"),
+        False,
+        "/acquisition/ts: namespace 'ndx-nowhere' (of type 'TimeSeries') is not loaded",
+        "UnknownTypeError",
+    ),
+    "stale-consolidated-copy": (
+        _appended_by_zarr,
+        True,
+        "/acquisition/ts/data: zarr.json differs from its copy in "
+        "the root's consolidated metadata (shape [1500] in zarr.json, [1000] in the copy)",
+        None,
+    ),
+    "document-only-in-the-copy": (
+        lambda p: (p / "acquisition" / "ts" / "zarr.json").unlink(),
+        True,
+        "/acquisition/ts: no zarr.json (missing, or not a regular file); only the root's "
+        "consolidated metadata describes this node",
+        None,
+    ),
+    "group-document-missing": (
+        lambda p: (p / "acquisition" / "ts" / "zarr.json").unlink(),
+        False,
+        "/acquisition/ts: no zarr.json (missing, or not a regular file), yet nodes below it "
+        "exist: /acquisition/ts/data, /acquisition/ts/starting_time",
+        "CorruptStoreError",
+    ),
+    "group-document-a-directory": (
+        _directory_for_document,
+        False,
+        "/acquisition/ts: zarr.json is a directory",
+        "CorruptStoreError",
+    ),
+    "array-document-missing": (
+        lambda p: (p / "units" / "quality" / "zarr.json").unlink(),
+        False,
+        "/units/quality: 1 stored object(s) but no zarr.json",
+        None,
+    ),
+    "huge-array-in-a-small-file": (
+        _huge,
+        False,
+        "/acquisition/ts/data: declares 2.0 TiB (shape [274877906944]) but "
+        "the file holds 1 of its 262144 chunk objects",
+        None,
+    ),
+    "reference-element-to-nothing": (
+        lambda p: _element(p, ".::/general/nope"),
+        False,
+        "/general/extracellular_ephys/electrodes/group: reference target '/general/nope' does not exist",
+        None,
+    ),
+    "reference-element-outside": (
+        lambda p: _element(p, "/etc::/passwd"),
+        False,
+        "/general/extracellular_ephys/electrodes/group: source '/etc' resolves to /etc, "
+        "outside the allowed directories",
+        None,
+    ),
 }
 
 
@@ -298,8 +375,9 @@ def ephys_file(tmp_path):
 
 
 @pytest.mark.parametrize("damage,consolidated,line,read_error", VALIDATE_CASES.values(), ids=VALIDATE_CASES.keys())
-def test_validate_reports_what_reading_fails_on_or_leaves_out(ephys_file, capsys, damage, consolidated, line,
-                                                             read_error):
+def test_validate_reports_what_reading_fails_on_or_leaves_out(
+    ephys_file, capsys, damage, consolidated, line, read_error
+):
     import warnings
 
     from hdmf_zarr3 import HdmfZarrError
@@ -319,8 +397,11 @@ def test_validate_reports_what_reading_fails_on_or_leaves_out(ephys_file, capsys
 
 
 def test_validate_passes_our_files_with_references_and_other_writers_files(ephys_file, capsys):
-    for path in (ephys_file, FIXTURES / "hdmf-zarr-0.14" / "full.nwb.zarr.zip",
-                 FIXTURES / "hdmf-zarr-0.13" / "full.nwb.zarr.zip"):
+    for path in (
+        ephys_file,
+        FIXTURES / "hdmf-zarr-0.14" / "full.nwb.zarr.zip",
+        FIXTURES / "hdmf-zarr-0.13" / "full.nwb.zarr.zip",
+    ):
         assert main(["validate", str(path)]) == 0, capsys.readouterr().out
 
 
@@ -347,9 +428,14 @@ def test_a_closed_output_ends_the_command_quietly(zarr_file, command):
     os.close(read_end)  # every write to the pipe now fails with EPIPE (Python ignores SIGPIPE)
     args = command if command == ["--help"] else [*command, str(zarr_file)]
     try:
-        done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", *args], stdout=write_end,
-                              stderr=subprocess.PIPE, text=True, timeout=120,
-                              env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        done = subprocess.run(
+            [sys.executable, "-m", "hdmf_zarr3.cli", *args],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        )
     finally:
         os.close(write_end)
     assert done.stderr == ""

@@ -20,7 +20,9 @@ from hdmf_zarr3.cli import main
 FILES = back_compat_files()
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::UserWarning", "ignore::DeprecationWarning", "ignore::FutureWarning",
+    "ignore::UserWarning",
+    "ignore::DeprecationWarning",
+    "ignore::FutureWarning",
 )
 
 
@@ -58,8 +60,20 @@ def test_every_command_on_real_files(path, tmp_path, capsys):
     with NWBHDF5IO(str(back), mode="r") as io:
         assert io.read().identifier
 
-    assert _run(capsys, "convert", "--no-progress", str(zarr_path), str(tuned), "--codec", "zstd:5",
-                "--chunk-key-separator", ".")[0] == 0
+    assert (
+        _run(
+            capsys,
+            "convert",
+            "--no-progress",
+            str(zarr_path),
+            str(tuned),
+            "--codec",
+            "zstd:5",
+            "--chunk-key-separator",
+            ".",
+        )[0]
+        == 0
+    )
     status, out = _run(capsys, "check-dandi", str(tuned))
     assert "levels deep" not in out, out
     assert _run(capsys, "validate", str(tuned))[0] == (1 if hdf5_errors else 0)

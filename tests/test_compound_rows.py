@@ -48,15 +48,19 @@ def _same_rows(zarr_rows, hdf5_rows, where: str) -> None:
 def _columns(nwbfile):
     segmentation = nwbfile.processing["ophys"]["ImageSegmentation"]
     pixel = next(p for p in segmentation.plane_segmentations.values() if "pixel_mask" in p.colnames)
-    return {"epochs.timeseries": nwbfile.epochs.timeseries.data,  # idx_start, count, TimeSeries reference
-            "pixel_mask": pixel["pixel_mask"].target.data}  # numeric fields only
+    return {
+        "epochs.timeseries": nwbfile.epochs.timeseries.data,  # idx_start, count, TimeSeries reference
+        "pixel_mask": pixel["pixel_mask"].target.data,
+    }  # numeric fields only
 
 
 @pytest.mark.parametrize("column", ["epochs.timeseries", "pixel_mask"])
 def test_compound_columns_read_as_with_hdf5(nwb_files, column):
     hdf5_path, zarr_path = nwb_files
-    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         h, z = _columns(hdf5_io.read())[column], _columns(zarr_io.read())[column]
         _same_row(z[0], h[0], f"{column}[0]")
         first = h[0].dtype.names[0]
@@ -71,8 +75,10 @@ def test_compound_columns_read_as_with_hdf5(nwb_files, column):
 
 def test_epochs_timeseries_field_access_and_tables(nwb_files):
     hdf5_path, zarr_path = nwb_files
-    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         h, z = hdf5_io.read(), zarr_io.read()
         rows = z.epochs.timeseries.data
         assert rows[0]["idx_start"] == 0 and rows[0]["count"] == 50
@@ -85,14 +91,16 @@ def test_epochs_timeseries_field_access_and_tables(nwb_files):
 
 
 # --- a compound with text and reference fields, at the builder level (HDF5IO and ZarrIO) ---------------------
-_FIELDS = [{"name": "id", "dtype": "int32"}, {"name": "name", "dtype": "text"},
-           {"name": "ref", "dtype": "object"}]
+_FIELDS = [{"name": "id", "dtype": "int32"}, {"name": "name", "dtype": "text"}, {"name": "ref", "dtype": "object"}]
 
 
 def _root() -> GroupBuilder:
     targets = {name: DatasetBuilder(name, np.arange(3) + i) for i, name in enumerate(["a", "b"])}
-    rows = [(1, "Allen", ReferenceBuilder(targets["a"])), (2, "Bob", ReferenceBuilder(targets["b"])),
-            (3, "Mike", ReferenceBuilder(targets["a"]))]
+    rows = [
+        (1, "Allen", ReferenceBuilder(targets["a"])),
+        (2, "Bob", ReferenceBuilder(targets["b"])),
+        (3, "Mike", ReferenceBuilder(targets["a"])),
+    ]
     return GroupBuilder("root", datasets={**targets, "table": DatasetBuilder("table", rows, dtype=_FIELDS)})
 
 
@@ -108,8 +116,10 @@ def builder_files(tmp_path):
 
 def test_text_and_reference_fields_read_as_with_hdf5(builder_files):
     hdf5_path, zarr_path = builder_files
-    with HDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            ZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        HDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        ZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         h, z = hdf5_io.read_builder()["table"].data, zarr_io.read_builder()["table"].data
         for index in (0, slice(None), slice(0, 2)):
             zr, hr = z[index], h[index]

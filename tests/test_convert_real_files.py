@@ -27,7 +27,9 @@ from hdmf_zarr3 import NWBZarrIO, convert
 FILES = back_compat_files()
 
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::UserWarning", "ignore::DeprecationWarning", "ignore::FutureWarning",
+    "ignore::UserWarning",
+    "ignore::DeprecationWarning",
+    "ignore::FutureWarning",
 )
 
 ROUTES = {  # result name: (its source, reader)
@@ -52,6 +54,7 @@ def converted(tmp_path_factory):
                 convert(files[source], files[route])
             done[path.name] = files
         return done[path.name]
+
     return get
 
 
@@ -71,6 +74,7 @@ def hdf5_specs(path) -> dict[str, str]:
                 value = node[()]
                 value = value.reshape(-1)[0] if isinstance(value, np.ndarray) else value
                 out[name] = value.decode("utf-8") if isinstance(value, bytes) else value
+
         group.visititems(visit)
     return out
 
@@ -81,9 +85,12 @@ def zarr_specs(path) -> dict[str, str]:
     if ".specloc" not in root.attrs:
         return {}
     group = root[root.attrs[".specloc"]]
-    return {f"{ns}/{version}/{name}": str(array[()])
-            for ns, versions in group.groups() for version, documents in versions.groups()
-            for name, array in documents.arrays()}
+    return {
+        f"{ns}/{version}/{name}": str(array[()])
+        for ns, versions in group.groups()
+        for version, documents in versions.groups()
+        for name, array in documents.arrays()
+    }
 
 
 def specs(path) -> dict[str, str]:
@@ -157,8 +164,15 @@ def _sample(path, variant: str = "") -> None:
     group = nwb.create_electrode_group("g", description="g", location="x", device=devices[variant == "link"])
     for _ in range(3):
         nwb.add_electrode(group=group, location="x")
-    nwb.add_acquisition(TimeSeries(name="ts", data=[1.0, 2.0, 3.0 if variant != "data" else 4.0], unit="V", rate=1.0,
-                                   description="changed" if variant == "attribute" else "no description"))
+    nwb.add_acquisition(
+        TimeSeries(
+            name="ts",
+            data=[1.0, 2.0, 3.0 if variant != "data" else 4.0],
+            unit="V",
+            rate=1.0,
+            description="changed" if variant == "attribute" else "no description",
+        )
+    )
     if variant == "child":
         nwb.add_acquisition(TimeSeries(name="extra", data=[1.0], unit="V", rate=1.0))
     region = nwb.create_electrode_table_region([0, 2 if variant == "region" else 1], "r")
@@ -168,14 +182,17 @@ def _sample(path, variant: str = "") -> None:
         io.write(nwb)
 
 
-@pytest.mark.parametrize(("variant", "expected"), [
-    ("data", "/acquisition/ts.data: values differ in 1 of 3, first [2]: 3.0 != 4.0"),
-    ("attribute", "/acquisition/ts.description: 'no description' != 'changed'"),
-    ("link", "/general/extracellular_ephys/g.device: refers to /general/devices/d1 != /general/devices/d2"),
-    ("child", "/.acquisition: keys only in a: [], only in b: ['extra']"),
-    ("region", "/acquisition/es/electrodes.data: values differ in 1 of 2, first [1]: 1 != 2"),
-    ("table", "/intervals/trials/stop_time.data: values differ in 1 of 1, first [0]: 1.0 != 2.0"),
-])
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [
+        ("data", "/acquisition/ts.data: values differ in 1 of 3, first [2]: 3.0 != 4.0"),
+        ("attribute", "/acquisition/ts.description: 'no description' != 'changed'"),
+        ("link", "/general/extracellular_ephys/g.device: refers to /general/devices/d1 != /general/devices/d2"),
+        ("child", "/.acquisition: keys only in a: [], only in b: ['extra']"),
+        ("region", "/acquisition/es/electrodes.data: values differ in 1 of 2, first [1]: 1 != 2"),
+        ("table", "/intervals/trials/stop_time.data: values differ in 1 of 1, first [0]: 1.0 != 2.0"),
+    ],
+)
 def test_container_diff_reports_the_first_difference_by_path(tmp_path, variant, expected):
     _sample(tmp_path / "a.nwb")
     _sample(tmp_path / "b.nwb", variant)

@@ -35,15 +35,25 @@ WRITER_SEED = 7  # object ids of the files written (the same bytes on every run)
 
 # The writers import the same hdmf_zarr3 as this process (a source tree first on the path, not the installed one).
 SOURCE = Path(hdmf_zarr3.__file__).parent.parent
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(SOURCE)]), "PYTHONWARNINGS": "ignore",
-       "OPENBLAS_NUM_THREADS": "1"}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(TESTS), str(SOURCE)]),
+    "PYTHONWARNINGS": "ignore",
+    "OPENBLAS_NUM_THREADS": "1",
+}
 
 
 @pytest.fixture(scope="module")
 def writers():
     """One process that forks a writer per request (imports paid once)."""
-    server = subprocess.Popen([sys.executable, str(TESTS / "crash_writer.py"), "--serve", str(WRITER_SEED)],
-                              env=ENV, cwd=TESTS, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [sys.executable, str(TESTS / "crash_writer.py"), "--serve", str(WRITER_SEED)],
+        env=ENV,
+        cwd=TESTS,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
     def run(scenario: str, path: Path, kill_at: int) -> dict:
         server.stdin.write(f"{scenario} {path} {kill_at}\n")
@@ -62,8 +72,11 @@ def writers():
 
 def _files(path: Path, every: bool = False) -> dict[str, bytes]:
     """Every file of a store (LocalStore's temporary ``*.partial`` files aside, unless ``every``)."""
-    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*")
-            if p.is_file() and (every or not p.name.endswith(".partial"))}
+    return {
+        str(p.relative_to(path)): p.read_bytes()
+        for p in path.rglob("*")
+        if p.is_file() and (every or not p.name.endswith(".partial"))
+    }
 
 
 def _outcome(path: Path) -> str:
@@ -229,9 +242,13 @@ def test_a_writer_killed_from_outside_is_complete_or_detected(references, tmp_pa
     rng = random.Random(f"{SEED}-timer")
     for i in range(3):
         path = tmp_path / f"timer-{i}.nwb.zarr"
-        child = subprocess.Popen([sys.executable, str(TESTS / "crash_writer.py"), "write", str(path), "-1",
-                                  str(WRITER_SEED)], env={**ENV, "CRASH_WRITER_READY": "1"}, cwd=TESTS,
-                                 stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [sys.executable, str(TESTS / "crash_writer.py"), "write", str(path), "-1", str(WRITER_SEED)],
+            env={**ENV, "CRASH_WRITER_READY": "1"},
+            cwd=TESTS,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert child.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.0, 0.6))
         child.send_signal(signal.SIGKILL)
@@ -314,8 +331,9 @@ def test_a_failed_append_leaves_the_file_as_it_was(suffix, tmp_path):
     with NWBZarrIO(path, mode="a") as io:
         nwbfile = io.read()
         nwbfile.add_acquisition(_failing_series())
-        nwbfile.add_acquisition(_failing_series("also_new").__class__(name="also_new", data=[1.0, 2.0], unit="V",
-                                                                        rate=1.0))
+        nwbfile.add_acquisition(
+            _failing_series("also_new").__class__(name="also_new", data=[1.0, 2.0], unit="V", rate=1.0)
+        )
         with pytest.raises(OSError, match="went away"):
             io.write(nwbfile)
     after = path.read_bytes() if path.is_file() else _files(path)

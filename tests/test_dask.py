@@ -9,7 +9,8 @@ from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 from zarr.storage import LocalStore
 
-from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, dask_io
+from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
+from hdmf_zarr3.integrations import dask_arrays
 
 da = pytest.importorskip("dask.array")
 VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
@@ -24,8 +25,10 @@ def _write(target, data):
 
 def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
     tasks = []
-    setitem = dask_io.UnitTarget.__setitem__
-    monkeypatch.setattr(dask_io.UnitTarget, "__setitem__", lambda self, r, v: (tasks.append(r), setitem(self, r, v)))
+    setitem = dask_arrays.UnitTarget.__setitem__
+    monkeypatch.setattr(
+        dask_arrays.UnitTarget, "__setitem__", lambda self, r, v: (tasks.append(r), setitem(self, r, v))
+    )
     store = CountingStore(LocalStore(tmp_path / "f.nwb.zarr"))
     data = da.from_array(VALUES, chunks=(333, 50))  # blocks that straddle every shard
     _write(store, ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
@@ -37,22 +40,27 @@ def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
 
 
 def test_read_with_dask_gives_dask_arrays_for_large_datasets(tmp_path, monkeypatch):
-    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 100_000)
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
     _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         nwb = io.read(dask=True)
         data = nwb.acquisition["x"].data
         assert isinstance(data, da.Array) and data.chunks[0] == (400, 400, 200)
         np.testing.assert_array_equal(data[:, 5].compute(), VALUES[:, 5])
-        assert isinstance(nwb.acquisition["ts"].data, np.ndarray) or not isinstance(nwb.acquisition["ts"].data,
-                                                                                      da.Array)  # small: lazy
+        assert isinstance(nwb.acquisition["ts"].data, np.ndarray) or not isinstance(
+            nwb.acquisition["ts"].data, da.Array
+        )  # small: lazy
 
 
 def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 0)
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 0)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         data = da.from_array(VALUES, chunks=(250, 96))
         _write(tmp_path / "f.nwb.zarr", ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
         assert client.run(lambda: True)  # the workers are separate processes, and alive
@@ -64,7 +72,7 @@ def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
 
 def test_containers_read_with_dask_print(tmp_path, monkeypatch):
     """HDMF's ``repr`` asks ``bool()`` of every collection field, which a plain dask array refuses."""
-    monkeypatch.setattr(dask_io, "DASK_FROM_BYTES", 100_000)
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
     _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         nwb = io.read(dask=True)
@@ -73,5 +81,5 @@ def test_containers_read_with_dask_print(tmp_path, monkeypatch):
         assert "data: dask.array<" in repr(series) and str(series) == repr(series)
         assert "x pynwb.base.TimeSeries" in repr(nwb.acquisition["x"]) and repr(nwb)
         assert "data" in series._repr_html_()
-        assert dask_io.is_dask(series.data) and bool(series.data)
+        assert dask_arrays.is_dask(series.data) and bool(series.data)
         np.testing.assert_array_equal((series.data[:10, :3] + 1).compute(), VALUES[:10, :3] + 1)

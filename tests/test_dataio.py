@@ -24,8 +24,17 @@ def _write(tmp_path, data, name="x"):
 
 def test_chunks_shards_and_compressors_are_honoured(tmp_path):
     values = np.arange(1000 * 8, dtype="int16").reshape(1000, 8)
-    arr = _write(tmp_path, ZarrDataIO(values, chunks=(100, 8), shards=(400, 8), compressors=[ZstdCodec(level=5)],
-                                      fill_value=-1, dimension_names=["time", "channel"]))
+    arr = _write(
+        tmp_path,
+        ZarrDataIO(
+            values,
+            chunks=(100, 8),
+            shards=(400, 8),
+            compressors=[ZstdCodec(level=5)],
+            fill_value=-1,
+            dimension_names=["time", "channel"],
+        ),
+    )
     meta = arr.metadata.to_dict()
     assert list(meta["chunk_grid"]["configuration"]["chunk_shape"]) == [400, 8]
     sharding = meta["codecs"][0]
@@ -56,19 +65,24 @@ def test_blosc_on_strings_records_typesize_one(tmp_path):
         io.write(nwb)
     doc = json.loads((tmp_path / "f.nwb.zarr" / "intervals" / "trials" / "label" / "zarr.json").read_text())
     # completed as zarr-python records it (the blosc spec requires every option)
-    assert doc["codecs"][1] == {"name": "blosc", "configuration": {**blosc["configuration"], "typesize": 1,
-                                                                   "blocksize": 0}}
+    assert doc["codecs"][1] == {
+        "name": "blosc",
+        "configuration": {**blosc["configuration"], "typesize": 1, "blocksize": 0},
+    }
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         assert list(io.read().trials["label"][:]) == list(labels)
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    (dict(chunks=(10,), shards=(15,)), "whole multiples"),
-    (dict(chunks=(0,)), "positive integers"),
-    (dict(compressors=[{"name": "no-such-codec"}]), "not registered"),
-    (dict(compressors=[{"name": "bytes"}]), "not a BytesBytesCodec"),
-    (dict(serializer={"name": "zstd"}), "not a ArrayBytesCodec"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        (dict(chunks=(10,), shards=(15,)), "whole multiples"),
+        (dict(chunks=(0,)), "positive integers"),
+        (dict(compressors=[{"name": "no-such-codec"}]), "not registered"),
+        (dict(compressors=[{"name": "bytes"}]), "not a BytesBytesCodec"),
+        (dict(serializer={"name": "zstd"}), "not a ArrayBytesCodec"),
+    ],
+)
 def test_invalid_settings_are_refused_at_construction(kwargs, message):
     with pytest.raises(UnsupportedDataError, match=message):
         ZarrDataIO(np.arange(10), **kwargs)
@@ -86,8 +100,9 @@ def test_settings_on_reference_datasets_are_kept(tmp_path):
     from hdmf.common import DynamicTable, VectorData
 
     nwb = small_nwbfile()
-    refs = VectorData(name="refs", description="object references", data=ZarrDataIO([nwb.acquisition["ts"]] * 6,
-                                                                                  chunks=(2,)))
+    refs = VectorData(
+        name="refs", description="object references", data=ZarrDataIO([nwb.acquisition["ts"]] * 6, chunks=(2,))
+    )
     nwb.add_scratch(DynamicTable(name="table", description="d", columns=[refs], id=list(range(6))))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
         io.write(nwb)
@@ -111,19 +126,37 @@ MISTAKES = {  # settings zarr could not read back (or would read as something el
     "dimension-names-rank": (np.arange(3.0), dict(dimension_names=["a", "b"]), "2 dimension names for 1"),
     "dimension-names-string": (np.arange(3.0), dict(dimension_names="time"), "must be a list of strings"),
     "dimension-names-numbers": (np.arange(3.0), dict(dimension_names=[1]), "must be a list of strings"),
-    "codec-unknown-option": (np.arange(3.0), dict(compressors=[{"name": "zstd", "configuration": {"bogus": 1}}]),
-                             "compressors: codec 'zstd': .*bogus"),
-    "codec-bad-option": (np.arange(3.0), dict(compressors=[{"name": "gzip", "configuration": {"level": 20}}]),
-                         "compressors: codec 'gzip': .*0, 9"),
-    "codec-bad-cname": (np.arange(3.0), dict(compressors=[{"name": "blosc", "configuration": {"cname": "nope"}}]),
-                        "cname must be one of"),
+    "codec-unknown-option": (
+        np.arange(3.0),
+        dict(compressors=[{"name": "zstd", "configuration": {"bogus": 1}}]),
+        "compressors: codec 'zstd': .*bogus",
+    ),
+    "codec-bad-option": (
+        np.arange(3.0),
+        dict(compressors=[{"name": "gzip", "configuration": {"level": 20}}]),
+        "compressors: codec 'gzip': .*0, 9",
+    ),
+    "codec-bad-cname": (
+        np.arange(3.0),
+        dict(compressors=[{"name": "blosc", "configuration": {"cname": "nope"}}]),
+        "cname must be one of",
+    ),
     "codec-name-only": (np.arange(3.0), dict(compressors="zstd"), "got the string 'zstd'"),
-    "codec-configuration-list": (np.arange(3.0), dict(compressors=[{"name": "zstd", "configuration": [1]}]),
-                                 "configuration of codec 'zstd' must be a dict"),
-    "filter-rank": (np.arange(3.0), dict(filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}]),
-                    "zarr cannot store this array with these settings: The `order` tuple"),
-    "serializer-for-strings": (STRINGS, dict(serializer={"name": "bytes", "configuration": {}}),
-                               "For string dtype, ArrayBytesCodec must be `VLenUTF8Codec`"),
+    "codec-configuration-list": (
+        np.arange(3.0),
+        dict(compressors=[{"name": "zstd", "configuration": [1]}]),
+        "configuration of codec 'zstd' must be a dict",
+    ),
+    "filter-rank": (
+        np.arange(3.0),
+        dict(filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}]),
+        "zarr cannot store this array with these settings: The `order` tuple",
+    ),
+    "serializer-for-strings": (
+        STRINGS,
+        dict(serializer={"name": "bytes", "configuration": {}}),
+        "For string dtype, ArrayBytesCodec must be `VLenUTF8Codec`",
+    ),
     "link-data-text": (np.arange(3.0), dict(link_data="yes"), "link_data must be True or False"),
 }
 
@@ -143,10 +176,16 @@ ON_WRITE = {  # data whose type only the spec decides (lists, iterators): checke
     "fill-fraction-int": ([0, 1, 2], dict(fill_value=1.5), "fill_value 1.5 does not fit the int64"),
     "fill-int-bool": ([True, False, True], dict(fill_value=2), "True or False is needed"),
     "fill-number-string": (["a", "b", "c"], dict(fill_value=3), "a string is needed"),
-    "filter-rank": ([0.0, 1.0, 2.0], dict(filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}]),
-                    "The `order` tuple"),
-    "serializer-for-strings": (["a", "b", "c"], dict(serializer={"name": "bytes", "configuration": {}}),
-                               "ArrayBytesCodec must be `VLenUTF8Codec`"),
+    "filter-rank": (
+        [0.0, 1.0, 2.0],
+        dict(filters=[{"name": "transpose", "configuration": {"order": [1, 0]}}]),
+        "The `order` tuple",
+    ),
+    "serializer-for-strings": (
+        ["a", "b", "c"],
+        dict(serializer={"name": "bytes", "configuration": {}}),
+        "ArrayBytesCodec must be `VLenUTF8Codec`",
+    ),
 }
 
 
@@ -178,12 +217,18 @@ def test_settings_checked_on_write_are_refused_before_anything_is_written(tmp_pa
 def test_settings_are_stored_complete_and_a_nan_fill_as_json(tmp_path):
     """A partial blosc configuration (the direct encoder needed every option) and a NaN fill value
     (bare NaN is not JSON) are stored as zarr-python records them."""
-    arr = _write(tmp_path, ZarrDataIO(np.arange(10.0), compressors={"name": "blosc", "configuration": {
-        "cname": "zstd"}}, fill_value=float("nan")))
+    arr = _write(
+        tmp_path,
+        ZarrDataIO(
+            np.arange(10.0), compressors={"name": "blosc", "configuration": {"cname": "zstd"}}, fill_value=float("nan")
+        ),
+    )
     doc = json.loads((tmp_path / "f.nwb.zarr" / "acquisition" / "x" / "data" / "zarr.json").read_text())
     assert doc["fill_value"] == "NaN"
-    assert doc["codecs"][1] == {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle",
-                                                                   "typesize": 8, "blocksize": 0}}
+    assert doc["codecs"][1] == {
+        "name": "blosc",
+        "configuration": {"cname": "zstd", "clevel": 5, "shuffle": "shuffle", "typesize": 8, "blocksize": 0},
+    }
     assert np.isnan(arr.metadata.fill_value) and np.array_equal(arr[:], np.arange(10.0))
 
 

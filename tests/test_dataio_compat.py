@@ -15,9 +15,9 @@ from pynwb import TimeSeries
 from zarr.codecs import GzipCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
+from hdmf_zarr3.backend.layout_choice import from_zarr_settings
 from hdmf_zarr3.errors import LayoutWarning
 from hdmf_zarr3.format import dtypes as D
-from hdmf_zarr3.layouts import from_zarr_settings
 
 
 def _write(path, data, name="x"):
@@ -40,15 +40,18 @@ def _read(path, name="x"):
 VALUES = np.arange(200, dtype="int32")
 
 
-@pytest.mark.parametrize("compressors, names", [
-    (ZstdCodec(level=7), ["bytes", "zstd"]),                         # a single codec
-    ([GzipCodec(level=2), ZstdCodec()], ["bytes", "gzip", "zstd"]),  # a list
-    ((GzipCodec(level=2),), ["bytes", "gzip"]),                      # a tuple
-    (True, ["bytes", "blosc"]),                                      # the default compressor
-    (None, ["bytes", "blosc"]),                                      # hdmf-zarr's default: the default too
-    (False, ["bytes"]),                                              # none
-    ([], ["bytes"]),
-])
+@pytest.mark.parametrize(
+    "compressors, names",
+    [
+        (ZstdCodec(level=7), ["bytes", "zstd"]),  # a single codec
+        ([GzipCodec(level=2), ZstdCodec()], ["bytes", "gzip", "zstd"]),  # a list
+        ((GzipCodec(level=2),), ["bytes", "gzip"]),  # a tuple
+        (True, ["bytes", "blosc"]),  # the default compressor
+        (None, ["bytes", "blosc"]),  # hdmf-zarr's default: the default too
+        (False, ["bytes"]),  # none
+        ([], ["bytes"]),
+    ],
+)
 def test_compressors_forms(tmp_path, compressors, names):
     f = tmp_path / "f.nwb.zarr"
     _write(f, ZarrDataIO(VALUES, compressors=compressors, shards=None))
@@ -57,14 +60,21 @@ def test_compressors_forms(tmp_path, compressors, names):
     assert np.array_equal(_read(f), VALUES)
 
 
-@pytest.mark.parametrize("codec, stored", [
-    (numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE),
-     {"name": "blosc", "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4,
-                                         "blocksize": 0}}),
-    (numcodecs.Zstd(level=4), {"name": "zstd", "configuration": {"level": 4, "checksum": False}}),
-    (numcodecs.GZip(level=6), {"name": "gzip", "configuration": {"level": 6}}),
-    (numcodecs.Zlib(level=2), {"name": "numcodecs.zlib", "configuration": {"level": 2}}),  # no core v3 codec
-])
+@pytest.mark.parametrize(
+    "codec, stored",
+    [
+        (
+            numcodecs.Blosc(cname="zstd", clevel=3, shuffle=numcodecs.Blosc.BITSHUFFLE),
+            {
+                "name": "blosc",
+                "configuration": {"cname": "zstd", "clevel": 3, "shuffle": "bitshuffle", "typesize": 4, "blocksize": 0},
+            },
+        ),
+        (numcodecs.Zstd(level=4), {"name": "zstd", "configuration": {"level": 4, "checksum": False}}),
+        (numcodecs.GZip(level=6), {"name": "gzip", "configuration": {"level": 6}}),
+        (numcodecs.Zlib(level=2), {"name": "numcodecs.zlib", "configuration": {"level": 2}}),  # no core v3 codec
+    ],
+)
 def test_numcodecs_compressors_map_to_v3_codecs(tmp_path, codec, stored):
     f = tmp_path / "f.nwb.zarr"
     _write(f, ZarrDataIO(VALUES, compressors=codec, shards=None))
@@ -111,8 +121,13 @@ def test_io_settings_keep_codecs_and_shapes_as_given():
     filters, zstd = [TransposeCodec(order=(1, 0))], ZstdCodec(level=3)
     values = VALUES.reshape(20, 10)
     dataio = ZarrDataIO(values, compressors=zstd, filters=filters, chunks=(10, 5), shards="auto", fill_value=-1)
-    assert dataio.io_settings == {"compressors": zstd, "filters": filters, "chunks": (10, 5), "shards": "auto",
-                                  "fill_value": -1}
+    assert dataio.io_settings == {
+        "compressors": zstd,
+        "filters": filters,
+        "chunks": (10, 5),
+        "shards": "auto",
+        "fill_value": -1,
+    }
     assert dataio.write_settings["compressors"] == [zstd.to_dict()]  # the writer's checked JSON forms
     assert dataio.write_settings["filters"] == [filters[0].to_dict()]
 
@@ -123,8 +138,10 @@ def test_io_settings_are_a_copy():
     assert dataio.io_settings["compressors"] is None
 
 
-@pytest.mark.parametrize("kwargs", [{"compressors": False}, {"compressors": ZstdCodec()}, {"shards": None},
-                                    {"chunks": (5,), "shards": (10,)}, {}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"compressors": False}, {"compressors": ZstdCodec()}, {"shards": None}, {"chunks": (5,), "shards": (10,)}, {}],
+)
 def test_get_io_params_recreate_the_same_settings(kwargs):
     """HDMF re-wraps data with ``cls(**get_io_params())``: the settings must mean the same afterwards
     (``compressors=None`` there would be the default compressor, not none)."""
@@ -205,8 +222,14 @@ def test_shards_policy_by_default_auto_as_zarr_and_others_refused(tmp_path):
 @pytest.fixture
 def h5(tmp_path):
     with h5py.File(tmp_path / "src.h5", "w") as f:
-        f.create_dataset("gz", data=np.arange(1000, dtype="float64"), chunks=(100,), compression="gzip",
-                         compression_opts=5, fillvalue=-1.0)
+        f.create_dataset(
+            "gz",
+            data=np.arange(1000, dtype="float64"),
+            chunks=(100,),
+            compression="gzip",
+            compression_opts=5,
+            fillvalue=-1.0,
+        )
         f.create_dataset("plain", data=np.arange(10, dtype="int16"))
         f.create_dataset("lzf", data=np.arange(10, dtype="int16"), compression="lzf")
         f.create_dataset("text", data=np.array(["a", "bc"], dtype=object), dtype=h5py.string_dtype())
@@ -234,15 +257,21 @@ def test_from_h5py_dataset_keeps_chunks_fill_value_and_compression(tmp_path, h5)
     codecs, doc = _codecs(f)
     assert doc["chunk_grid"]["configuration"]["chunk_shape"] == [100]
     assert doc["fill_value"] == -1.0
-    assert codecs == [{"name": "bytes", "configuration": {"endian": "little"}},
-                      {"name": "gzip", "configuration": {"level": 5}}]
+    assert codecs == [
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {"name": "gzip", "configuration": {"level": 5}},
+    ]
     assert np.array_equal(_read(f), h5["gz"][:])
 
 
 def test_from_h5py_dataset_keywords_override_the_hdf5_settings(tmp_path, h5):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO.from_h5py_dataset(h5["gz"], chunks=(250,), fillvalue=0.0, compressors=ZstdCodec(level=1),
-                                           shards=None))
+    _write(
+        f,
+        ZarrDataIO.from_h5py_dataset(
+            h5["gz"], chunks=(250,), fillvalue=0.0, compressors=ZstdCodec(level=1), shards=None
+        ),
+    )
     codecs, doc = _codecs(f)
     assert doc["chunk_grid"]["configuration"]["chunk_shape"] == [250] and doc["fill_value"] == 0.0
     assert [c["name"] for c in codecs] == ["bytes", "zstd"]
@@ -272,8 +301,15 @@ def test_link_data_links_to_an_array_in_another_file(tmp_path):
     assert not (other / "acquisition" / "y" / "data").exists()  # linked, not copied
     attrs = json.loads((other / "acquisition" / "y" / "zarr.json").read_text())["attributes"]
     root_oid = json.loads((base / "zarr.json").read_text())["attributes"]["object_id"]
-    assert attrs["zarr_link"] == [{"name": "data", "source": "base.nwb.zarr", "path": "/acquisition/x/data",
-                                   "object_id": None, "source_object_id": root_oid}]
+    assert attrs["zarr_link"] == [
+        {
+            "name": "data",
+            "source": "base.nwb.zarr",
+            "path": "/acquisition/x/data",
+            "object_id": None,
+            "source_object_id": root_oid,
+        }
+    ]
     assert np.array_equal(_read(other, "y"), VALUES)
 
 
@@ -309,4 +345,3 @@ def test_link_data_to_the_root_array_of_a_store_is_refused(tmp_path):
     array = zarr.create_array(tmp_path / "a.zarr", shape=(3,), dtype="int32")
     with pytest.raises(UnsupportedDataError, match="root of"):
         ZarrDataIO(array, link_data=True)
-

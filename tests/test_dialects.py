@@ -57,6 +57,7 @@ def unpacked(tmp_path_factory) -> Path:
 @pytest.fixture(autouse=True)
 def no_unpickling(monkeypatch):
     """numcodecs' Pickle codec (which calls pickle.loads) must never be used to read a fixture."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("numcodecs.Pickle.decode was called")
 
@@ -87,8 +88,10 @@ def as_hdf5(tmp_path_factory):
 def test_fixture_reads_back_what_its_writer_was_given(unpacked, as_hdf5, entry):
     without = frozenset(entry["without"])
     expected = make_full_nwbfile(without)
-    with NWBZarrIO(_path(unpacked, entry), mode="r", manager=make_manager()) as io, \
-            NWBHDF5IO(str(as_hdf5(without)), mode="r", manager=make_manager()) as hdf5_io:
+    with (
+        NWBZarrIO(_path(unpacked, entry), mode="r", manager=make_manager()) as io,
+        NWBHDF5IO(str(as_hdf5(without)), mode="r", manager=make_manager()) as hdf5_io,
+    ):
         assert io.dialect.startswith("hdmf-zarr")
         read = io.read()
         TestCase().assertContainerEqual(read, expected, ignore_hdmf_attrs=True)
@@ -105,8 +108,9 @@ def test_fixture_reads_back_what_its_writer_was_given(unpacked, as_hdf5, entry):
         assert list(read.keywords) == ["zarr", "round-trip", "ecephys", "ophys"]
         assert read.institution == "Université de Test"
         behavior = read.processing["behavior"]["BehavioralTimeSeries"]
-        assert behavior["lick_rate"].timestamps is behavior["speed"].timestamps or \
-            behavior["lick_rate"].timestamp_link  # a link, not a copy
+        assert (
+            behavior["lick_rate"].timestamps is behavior["speed"].timestamps or behavior["lick_rate"].timestamp_link
+        )  # a link, not a copy
         epochs = read.epochs.to_dataframe()
         assert [ref.timeseries.name for ref in epochs["timeseries"][0]] == ["ElectricalSeries", "lfp"]
         groups = read.electrodes["group"][:]
@@ -176,6 +180,7 @@ def test_planted_malicious_pickle_is_refused(unpacked, tmp_path):
 
 # --- stores that are none of the dialects -------------------------------------------------------
 
+
 def test_plain_zarr_v3_group_is_not_an_hdmf_file(tmp_path):
     root = zarr.open_group(tmp_path / "plain.zarr", mode="w")
     root.create_array("x", shape=(3,), dtype="int32")
@@ -213,6 +218,7 @@ def test_future_format_version_is_refused(tmp_path):
 
 
 # --- conversion ---------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("entry", FULL, ids=lambda e: e["path"])
 def test_convert_fixture_to_our_format_and_to_hdf5(unpacked, entry, tmp_path):

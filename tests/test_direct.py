@@ -99,6 +99,7 @@ def test_other_selections_are_left_to_zarr(key):
 
 def test_codecs_it_does_not_know_are_left_to_zarr():
     store = MemoryStore()
-    arr = zarr.create_array(store, name="x", shape=(10,), chunks=(5,), dtype="int8",
-                            filters=[zarr.codecs.TransposeCodec(order=(0,))])
+    arr = zarr.create_array(
+        store, name="x", shape=(10,), chunks=(5,), dtype="int8", filters=[zarr.codecs.TransposeCodec(order=(0,))]
+    )
     assert UnitDecoder.for_document(store, "/x", arr.metadata.to_dict()) is None

@@ -14,10 +14,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_storage_spec_examples_are_current():
     result = subprocess.run(
-        [sys.executable, str(ROOT / "docs" / "_examples" / "make_storage_examples.py"), "--check",
-         str(ROOT / "docs" / "storage.md")], capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            str(ROOT / "docs" / "_examples" / "make_storage_examples.py"),
+            "--check",
+            str(ROOT / "docs" / "storage.md"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, (
-        f"docs/storage.md is stale; regenerate with make_storage_examples.py --update\n{result.stdout}{result.stderr}")
+        f"docs/storage.md is stale; regenerate with make_storage_examples.py --update\n{result.stdout}{result.stderr}"
+    )
 
 
 # docutils reports problems in text it parses outside Sphinx's logging as "(WARNING/2)"; -W does not see those.
@@ -36,8 +45,22 @@ def test_documentation_builds_without_warnings(tmp_path):
     shutil.copytree(ROOT / "docs", source / "docs", ignore=generated)
     shutil.copytree(ROOT / "tutorials", source / "tutorials", ignore=shutil.ignore_patterns("__pycache__"))
     result = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html", str(source / "docs"),
-         str(tmp_path / "html")], cwd=ROOT, capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "sphinx",
+            "-W",
+            "--keep-going",
+            "-b",
+            "html",
+            str(source / "docs"),
+            str(tmp_path / "html"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     output = f"{result.stdout}\n{result.stderr}"
     assert result.returncode == 0, f"the documentation does not build:\n{output[-30000:]}"
     problems = [line for line in output.splitlines() if _PROBLEM.search(line)]

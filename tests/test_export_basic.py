@@ -19,8 +19,11 @@ def test_hdf5_to_zarr_to_hdf5(tmp_path):
         dst.export(src_io=src, write_args={"link_data": False})
     with NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as src:
         NWBHDF5IO.export_io(path=str(tmp_path / "c.nwb"), src_io=src, write_args={"link_data": False})
-    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as a, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as b, \
-            NWBHDF5IO(tmp_path / "c.nwb", mode="r") as c:
+    with (
+        NWBHDF5IO(tmp_path / "a.nwb", mode="r") as a,
+        NWBZarrIO(tmp_path / "b.nwb.zarr", mode="r") as b,
+        NWBHDF5IO(tmp_path / "c.nwb", mode="r") as c,
+    ):
         fa, fb, fc = a.read(), b.read(), c.read()
         TestCase().assertContainerEqual(fb, fa, ignore_hdmf_attrs=True)
         TestCase().assertContainerEqual(fc, fa, ignore_hdmf_attrs=True)
@@ -75,8 +78,7 @@ def test_linked_data_is_copied_in_with_link_data_false(tmp_path, destination):
         io.write(small_nwbfile())
     with NWBZarrIO(tmp_path / "raw.nwb.zarr", mode="r") as raw:
         derived = small_nwbfile()
-        derived.add_acquisition(TimeSeries(name="linked", data=raw.read().acquisition["ts"].data, unit="m",
-                                           rate=30.0))
+        derived.add_acquisition(TimeSeries(name="linked", data=raw.read().acquisition["ts"].data, unit="m", rate=30.0))
         with NWBZarrIO(tmp_path / "derived.nwb.zarr", mode="w", manager=raw.manager) as io:
             io.write(derived)
     out_cls = NWBZarrIO if destination.endswith(".zarr") else NWBHDF5IO

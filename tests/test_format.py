@@ -12,13 +12,33 @@ from hdmf_zarr3.format import dtypes, references, values
 from hdmf_zarr3.format.references import Reference
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ("float", "float32"), ("double", "float64"), ("long", "int64"), ("int", "int32"), ("short", "int16"),
-    ("uint", "uint32"), ("utf8", "text"), ("utf-8", "text"), ("text", "text"), ("ascii", "ascii"),
-    ("bytes", "ascii"), ("isodatetime", "isodatetime"), ("datetime", "isodatetime"), ("object", "object"),
-    ("region", "region"), ("numeric", None), (None, None), (np.float32, "float32"), (np.dtype("<u2"), "uint16"),
-    ({"target_type": "X", "reftype": "object"}, "object"), (np.dtype("U3"), "text"), (np.dtype("S3"), "ascii"),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ("float", "float32"),
+        ("double", "float64"),
+        ("long", "int64"),
+        ("int", "int32"),
+        ("short", "int16"),
+        ("uint", "uint32"),
+        ("utf8", "text"),
+        ("utf-8", "text"),
+        ("text", "text"),
+        ("ascii", "ascii"),
+        ("bytes", "ascii"),
+        ("isodatetime", "isodatetime"),
+        ("datetime", "isodatetime"),
+        ("object", "object"),
+        ("region", "region"),
+        ("numeric", None),
+        (None, None),
+        (np.float32, "float32"),
+        (np.dtype("<u2"), "uint16"),
+        ({"target_type": "X", "reftype": "object"}, "object"),
+        (np.dtype("U3"), "text"),
+        (np.dtype("S3"), "ascii"),
+    ],
+)
 def test_canonical_dtype_names(spec, expected):
     assert dtypes.canonical(spec) == expected
 
@@ -42,9 +62,16 @@ def test_compound_with_strings_or_references_is_rows():
     assert rows.zarr_dtype == [{"name": "a", "dtype": "int32"}, {"name": "t", "dtype": "ascii"}]
 
 
-@pytest.mark.parametrize("zarr_dtype,data_type", [
-    ("int32", "int64"), ("text", "int8"), ("nonsense", "string"), (5, "int8"), ([{"name": "a"}], "string"),
-])
+@pytest.mark.parametrize(
+    "zarr_dtype,data_type",
+    [
+        ("int32", "int64"),
+        ("text", "int8"),
+        ("nonsense", "string"),
+        (5, "int8"),
+        ([{"name": "a"}], "string"),
+    ],
+)
 def test_inconsistent_stored_dtypes_are_format_errors(zarr_dtype, data_type):
     with pytest.raises(FormatError, match="/x"):
         dtypes.from_attribute(zarr_dtype, data_type, "/x")
@@ -66,11 +93,18 @@ def test_attribute_envelopes():
     assert _roundtrip([1, "a", True]) == ([1, "a", True], [1, "a", True])
 
 
-@pytest.mark.parametrize("bad", [
-    {"value": 1}, {"zarr_dtype": "uint8", "value": 300}, {"zarr_dtype": "int8", "value": "x"},
-    {"zarr_dtype": "float64", "value": "nan"}, {"zarr_dtype": "object", "value": {"path": "/a"}},
-    {"zarr_dtype": "what", "value": 1}, {"zarr_dtype": "text", "value": [1]},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"value": 1},
+        {"zarr_dtype": "uint8", "value": 300},
+        {"zarr_dtype": "int8", "value": "x"},
+        {"zarr_dtype": "float64", "value": "nan"},
+        {"zarr_dtype": "object", "value": {"path": "/a"}},
+        {"zarr_dtype": "what", "value": 1},
+        {"zarr_dtype": "text", "value": [1]},
+    ],
+)
 def test_malformed_attribute_values_are_format_errors(bad):
     with pytest.raises(FormatError, match="/p@a"):
         values.decode_attribute(bad, lambda r: r, "/p@a")
@@ -88,11 +122,14 @@ def test_reference_records_validate():
 
 
 def test_rows_roundtrip():
-    fields = (dtypes.Field("i", "int32"), dtypes.Field("f", "float64"), dtypes.Field("s", "text"),
-              dtypes.Field("r", "object"))
+    fields = (
+        dtypes.Field("i", "int32"),
+        dtypes.Field("f", "float64"),
+        dtypes.Field("s", "text"),
+        dtypes.Field("r", "object"),
+    )
     row = values.encode_row((1, math.inf, "x", "target"), fields, lambda o: Reference(".", "/" + o), "/d")
-    assert row == [1, "Infinity", "x", {"source": ".", "path": "/target", "object_id": None,
-                                       "source_object_id": None}]
+    assert row == [1, "Infinity", "x", {"source": ".", "path": "/target", "object_id": None, "source_object_id": None}]
     back = values.decode_row(row, fields, "/d")
     assert back[:3] == [1, math.inf, "x"] and isinstance(back[0], np.int32) and back[3].path == "/target"
     with pytest.raises(FormatError):

@@ -23,8 +23,10 @@ from pynwb import NWBHDF5IO
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
 from hdmf_zarr3.errors import ModeError, UnsupportedDataError
 
-pytestmark = [pytest.mark.filterwarnings("ignore:EnumData is experimental:UserWarning"),
-              pytest.mark.filterwarnings("ignore::UserWarning:hdmf_zarr")]
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:EnumData is experimental:UserWarning"),
+    pytest.mark.filterwarnings("ignore::UserWarning:hdmf_zarr"),
+]
 
 WITHOUT = frozenset({"lab_info"})
 
@@ -76,8 +78,9 @@ def test_pynwb_read_nwb_and_nwbinspector_treat_it_as_hdmf_zarr_own(ours, tmp_pat
             assert type(nwbfile.get_read_io()) is hdmf_zarr.nwb.NWBZarrIO
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return sorted((m.importance.name, m.check_function_name, m.object_name)
-                              for m in inspect_nwbfile_object(nwbfile))
+                return sorted(
+                    (m.importance.name, m.check_function_name, m.object_name) for m in inspect_nwbfile_object(nwbfile)
+                )
         finally:
             nwbfile.get_read_io().close()
 
@@ -96,8 +99,7 @@ def test_round_trip_ours_theirs_ours(ours, tmp_path):
 def _export_in_their_convention_and_compare(written: Path, out: Path) -> None:
     """Read ``written`` with us, export it in hdmf-zarr's convention, read that with hdmf-zarr 0.14."""
     with NWBZarrIO(written, mode="r", manager=make_manager()) as src:
-        NWBZarrIO.export_io(out, src, manager=make_manager(), convention="hdmf-zarr",
-                            write_args={"link_data": False})
+        NWBZarrIO.export_io(out, src, manager=make_manager(), convention="hdmf-zarr", write_args={"link_data": False})
     with _theirs(out) as io:
         TestCase().assertContainerEqual(io.read(), expected(), ignore_hdmf_attrs=True)
 
@@ -135,6 +137,7 @@ def test_external_links_in_hdmf_zarr_convention(tmp_path):
 
 
 # --- what hdmf-zarr's convention cannot hold is refused, never written wrong ----------------------
+
 
 def _table_with(column: VectorData) -> DynamicTable:
     return DynamicTable(name="t", description="d", columns=[column], id=list(range(len(column.data))))

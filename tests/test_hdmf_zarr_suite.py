@@ -42,14 +42,17 @@ def test_every_test_not_excluded_passes(run):
     assert outcomes["passed"] > 250, f"only {outcomes['passed']} tests passed\n{job.log_tail()}"
     failed = {test_id: entry for test_id, entry in results.items() if entry["outcome"] == "failed"}
     if failed:
-        lines = [f"{len(failed)} hdmf-zarr tests fail on our classes (fix them, or list them in {LIST.name} "
-                 "with a reason if they test hdmf-zarr's internals or a deliberate difference):"]
+        lines = [
+            f"{len(failed)} hdmf-zarr tests fail on our classes (fix them, or list them in {LIST.name} "
+            "with a reason if they test hdmf-zarr's internals or a deliberate difference):"
+        ]
         for test_id, entry in sorted(failed.items()):
             lines.append(f"- {test_id}\n    " + entry["detail"].replace("\n", "\n    "))
         pytest.fail("\n".join(lines), pytrace=False)
     skipped = sorted(test_id for test_id, entry in results.items() if entry["outcome"] == "skipped")
-    assert not skipped, (f"skipped tests pass nothing (install what they need, or list them as cannot-run in "
-                         f"{LIST.name}): {skipped}")
+    assert not skipped, (
+        f"skipped tests pass nothing (install what they need, or list them as cannot-run in {LIST.name}): {skipped}"
+    )
 
 
 def test_exclusion_list_is_current(run):

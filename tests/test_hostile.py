@@ -49,10 +49,21 @@ Corrupt, Codec = CorruptStoreError, UnsupportedCodecError
 
 @pytest.fixture(autouse=True)
 def no_unpickling_no_network(monkeypatch):
-    for module, name in [(pickle, "loads"), (pickle, "load"), (pickle, "Unpickler"), (numcodecs.Pickle, "decode"),
-                         (socket.socket, "connect"), (socket.socket, "connect_ex"), (socket, "create_connection"),
-                         (socket, "getaddrinfo"), (obstore.store, "from_url"), (obstore.store, "S3Store"),
-                         (obstore.store, "HTTPStore"), (obstore.store, "GCSStore"), (obstore.store, "AzureStore")]:
+    for module, name in [
+        (pickle, "loads"),
+        (pickle, "load"),
+        (pickle, "Unpickler"),
+        (numcodecs.Pickle, "decode"),
+        (socket.socket, "connect"),
+        (socket.socket, "connect_ex"),
+        (socket, "create_connection"),
+        (socket, "getaddrinfo"),
+        (obstore.store, "from_url"),
+        (obstore.store, "S3Store"),
+        (obstore.store, "HTTPStore"),
+        (obstore.store, "GCSStore"),
+        (obstore.store, "AzureStore"),
+    ]:
         monkeypatch.setattr(module, name, refuse(f"{getattr(module, '__name__', module)}.{name}"))
 
 
@@ -79,15 +90,18 @@ def nwb(tmp_path, bases):
 
 def _set(*keys, value):
     """A change setting ``doc[k1][k2]...`` to ``value``."""
+
     def change(doc):
         for k in keys[:-1]:
             doc = doc[k]
         doc[keys[-1]] = value
+
     return change
 
 
 def _array(shape=None, chunks=None, dtype=None):
     """A change to an array's shape, chunk shape or (numeric) dtype, keeping data_type and zarr_dtype in step."""
+
     def change(doc):
         if shape is not None:
             doc["shape"] = shape
@@ -95,6 +109,7 @@ def _array(shape=None, chunks=None, dtype=None):
             doc["chunk_grid"]["configuration"]["chunk_shape"] = chunks
         if dtype is not None:
             doc["data_type"] = doc["attributes"]["zarr_dtype"] = dtype
+
     return change
 
 
@@ -152,10 +167,14 @@ METADATA_CASES = {
     "root-truncated": (lambda f: put_raw(f, "/", (f / "zarr.json").read_bytes()[:40]), Corrupt),
     "node-truncated": (lambda f: put_raw(f, "/x", (f / "x" / "zarr.json").read_bytes()[:40]), Corrupt),
     "node-empty": (lambda f: put_raw(f, "/a", b""), Corrupt),
-    "root-non-utf8": (lambda f: put_raw(f, "/", b'{"zarr_format": 3, "node_type": "group", "attributes": '
-                                             b'{"k": "\xff\xfe"}}'), Corrupt),
-    "node-non-utf8": (lambda f: put_raw(f, "/a", b'{"zarr_format": 3, "node_type": "group", "attributes": '
-                                              b'{"k": "\xc3\x28"}}'), Corrupt),
+    "root-non-utf8": (
+        lambda f: put_raw(f, "/", b'{"zarr_format": 3, "node_type": "group", "attributes": {"k": "\xff\xfe"}}'),
+        Corrupt,
+    ),
+    "node-non-utf8": (
+        lambda f: put_raw(f, "/a", b'{"zarr_format": 3, "node_type": "group", "attributes": {"k": "\xc3\x28"}}'),
+        Corrupt,
+    ),
     "root-not-object": (lambda f: put_raw(f, "/", b"[1, 2]"), Corrupt),
     "node-not-object": (lambda f: put_raw(f, "/x", b'"zarr"'), Corrupt),
     "root-recursion-bomb": (lambda f: put_raw(f, "/", b"[" * 100_000), Corrupt),
@@ -195,7 +214,9 @@ METADATA_CASES = {
     # 4. unknown codecs
     "unknown-codec": (lambda f: edit(f, "/x", _set("codecs", value=[BYTES, {"name": "no-such-codec"}])), Codec),
     "unknown-codec-consolidated-only": (
-        lambda f: edit_consolidated(f, "/x", _set("codecs", value=[BYTES, {"name": "no-such-codec"}])), Codec),
+        lambda f: edit_consolidated(f, "/x", _set("codecs", value=[BYTES, {"name": "no-such-codec"}])),
+        Codec,
+    ),
     # 6. bare NaN / Infinity in metadata that must be an integer
     "shape-nan": (lambda f: edit(f, "/x", _array(shape=[float("nan")])), Corrupt),
     "chunks-infinity": (lambda f: edit(f, "/x", _array(chunks=[float("inf")])), Corrupt),
@@ -205,17 +226,27 @@ METADATA_CASES = {
     "attr-list-100000-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(100_000)), Corrupt),
     "attr-object-200-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(200, '{"k":', "}")), Corrupt),
     "attr-object-100000-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(100_000, '{"k":', "}")), Corrupt),
-    "attr-envelope-200-deep": (lambda f: raw_attribute(f, "/a", "deep", '{"zarr_dtype": "int64", "value": '
-                                                       + _nest(200) + "}"), Corrupt),
+    "attr-envelope-200-deep": (
+        lambda f: raw_attribute(f, "/a", "deep", '{"zarr_dtype": "int64", "value": ' + _nest(200) + "}"),
+        Corrupt,
+    ),
     # 8. links and references that lead nowhere
-    "link-cycle": (lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")],
-                                        "/b": [record(".", "/a/x", name="y")]}), Corrupt),
+    "link-cycle": (
+        lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")], "/b": [record(".", "/a/x", name="y")]}),
+        Corrupt,
+    ),
     "link-to-itself": (lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}), Corrupt),
     "link-dangling": (lambda f: _links(f, {"/b": [record(".", "/nope", name="lnk")]}), Corrupt),
-    "link-dangling-consolidated-only": (lambda f: edit_consolidated(
-        f, "/b", _set("attributes", "zarr_link", value=[record(".", "/nope", name="lnk")])), Corrupt),
-    "ref-missing-in-attribute": (lambda f: edit(f, "/x", _set("attributes", "ref", value={
-        "zarr_dtype": "object", "value": record(".", "/nope")})), Corrupt),
+    "link-dangling-consolidated-only": (
+        lambda f: edit_consolidated(f, "/b", _set("attributes", "zarr_link", value=[record(".", "/nope", name="lnk")])),
+        Corrupt,
+    ),
+    "ref-missing-in-attribute": (
+        lambda f: edit(
+            f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(".", "/nope")})
+        ),
+        Corrupt,
+    ),
     "ref-missing-in-dataset": (lambda f: set_elements(f, "/refs", [_json(record(".", "/nope")), ""]), Corrupt),
     "ref-missing-in-compound": (lambda f: set_elements(f, "/rows", [_json([1, record(".", "/nope")])]), Corrupt),
     # 10. metadata zarr would refuse only when the array is opened (with its own errors), found on open
@@ -223,40 +254,68 @@ METADATA_CASES = {
     "fill-value-out-of-range": (lambda f: edit(f, "/x", _set("fill_value", value=2**40)), Corrupt),
     "fill-value-null": (lambda f: edit(f, "/x", _set("fill_value", value=None)), Corrupt),
     "fill-value-list-for-float": (lambda f: edit(f, "/sc", _set("fill_value", value=[1, 2])), Corrupt),
-    "blosc-cname-unknown": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "cname", value="nosuch")),
-                            Corrupt),
+    "blosc-cname-unknown": (
+        lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "cname", value="nosuch")),
+        Corrupt,
+    ),
     "blosc-clevel-99": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "clevel", value=99)), Corrupt),
     "blosc-shuffle-number": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "shuffle", value=7)), Corrupt),
     "codecs-without-serializer": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}])), Corrupt),
     "codecs-two-serializers": (lambda f: edit(f, "/x", _set("codecs", value=[BYTES, BYTES])), Corrupt),
     "codecs-out-of-order": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}, BYTES])), Corrupt),
-    "bytes-endian-middle": (lambda f: edit(f, "/x", _set("codecs", 0, "configuration", "endian", value="middle")),
-                            Corrupt),
+    "bytes-endian-middle": (
+        lambda f: edit(f, "/x", _set("codecs", 0, "configuration", "endian", value="middle")),
+        Corrupt,
+    ),
     "zstd-level-string": (lambda f: edit(f, "/s", _set("codecs", 1, "configuration", "level", value="x")), Corrupt),
-    "transpose-order-not-a-permutation": (lambda f: edit(f, "/x", _set("codecs", value=[
-        {"name": "transpose", "configuration": {"order": [1]}}, BYTES])), Corrupt),
-    "sharding-chunks-do-not-divide-shard": (lambda f: edit(f, "/x", _set("codecs", value=[
-        _shard([BYTES], chunks=[4])])), Corrupt),
-    "sharding-index-location-middle": (lambda f: edit(f, "/x", _set("codecs", value=[_shard(
-        [BYTES], location="middle")])), Corrupt),
-    "chunk-key-encoding-unknown": (lambda f: edit(f, "/x", _set("chunk_key_encoding", value={"name": "nope"})),
-                                   Corrupt),
+    "transpose-order-not-a-permutation": (
+        lambda f: edit(f, "/x", _set("codecs", value=[{"name": "transpose", "configuration": {"order": [1]}}, BYTES])),
+        Corrupt,
+    ),
+    "sharding-chunks-do-not-divide-shard": (
+        lambda f: edit(f, "/x", _set("codecs", value=[_shard([BYTES], chunks=[4])])),
+        Corrupt,
+    ),
+    "sharding-index-location-middle": (
+        lambda f: edit(f, "/x", _set("codecs", value=[_shard([BYTES], location="middle")])),
+        Corrupt,
+    ),
+    "chunk-key-encoding-unknown": (
+        lambda f: edit(f, "/x", _set("chunk_key_encoding", value={"name": "nope"})),
+        Corrupt,
+    ),
     "chunk-key-encoding-missing": (lambda f: edit(f, "/s", lambda doc: doc.pop("chunk_key_encoding")), Corrupt),
-    "attr-envelope-absurd-shape": (lambda f: edit(f, "/a", _set("attributes", "m", value={
-        "zarr_dtype": "int64", "value": [1, 2, 3], "shape": [2**40, 2**40]})), Corrupt),
-    "attr-envelope-shape-not-integers": (lambda f: edit(f, "/a", _set("attributes", "m", value={
-        "zarr_dtype": "int64", "value": [1, 2], "shape": ["2"]})), Corrupt),
-    "attr-envelope-negative-shape": (lambda f: edit(f, "/a", _set("attributes", "m", value={
-        "zarr_dtype": "int64", "value": [1, 2], "shape": [-1]})), Corrupt),
-    "attr-envelope-ragged-numbers": (lambda f: edit(f, "/a", _set("attributes", "m", value={
-        "zarr_dtype": "int64", "value": [[1], [1, 2]]})), Corrupt),
-    "attr-envelope-ragged-strings": (lambda f: edit(f, "/a", _set("attributes", "m", value={
-        "zarr_dtype": "text", "value": [["a"], ["a", "b"]]})), Corrupt),
+    "attr-envelope-absurd-shape": (
+        lambda f: edit(
+            f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2, 3], "shape": [2**40, 2**40]})
+        ),
+        Corrupt,
+    ),
+    "attr-envelope-shape-not-integers": (
+        lambda f: edit(
+            f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2], "shape": ["2"]})
+        ),
+        Corrupt,
+    ),
+    "attr-envelope-negative-shape": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2], "shape": [-1]})),
+        Corrupt,
+    ),
+    "attr-envelope-ragged-numbers": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [[1], [1, 2]]})),
+        Corrupt,
+    ),
+    "attr-envelope-ragged-strings": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "text", "value": [["a"], ["a", "b"]]})),
+        Corrupt,
+    ),
     # 11. links whose names collide or are no node names
     "link-named-like-a-dataset": (lambda f: _links(f, {"/": [record(".", "/a/target", name="x")]}), Corrupt),
     "link-named-like-a-group": (lambda f: _links(f, {"/": [record(".", "/a/target", name="a")]}), Corrupt),
-    "links-with-one-name": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l"),
-                                                        record(".", "/x", name="l")]}), Corrupt),
+    "links-with-one-name": (
+        lambda f: _links(f, {"/b": [record(".", "/a/target", name="l"), record(".", "/x", name="l")]}),
+        Corrupt,
+    ),
     "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
     "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
 }
@@ -270,15 +329,29 @@ def test_damaged_metadata_gives_a_typed_error(f, damage, error):
 
 
 LINK_MISTAKES = {  # (damage, node the error names, what it says)
-    "link-to-itself": (lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}), "/a/x",
-                       "the link points to itself"),
-    "link-to-a-link": (lambda f: _links(f, {"/a": [record(".", "/b/lnk", name="x")]}), "/a/x",
-                       "'/b/lnk' is itself a link"),
-    "links-in-a-cycle": (lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")],
-                                              "/b": [record(".", "/a/x", name="y")]}), "/a/x",
-                         "'/b/y' is itself a link"),
-    "reference-to-a-link": (lambda f: (deconsolidate(f), edit(f, "/x", _set("attributes", "ref", value={
-        "zarr_dtype": "object", "value": record(".", "/b/lnk")}))), "/x", "'/b/lnk' is itself a link"),
+    "link-to-itself": (
+        lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}),
+        "/a/x",
+        "the link points to itself",
+    ),
+    "link-to-a-link": (
+        lambda f: _links(f, {"/a": [record(".", "/b/lnk", name="x")]}),
+        "/a/x",
+        "'/b/lnk' is itself a link",
+    ),
+    "links-in-a-cycle": (
+        lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")], "/b": [record(".", "/a/x", name="y")]}),
+        "/a/x",
+        "'/b/y' is itself a link",
+    ),
+    "reference-to-a-link": (
+        lambda f: (
+            deconsolidate(f),
+            edit(f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(".", "/b/lnk")})),
+        ),
+        "/x",
+        "'/b/lnk' is itself a link",
+    ),
 }
 
 
@@ -291,8 +364,11 @@ def test_links_to_themselves_or_to_links_say_so(f, damage, where, message):
     assert raised.value.path == where
 
 
-@pytest.mark.parametrize("value,expect", [(float("nan"), [np.nan]), ([float("inf"), float("-inf")], [np.inf, -np.inf])],
-                         ids=["nan", "infinity"])
+@pytest.mark.parametrize(
+    "value,expect",
+    [(float("nan"), [np.nan]), ([float("inf"), float("-inf")], [np.inf, -np.inf])],
+    ids=["nan", "infinity"],
+)
 def test_bare_non_finite_tokens_in_attributes_read_as_floats(f, value, expect):
     edit(f, "/a", _set("attributes", "v", value=value))
     assert b"NaN" in (f / "a" / "zarr.json").read_bytes() or b"Infinity" in (f / "a" / "zarr.json").read_bytes()
@@ -302,9 +378,15 @@ def test_bare_non_finite_tokens_in_attributes_read_as_floats(f, value, expect):
 
 # --- 5. pickle, in every codec slot: refused, never decoded -----------------------------------------------
 def _shard(codecs, index_codecs=(BYTES, {"name": "crc32c"}), chunks=(6,), location="end"):
-    return {"name": "sharding_indexed", "configuration": {"chunk_shape": list(chunks), "codecs": list(codecs),
-                                                          "index_codecs": list(index_codecs),
-                                                          "index_location": location}}
+    return {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(chunks),
+            "codecs": list(codecs),
+            "index_codecs": list(index_codecs),
+            "index_location": location,
+        },
+    }
 
 
 SLOTS = {
@@ -342,11 +424,15 @@ def test_pickle_codec_in_nwb_file_is_refused(nwb, tmp_path, where):
 # --- typed errors survive PyNWB's object mapper ----------------------------------------------------------
 NWB_CASES = {
     "truncated-node": lambda f: put_raw(f, "/units/spike_times", (f / "units/spike_times/zarr.json").read_bytes()[:50]),
-    "ref-missing-in-attribute": lambda f: edit(f, "/units/spike_times_index", _set(
-        "attributes", "target", value={"zarr_dtype": "object", "value": record(".", "/units/nope")})),
+    "ref-missing-in-attribute": lambda f: edit(
+        f,
+        "/units/spike_times_index",
+        _set("attributes", "target", value={"zarr_dtype": "object", "value": record(".", "/units/nope")}),
+    ),
     "huge-shape": lambda f: edit(f, "/acquisition/ts/data", _array(shape=[HUGE], chunks=[HUGE])),
-    "spec-recursion-bomb": lambda f: set_elements(f, "/specifications/core/" + _only(f, "specifications/core")
-                                                  + "/namespace", "[" * 100_000),
+    "spec-recursion-bomb": lambda f: set_elements(
+        f, "/specifications/core/" + _only(f, "specifications/core") + "/namespace", "[" * 100_000
+    ),
 }
 
 
@@ -368,10 +454,16 @@ SOURCES = {  # name: (source, allowed by default, allowed with external_roots=[<
     "sibling": (lambda t: "sib.zarr", True, True),
 }
 KINDS = {  # how a target is planted, and where its value shows up in read_everything's result
-    "link": (lambda f, s, p="/t": edit(f, "/b", _set("attributes", "zarr_link", value=[record(s, p, name="lnk")])),
-             "/b/lnk"),
-    "attribute-ref": (lambda f, s, p="/t": edit(f, "/x", _set("attributes", "ref", value={
-        "zarr_dtype": "object", "value": record(s, p)})), "/x@ref"),
+    "link": (
+        lambda f, s, p="/t": edit(f, "/b", _set("attributes", "zarr_link", value=[record(s, p, name="lnk")])),
+        "/b/lnk",
+    ),
+    "attribute-ref": (
+        lambda f, s, p="/t": edit(
+            f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(s, p)})
+        ),
+        "/x@ref",
+    ),
     "dataset-ref": (lambda f, s, p="/t": set_elements(f, "/refs", [_json(record(s, p)), ""]), "/refs"),
 }
 
@@ -392,8 +484,9 @@ def _sibling_links_back(t):
 
 BROKEN_EXTERNAL = [  # (case, kind): targets in sibling files that exist, linking in a cycle or to nothing
     pytest.param(_sibling_links_back, "link", id="cycle-link"),
-    *(pytest.param(lambda t: ("nope.zarr", "/t"), kind, id=f"missing-file-{kind}") for kind in KINDS
-      if kind != "link"),  # a link into a missing file is skipped with a warning (below)
+    *(
+        pytest.param(lambda t: ("nope.zarr", "/t"), kind, id=f"missing-file-{kind}") for kind in KINDS if kind != "link"
+    ),  # a link into a missing file is skipped with a warning (below)
     *(pytest.param(lambda t: ("sib.zarr", "/nope"), kind, id=f"missing-path-{kind}") for kind in KINDS),
 ]
 
@@ -426,9 +519,13 @@ def _external_value(values, key):
     return got[0] if key == "/refs" else got
 
 
-EXTERNAL_CASES = [pytest.param(source, kind, roots, ok, id=f"{source}-{kind}-{'roots' if roots else 'default'}")
-                  for source, (_, by_default, with_roots) in SOURCES.items() for kind in KINDS
-                  for roots, ok in [(False, by_default), (True, with_roots)] if ok is not None]
+EXTERNAL_CASES = [
+    pytest.param(source, kind, roots, ok, id=f"{source}-{kind}-{'roots' if roots else 'default'}")
+    for source, (_, by_default, with_roots) in SOURCES.items()
+    for kind in KINDS
+    for roots, ok in [(False, by_default), (True, with_roots)]
+    if ok is not None
+]
 
 
 @pytest.mark.parametrize("source,kind,roots,ok", EXTERNAL_CASES)

@@ -52,12 +52,21 @@ def nwb(tmp_path, bases):
     return tmp_path / "here" / "f.zarr"
 
 
-FIRST_CHUNK = {"blosc": "c/0", "sharded": "c/0", "raw": "c/0", "zstd": "c/0", "gzip": "c/0", "text": "c/0",
-               "grid": "c/0/0", "scalar": "c", "single": "c/0"}
+FIRST_CHUNK = {
+    "blosc": "c/0",
+    "sharded": "c/0",
+    "raw": "c/0",
+    "zstd": "c/0",
+    "gzip": "c/0",
+    "text": "c/0",
+    "grid": "c/0/0",
+    "scalar": "c",
+    "single": "c/0",
+}
 DAMAGE = {
     "garbage": lambda raw: b"garbage",
     "empty": lambda raw: b"",
-    "truncated": lambda raw: raw[:len(raw) // 2],
+    "truncated": lambda raw: raw[: len(raw) // 2],
     "one-byte-short": lambda raw: raw[:-1],
     "trailing-bytes": lambda raw: raw + b"\x01" * 8,
     "zeroed": lambda raw: bytes(len(raw)),
@@ -75,8 +84,13 @@ def _damage(f, array, damage):
     chunk.write_bytes(DAMAGE[damage](chunk.read_bytes()))
 
 
-CHUNK_CASES = [pytest.param(a, d, r, id=f"{a}-{d}-{r}") for a in FIRST_CHUNK for d in DAMAGE for r in READERS
-               if (a, d) not in UNDETECTABLE and (r == "builders" or d in ("garbage", "truncated"))]
+CHUNK_CASES = [
+    pytest.param(a, d, r, id=f"{a}-{d}-{r}")
+    for a in FIRST_CHUNK
+    for d in DAMAGE
+    for r in READERS
+    if (a, d) not in UNDETECTABLE and (r == "builders" or d in ("garbage", "truncated"))
+]
 
 
 @pytest.mark.parametrize("array,damage,reader", CHUNK_CASES)
@@ -87,15 +101,22 @@ def test_a_damaged_chunk_is_a_corrupt_store_error_naming_array_and_chunk(f, arra
     assert raised.value.path == f"/{array}"
 
 
-NWB_CHUNKS = {"single-chunk": "acquisition/ts/data/c/0", "chunked": "acquisition/chunked/data/c/1",
-              "sharded": "acquisition/sharded/data/c/1", "strings": "units/quality/c/0",
-              "table-column": "intervals/trials/start_time/c/0"}
+NWB_CHUNKS = {
+    "single-chunk": "acquisition/ts/data/c/0",
+    "chunked": "acquisition/chunked/data/c/1",
+    "sharded": "acquisition/sharded/data/c/1",
+    "strings": "units/quality/c/0",
+    "table-column": "intervals/trials/start_time/c/0",
+}
 
 
-NWB_CASES = [pytest.param(where, dask, zarrio,
-                          id=f"{where}-{'dask' if dask else 'lazy'}-{'ZarrIO' if zarrio else 'NWBZarrIO'}")
-             for where in NWB_CHUNKS for dask in (False, True) for zarrio in (False, True)
-             if not dask or "data" in NWB_CHUNKS[where]]  # dask=True swaps in TimeSeries data, not table columns
+NWB_CASES = [
+    pytest.param(where, dask, zarrio, id=f"{where}-{'dask' if dask else 'lazy'}-{'ZarrIO' if zarrio else 'NWBZarrIO'}")
+    for where in NWB_CHUNKS
+    for dask in (False, True)
+    for zarrio in (False, True)
+    if not dask or "data" in NWB_CHUNKS[where]
+]  # dask=True swaps in TimeSeries data, not table columns
 
 
 @pytest.mark.parametrize("where,dask,zarrio", NWB_CASES)
@@ -132,9 +153,9 @@ def test_a_shard_index_pointing_past_the_end_is_a_corrupt_store_error(f):
 
     shard = f / "sharded" / "c" / "0"
     raw = shard.read_bytes()
-    index = np.frombuffer(raw[-(16 * 4 + 4):-4], dtype="<u8").reshape(4, 2).copy()
+    index = np.frombuffer(raw[-(16 * 4 + 4) : -4], dtype="<u8").reshape(4, 2).copy()
     index[1] = (len(raw) * 4, 64)
-    shard.write_bytes(raw[:-(16 * 4 + 4)] + bytes(numcodecs.CRC32C().encode(index.tobytes())))
+    shard.write_bytes(raw[: -(16 * 4 + 4)] + bytes(numcodecs.CRC32C().encode(index.tobytes())))
     with ZarrIO(f, mode="r") as io:
         data = io.read_builder()["sharded"].data
         with pytest.raises(CorruptStoreError, match="points past the end") as raised:
@@ -150,6 +171,7 @@ def _fifo(path, tmp):
 def _symlink(target):
     def plant(path, tmp):
         os.symlink(target(path, tmp) if callable(target) else target, path)
+
     return plant
 
 
@@ -163,6 +185,7 @@ def _sparse(size):
     def plant(path, tmp):
         with open(path, "wb") as out:
             out.truncate(size)
+
     return plant
 
 
@@ -175,8 +198,13 @@ ENTRIES = {  # how an entry is planted in place of a chunk or document, and the 
     "symlink-loop": (_symlink(lambda path, tmp: path), CorruptStoreError, "loop of symlinks"),
     "sparse-1-TiB": (_sparse(2**40), CorruptStoreError, "more than the"),
 }
-CHUNK_ENTRIES = {"chunked": "blosc/c/1", "sharded": "sharded/c/1", "single-chunk": "single/c/0", "scalar": "scalar/c",
-                 "strings": "text/c/1"}
+CHUNK_ENTRIES = {
+    "chunked": "blosc/c/1",
+    "sharded": "sharded/c/1",
+    "single-chunk": "single/c/0",
+    "scalar": "scalar/c",
+    "strings": "text/c/1",
+}
 
 
 def _plant(f, tmp_path, key, entry):
@@ -196,8 +224,10 @@ def test_a_chunk_that_is_no_regular_file_inside_the_file_is_refused(f, tmp_path,
     assert raised.value.path == "/" + CHUNK_ENTRIES[where].split("/")[0]
 
 
-DOCUMENT_ENTRIES = {**{k: v for k, v in ENTRIES.items() if k != "sparse-1-TiB"},
-                    "sparse-1-GiB": (_sparse(2**30), CorruptStoreError, "more than the")}  # documents: 256 MiB
+DOCUMENT_ENTRIES = {
+    **{k: v for k, v in ENTRIES.items() if k != "sparse-1-TiB"},
+    "sparse-1-GiB": (_sparse(2**30), CorruptStoreError, "more than the"),
+}  # documents: 256 MiB
 
 
 @pytest.mark.parametrize("entry", DOCUMENT_ENTRIES)
@@ -242,13 +272,18 @@ def _zipped(f, replace=None, method=zipfile.ZIP_STORED):
 
 
 ZIP_CASES = {
-    "member-larger-than-its-array-allows": (lambda f: _zipped(f, {"raw/c/1": bytes(2**20)}, zipfile.ZIP_DEFLATED),
-                                            CorruptStoreError, "more than the"),
-    "member-compressed-with-bzip2": (lambda f: _zipped(f, method=zipfile.ZIP_BZIP2), UnsupportedCodecError,
-                                     "zip method 12"),
+    "member-larger-than-its-array-allows": (
+        lambda f: _zipped(f, {"raw/c/1": bytes(2**20)}, zipfile.ZIP_DEFLATED),
+        CorruptStoreError,
+        "more than the",
+    ),
+    "member-compressed-with-bzip2": (
+        lambda f: _zipped(f, method=zipfile.ZIP_BZIP2),
+        UnsupportedCodecError,
+        "zip method 12",
+    ),
     # refused when opened: the path says zip, the bytes do not (NotZarrError, a StoreError naming the path)
-    "not-a-zip": (lambda f: _write(f.parent / "f.zarr.zip", b"PK\x05\x06 not a zip"), NotZarrError,
-                  "not a zip file"),
+    "not-a-zip": (lambda f: _write(f.parent / "f.zarr.zip", b"PK\x05\x06 not a zip"), NotZarrError, "not a zip file"),
     "truncated-zip": (lambda f: _truncate(_zipped(f)), NotZarrError, "not a zip file"),
     "member-crc-mismatch": (lambda f: _flip_member(_zipped(f), "blosc/c/1"), CorruptStoreError, "CRC|cannot be read"),
 }

@@ -52,8 +52,10 @@ def test_older_snapshots_stay_readable_after_an_append(tmp_path):
 def test_parallel_writes_to_a_session_are_serial_with_a_warning(tmp_path):
     session = _repo(tmp_path).writable_session("main")
     iterator = ArrayIterator(np.arange(20), chunk_shape=(5,), buffer_shape=(5,))
-    with pytest.warns(ParallelWriteWarning, match="which another process cannot reopen: /d"), \
-            ZarrIO(session.store, mode="w") as io:
+    with (
+        pytest.warns(ParallelWriteWarning, match="which another process cannot reopen: /d"),
+        ZarrIO(session.store, mode="w") as io,
+    ):
         io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", iterator)}), number_of_jobs=2)
     with ZarrIO(session.store, mode="r") as io:
         assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))

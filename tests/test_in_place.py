@@ -29,8 +29,9 @@ def _content(path):
 @pytest.fixture(params=["f.nwb.zarr", "f.nwb.zarr.zip"])
 def path(tmp_path, request):
     nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name="grid", data=ZarrDataIO(GRID, chunks=(2, 5), shards=(4, 5)), unit="V",
-                                   rate=1.0))
+    nwb.add_acquisition(
+        TimeSeries(name="grid", data=ZarrDataIO(GRID, chunks=(2, 5), shards=(4, 5)), unit="V", rate=1.0)
+    )
     nwb.add_scratch(ScratchData(name="words", description="text", data=["a", "b", "c"]))
     with NWBZarrIO(tmp_path / request.param, mode="w") as io:
         io.write(nwb)
@@ -78,8 +79,11 @@ def test_changes_are_refused_in_mode_r(path):
     before = _content(path)
     with NWBZarrIO(path, mode="r") as io:
         data = io.read().acquisition["ts"].data
-        with pytest.raises(ModeError, match=r"/acquisition/ts/data: cannot change the data: the file is open in "
-                                            r"mode 'r' \(use 'r\+' or 'a'\)"):
+        with pytest.raises(
+            ModeError,
+            match=r"/acquisition/ts/data: cannot change the data: the file is open in "
+            r"mode 'r' \(use 'r\+' or 'a'\)",
+        ):
             data[0] = 42
         assert data[0] == 0.0
     assert _content(path) == before
@@ -96,11 +100,14 @@ def test_an_error_inside_with_undoes_changes_in_place(path):
     assert _content(path) == before
 
 
-@pytest.mark.parametrize("key,value,error,message", [
-    (20_000, 1.0, IndexError, "out of bounds"),
-    ((0, 0), 1.0, IndexError, "too many indices"),
-    (slice(0, 2), "text", UnsupportedDataError, "cannot store 'text' in a float64 dataset"),
-])
+@pytest.mark.parametrize(
+    "key,value,error,message",
+    [
+        (20_000, 1.0, IndexError, "out of bounds"),
+        ((0, 0), 1.0, IndexError, "too many indices"),
+        (slice(0, 2), "text", UnsupportedDataError, "cannot store 'text' in a float64 dataset"),
+    ],
+)
 def test_a_bad_change_changes_nothing(path, key, value, error, message):
     before = _content(path)
     with NWBZarrIO(path, mode="r+") as io:
@@ -110,17 +117,20 @@ def test_a_bad_change_changes_nothing(path, key, value, error, message):
     assert _content(path) == before  # not even re-consolidated
 
 
-@pytest.mark.parametrize("key,cells", [
-    (0, [(0, 0), (0, 1)]),
-    ((-1, -1), [(2, 1)]),
-    ((slice(3, 9), 0), [(0, 0), (1, 0), (2, 0)]),
-    ((slice(None, None, 5), 0), [(0, 0), (1, 0), (2, 0)]),
-    ((slice(1, None, 8), 0), [(0, 0), (2, 0)]),
-    (slice(9, 3), []),
-    ((Ellipsis, 6), [(0, 1), (1, 1), (2, 1)]),
-    (([0, 11], slice(0, 2)), [(0, 0), (2, 0)]),
-    ((np.arange(12) == 5, 0), [(1, 0)]),
-])
+@pytest.mark.parametrize(
+    "key,cells",
+    [
+        (0, [(0, 0), (0, 1)]),
+        ((-1, -1), [(2, 1)]),
+        ((slice(3, 9), 0), [(0, 0), (1, 0), (2, 0)]),
+        ((slice(None, None, 5), 0), [(0, 0), (1, 0), (2, 0)]),
+        ((slice(1, None, 8), 0), [(0, 0), (2, 0)]),
+        (slice(9, 3), []),
+        ((Ellipsis, 6), [(0, 1), (1, 1), (2, 1)]),
+        (([0, 11], slice(0, 2)), [(0, 0), (2, 0)]),
+        ((np.arange(12) == 5, 0), [(1, 0)]),
+    ],
+)
 def test_the_storage_objects_a_selection_touches(key, cells):
     from hdmf_zarr3.format.selection import touched_cells
 

@@ -111,8 +111,11 @@ def test_parallel_keywords_are_accepted_and_checked(tmp_path):
     with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "b.nwb.zarr", mode="w") as io:
         io.export(src_io=src, write_args={"link_data": False}, number_of_jobs=2, multiprocessing_context="spawn")
     assert read_nwb(tmp_path / "b.nwb.zarr").identifier == "TEST123"
-    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src, NWBZarrIO(tmp_path / "c.nwb.zarr", mode="w") as io, \
-            pytest.raises(ValueError, match="multiprocessing_context must be None or one of"):
+    with (
+        NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src,
+        NWBZarrIO(tmp_path / "c.nwb.zarr", mode="w") as io,
+        pytest.raises(ValueError, match="multiprocessing_context must be None or one of"),
+    ):
         io.export(src_io=src, write_args={"link_data": False}, multiprocessing_context="threads")
     assert read_nwb(path).identifier == "TEST123"  # the refused write changed nothing
 
@@ -230,9 +233,21 @@ def test_read_nwb_on_s3_is_anonymous(s3, monkeypatch):
     bucket = new_bucket(s3)
     url = f"s3://{bucket}/f.nwb.zarr"
     _write(url, storage_options=s3["options"])
-    s3["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Statement": [  # a public data set
-        {"Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
-         "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}]}))
+    s3["client"]().put_bucket_policy(
+        Bucket=bucket,
+        Policy=json.dumps(
+            {
+                "Statement": [  # a public data set
+                    {
+                        "Effect": "Allow",
+                        "Principal": "*",
+                        "Action": ["s3:GetObject", "s3:ListBucket"],
+                        "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+                    }
+                ]
+            }
+        ),
+    )
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ENDPOINT_URL", s3["endpoint"])  # the local moto server, found as obstore finds it

@@ -14,8 +14,7 @@ from hdmf_zarr3 import NWBZarrIO
 def test_data_chunk_iterator_is_streamed(tmp_path):
     nwb = small_nwbfile()
     rows = (np.full(4, i, dtype="int32") for i in range(1000))
-    nwb.add_acquisition(TimeSeries(name="streamed", data=DataChunkIterator(rows, buffer_size=64), unit="V",
-                                   rate=1.0))
+    nwb.add_acquisition(TimeSeries(name="streamed", data=DataChunkIterator(rows, buffer_size=64), unit="V", rate=1.0))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
         io.write(nwb)
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
@@ -26,8 +25,11 @@ def test_data_chunk_iterator_is_streamed(tmp_path):
 
 def test_h5dataio_chunks_are_honoured(tmp_path):
     nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name="wrapped", data=H5DataIO(np.arange(100.0), chunks=(10,),
-                                                                 compression="gzip"), unit="V", rate=1.0))
+    nwb.add_acquisition(
+        TimeSeries(
+            name="wrapped", data=H5DataIO(np.arange(100.0), chunks=(10,), compression="gzip"), unit="V", rate=1.0
+        )
+    )
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
         io.write(nwb)
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:

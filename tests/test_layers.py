@@ -67,16 +67,22 @@ def test_the_resolver_sees_relative_and_nested_imports():
 def test_format_imports_nothing_of_ours_from_above_it():
     modules = sorted(FORMAT.rglob("*.py"))
     assert len(modules) > 15
-    wrong = [f"{p.relative_to(PACKAGE)}:{line} imports {target}"
-             for p in modules for line, target in imported(p)
-             if ours(target) and not target.startswith("hdmf_zarr3.format") and target not in FORMAT_MAY_USE]
+    wrong = [
+        f"{p.relative_to(PACKAGE)}:{line} imports {target}"
+        for p in modules
+        for line, target in imported(p)
+        if ours(target) and not target.startswith("hdmf_zarr3.format") and target not in FORMAT_MAY_USE
+    ]
     assert wrong == []
 
 
 def test_format_imports_only_the_standard_library_numpy_hdmf_and_zarr():
-    wrong = [f"{p.relative_to(PACKAGE)}:{line} imports {target}"
-             for p in sorted(FORMAT.rglob("*.py")) for line, target in imported(p)
-             if not ours(target) and target.partition(".")[0] not in sys.stdlib_module_names | THIRD_PARTY]
+    wrong = [
+        f"{p.relative_to(PACKAGE)}:{line} imports {target}"
+        for p in sorted(FORMAT.rglob("*.py"))
+        for line, target in imported(p)
+        if not ours(target) and target.partition(".")[0] not in sys.stdlib_module_names | THIRD_PARTY
+    ]
     assert wrong == []
 
 
@@ -87,10 +93,13 @@ def test_the_modules_the_format_may_use_import_nothing_of_ours():
 
 
 def test_stores_does_not_import_the_package_root():
-    found = [(line, t) for line, t in imported(PACKAGE / "storage" / "stores.py")
-             if t == "hdmf_zarr3" or t.removeprefix("hdmf_zarr3.") in ("__version__", "__init__")]
+    found = [
+        (line, t)
+        for line, t in imported(PACKAGE / "storage" / "stores.py")
+        if t == "hdmf_zarr3" or t.removeprefix("hdmf_zarr3.") in ("__version__", "__init__")
+    ]
     assert found == []
-    assert ("hdmf_zarr3._version" in {t for _, t in imported(PACKAGE / "storage" / "stores.py")})
+    assert "hdmf_zarr3._version" in {t for _, t in imported(PACKAGE / "storage" / "stores.py")}
     assert hdmf_zarr3.__version__ == importlib.import_module("hdmf_zarr3._version").__version__
 
 
@@ -104,9 +113,14 @@ def test_the_version_module_matches_the_project_metadata():
 
 def _string_constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """Every string literal of ``tree`` (f-string parts included) except docstrings."""
-    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
-                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             yield node.lineno, node.value
@@ -114,10 +128,15 @@ def _string_constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 def test_only_the_array_view_spells_the_sharding_codec():
     allowed = {FORMAT / "array_view.py"}
-    wrong = [f"{path.relative_to(PACKAGE)}:{line}"
-             for path in sorted(PACKAGE.rglob("*.py")) if path not in allowed
-             for line, text in _string_constants(ast.parse(path.read_text(encoding="utf-8"), str(path)))
-             if "sharding_indexed" in text]
+    wrong = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path not in allowed
+        for line, text in _string_constants(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if "sharding_indexed" in text
+    ]
     assert wrong == []
-    assert any("sharding_indexed" in text for _, text in _string_constants(ast.parse(
-        (FORMAT / "array_view.py").read_text(encoding="utf-8"))))
+    assert any(
+        "sharding_indexed" in text
+        for _, text in _string_constants(ast.parse((FORMAT / "array_view.py").read_text(encoding="utf-8")))
+    )

@@ -12,7 +12,9 @@ from hdmf.backends.hdf5 import H5DataIO
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO, TimeSeries
 
-from hdmf_zarr3 import LayoutWarning, NWBZarrIO, conversion, convert, streaming
+from hdmf_zarr3 import LayoutWarning, NWBZarrIO, convert
+from hdmf_zarr3.backend import streaming
+from hdmf_zarr3.hdf5 import conversion
 
 
 def _hdf5_with_layouts(path):
@@ -31,9 +33,12 @@ def _hdf5_with_layouts(path):
 
 
 def _codecs(path):
-    return [c["name"] if c["name"] != "blosc" else f"blosc:{c['configuration']['cname']}:"
-            f"{c['configuration']['shuffle']}:{c['configuration']['clevel']}"
-            for c in zarr.open_array(path, mode="r").metadata.to_dict()["codecs"]]
+    return [
+        c["name"]
+        if c["name"] != "blosc"
+        else f"blosc:{c['configuration']['cname']}:{c['configuration']['shuffle']}:{c['configuration']['clevel']}"
+        for c in zarr.open_array(path, mode="r").metadata.to_dict()["codecs"]
+    ]
 
 
 def test_hdf5_filters_become_zarr_codecs_and_come_back(tmp_path):
@@ -50,8 +55,12 @@ def test_hdf5_filters_become_zarr_codecs_and_come_back(tmp_path):
     convert(tmp_path / "b.nwb.zarr", tmp_path / "c.nwb")
     with h5py.File(tmp_path / "c.nwb", "r") as f:
         shuffled, plain = f["acquisition/gzip_shuffle/data"], f["acquisition/gzip_plain/data"]
-        assert (shuffled.chunks, shuffled.compression, shuffled.compression_opts, shuffled.shuffle) == \
-            ((100,), "gzip", 5, True)
+        assert (shuffled.chunks, shuffled.compression, shuffled.compression_opts, shuffled.shuffle) == (
+            (100,),
+            "gzip",
+            5,
+            True,
+        )
         assert (plain.chunks, plain.compression, plain.compression_opts, plain.shuffle) == ((250,), "gzip", 2, False)
         assert f["acquisition/checked/data"].fletcher32
         assert np.array_equal(f["acquisition/lzf/data"][:], np.arange(1000))
@@ -119,9 +128,16 @@ def test_convert_zarr_to_hdf5_keeps_compounds_and_stays_appendable(tmp_path):
 
     nwb = small_nwbfile()
     device = nwb.create_device(name="scope")
-    plane = nwb.create_imaging_plane(name="plane", optical_channel=OpticalChannel("ch", "green", 500.0),
-                                     description="p", device=device, excitation_lambda=600.0, imaging_rate=30.0,
-                                     indicator="GCaMP", location="V1")
+    plane = nwb.create_imaging_plane(
+        name="plane",
+        optical_channel=OpticalChannel("ch", "green", 500.0),
+        description="p",
+        device=device,
+        excitation_lambda=600.0,
+        imaging_rate=30.0,
+        indicator="GCaMP",
+        location="V1",
+    )
     ophys = nwb.create_processing_module("ophys", "optical physiology")
     seg = ImageSegmentation()
     ophys.add(seg)
@@ -149,8 +165,9 @@ def test_text_compound_converts_to_hdf5(tmp_path):
 
     dtype = [{"name": "i", "dtype": "int32"}, {"name": "s", "dtype": "text"}]
     with ZarrIO(tmp_path / "a.zarr", mode="w") as io:
-        io.write_builder(GroupBuilder("root", datasets={"rows": DatasetBuilder("rows", [(1, "zz"), (2, "é")],
-                                                                               dtype=dtype)}))
+        io.write_builder(
+            GroupBuilder("root", datasets={"rows": DatasetBuilder("rows", [(1, "zz"), (2, "é")], dtype=dtype)})
+        )
     with ZarrIO(tmp_path / "a.zarr", mode="r") as io:
         rows = io.read_builder().datasets["rows"].data
         assert np.asarray(rows).tolist() == [(1, "zz"), (2, "é")]

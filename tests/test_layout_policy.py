@@ -78,7 +78,7 @@ def test_written_array_is_sharded_and_readable_by_zarr(tmp_path, monkeypatch):
 
 def test_zarr_dataio_shards_auto_by_default_and_none_disables(monkeypatch):
     monkeypatch.setattr(policy, "SHARD_FROM_BYTES", 0)
-    from hdmf_zarr3.layouts import choose
+    from hdmf_zarr3.backend.layout_choice import choose
 
     auto = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1)).write_settings)
     assert auto.codecs[0]["name"] == "sharding_indexed"

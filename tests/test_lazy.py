@@ -58,8 +58,7 @@ def test_spec_dims_become_zarr_dimension_names(tmp_path):
     for _ in range(3):
         nwb.add_electrode(group=group, location="x")
     region = nwb.create_electrode_table_region([0, 1, 2], "all")
-    nwb.add_acquisition(ElectricalSeries(name="es", data=np.zeros((10, 3), dtype="int16"), electrodes=region,
-                                         rate=1.0))
+    nwb.add_acquisition(ElectricalSeries(name="es", data=np.zeros((10, 3), dtype="int16"), electrodes=region, rate=1.0))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
         io.write(nwb)
     arr = zarr.open_array(tmp_path / "f.nwb.zarr" / "acquisition" / "es" / "data", mode="r")

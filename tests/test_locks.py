@@ -210,22 +210,30 @@ NEVER_CLOSED = textwrap.dedent("""
 def test_writers_never_closed_release_their_locks_at_exit(tmp_path):
     """The process exits normally with writers open: each lock is released (zarr's event loop is gone by
     then), a finished write() is kept (a zip is packed), a change never committed is not committed."""
-    paths = {f"{kind}.{suffix}": tmp_path / f"{kind}.nwb.{suffix}" for kind in ("written", "appended", "opened")
-             for suffix in ("zarr", "zarr.zip")}
+    paths = {
+        f"{kind}.{suffix}": tmp_path / f"{kind}.nwb.{suffix}"
+        for kind in ("written", "appended", "opened")
+        for suffix in ("zarr", "zarr.zip")
+    }
     for key, path in paths.items():
         if not key.startswith("written"):
             _nwb(path)
     before = {key: _contents(path) for key, path in paths.items() if not key.startswith("written")}
-    child = subprocess.run([sys.executable, "-c", NEVER_CLOSED, str(TESTS), *map(str, paths.values())],
-                           capture_output=True, text=True, timeout=300)
+    child = subprocess.run(
+        [sys.executable, "-c", NEVER_CLOSED, str(TESTS), *map(str, paths.values())],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert child.returncode == 0 and "exiting with 6 files open" in child.stdout, child.stderr
     assert _leftovers(tmp_path) == []
     for suffix in ("zarr", "zarr.zip"):
         assert _trials(paths[f"written.{suffix}"]) == 2
         assert _contents(paths[f"opened.{suffix}"]) == before[f"opened.{suffix}"]
     # the appended row: a zip drops it (the zip is as before); a directory keeps it, marked incomplete
-    assert paths["appended.zarr.zip"].read_bytes() and _contents(paths["appended.zarr.zip"]) == \
-        before["appended.zarr.zip"]
+    assert (
+        paths["appended.zarr.zip"].read_bytes() and _contents(paths["appended.zarr.zip"]) == before["appended.zarr.zip"]
+    )
     with pytest.raises(IncompleteFileError, match="an append started at"):
         _trials(paths["appended.zarr"])
     assert _trials(paths["appended.zarr"], allow_incomplete=True) == 3
@@ -278,8 +286,9 @@ def test_an_object_store_writer_never_closed_releases_its_lock_at_exit():
         bucket = new_bucket(server)
         url, options = f"s3://{bucket}/session.nwb.zarr", server["options"]
         _write(url, storage_options=options)
-        child = subprocess.run([sys.executable, "-c", code, url, json.dumps(options)], capture_output=True,
-                               text=True, timeout=300)
+        child = subprocess.run(
+            [sys.executable, "-c", code, url, json.dumps(options)], capture_output=True, text=True, timeout=300
+        )
         assert child.returncode == 0 and child.stdout.strip() == "open", child.stderr
         keys = [o["Key"] for o in server["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
         assert "session.nwb.zarr.lock" not in keys
@@ -288,10 +297,17 @@ def test_an_object_store_writer_never_closed_releases_its_lock_at_exit():
 
 
 # --- break_lock on damaged locks; zip working copies ------------------------------------------------
-@pytest.mark.parametrize(("content", "reason"), [(b"", "an empty file"), (b"garbage", "not a JSON object"),
-                                                 (b'{"host": "x", "pi', "not a JSON object"),
-                                                 (bytes(range(256)), "not a JSON object"),
-                                                 (b"[1, 2]", "not a JSON object"), (None, "a directory")])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "an empty file"),
+        (b"garbage", "not a JSON object"),
+        (b'{"host": "x", "pi', "not a JSON object"),
+        (bytes(range(256)), "not a JSON object"),
+        (b"[1, 2]", "not a JSON object"),
+        (None, "a directory"),
+    ],
+)
 def test_break_lock_removes_a_corrupt_lock(tmp_path, content, reason):
     path = tmp_path / "f.zarr"
     _write(path)

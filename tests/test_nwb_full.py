@@ -69,8 +69,10 @@ def test_factory_is_deterministic():
 def test_full_file_zarr_equals_hdf5(written_files):
     hdf5_path, zarr_path, written = written_files
     tc = TestCase()
-    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         hdf5_read = hdf5_io.read()
         zarr_read = zarr_io.read()
 
@@ -78,8 +80,9 @@ def test_full_file_zarr_equals_hdf5(written_files):
         tc.assertContainerEqual(zarr_read, written, ignore_hdmf_attrs=True)
         # the object ids of everything written come back, and the same objects as from HDF5
         assert set(zarr_read.objects) == {obj.object_id for obj in written.objects.values()}
-        assert sorted(_container_path(o) for o in zarr_read.objects.values()) == \
-            sorted(_container_path(o) for o in hdf5_read.objects.values())
+        assert sorted(_container_path(o) for o in zarr_read.objects.values()) == sorted(
+            _container_path(o) for o in hdf5_read.objects.values()
+        )
 
         # spot checks on things assertContainerEqual treats loosely
         tetrode = zarr_read.acquisition["tetrode0_series"]
@@ -114,16 +117,20 @@ def test_full_file_zarr_equals_hdf5(written_files):
 def test_full_file_storage_matches_hdf5(written_files):
     """Same numeric dtypes and shapes for every dataset and attribute, and the same links, as HDF5."""
     hdf5_path, zarr_path, _ = written_files
-    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         hdf5_summary = _storage_summary(hdf5_io.read_builder())
         zarr_summary = _storage_summary(zarr_io.read_builder())
     for key in sorted(set(hdf5_summary) | set(zarr_summary)):
         assert zarr_summary.get(key) == hdf5_summary.get(key), key
     assert hdf5_summary["/acquisition/ElectricalSeries/data"] == ((N_SAMPLES, N_ELECTRODES), "<i2")
     assert hdf5_summary["/general/lab_info@session_number"] == ((), "<u4")
-    assert hdf5_summary["/processing/behavior/BehavioralTimeSeries/lick_rate/timestamps"] == \
-        ("link", "root/processing/behavior/BehavioralTimeSeries/speed/timestamps")
+    assert hdf5_summary["/processing/behavior/BehavioralTimeSeries/lick_rate/timestamps"] == (
+        "link",
+        "root/processing/behavior/BehavioralTimeSeries/speed/timestamps",
+    )
 
 
 def test_full_file_reads_with_cached_namespaces(written_files):
@@ -144,18 +151,32 @@ def test_full_file_reads_with_cached_namespaces(written_files):
 
 def test_full_file_tables_to_dataframe(written_files):
     hdf5_path, zarr_path, written = written_files
-    with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io, \
-            NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io:
+    with (
+        NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as hdf5_io,
+        NWBZarrIO(zarr_path, mode="r", manager=make_manager()) as zarr_io,
+    ):
         zarr_tables = _tables_by_path(zarr_io.read())
         hdf5_tables = _tables_by_path(hdf5_io.read())
         assert set(zarr_tables) == set(hdf5_tables)
         expected = {  # container paths (NWBFile children hang directly off the root)
-            "root/electrodes", "root/units", "root/trials", "root/epochs", "root/invalid_times",
-            "root/behavior/presentations", "root/behavior/stimulus_info", "root/ophys/ImageSegmentation/pixel_rois",
-            "root/ophys/ImageSegmentation/image_rois", "root/intracellular_recordings",
-            "root/intracellular_recordings/electrodes", "root/intracellular_recordings/stimuli",
-            "root/intracellular_recordings/responses", "root/simultaneous_recordings", "root/sequential_recordings",
-            "root/repetitions", "root/experimental_conditions", "root/scratch_table",
+            "root/electrodes",
+            "root/units",
+            "root/trials",
+            "root/epochs",
+            "root/invalid_times",
+            "root/behavior/presentations",
+            "root/behavior/stimulus_info",
+            "root/ophys/ImageSegmentation/pixel_rois",
+            "root/ophys/ImageSegmentation/image_rois",
+            "root/intracellular_recordings",
+            "root/intracellular_recordings/electrodes",
+            "root/intracellular_recordings/stimuli",
+            "root/intracellular_recordings/responses",
+            "root/simultaneous_recordings",
+            "root/sequential_recordings",
+            "root/repetitions",
+            "root/experimental_conditions",
+            "root/scratch_table",
         }
         assert expected <= set(zarr_tables)
         failures = []
@@ -164,8 +185,9 @@ def test_full_file_tables_to_dataframe(written_files):
                 _assert_frames_equal(zarr_tables[path].to_dataframe(), hdf5_tables[path].to_dataframe(), path)
                 if "index" in {arg["name"] for arg in get_docval(type(zarr_tables[path]).to_dataframe)}:
                     # region columns as row indices instead of nested frames
-                    _assert_frames_equal(zarr_tables[path].to_dataframe(index=True),
-                                         hdf5_tables[path].to_dataframe(index=True), path)
+                    _assert_frames_equal(
+                        zarr_tables[path].to_dataframe(index=True), hdf5_tables[path].to_dataframe(index=True), path
+                    )
             except Exception as exc:  # collect them all, for a useful report
                 failures.append(f"{path}: {type(exc).__name__}: {exc}")
         assert not failures, "\n".join(failures)
@@ -239,8 +261,9 @@ def test_nwbinspector_reports_the_same_for_our_reading_as_for_hdf5s(written_file
     def report(io) -> list[tuple[str, str, str]]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return sorted((m.importance.name, m.check_function_name, m.object_name)
-                          for m in inspect_nwbfile_object(io.read()))
+            return sorted(
+                (m.importance.name, m.check_function_name, m.object_name) for m in inspect_nwbfile_object(io.read())
+            )
 
     with NWBHDF5IO(str(hdf5_path), mode="r", manager=make_manager()) as io:
         expected = report(io)

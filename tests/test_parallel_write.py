@@ -1,5 +1,5 @@
 """hdmf-zarr's parallel-write keywords: ``GenericDataChunkIterator`` datasets written by worker processes
-(hdmf_zarr3.parallel), with the same result as a serial write, and everything else as before."""
+(hdmf_zarr3.backend.parallel), with the same result as a serial write, and everything else as before."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ from parallel_iterators import (
 )
 from zarr.storage import LocalStore, MemoryStore
 
-from hdmf_zarr3 import ParallelWriteError, ParallelWriteWarning, ZarrDataIO, ZarrIO, parallel
-from hdmf_zarr3.layouts import zarr_auto_shards
+from hdmf_zarr3 import ParallelWriteError, ParallelWriteWarning, ZarrDataIO, ZarrIO
+from hdmf_zarr3.backend import parallel
+from hdmf_zarr3.backend.layout_choice import zarr_auto_shards
 
 FORK = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
 
@@ -77,10 +78,18 @@ def pools(monkeypatch):
 
 
 # --- tasks: whole write units, each cell exactly once ---------------------------------------------------
-LAYOUTS = [((8,), (2,), (8,), (4,)), ((22,), (2,), (8,), (6,)), ((22, 14), (2, 2), (8, 8), (6, 10)),
-           ((18,), (2,), (8,), (8,)), ((34,), (2,), (8,), (16,)), ((6,), (2,), (8,), (6,)),
-           ((16, 12), (2, 2), (8, 8), (8, 4)), ((18, 6), (2, 2), (8, 8), (8, 6)), ((16,), (2,), None, (4,)),
-           ((15, 7, 5), (2, 3, 5), (4, 6, 5), (2, 3, 5))]
+LAYOUTS = [
+    ((8,), (2,), (8,), (4,)),
+    ((22,), (2,), (8,), (6,)),
+    ((22, 14), (2, 2), (8, 8), (6, 10)),
+    ((18,), (2,), (8,), (8,)),
+    ((34,), (2,), (8,), (16,)),
+    ((6,), (2,), (8,), (6,)),
+    ((16, 12), (2, 2), (8, 8), (8, 4)),
+    ((18, 6), (2, 2), (8, 8), (8, 6)),
+    ((16,), (2,), None, (4,)),
+    ((15, 7, 5), (2, 3, 5), (4, 6, 5), (2, 3, 5)),
+]
 
 
 @pytest.mark.parametrize("shape,chunks,shards,buffer", LAYOUTS)
@@ -147,16 +156,19 @@ def test_workers_are_handed_only_paths_documents_regions_and_the_callers_iterato
     for path, (iterator, document, cast) in datasets.items():
         assert iterator is given[path[1:]] and isinstance(cast, str)
         assert json.loads(json.dumps(document)) == document  # plain JSON, made by the writer
-    assert sorted(_Recorded.submitted) == sorted([("/a", (slice(i, i + 5),)) for i in range(0, 20, 5)] +
-                                                 [("/b", (slice(i, i + 4),)) for i in range(0, 8, 4)])
+    assert sorted(_Recorded.submitted) == sorted(
+        [("/a", (slice(i, i + 5),)) for i in range(0, 20, 5)] + [("/b", (slice(i, i + 4),)) for i in range(0, 8, 4)]
+    )
 
 
 def test_containers_with_mixed_data(tmp_path, pools):
     data = np.arange(12.0)
-    columns = [VectorData(name="generic", description="", data=_it(ArrayIterator, data, (4,))),
-               VectorData(name="unpicklable", description="", data=UnpicklableIterator(data + 1)),
-               VectorData(name="classic", description="", data=DataChunkIterator(data=data + 2)),
-               VectorData(name="plain", description="", data=data + 3)]
+    columns = [
+        VectorData(name="generic", description="", data=_it(ArrayIterator, data, (4,))),
+        VectorData(name="unpicklable", description="", data=UnpicklableIterator(data + 1)),
+        VectorData(name="classic", description="", data=DataChunkIterator(data=data + 2)),
+        VectorData(name="plain", description="", data=data + 3),
+    ]
     table = DynamicTable(name="t", description="", id=list(range(12)), columns=columns)
     with ZarrIO(tmp_path / "t.zarr", manager=get_manager(), mode="w") as io:
         io.write(table, number_of_jobs=2)
@@ -194,8 +206,10 @@ def test_stores_passed_in_are_written_serially_with_a_warning(tmp_path, pools, s
     target = store() if store is MemoryStore else store(tmp_path / "given.zarr")
     with pytest.warns(ParallelWriteWarning, match=r"number_of_jobs=3.*passed in.*: /a, /b"):
         with ZarrIO(target, mode="w") as io:
-            io.write_builder(_tree({"a": _it(ArrayIterator, data, (4, 2)),
-                                    "b": _it(ArrayIterator, data + 1, (4, 2))}), number_of_jobs=3)
+            io.write_builder(
+                _tree({"a": _it(ArrayIterator, data, (4, 2)), "b": _it(ArrayIterator, data + 1, (4, 2))}),
+                number_of_jobs=3,
+            )
     assert pools == []
     with ZarrIO(target, mode="r") as io:
         np.testing.assert_array_equal(io.read_builder()["b"].data[:], data + 1)
@@ -217,18 +231,25 @@ def test_a_failing_read_raises_and_a_replaced_file_stays(tmp_path):
         io.write_builder(_tree({"old": np.arange(5)}))
     before = _files(path)
     data = np.arange(200).reshape(100, 2)
-    with pytest.raises(ParallelWriteError, match=r"/d: writing region \[40:50, 0:2\].*ValueError: cannot read row 42") \
-            as caught, ZarrIO(path, mode="w") as io:
-        io.write_builder(_tree({"d": _it(FailingIterator, data, (10, 2), bad_row=42), "e": np.arange(3)}),
-                         number_of_jobs=2)
+    with (
+        pytest.raises(
+            ParallelWriteError, match=r"/d: writing region \[40:50, 0:2\].*ValueError: cannot read row 42"
+        ) as caught,
+        ZarrIO(path, mode="w") as io,
+    ):
+        io.write_builder(
+            _tree({"d": _it(FailingIterator, data, (10, 2), bad_row=42), "e": np.arange(3)}), number_of_jobs=2
+        )
     assert isinstance(caught.value.__cause__, ValueError) and caught.value.path == "/d"
     assert _files(path) == before  # mode w replaces the old file only once the new one is complete
     assert sorted(os.listdir(tmp_path)) == ["f.zarr"]  # no working directory left behind
 
 
 def test_a_killed_worker_raises_and_a_new_zip_is_not_created(tmp_path):
-    with pytest.raises(ParallelWriteError, match="ended abruptly") as caught, \
-            ZarrIO(tmp_path / "f.zarr.zip", mode="w") as io:
+    with (
+        pytest.raises(ParallelWriteError, match="ended abruptly") as caught,
+        ZarrIO(tmp_path / "f.zarr.zip", mode="w") as io,
+    ):
         io.write_builder(_tree({"d": _it(DyingIterator, np.arange(10), (5,))}), number_of_jobs=2)
     assert isinstance(caught.value.__cause__, BrokenProcessPool)
     assert os.listdir(tmp_path) == []
@@ -247,21 +268,30 @@ def test_a_failed_append_is_undone(tmp_path):
 
 
 # --- the keywords -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize("keywords,error,name", [
-    ({"number_of_jobs": 0}, ValueError, "number_of_jobs"), ({"number_of_jobs": 2.0}, TypeError, "number_of_jobs"),
-    ({"number_of_jobs": True}, TypeError, "number_of_jobs"), ({"number_of_jobs": None}, TypeError, "number_of_jobs"),
-    ({"max_threads_per_process": 0}, ValueError, "max_threads_per_process"),
-    ({"max_threads_per_process": "2"}, TypeError, "max_threads_per_process"),
-    ({"multiprocessing_context": "threads"}, ValueError, "multiprocessing_context"),
-    ({"multiprocessing_context": multiprocessing.get_context("spawn")}, TypeError, "multiprocessing_context")])
+@pytest.mark.parametrize(
+    "keywords,error,name",
+    [
+        ({"number_of_jobs": 0}, ValueError, "number_of_jobs"),
+        ({"number_of_jobs": 2.0}, TypeError, "number_of_jobs"),
+        ({"number_of_jobs": True}, TypeError, "number_of_jobs"),
+        ({"number_of_jobs": None}, TypeError, "number_of_jobs"),
+        ({"max_threads_per_process": 0}, ValueError, "max_threads_per_process"),
+        ({"max_threads_per_process": "2"}, TypeError, "max_threads_per_process"),
+        ({"multiprocessing_context": "threads"}, ValueError, "multiprocessing_context"),
+        ({"multiprocessing_context": multiprocessing.get_context("spawn")}, TypeError, "multiprocessing_context"),
+    ],
+)
 def test_bad_keywords_are_refused_before_anything_is_written(tmp_path, keywords, error, name):
     with ZarrIO(tmp_path / "f.zarr", mode="w") as io, pytest.raises(error, match=name):
         io.write_builder(_tree({"d": np.arange(3)}), **keywords)
     assert not (tmp_path / "f.zarr" / "d").exists()
     with ZarrIO(tmp_path / "f.zarr", mode="w") as src:
         src.write_builder(_tree({"d": np.arange(3)}))
-    with ZarrIO(tmp_path / "f.zarr", mode="r") as src, ZarrIO(tmp_path / "g.zarr", mode="w") as io, \
-            pytest.raises(error, match=name):
+    with (
+        ZarrIO(tmp_path / "f.zarr", mode="r") as src,
+        ZarrIO(tmp_path / "g.zarr", mode="w") as io,
+        pytest.raises(error, match=name),
+    ):
         io.export(src_io=src, write_args=keywords)
 
 
@@ -272,8 +302,11 @@ def test_workers_take_the_thread_limit_and_the_start_method(tmp_path, monkeypatc
     pytest.importorskip("threadpoolctl")
     for threads, expected in ((1, (1, 1)), (3, (3, 3)), (None, (0, max(2, os.cpu_count() or 2)))):
         with ZarrIO(tmp_path / "f.zarr", mode="w") as io:
-            io.write_builder(_tree({"d": _it(WorkerStateIterator, np.zeros((8, 3), "int64"), (4, 3))}),
-                             number_of_jobs=2, max_threads_per_process=threads)
+            io.write_builder(
+                _tree({"d": _it(WorkerStateIterator, np.zeros((8, 3), "int64"), (4, 3))}),
+                number_of_jobs=2,
+                max_threads_per_process=threads,
+            )
         state = _read(tmp_path / "f.zarr", "d")
         assert (state[:, :2] == expected).all(), state
         if threads is not None:  # numpy's BLAS pool, if threadpoolctl finds one (0: none found)
@@ -289,13 +322,16 @@ def test_forked_workers_read_hdmf_zarr3_datasets(tmp_path, pools):
     with ZarrIO(tmp_path / "src.zarr", mode="w") as io:
         io.write_builder(_tree({"d": ZarrDataIO(source, chunks=(500, 16))}))
     np.testing.assert_array_equal(_read(tmp_path / "src.zarr", "d"), source)
-    iterator = ZarrDatasetIterator(tmp_path / "src.zarr", "d", source.shape, "int32", chunk_shape=(500, 16),
-                                   buffer_shape=(1000, 16))
+    iterator = ZarrDatasetIterator(
+        tmp_path / "src.zarr", "d", source.shape, "int32", chunk_shape=(500, 16), buffer_shape=(1000, 16)
+    )
     with ZarrIO(tmp_path / "dst.zarr", mode="w") as io:
         # "plain" is encoded first, on the parent io's pools: they have threads, which a forked child lacks
-        io.write_builder(_tree({"plain": ZarrDataIO(source, chunks=(500, 16)),
-                                "copy": ZarrDataIO(iterator, chunks=(500, 16))}), number_of_jobs=2,
-                         multiprocessing_context="fork")
+        io.write_builder(
+            _tree({"plain": ZarrDataIO(source, chunks=(500, 16)), "copy": ZarrDataIO(iterator, chunks=(500, 16))}),
+            number_of_jobs=2,
+            multiprocessing_context="fork",
+        )
     assert pools == [2]
     np.testing.assert_array_equal(_read(tmp_path / "dst.zarr", "copy"), source)
 
@@ -307,15 +343,19 @@ def test_one_progress_bar_for_the_workers(tmp_path, capsys):
         io.write_builder(_tree({"quiet": _it(ArrayIterator, data, (4,))}), number_of_jobs=2)
     assert "Writing Zarr datasets" not in capsys.readouterr().err
     with ZarrIO(tmp_path / "f.zarr", mode="w") as io:
-        io.write_builder(_tree({"a": _it(ArrayIterator, data, (4,), display_progress=True),
-                                "b": _it(ArrayIterator, data, (4,))}), number_of_jobs=2)
+        io.write_builder(
+            _tree({"a": _it(ArrayIterator, data, (4,), display_progress=True), "b": _it(ArrayIterator, data, (4,))}),
+            number_of_jobs=2,
+        )
     err = capsys.readouterr().err
     assert "Writing Zarr datasets with 2 jobs" in err and "6/6" in err  # 3 tasks for each dataset
 
 
 # --- shards="auto" is zarr's own choice ---------------------------------------------------------------------
-@pytest.mark.parametrize("shape,chunks", [((64,), (2,)), ((100, 10), (10, 5)), ((100, 10), (100, 10)),
-                                          ((1000, 30, 7), (10, 3, 7)), ((18,), (2,))])
+@pytest.mark.parametrize(
+    "shape,chunks",
+    [((64,), (2,)), ((100, 10), (10, 5)), ((100, 10), (100, 10)), ((1000, 30, 7), (10, 3, 7)), ((18,), (2,))],
+)
 @pytest.mark.parametrize("target", [None, 4096])
 def test_auto_shards_are_zarrs(shape, chunks, target):
     with zarr.config.set({"array.target_shard_size_bytes": target}), warnings.catch_warnings():

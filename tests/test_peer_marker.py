@@ -13,8 +13,17 @@ PEER_MODULES = ("test_pynwb_battery.py", "test_hdmf_zarr_suite.py")
 
 
 def _collect(*args: str) -> str:
-    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-               *(str(TESTS / m) for m in PEER_MODULES), *args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *(str(TESTS / m) for m in PEER_MODULES),
+        *args,
+    ]
     return subprocess.run(command, capture_output=True, text=True, cwd=TESTS.parent, timeout=120).stdout
 
 
@@ -39,7 +48,7 @@ def test_a_peer_run_that_cannot_start_does_not_cancel_the_others(tmp_path):
 
     runs = BackgroundRuns(tmp_path, [("slow", sleeper), ("broken", broken)], slots=2).start()
     try:
-        (run, seconds), = runs.result(["slow"]).values()
+        ((run, seconds),) = runs.result(["slow"]).values()
         assert run.proc.returncode == 0 and seconds >= 1.5
         with pytest.raises(RuntimeError, match="download failed"):
             runs.result(["broken"])

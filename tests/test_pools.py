@@ -26,10 +26,13 @@ def _ours() -> list[str]:
 
 def _write(path, values):
     stream = DataChunkIterator(data=iter(values), buffer_size=100)
-    tree = GroupBuilder("root", datasets={
-        "direct": DatasetBuilder("direct", ZarrDataIO(values, chunks=(100, 8))),  # encoded on the io's pools
-        "stream": DatasetBuilder("stream", stream),
-    })
+    tree = GroupBuilder(
+        "root",
+        datasets={
+            "direct": DatasetBuilder("direct", ZarrDataIO(values, chunks=(100, 8))),  # encoded on the io's pools
+            "stream": DatasetBuilder("stream", stream),
+        },
+    )
     io = ZarrIO(path, mode="w")
     io.write_builder(tree)
     return io

@@ -60,8 +60,15 @@ def test_float_array_attribute_reads_back_equal(tmp_path, shape):
 
 
 def test_nan_and_infinities_read_back_as_floats_and_their_spellings_as_strings(tmp_path):
-    values = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "np_nan": np.float32("nan"),
-              "text_nan": "NaN", "text_inf": "Infinity", "list_nan": [1.0, float("nan")]}
+    values = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "ninf": float("-inf"),
+        "np_nan": np.float32("nan"),
+        "text_nan": "NaN",
+        "text_inf": "Infinity",
+        "list_nan": [1.0, float("nan")],
+    }
     _write(tmp_path / "f.zarr", attributes=values)
     with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
         attrs = io.read_builder().attributes
@@ -108,8 +115,11 @@ def test_fillvalue_is_kept(tmp_path):
 
 def test_compressor_and_filters_are_applied(tmp_path):
     a = np.arange(30, dtype="i4").reshape(5, 2, 3)
-    data = ZarrDataIO(a, compressors=BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle"),
-                      filters=[TransposeCodec(order=(2, 1, 0))])
+    data = ZarrDataIO(
+        a,
+        compressors=BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle"),
+        filters=[TransposeCodec(order=(2, 1, 0))],
+    )
     np.testing.assert_array_equal(_dataset(tmp_path / "f.zarr", data), a)
     array = _array(tmp_path / "f.zarr")
     assert len(array.compressors) == 1 and len(array.filters) == 1
@@ -140,8 +150,11 @@ def test_data_chunk_iterators_are_written_whole(tmp_path):
 
 
 def test_data_chunk_iterator_in_zarrdataio_keeps_chunks_and_compressor(tmp_path):
-    data = ZarrDataIO(DataChunkIterator(data=np.arange(10), buffer_size=2),
-                      compressors=BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle"), chunks=(2,))
+    data = ZarrDataIO(
+        DataChunkIterator(data=np.arange(10), buffer_size=2),
+        compressors=BloscCodec(cname="zstd", clevel=3, shuffle="bitshuffle"),
+        chunks=(2,),
+    )
     assert _dataset(tmp_path / "f.zarr", data).tolist() == list(range(10))
     array = _array(tmp_path / "f.zarr")
     assert array.chunks == (2,) and len(array.compressors) == 1

@@ -38,13 +38,34 @@ LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 
 def budget(examples: int) -> settings:
     fixed = {} if LONG else {"derandomize": True, "database": None}
-    return settings(max_examples=examples * (20 if LONG else 1), deadline=None, print_blob=True, **fixed,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much, HealthCheck.large_base_example])
+    return settings(
+        max_examples=examples * (20 if LONG else 1),
+        deadline=None,
+        print_blob=True,
+        **fixed,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+            HealthCheck.large_base_example,
+        ],
+    )
 
 
-NUMERIC = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-           "float16", "float32", "float64")
+NUMERIC = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+)
 STRINGS = ("text", "ascii", "isodatetime")
 REFSPEC = {"target_type": "Data", "reftype": "object"}  # a reference field's dtype (a RefSpec is such a dict)
 
@@ -65,7 +86,8 @@ def valid_name(name: str) -> bool:
 
 NAMES = st.text(CHARS, min_size=1, max_size=6).filter(valid_name)
 ATTR_NAMES = st.one_of(TEXT, st.sampled_from(["neurodata_type", "namespace"])).filter(
-    lambda k: k not in RESERVED_ATTRS and k != "object_id")  # object ids: see attributes()
+    lambda k: k not in RESERVED_ATTRS and k != "object_id"
+)  # object ids: see attributes()
 DATETIMES = st.datetimes(timezones=st.sampled_from([None, dt.UTC, dt.timezone(dt.timedelta(hours=-4, minutes=-30))]))
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=2, min_side=0, max_side=3)
 # not SHAPES.filter(len): hypothesis 6.170 rewrites that filter into min_size=1, keeps a zero probability to
@@ -78,8 +100,13 @@ def elements(dtype: str) -> st.SearchStrategy:
     """Any value of ``dtype``, its extremes often."""
     d = np.dtype(dtype)
     f = np.finfo(d) if d.kind == "f" else None
-    extremes = [np.iinfo(d).min, np.iinfo(d).max, 0] if d.kind in "iu" else [True, False] if f is None else \
-        [f.max, -f.max, f.smallest_subnormal, -f.smallest_subnormal, f.tiny, math.inf, -math.inf, math.nan, -0.0]
+    extremes = (
+        [np.iinfo(d).min, np.iinfo(d).max, 0]
+        if d.kind in "iu"
+        else [True, False]
+        if f is None
+        else [f.max, -f.max, f.smallest_subnormal, -f.smallest_subnormal, f.tiny, math.inf, -math.inf, math.nan, -0.0]
+    )
     return st.one_of(st.sampled_from(extremes), hnp.from_dtype(d))
 
 
@@ -105,13 +132,24 @@ def rectangular(element: st.SearchStrategy) -> st.SearchStrategy:
 
 NUMPY_SCALARS = st.sampled_from(NUMERIC).flatmap(lambda d: arrays(d, ()).map(lambda a: a[()]))
 ATTR_VALUES = st.one_of(
-    TEXT, st.booleans(), st.integers(int(INT64.min), UINT64_MAX), st.floats(), NUMPY_SCALARS,
-    ASCII.map(str.encode), DATETIMES,
-    st.lists(TEXT, max_size=3), st.lists(st.integers(int(INT64.min), int(INT64.max)), max_size=3),
-    st.lists(st.floats(), max_size=3), st.lists(st.booleans(), max_size=3),
-    st.lists(ASCII.map(str.encode), min_size=1, max_size=3), st.lists(NUMPY_SCALARS, min_size=1, max_size=3),
-    rectangular(st.integers(-5, 5)), rectangular(TEXT), rectangular(st.floats(allow_nan=False, allow_infinity=False)),
-    st.sampled_from(NUMERIC).flatmap(arrays), object_arrays(TEXT, NONSCALAR),
+    TEXT,
+    st.booleans(),
+    st.integers(int(INT64.min), UINT64_MAX),
+    st.floats(),
+    NUMPY_SCALARS,
+    ASCII.map(str.encode),
+    DATETIMES,
+    st.lists(TEXT, max_size=3),
+    st.lists(st.integers(int(INT64.min), int(INT64.max)), max_size=3),
+    st.lists(st.floats(), max_size=3),
+    st.lists(st.booleans(), max_size=3),
+    st.lists(ASCII.map(str.encode), min_size=1, max_size=3),
+    st.lists(NUMPY_SCALARS, min_size=1, max_size=3),
+    rectangular(st.integers(-5, 5)),
+    rectangular(TEXT),
+    rectangular(st.floats(allow_nan=False, allow_infinity=False)),
+    st.sampled_from(NUMERIC).flatmap(arrays),
+    object_arrays(TEXT, NONSCALAR),
     object_arrays(TEXT, NONSCALAR).map(lambda a: a.astype(str)),
 )
 
@@ -152,12 +190,16 @@ def numeric_datasets(draw, name: str) -> DatasetBuilder:
     dtype = draw(st.sampled_from(NUMERIC))
     arr = draw(arrays(dtype))
     form = draw(st.sampled_from(["numpy", "list", "inferred"]))
-    return draw(stored(name, as_data(arr, form == "list"), None if form == "inferred" else dtype, arr.shape,
-                       elements(dtype)))
+    return draw(
+        stored(name, as_data(arr, form == "list"), None if form == "inferred" else dtype, arr.shape, elements(dtype))
+    )
 
 
-STRING_ELEMENTS = {"text": TEXT, "ascii": ASCII | ASCII.map(str.encode),
-                   "isodatetime": DATETIMES | DATETIMES.map(dt.datetime.isoformat)}
+STRING_ELEMENTS = {
+    "text": TEXT,
+    "ascii": ASCII | ASCII.map(str.encode),
+    "isodatetime": DATETIMES | DATETIMES.map(dt.datetime.isoformat),
+}
 
 
 @st.composite
@@ -175,13 +217,21 @@ def compound_datasets(draw, name: str, targets=()) -> DatasetBuilder:
     dtypes = [draw(st.sampled_from(NUMERIC + STRINGS)) for _ in names]
     if targets:  # one field of object references
         dtypes[draw(st.integers(0, len(names) - 1))] = draw(st.sampled_from(["object", REFSPEC]))
-    values = [st.sampled_from(targets).map(ReferenceBuilder) if d in ("object", REFSPEC)
-              else arrays(d, ()).map(lambda a: a[()]) if d in NUMERIC else STRING_ELEMENTS[d] for d in dtypes]
+    values = [
+        st.sampled_from(targets).map(ReferenceBuilder)
+        if d in ("object", REFSPEC)
+        else arrays(d, ()).map(lambda a: a[()])
+        if d in NUMERIC
+        else STRING_ELEMENTS[d]
+        for d in dtypes
+    ]
     rows, scalar = draw(st.lists(st.tuples(*values), max_size=3)), draw(st.booleans())
     # field specs as dicts, or as the DtypeSpecs HDMF's object mapper gives (HDMF's specs have no float16)
     as_specs = "float16" not in dtypes and draw(st.booleans())
-    spec = [DtypeSpec(n, "doc", RefSpec(**d) if d == REFSPEC else d) if as_specs else {"name": n, "dtype": d}
-            for n, d in zip(names, dtypes)]
+    spec = [
+        DtypeSpec(n, "doc", RefSpec(**d) if d == REFSPEC else d) if as_specs else {"name": n, "dtype": d}
+        for n, d in zip(names, dtypes)
+    ]
     if all(d in NUMERIC for d in dtypes) and draw(st.booleans()):  # a structured array
         struct = np.dtype([(n, d) for n, d in zip(names, dtypes)])
         data = np.array(draw(st.tuples(*values)), dtype=struct).reshape(()) if scalar else np.array(rows, struct)
@@ -241,8 +291,10 @@ def trees(draw, kinds=KINDS) -> GroupBuilder:
         owner = draw(st.sampled_from(nodes))
         taken = owner.obj_type if isinstance(owner, GroupBuilder) else owner.attributes
         refs = st.sampled_from(nodes).map(ReferenceBuilder)
-        owner.set_attribute(draw(ATTR_NAMES.filter(lambda k, taken=taken: k not in taken)),
-                            draw(refs | st.lists(refs, min_size=1, max_size=3)))
+        owner.set_attribute(
+            draw(ATTR_NAMES.filter(lambda k, taken=taken: k not in taken)),
+            draw(refs | st.lists(refs, min_size=1, max_size=3)),
+        )
     return root
 
 
@@ -303,8 +355,11 @@ def expected_dataset(builder: DatasetBuilder):
             return np.asarray(data, dtype=np.dtype(fields)), read_dtype
 
         def row(values):
-            return tuple(Ref(v.builder) if d == "object" else text_of(v) if d in STRINGS else np.dtype(d).type(v)
-                         for (_, d), v in zip(fields, values))
+            return tuple(
+                Ref(v.builder) if d == "object" else text_of(v) if d in STRINGS else np.dtype(d).type(v)
+                for (_, d), v in zip(fields, values)
+            )
+
         return (row(data) if isinstance(data, tuple) else [row(r) for r in data]), read_dtype
     if dtype in NUMERIC:
         arr = np.asarray(data, dtype=dtype)
@@ -339,8 +394,11 @@ def same_numbers(want: np.ndarray, got: np.ndarray) -> bool:
     if want.dtype.kind != "f":
         return np.array_equal(want, got)
     nan = np.isnan(want)
-    return bool(np.array_equal(nan, np.isnan(got)) and np.array_equal(want[~nan], got[~nan])
-                and np.array_equal(np.signbit(want[~nan]), np.signbit(got[~nan])))
+    return bool(
+        np.array_equal(nan, np.isnan(got))
+        and np.array_equal(want[~nan], got[~nan])
+        and np.array_equal(np.signbit(want[~nan]), np.signbit(got[~nan]))
+    )
 
 
 def check(want, got, where: str, root: GroupBuilder) -> None:
@@ -444,11 +502,14 @@ def test_random_trees_roundtrip_in_a_directory(tree):
 def pinned(case: str) -> GroupBuilder:
     """Trees the random search found failing once, kept in CI whatever the search draws."""
     nul = "a\x00" if valid_name("a\x00") else "a"
-    return {"uint64 list": GroupBuilder("root", datasets={"u": DatasetBuilder("u", [0, UINT64_MAX], dtype="uint64")}),
-            "bytes list attribute": GroupBuilder("root", attributes={"b": [b"a\x00"]}),
-            "NUL in a name": GroupBuilder("root", groups={nul: GroupBuilder(nul)}),
-            "-0.0 in chunks": GroupBuilder("root", datasets={"z": DatasetBuilder(
-                "z", ZarrDataIO(np.array([-0.0, 0.0, 1.0]), chunks=(1,)))})}[case]
+    return {
+        "uint64 list": GroupBuilder("root", datasets={"u": DatasetBuilder("u", [0, UINT64_MAX], dtype="uint64")}),
+        "bytes list attribute": GroupBuilder("root", attributes={"b": [b"a\x00"]}),
+        "NUL in a name": GroupBuilder("root", groups={nul: GroupBuilder(nul)}),
+        "-0.0 in chunks": GroupBuilder(
+            "root", datasets={"z": DatasetBuilder("z", ZarrDataIO(np.array([-0.0, 0.0, 1.0]), chunks=(1,)))}
+        ),
+    }[case]
 
 
 @pytest.mark.parametrize("case", ["uint64 list", "bytes list attribute", "NUL in a name", "-0.0 in chunks"])

@@ -40,7 +40,6 @@ def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-
 def _check(battery: dict, label: str, only: str | None = None) -> None:
     """Every baseline test (matching ``only``) that passed on HDF5 passes in run ``label``."""
     base_run, hdf5, base_time = battery["hdf5"]
@@ -50,12 +49,15 @@ def _check(battery: dict, label: str, only: str | None = None) -> None:
     passed = {t for t, e in results.items() if e["outcome"] == "passed"}
     regressions = sorted(hdf5_passed - passed)
     retargeted = {t for t, e in results.items() if e["props"].get("battery_backend") == "zarr"}
-    touched_hdf5 = sorted(t for t in retargeted if label == "zarr"
-                          and results[t]["props"].get("battery_hdf5_opens", "0") != "0")
-    summary = (f"{label}: hdf5 passed {len(hdf5_passed)} / {label} passed {len(passed & hdf5_passed)} / "
-               f"regressions {len(regressions)}; {len(retargeted)} tests re-targeted, "
-               f"{len(results) - len(retargeted)} kept on HDF5 (HDF5-specific); "
-               f"took hdf5 {base_time:.0f} s, {label} {took:.0f} s")
+    touched_hdf5 = sorted(
+        t for t in retargeted if label == "zarr" and results[t]["props"].get("battery_hdf5_opens", "0") != "0"
+    )
+    summary = (
+        f"{label}: hdf5 passed {len(hdf5_passed)} / {label} passed {len(passed & hdf5_passed)} / "
+        f"regressions {len(regressions)}; {len(retargeted)} tests re-targeted, "
+        f"{len(results) - len(retargeted)} kept on HDF5 (HDF5-specific); "
+        f"took hdf5 {base_time:.0f} s, {label} {took:.0f} s"
+    )
     print(summary)
     assert results, f"{label} ran no test\n{run.log_tail()}"
     assert retargeted, f"{label}: no test was re-targeted; the plugin did nothing\n{run.log_tail()}"

@@ -54,15 +54,19 @@ from hdmf.backends.hdf5 import HDF5IO
 from hdmf.testing import TestCase
 from pynwb import NWBHDF5IO, validate
 
-from hdmf_zarr3 import NWBZarrIO, ZarrIO, spec_copy
+from hdmf_zarr3 import NWBZarrIO, ZarrIO
+from hdmf_zarr3.backend import spec_copy
 
 FILES = back_compat_files()
 PYNWB = f"PyNWB {pynwb.__version__}"
 
 # the back_compat files are old on purpose: reading them warns about their age and quirks
 pytestmark = pytest.mark.filterwarnings(
-    "ignore::UserWarning:hdmf", "ignore::UserWarning:pynwb", "ignore::DeprecationWarning:hdmf",
-    "ignore::DeprecationWarning:pynwb", "ignore::FutureWarning",
+    "ignore::UserWarning:hdmf",
+    "ignore::UserWarning:pynwb",
+    "ignore::DeprecationWarning:hdmf",
+    "ignore::DeprecationWarning:pynwb",
+    "ignore::FutureWarning",
 )
 
 
@@ -85,8 +89,12 @@ def _export_hdf5(src_io, path, link_data: bool = False) -> None:
     compare like for like."""
     with NWBHDF5IO(str(path), mode="w") as io:
         io.export(src_io=src_io, write_args={"link_data": link_data}, cache_spec=False)
-        spec_copy.cache_in_hdf5(io._file, spec_copy.source_specifications(src_io),
-                                spec_copy.merged_catalog(io, src_io), rebuilt=not link_data)
+        spec_copy.cache_in_hdf5(
+            io._file,
+            spec_copy.source_specifications(src_io),
+            spec_copy.merged_catalog(io, src_io),
+            rebuilt=not link_data,
+        )
 
 
 def _lines(title: str, lines: list[str]) -> str:
@@ -102,9 +110,11 @@ def _without_minted_ids(diffs: list[str], original) -> list[str]:
     random one for such a node at every read, so two exports from two reads never agree on it.
     That the attribute exists on both sides is still checked (it would be an "only in" line)."""
     with h5py.File(original, "r") as f:
+
         def minted(line: str) -> bool:
             node, sep, _ = line.partition("@object_id: values differ")
             return bool(sep) and node in f and "object_id" not in f[node].attrs
+
         return [line for line in diffs if not minted(line)]
 
 
@@ -128,8 +138,9 @@ def _check_zarr_read(link: bool, zio, hio, problems: list[str]) -> set[str]:
         problems.append(f"link_data={link}: the NWBFile read from Zarr != the one read from pynwb-1: {error}")
     errors = _errors(zio)
     if errors - expected_errors:
-        problems.append(_lines(f"link_data={link}: validation errors in Zarr, not in pynwb-1",
-                               sorted(errors - expected_errors)))
+        problems.append(
+            _lines(f"link_data={link}: validation errors in Zarr, not in pynwb-1", sorted(errors - expected_errors))
+        )
     return expected_errors
 
 
@@ -146,29 +157,48 @@ def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
     blocked: list[str] = []  # steps PyNWB cannot do for HDF5 either
     losses: dict[str, list[str]] = {}  # what PyNWB's own export steps change
     for link in (True, False):
-        base1, base2, zarr, final = (tmp_path / f"{name}.link_data={link}" for name in
-                                     ("pynwb-1.nwb", "pynwb-2.nwb", "f.nwb.zarr", "final.nwb"))
+        base1, base2, zarr, final = (
+            tmp_path / f"{name}.link_data={link}" for name in ("pynwb-1.nwb", "pynwb-2.nwb", "f.nwb.zarr", "final.nwb")
+        )
         # a fresh read for every export: two exports of one read are not independent in HDMF
-        with NWBHDF5IO(str(path), "r", load_namespaces=True) as hio, \
-                NWBHDF5IO(str(path), "r", load_namespaces=True) as zsrc:
-            done = _pair(f"link_data={link}: export of the original", (_export_hdf5, hio, base1, link),
-                         (NWBZarrIO.export_io, zarr, zsrc, None, {"link_data": link}), blocked, problems)
+        with (
+            NWBHDF5IO(str(path), "r", load_namespaces=True) as hio,
+            NWBHDF5IO(str(path), "r", load_namespaces=True) as zsrc,
+        ):
+            done = _pair(
+                f"link_data={link}: export of the original",
+                (_export_hdf5, hio, base1, link),
+                (NWBZarrIO.export_io, zarr, zsrc, None, {"link_data": link}),
+                blocked,
+                problems,
+            )
         if not done:
             continue
         losses[f"original → pynwb-1 (link_data={link})"] = diff_hdf5(path, base1)
         with NWBHDF5IO(str(base1), "r", load_namespaces=True) as hio, NWBZarrIO(zarr, "r") as zio:
             base1_errors = _check_zarr_read(link, zio, hio, problems)
-            done = _pair(f"link_data={link}: export to HDF5 of that export", (_export_hdf5, hio, base2),
-                         (_export_hdf5, zio, final), blocked, problems)
+            done = _pair(
+                f"link_data={link}: export to HDF5 of that export",
+                (_export_hdf5, hio, base2),
+                (_export_hdf5, zio, final),
+                blocked,
+                problems,
+            )
         losses[f"validation errors in pynwb-1 (link_data={link}), not in the original"] = sorted(
-            base1_errors - original_errors)
+            base1_errors - original_errors
+        )
         if not done:
             continue
         losses[f"pynwb-1 → pynwb-2 (link_data={link})"] = diff_hdf5(base1, base2)
         diffs = _without_minted_ids(diff_hdf5(base2, final), path)
         if diffs:
-            problems.append(_lines(f"link_data={link}: HDF5 → Zarr → HDF5 differs from PyNWB's own HDF5 → HDF5 → "
-                                   "HDF5 (a = pynwb-2, b = via Zarr)", diffs))
+            problems.append(
+                _lines(
+                    f"link_data={link}: HDF5 → Zarr → HDF5 differs from PyNWB's own HDF5 → HDF5 → "
+                    "HDF5 (a = pynwb-2, b = via Zarr)",
+                    diffs,
+                )
+            )
         layout = diff_layout(base2, final)
         record_property(f"layout link_data={link}", "\n".join(layout))
         if layout:
@@ -177,13 +207,15 @@ def test_hdf5_zarr_hdf5(path, tmp_path, record_property):
     report = "\n".join(_lines(step, lines) for step, lines in losses.items() if lines)
     record_property("pynwb_export_loss", report)
     if report:
-        warnings.warn(PyNWBExportLoss(f"{path.name}: {PYNWB}'s own HDF5 → HDF5 export is not lossless:\n{report}"),
-                      stacklevel=1)
+        warnings.warn(
+            PyNWBExportLoss(f"{path.name}: {PYNWB}'s own HDF5 → HDF5 export is not lossless:\n{report}"), stacklevel=1
+        )
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
     if blocked:
         record_property("pynwb_cannot", "\n".join(blocked))
-        pytest.xfail(f"{PYNWB} cannot do these steps HDF5 → HDF5 either, and ours fail identically: "
-                     + "; ".join(blocked))
+        pytest.xfail(
+            f"{PYNWB} cannot do these steps HDF5 → HDF5 either, and ours fail identically: " + "; ".join(blocked)
+        )
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
@@ -202,7 +234,7 @@ def test_builder_round_trip(path, tmp_path):
 
 # --- a hang seen on these files ------------------------------------------------------------------
 
-DEADLOCK = '''
+DEADLOCK = """
 import gc, os, sys
 import h5py, numpy as np
 from hdmf.backends.hdf5 import HDF5IO
@@ -229,7 +261,7 @@ gc.disable()  # only the GC passes above
 with HDF5IO(os.path.join(tmp, "out.h5"), mode="w") as out:  # as NWBHDF5IO.export from a Zarr file
     out.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", root["d"].data)}))
 print("done")
-'''
+"""
 
 
 def test_hdf5_write_from_zarr_does_not_deadlock(tmp_path):
@@ -244,11 +276,12 @@ def test_hdf5_write_from_zarr_does_not_deadlock(tmp_path):
     script = tmp_path / "deadlock.py"
     script.write_text(DEADLOCK)
     try:
-        proc = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True,
-                              timeout=10)
+        proc = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=10)
     except subprocess.TimeoutExpired:
-        pytest.fail("HDF5IO writing a ZarrDataset hung for 10 s: h5py's lock (held around np.asarray(data)) "
-                    "vs zarr's event-loop thread freeing an h5py object during a GC pass")
+        pytest.fail(
+            "HDF5IO writing a ZarrDataset hung for 10 s: h5py's lock (held around np.asarray(data)) "
+            "vs zarr's event-loop thread freeing an h5py object during a GC pass"
+        )
     assert proc.returncode == 0 and proc.stdout.strip() == "done", proc.stderr[-3000:]
 
 
@@ -268,7 +301,7 @@ def _sample(path, variant: bool) -> None:
         f.create_dataset("compound", data=np.array([(1, 2.0)], dtype=[("i", "i4"), ("x", "f8" if v else "f4")]))
         f.create_group("target_a"), f.create_group("target_b")
         f.create_dataset("ref", data=[f["target_a" if v else "target_b"].ref], dtype=h5py.ref_dtype)
-        f.create_dataset("region", data=[f["value"].regionref[0:2 if v else 3]], dtype=h5py.regionref_dtype)
+        f.create_dataset("region", data=[f["value"].regionref[0 : 2 if v else 3]], dtype=h5py.regionref_dtype)
         f.attrs["scalar"] = np.array([1] if v else 1)
         f.attrs["attr_ref"] = f["target_a" if v else "target_b"].ref
         f["soft"] = h5py.SoftLink("/target_a" if v else "/target_b")
@@ -284,14 +317,17 @@ def test_h5diff_reports_each_kind_of_difference(tmp_path):
     expected = [
         "/str_kind: dtype variable-length utf-8 string (h5py str) != variable-length ascii string (h5py bytes)",
         "/str_len: dtype fixed-length(4) utf-8 string (h5py str) != variable-length utf-8 string (h5py str)",
-        "/shape: shape (3,) != (4,)", "/value: values differ in 1 of 3 elements, first[2]: 3 != 4",
+        "/shape: shape (3,) != (4,)",
+        "/value: values differ in 1 of 3 elements, first[2]: 3 != 4",
         "/compound: dtype compound{i: int32, x: float64} != compound{i: int32, x: float32}",
         "/ref: values differ in 1 of 1 elements, first[0]: ('ref', '/target_a') != ('ref', '/target_b')",
-        "/region: values differ", "/@scalar: shape (1,) != scalar",
+        "/region: values differ",
+        "/@scalar: shape (1,) != scalar",
         "/@attr_ref: values differ in 1 of 1 elements, first (scalar): ('ref', '/target_a') != ('ref', '/target_b')",
         "/soft: soft link -> /target_a != soft link -> /target_b",
         "/external: external link -> x.h5:/data != external link -> y.h5:/data",
-        "/only_a: only in a (group)", "/only_b: only in b (group)",
+        "/only_a: only in a (group)",
+        "/only_b: only in b (group)",
     ]
     assert [e for e in expected if e not in diffs] == [], diffs
     assert "same_nan" not in diffs and "chunked" not in diffs and len(diffs.splitlines()) == len(expected)

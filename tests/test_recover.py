@@ -27,8 +27,6 @@ from hdmf_zarr3 import (
 JOURNAL = "__hdmf_zarr3_journal"
 
 
-
-
 @pytest.fixture
 def written(tmp_path):
     return write_small(tmp_path / "f.nwb.zarr")
@@ -70,8 +68,14 @@ def test_a_journal_naming_nodes_outside_the_file_is_refused_and_nothing_is_delet
     outside.mkdir()
     (outside / "data.txt").write_text("keep me")
     _interrupted_append(written)
-    for entry in (["../precious"], ["/acquisition/../../precious"], ["__hdmf_zarr3_journal"], "not a list",
-                  ["."], [""]):
+    for entry in (
+        ["../precious"],
+        ["/acquisition/../../precious"],
+        ["__hdmf_zarr3_journal"],
+        "not a list",
+        ["."],
+        [""],
+    ):
         (written / JOURNAL / "new" / "9").write_text(json.dumps(entry))
         state = files(written)
         with pytest.raises(CorruptStoreError, match="journal entry"):
@@ -169,12 +173,14 @@ def test_a_symlink_to_a_parent_of_the_source_is_not_a_destination(written, tmp_p
 
 def test_the_cli_recovers(written):
     before = _interrupted_append(written)
-    done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "recover", str(written)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "hdmf_zarr3.cli", "recover", str(written)], capture_output=True, text=True
+    )
     assert done.returncode == 0 and "restored the file" in done.stdout, done.stderr
     assert files(written) == before
-    done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "info", str(written)], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "hdmf_zarr3.cli", "info", str(written)], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
 
 

@@ -9,7 +9,7 @@ import zarr
 from hdmf.backends.hdf5 import HDF5IO
 
 from hdmf_zarr3 import FormatError, ZarrIO
-from hdmf_zarr3.datasets import RegionSelection
+from hdmf_zarr3.backend.datasets import RegionSelection
 from hdmf_zarr3.format.references import check_region
 
 
@@ -65,7 +65,7 @@ def test_malformed_regions_are_format_errors(bad):
 
 def test_converting_regions_to_hdf5_says_why_it_cannot(tmp_path):
     from hdmf_zarr3 import UnsupportedDataError
-    from hdmf_zarr3.conversion import prepare_for_hdf5
+    from hdmf_zarr3.hdf5.conversion import prepare_for_hdf5
 
     _hdf5_with_regions(tmp_path / "a.h5")
     with HDF5IO(str(tmp_path / "a.h5"), mode="r") as src, ZarrIO(tmp_path / "b.zarr", mode="w") as dst:

@@ -17,18 +17,20 @@ from hdmf_zarr3.cli.convert import parse_rule
 from hdmf_zarr3.format import dtypes as D
 from hdmf_zarr3.format.layout_types import ZarrLayout
 from hdmf_zarr3.format.relayout import Relayout, kept_layout
-from hdmf_zarr3.relayout_text import parse_codec, parse_shape
+from hdmf_zarr3.hdf5.relayout_text import parse_codec, parse_shape
 
 DATA = "/acquisition/ts/data"
 ZSTD9 = {"name": "zstd", "configuration": {"level": 9, "checksum": False}}
 
 
 def _nwbfile() -> NWBFile:
-    f = NWBFile(session_description="d", identifier="i",
-                session_start_time=datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC))
+    f = NWBFile(
+        session_description="d", identifier="i", session_start_time=datetime.datetime(2025, 1, 1, tzinfo=datetime.UTC)
+    )
     data = np.arange(4000, dtype="int16").reshape(1000, 4)
-    f.add_acquisition(TimeSeries(name="ts", data=ZarrDataIO(data, chunks=(7, 4), compressors=[ZSTD9]),
-                                 unit="m", rate=1.0))
+    f.add_acquisition(
+        TimeSeries(name="ts", data=ZarrDataIO(data, chunks=(7, 4), compressors=[ZSTD9]), unit="m", rate=1.0)
+    )
     f.add_acquisition(TimeSeries(name="plain", data=np.arange(50.0), unit="m", rate=1.0))
     return f
 
@@ -63,8 +65,9 @@ def test_text_forms_parse():
     assert parse_codec("zstd:5") == [{"name": "zstd", "configuration": {"level": 5, "checksum": False}}]
     assert parse_codec("none") == [] and parse_codec("auto") == "auto"
     assert parse_codec("blosc-zstd:3")[0]["configuration"]["cname"] == "zstd"
-    assert parse_codec('{"name": "gzip", "configuration": {"level": 1}}') == [{"name": "gzip",
-                                                                              "configuration": {"level": 1}}]
+    assert parse_codec('{"name": "gzip", "configuration": {"level": 1}}') == [
+        {"name": "gzip", "configuration": {"level": 1}}
+    ]
     for bad in ("lz5", "zstd:high", "[1]", "{nope"):
         with pytest.raises(UnsupportedDataError):
             parse_codec(bad)
@@ -97,8 +100,12 @@ def test_relayout_changes_only_what_it_names():
 
 def _sharded_doc() -> dict:
     inner = [{"name": "bytes", "configuration": {"endian": "little"}}, ZSTD9]
-    return {"zarr_format": 3, "shape": [1000, 4], "chunk_grid": {"configuration": {"chunk_shape": [100, 4]}},
-            "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [10, 4], "codecs": inner}}]}
+    return {
+        "zarr_format": 3,
+        "shape": [1000, 4],
+        "chunk_grid": {"configuration": {"chunk_shape": [100, 4]}},
+        "codecs": [{"name": "sharding_indexed", "configuration": {"chunk_shape": [10, 4], "codecs": inner}}],
+    }
 
 
 # --- convert ---------------------------------------------------------------------------------------
@@ -134,12 +141,15 @@ def test_convert_auto_repacks_into_the_default_layout(source, tmp_path):
     assert _chunks_and_codecs(_doc(dst))[1][1]["configuration"]["typesize"] == 2
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"chunks": {"/acquisition/nope/data": (3,)}}, "/acquisition/nope/data: no dataset"),
-    ({"chunks": {DATA: (3,)}}, "do not fit a 2-d dataset"),
-    ({"codec": "lz5"}, "unknown codec"),
-    ({"codec": [{"name": "transpose", "configuration": {"order": [1, 0]}}]}, "not a BytesBytesCodec"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"chunks": {"/acquisition/nope/data": (3,)}}, "/acquisition/nope/data: no dataset"),
+        ({"chunks": {DATA: (3,)}}, "do not fit a 2-d dataset"),
+        ({"codec": "lz5"}, "unknown codec"),
+        ({"codec": [{"name": "transpose", "configuration": {"order": [1, 0]}}]}, "not a BytesBytesCodec"),
+    ],
+)
 def test_convert_refuses_bad_layouts_and_writes_nothing(source, tmp_path, kwargs, message):
     dst = tmp_path / "b.nwb.zarr"
     with pytest.raises(UnsupportedDataError, match=message):
@@ -154,9 +164,27 @@ def test_layout_options_need_a_zarr_destination(source, tmp_path):
 
 def test_cli_convert_layout_options(source, tmp_path, capsys):
     dst = tmp_path / "b.nwb.zarr"
-    assert main(["convert", "--no-progress", str(source), str(dst), "--chunks", f"{DATA}=50,4",
-                 "--codec", "zstd:7", "--codec", f"{DATA}=blosc-zstd:2", "--shards", "none",
-                 "--chunk-key-separator", "."]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "--no-progress",
+                str(source),
+                str(dst),
+                "--chunks",
+                f"{DATA}=50,4",
+                "--codec",
+                "zstd:7",
+                "--codec",
+                f"{DATA}=blosc-zstd:2",
+                "--shards",
+                "none",
+                "--chunk-key-separator",
+                ".",
+            ]
+        )
+        == 0
+    )
     chunks, codecs = _chunks_and_codecs(_doc(dst))
     assert chunks == [50, 4] and codecs[1]["configuration"]["cname"] == "zstd"
     assert _chunks_and_codecs(_doc(dst, "/acquisition/plain/data"))[1][1]["configuration"]["level"] == 7
@@ -167,14 +195,12 @@ def test_cli_convert_layout_options(source, tmp_path, capsys):
 
 
 # --- flat chunk keys -------------------------------------------------------------------------------
-@pytest.mark.parametrize("dataio", [
-    {}, {"chunks": (100, 2)}, {"chunks": (100, 2), "shards": (500, 4)}])
+@pytest.mark.parametrize("dataio", [{}, {"chunks": (100, 2)}, {"chunks": (100, 2), "shards": (500, 4)}])
 def test_dot_separator_writes_flat_keys_every_reader_follows(tmp_path, dataio):
     path = tmp_path / "f.nwb.zarr"
     values = np.arange(4000, dtype="int16").reshape(1000, 4)
     f = _nwbfile()
-    f.add_acquisition(TimeSeries(name="x", data=ZarrDataIO(values, **dataio) if dataio else values,
-                                 unit="m", rate=1.0))
+    f.add_acquisition(TimeSeries(name="x", data=ZarrDataIO(values, **dataio) if dataio else values, unit="m", rate=1.0))
     with NWBZarrIO(path, mode="w", chunk_key_separator=".") as io:
         io.write(f)
     keys = sorted(p.name for p in (path / "acquisition" / "x" / "data").iterdir())
@@ -194,8 +220,19 @@ def test_dot_separator_passes_dandis_depth_rule(tmp_path, capsys):
     from hdmf.build import DatasetBuilder, GroupBuilder
 
     series = GroupBuilder("ElectricalSeries", datasets={"data": DatasetBuilder("data", np.zeros((4, 3)))})
-    tree = GroupBuilder("root", groups={"processing": GroupBuilder("processing", groups={
-        "ecephys": GroupBuilder("ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})})})})
+    tree = GroupBuilder(
+        "root",
+        groups={
+            "processing": GroupBuilder(
+                "processing",
+                groups={
+                    "ecephys": GroupBuilder(
+                        "ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})}
+                    )
+                },
+            )
+        },
+    )
     for separator, status in (("/", 1), (".", 0)):
         path = tmp_path / f"deep{len(separator)}{separator == '.'}.nwb.zarr"
         with ZarrIO(path, mode="w", chunk_key_separator=separator) as io:

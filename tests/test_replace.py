@@ -28,8 +28,7 @@ def _failing_nwbfile():
         raise OSError("the acquisition device went away")
 
     nwb = small_nwbfile(10)
-    nwb.add_acquisition(TimeSeries(name="broken", data=DataChunkIterator(blocks(), buffer_size=1), unit="V",
-                                   rate=1.0))
+    nwb.add_acquisition(TimeSeries(name="broken", data=DataChunkIterator(blocks(), buffer_size=1), unit="V", rate=1.0))
     return nwb
 
 
@@ -106,8 +105,9 @@ def s3():
 
 @pytest.mark.parametrize("kind", ["s3", "memory"])
 def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(s3, kind):
-    where, options = ((f"s3://{new_bucket(s3)}/f.nwb.zarr", dict(s3["options"])) if kind == "s3"
-                      else (MemoryStore(), None))
+    where, options = (
+        (f"s3://{new_bucket(s3)}/f.nwb.zarr", dict(s3["options"])) if kind == "s3" else (MemoryStore(), None)
+    )
 
     def read_length():
         with NWBZarrIO(where, mode="r", storage_options=options) as io:

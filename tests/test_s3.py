@@ -56,8 +56,10 @@ def test_append_on_s3(s3, mode):
 def test_parallel_writes_to_s3_are_serial_with_a_warning(s3):
     url = f"s3://{new_bucket(s3)}/f.zarr"
     iterator = ArrayIterator(np.arange(20), chunk_shape=(5,), buffer_shape=(5,))
-    with pytest.warns(ParallelWriteWarning, match="object stores reached by URL: /d"), \
-            ZarrIO(url, mode="w", storage_options=s3["options"]) as io:
+    with (
+        pytest.warns(ParallelWriteWarning, match="object stores reached by URL: /d"),
+        ZarrIO(url, mode="w", storage_options=s3["options"]) as io,
+    ):
         io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", iterator)}), number_of_jobs=2)
     with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
         assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))
@@ -166,12 +168,24 @@ def test_anonymous_reads_need_no_credentials(s3):
     _write(url, s3["options"])
     import json
 
-    policy = {"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Principal": "*", "Action": ["s3:GetObject", "s3:ListBucket"],
-         "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]}]}
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": ["s3:GetObject", "s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+            }
+        ],
+    }
     s3["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))  # a public dataset
-    anonymous = {"endpoint": s3["endpoint"], "region": "us-east-1", "client_options": {"allow_http": True},
-                 "anon": True}
+    anonymous = {
+        "endpoint": s3["endpoint"],
+        "region": "us-east-1",
+        "client_options": {"allow_http": True},
+        "anon": True,
+    }
     with NWBZarrIO(url, mode="r", storage_options=anonymous) as io:
         assert np.array_equal(io.read().acquisition["ts"].data[:5], np.arange(5.0))
 
@@ -189,8 +203,9 @@ def test_links_between_files_in_a_bucket_resolve_relative_to_the_file(s3, tmp_pa
     import json
 
     client = s3["client"]()
-    links = json.loads(client.get_object(Bucket=bucket, Key="derived/d.nwb.zarr/acquisition/linked/zarr.json")
-                       ["Body"].read())["attributes"]["zarr_link"]
+    links = json.loads(
+        client.get_object(Bucket=bucket, Key="derived/d.nwb.zarr/acquisition/linked/zarr.json")["Body"].read()
+    )["attributes"]["zarr_link"]
     assert links[0]["source"] == "../raw/r.nwb.zarr"  # relative to the directory holding the file
     with NWBZarrIO(derived_url, mode="r", storage_options=s3["options"]) as io:
         with pytest.raises(UnsafeLinkError, match="external_roots"):  # it leaves derived/: not by default
@@ -214,8 +229,25 @@ def test_cli_converts_inspects_and_validates_files_on_s3(s3, tmp_path, capsys):
     assert main(["info", url, "--storage-options", options]) == 0
     assert "ts/  <core:TimeSeries>" in capsys.readouterr().out
     assert main(["validate", url, "--storage-options", options]) == 0
-    assert main(["convert", "--no-progress", url, tuned, "--src-storage-options", options, "--storage-options",
-                 options, "--codec", "zstd:5", "--chunk-key-separator", "."]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                "--no-progress",
+                url,
+                tuned,
+                "--src-storage-options",
+                options,
+                "--storage-options",
+                options,
+                "--codec",
+                "zstd:5",
+                "--chunk-key-separator",
+                ".",
+            ]
+        )
+        == 0
+    )
     keys = {o["Key"] for o in s3["client"]().list_objects_v2(Bucket=bucket)["Contents"]}
     assert "tuned.nwb.zarr/acquisition/ts/data/c.0" in keys
     back = tmp_path / "back.nwb"

@@ -55,8 +55,9 @@ def test_code_is_refused_and_never_runs(protocol, tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("data", [b"", b"garbage", pickle.dumps({"a": 1}), pickle.dumps([1, 2]),
-                                  pickle.dumps(np.array([1.0]))[:-3]])
+@pytest.mark.parametrize(
+    "data", [b"", b"garbage", pickle.dumps({"a": 1}), pickle.dumps([1, 2]), pickle.dumps(np.array([1.0]))[:-3]]
+)
 def test_malformed_or_non_array_pickles_are_refused(data):
     with pytest.raises(UnsafeDataError, match="/n: pickled chunk refused"):
         safe_pickle.loads(data, "/n")

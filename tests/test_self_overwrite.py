@@ -34,8 +34,12 @@ def _intact(path: Path, before: dict[str, bytes]) -> None:
 def test_convert_onto_itself_is_refused(source, spelling, layout, monkeypatch):
     before = files(source)
     monkeypatch.chdir(source.parent)
-    dst = {"same": str(source), "slash": f"{source}/", "relative": f"./{source.name}/",
-           "file-url": f"file://{source}"}.get(spelling)
+    dst = {
+        "same": str(source),
+        "slash": f"{source}/",
+        "relative": f"./{source.name}/",
+        "file-url": f"file://{source}",
+    }.get(spelling)
     if spelling == "symlink":
         dst = source.parent / "link.nwb.zarr"
         dst.symlink_to(source, target_is_directory=True)
@@ -84,8 +88,9 @@ def test_convert_between_stores_refuses_the_same_store(source):
 
 def test_cli_convert_onto_itself_fails_and_keeps_the_file(source):
     before = files(source)
-    done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "convert", str(source), f"{source}/"],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "hdmf_zarr3.cli", "convert", str(source), f"{source}/"], capture_output=True, text=True
+    )
     assert done.returncode == 1 and "SelfOverwriteError" in done.stderr, done.stderr
     _intact(source, before)
 

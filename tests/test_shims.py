@@ -1,5 +1,6 @@
-"""The hdmf and numcodecs shims (``hdmf_zarr3.compat``): nothing at import, applied by the first ZarrIO, to every
-hdmf module that bound ``extend_data``, gated on the hdmf version; extending works through each binding."""
+"""The hdmf and numcodecs shims (``hdmf_zarr3.integrations.hdmf_shims``): nothing at import, applied by
+the first ZarrIO, to every hdmf module that bound ``extend_data``, gated on the hdmf version; extending
+works through each binding."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import pytest
 from hdmf.common import DynamicTable, VectorData, get_manager
 from hdmf.term_set import TermSet, TermSetWrapper
 
-from hdmf_zarr3 import ZarrIO, compat
-from hdmf_zarr3.datasets import ZarrDataset
+from hdmf_zarr3 import ZarrIO
+from hdmf_zarr3.backend.datasets import ZarrDataset
+from hdmf_zarr3.integrations import hdmf_shims
 
 
 def _run(code: str, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc.stdout
 
@@ -33,7 +36,7 @@ def test_import_changes_nothing_in_hdmf_or_numcodecs():
         before = {m.__name__: m.extend_data for m in (hdmf.data_utils, hdmf.container, hdmf.term_set)}
         decode = Blosc.decode
         no_convert = set(ObjectMapper._ObjectMapper__no_convert)
-        import hdmf_zarr3, hdmf_zarr3.compat, hdmf_zarr3.nwb, hdmf_zarr3.cli  # noqa: F401
+        import hdmf_zarr3, hdmf_zarr3.integrations.hdmf_shims, hdmf_zarr3.backend.nwb, hdmf_zarr3.cli  # noqa: F401
         after = {m.__name__: m.extend_data for m in (hdmf.data_utils, hdmf.container, hdmf.term_set)}
         assert after == before, after
         assert all(f.__module__ == "hdmf.data_utils" for f in after.values()), after
@@ -46,7 +49,8 @@ def test_import_changes_nothing_in_hdmf_or_numcodecs():
 
 def test_opening_a_store_checks_blosc_frames(tmp_path):
     """The CLI opens stores without a ZarrIO: the blosc check comes with the first store opened."""
-    out = _run("""
+    out = _run(
+        """
         import sys
         from numcodecs.blosc import Blosc
         from hdmf_zarr3.storage.stores import open_store
@@ -54,7 +58,9 @@ def test_opening_a_store_checks_blosc_frames(tmp_path):
         open_store(sys.argv[1], "w").close()
         assert Blosc.decode._hdmf_zarr3_checked
         print("checked")
-    """, str(tmp_path / "f.zarr"))
+    """,
+        str(tmp_path / "f.zarr"),
+    )
     assert out.strip() == "checked"
 
 
@@ -62,7 +68,8 @@ def test_first_zarrio_binds_the_shim_in_every_hdmf_module(tmp_path):
     """All of hdmf imported first (as an application would), then one ZarrIO: no name in any hdmf module is
     still bound to hdmf's original ``extend_data`` (its three import sites are data_utils, container and
     term_set), and blosc frames are checked."""
-    out = _run("""
+    out = _run(
+        """
         import importlib, pkgutil, sys, threading
         import hdmf
         for info in pkgutil.walk_packages(hdmf.__path__, "hdmf."):
@@ -71,7 +78,8 @@ def test_first_zarrio_binds_the_shim_in_every_hdmf_module(tmp_path):
             except ImportError:  # an optional dependency (e.g. linkml) is missing: the module binds nothing
                 pass
         original = hdmf.data_utils.extend_data
-        from hdmf_zarr3 import ZarrIO, compat
+        from hdmf_zarr3 import ZarrIO
+        from hdmf_zarr3.integrations import hdmf_shims
         from numcodecs.blosc import Blosc
         threads = [threading.Thread(target=lambda i=i: ZarrIO(sys.argv[1] + f"/f{i}.zarr", mode="w").close())
                    for i in range(4)]
@@ -82,17 +90,20 @@ def test_first_zarrio_binds_the_shim_in_every_hdmf_module(tmp_path):
                 if value is original]
         assert left == [], left
         sites = [name for name, module in sys.modules.items()
-                 if getattr(module, "extend_data", None) is compat.extend_data]
+                 if getattr(module, "extend_data", None) is hdmf_shims.extend_data]
         assert {"hdmf.data_utils", "hdmf.container", "hdmf.term_set"} <= set(sites), sites
-        assert compat.extend_data.__wrapped__ is original
+        assert hdmf_shims.extend_data.__wrapped__ is original
         assert Blosc.decode._hdmf_zarr3_checked and Blosc.decode.__wrapped__.__qualname__ == "Blosc.decode"
         print("bound")
-    """, str(tmp_path))
+    """,
+        str(tmp_path),
+    )
     assert out.strip() == "bound"
 
 
 def test_outside_the_hdmf_range_extend_data_is_left_alone(tmp_path):
-    out = _run("""
+    out = _run(
+        """
         import sys
         import hdmf, hdmf.container, hdmf.data_utils
         from hdmf_zarr3 import ZarrIO
@@ -101,14 +112,18 @@ def test_outside_the_hdmf_range_extend_data_is_left_alone(tmp_path):
         ZarrIO(sys.argv[1], mode="w").close()
         assert hdmf.data_utils.extend_data is original and hdmf.container.extend_data is original
         print("left alone")
-    """, str(tmp_path / "f.zarr"))
+    """,
+        str(tmp_path / "f.zarr"),
+    )
     assert out.strip() == "left alone"
 
 
-@pytest.mark.parametrize(("version", "inside"), [("6.2.0", True), ("6.9.1.dev3", True), ("6.1.9", False),
-                                                 ("7.0.0", False), ("", False), ("unknown", False)])
+@pytest.mark.parametrize(
+    ("version", "inside"),
+    [("6.2.0", True), ("6.9.1.dev3", True), ("6.1.9", False), ("7.0.0", False), ("", False), ("unknown", False)],
+)
 def test_version_in_the_range(version, inside):
-    assert compat.version_in(version, compat.EXTEND_DATA_HDMF) is inside
+    assert hdmf_shims.version_in(version, hdmf_shims.EXTEND_DATA_HDMF) is inside
 
 
 def _table(path) -> None:
@@ -120,12 +135,12 @@ def _table(path) -> None:
 def test_the_installed_hdmf_needs_the_shim(tmp_path):
     """hdmf's own ``extend_data`` refuses our lazy datasets: the installed version is rightly inside the range."""
     _table(tmp_path / "f.zarr")
-    assert compat.extend_data_needed()
+    assert hdmf_shims.extend_data_needed()
     with ZarrIO(tmp_path / "f.zarr", mode="a", manager=get_manager()) as io:
         data = io.read()["c"].data
         assert isinstance(data, ZarrDataset)
         with pytest.raises(ValueError, match="cannot extend"):
-            compat.extend_data.__wrapped__(data, [3.0])
+            hdmf_shims.extend_data.__wrapped__(data, [3.0])
 
 
 class _AnyTerm(TermSet):
@@ -158,15 +173,15 @@ def test_extending_a_column_read_from_zarr_through_each_import_site(tmp_path):
 
 
 def test_everything_not_ours_goes_to_hdmf():
-    assert compat.extend_data([1], [2]) == [1, 2]
-    assert compat.extend_data(np.array([1]), [2]).tolist() == [1, 2]
+    assert hdmf_shims.extend_data([1], [2]) == [1, 2]
+    assert hdmf_shims.extend_data(np.array([1]), [2]).tolist() == [1, 2]
     with pytest.raises(ValueError, match="cannot extend object of type"):
-        compat.extend_data(object(), [1])
+        hdmf_shims.extend_data(object(), [1])
 
 
 def test_activate_is_idempotent_and_thread_safe():
     before = hdmf.data_utils.extend_data
-    threads = [threading.Thread(target=compat.activate) for _ in range(8)]
+    threads = [threading.Thread(target=hdmf_shims.activate) for _ in range(8)]
     [t.start() for t in threads]
     [t.join() for t in threads]
-    assert hdmf.data_utils.extend_data is before is compat.extend_data
+    assert hdmf.data_utils.extend_data is before is hdmf_shims.extend_data

@@ -19,11 +19,20 @@ CASES = [
     ("bool", np.array([True, False, True]), None),
     ("uint64", np.array(7, dtype="uint64"), None),
     ("text", np.array(["a", "ünï", ""], dtype=object), None),
-    ("float32", np.arange(5, dtype="float32"), [{"name": "bytes", "configuration": {"endian": "little"}},
-                                                {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
-                                                {"name": "crc32c"}]),
-    ("int32", np.arange(5, dtype="int32"), [{"name": "bytes", "configuration": {"endian": "little"}},
-                                            {"name": "gzip", "configuration": {"level": 4}}]),
+    (
+        "float32",
+        np.arange(5, dtype="float32"),
+        [
+            {"name": "bytes", "configuration": {"endian": "little"}},
+            {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+            {"name": "crc32c"},
+        ],
+    ),
+    (
+        "int32",
+        np.arange(5, dtype="int32"),
+        [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": 4}}],
+    ),
 ]
 
 

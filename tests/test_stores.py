@@ -97,12 +97,15 @@ def test_missing_zip_in_read_mode(tmp_path):
         NWBZarrIO(tmp_path / "none.nwb.zarr.zip", mode="r")
 
 
-@pytest.mark.parametrize(("target", "directory", "expected"), [
-    ("/data/a/raw.nwb.zarr", "/data/b", "../a/raw.nwb.zarr"),
-    ("s3://bucket/a/raw.nwb.zarr", "s3://bucket/b", "../a/raw.nwb.zarr"),
-    ("s3://other/raw.nwb.zarr", "s3://bucket/b", "s3://other/raw.nwb.zarr"),
-    ("s3://bucket/raw.nwb.zarr", "/local/dir", "s3://bucket/raw.nwb.zarr"),
-])
+@pytest.mark.parametrize(
+    ("target", "directory", "expected"),
+    [
+        ("/data/a/raw.nwb.zarr", "/data/b", "../a/raw.nwb.zarr"),
+        ("s3://bucket/a/raw.nwb.zarr", "s3://bucket/b", "../a/raw.nwb.zarr"),
+        ("s3://other/raw.nwb.zarr", "s3://bucket/b", "s3://other/raw.nwb.zarr"),
+        ("s3://bucket/raw.nwb.zarr", "/local/dir", "s3://bucket/raw.nwb.zarr"),
+    ],
+)
 def test_relative_locations_round_trip(target, directory, expected):
     assert locations.relative_to(target, directory) == expected
     assert locations.join(directory, expected) == target
@@ -155,8 +158,11 @@ def test_an_hdf5_file_says_to_use_nwbhdf5io_or_convert(hdf5_file, name, mode):
     path = hdf5_file.rename(hdf5_file.parent / name)
     content, before = path.read_bytes(), _listing(path.parent)
     for cls in (NWBZarrIO, ZarrIO):
-        with pytest.raises(NotZarrError, match=r"HDF5 file, not Zarr: read it with pynwb.NWBHDF5IO, or convert it "
-                                               rf"with hdmf_zarr3.convert\('{name}'") as raised:
+        with pytest.raises(
+            NotZarrError,
+            match=r"HDF5 file, not Zarr: read it with pynwb.NWBHDF5IO, or convert it "
+            rf"with hdmf_zarr3.convert\('{name}'",
+        ) as raised:
             cls(path, mode=mode)
         assert raised.value.path == str(path)
     assert path.read_bytes() == content and _listing(path.parent) == before  # untouched, no lock left
@@ -174,10 +180,13 @@ def test_an_hdf5_file_with_a_user_block_is_recognised(tmp_path):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name,content,message", [
-    ("notes.txt", b"hello", "this is a file, not a Zarr store"),
-    ("s.nwb.zarr.zip", b"hello", "this is not a zip file"),
-])
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("notes.txt", b"hello", "this is a file, not a Zarr store"),
+        ("s.nwb.zarr.zip", b"hello", "this is not a zip file"),
+    ],
+)
 def test_another_file_where_a_zarr_store_belongs_is_named(tmp_path, name, content, message, mode):
     from hdmf_zarr3 import NotZarrError
 
@@ -211,8 +220,9 @@ def test_mode_a_in_a_missing_directory_is_refused(tmp_path, name):
     created; 'a' on a missing file in an existing directory creates the file, as NWBHDF5IO does."""
     from hdmf_zarr3 import StoreError
 
-    with pytest.raises(StoreError, match=re.escape(f"the directory {tmp_path / 'typo'} does not exist (a mistyped "
-                                                   "path?)")) as raised:
+    with pytest.raises(
+        StoreError, match=re.escape(f"the directory {tmp_path / 'typo'} does not exist (a mistyped path?)")
+    ) as raised:
         NWBZarrIO(tmp_path / "typo" / name, mode="a")
     assert raised.value.path == str(tmp_path / "typo" / name) and _listing(tmp_path) == []
     with NWBZarrIO(tmp_path / name, mode="a") as io:
@@ -234,8 +244,9 @@ def test_a_new_file_below_a_file_is_refused(tmp_path, mode, below):
     from hdmf_zarr3 import StoreError
 
     (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(StoreError, match=re.escape(f"cannot create the file: {tmp_path / 'notes.txt'} is a file, "
-                                                   "not a directory")):
+    with pytest.raises(
+        StoreError, match=re.escape(f"cannot create the file: {tmp_path / 'notes.txt'} is a file, not a directory")
+    ):
         NWBZarrIO(tmp_path / "notes.txt" / f"{below}s.nwb.zarr", mode=mode)
     assert _listing(tmp_path) == ["notes.txt"]
 
@@ -243,8 +254,10 @@ def test_a_new_file_below_a_file_is_refused(tmp_path, mode, below):
 @pytest.mark.parametrize("mode", ["r", "r+"])
 @pytest.mark.parametrize("name", ["s.nwb.zarr", "s.nwb.zarr.zip", "typo/s.nwb.zarr"])
 def test_reading_a_missing_file_names_it(tmp_path, name, mode):
-    with pytest.raises(UnsupportedOperation, match=re.escape(f"Unable to open file {tmp_path / name} in '{mode}' "
-                                                             "mode. File does not exist.")):
+    with pytest.raises(
+        UnsupportedOperation,
+        match=re.escape(f"Unable to open file {tmp_path / name} in '{mode}' mode. File does not exist."),
+    ):
         NWBZarrIO(tmp_path / name, mode=mode)
     assert _listing(tmp_path) == []
 

@@ -13,7 +13,7 @@ from zarr.codecs import ZstdCodec
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
-from hdmf_zarr3 import unit_writer as UW
+from hdmf_zarr3.storage import unit_writer as UW
 
 VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
 
@@ -103,8 +103,9 @@ def test_stream_shows_a_progress_bar(tmp_path, capsys):
 
 def test_unit_writer_assembles_pieces_and_fills_gaps():
     written = {}
-    writer = UW.UnitWriter(lambda region, values, final: written.__setitem__(region, values.copy()), (4, 4),
-                           (None, 6), "int32", -1)
+    writer = UW.UnitWriter(
+        lambda region, values, final: written.__setitem__(region, values.copy()), (4, 4), (None, 6), "int32", -1
+    )
     writer.add((slice(0, 3), slice(0, 6)), np.ones((3, 6), dtype="int32"))
     writer.add((slice(3, 5), slice(0, 2)), np.full((2, 2), 2, dtype="int32"))
     assert written == {}  # no unit complete yet
@@ -112,4 +113,3 @@ def test_unit_writer_assembles_pieces_and_fills_gaps():
     # The unit never given any data is not written at all: it reads as the fill value.
     assert sorted(written) == [(slice(0, 4), slice(0, 4)), (slice(0, 4), slice(4, 6)), (slice(4, 5), slice(0, 4))]
     np.testing.assert_array_equal(written[(slice(0, 4), slice(0, 4))][3], [2, 2, -1, -1])
-

@@ -30,13 +30,17 @@ def file_bytes(path):
 
 # --- (a) a scalar compound given as a 0-d structured numpy array ------------------------------------
 
+
 def test_scalar_compound_with_a_text_field_from_a_0d_structured_array(tmp_path):
     dtype = [{"name": "x", "dtype": "float32"}, {"name": "label", "dtype": "text"}]
     value = np.array((1.5, "a" * 600), dtype=[("x", "<f4"), ("label", object)])
     root = GroupBuilder("root", datasets={"pos": DatasetBuilder("pos", value, dtype=dtype)})
     zio, ours = roundtrip(ZarrIO, tmp_path / "f.zarr", root)
-    hio, theirs = roundtrip(HDF5IO, tmp_path / "f.h5", GroupBuilder("root", datasets={
-        "pos": DatasetBuilder("pos", value.copy(), dtype=dtype)}))
+    hio, theirs = roundtrip(
+        HDF5IO,
+        tmp_path / "f.h5",
+        GroupBuilder("root", datasets={"pos": DatasetBuilder("pos", value.copy(), dtype=dtype)}),
+    )
     with zio, hio:
         data, h5 = ours["pos"].data, theirs["pos"].data[()]  # h5py: an np.void
         # as h5py (np.void) and hdmf-zarr (0-d structured array): fields by name
@@ -48,8 +52,15 @@ def test_scalar_compound_with_a_text_field_from_a_0d_structured_array(tmp_path):
 def test_scalar_compound_with_a_reference_field_from_a_0d_structured_array(tmp_path):
     target = DatasetBuilder("target", np.arange(3))
     value = np.array((7, ReferenceBuilder(target)), dtype=[("idx", "<i4"), ("ref", object)])
-    root = GroupBuilder("root", datasets={"target": target, "cs": DatasetBuilder("cs", value, dtype=[
-        {"name": "idx", "dtype": "int32"}, {"name": "ref", "dtype": "object"}])})
+    root = GroupBuilder(
+        "root",
+        datasets={
+            "target": target,
+            "cs": DatasetBuilder(
+                "cs", value, dtype=[{"name": "idx", "dtype": "int32"}, {"name": "ref", "dtype": "object"}]
+            ),
+        },
+    )
     io, back = roundtrip(ZarrIO, tmp_path / "f.zarr", root)
     with io:
         data = back["cs"].data
@@ -65,10 +76,14 @@ NESTED = [{"name": "a", "dtype": "int32"}, {"name": "p", "dtype": POINT}]
 
 def test_a_compound_field_that_is_a_compound_roundtrips_as_in_hdf5(tmp_path):
     values = np.array([(1, (2.5, 3)), (4, (-1.0, 7))], dtype=[("a", "i4"), ("p", [("x", "f8"), ("y", "i2")])])
-    zio, ours = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
-        "d": DatasetBuilder("d", values, dtype=NESTED)}))
-    hio, theirs = roundtrip(HDF5IO, tmp_path / "f.h5", GroupBuilder("root", datasets={
-        "d": DatasetBuilder("d", values.copy(), dtype=NESTED)}))
+    zio, ours = roundtrip(
+        ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={"d": DatasetBuilder("d", values, dtype=NESTED)})
+    )
+    hio, theirs = roundtrip(
+        HDF5IO,
+        tmp_path / "f.h5",
+        GroupBuilder("root", datasets={"d": DatasetBuilder("d", values.copy(), dtype=NESTED)}),
+    )
     with zio, hio:
         data = ours["d"].data
         assert data[:].tolist() == [(1, (2.5, 3)), (4, (-1.0, 7))] == theirs["d"].data[:].tolist()
@@ -84,13 +99,32 @@ def test_a_compound_field_that_is_a_compound_roundtrips_as_in_hdf5(tmp_path):
 
 def test_a_compound_field_holding_text_and_a_reference(tmp_path):
     target = DatasetBuilder("target", np.arange(3))
-    dtype = [{"name": "i", "dtype": "uint8"}, {"name": "inner", "dtype": [
-        {"name": "label", "dtype": "text"}, {"name": "ref", "dtype": {"target_type": "Data", "reftype": "object"}}]}]
+    dtype = [
+        {"name": "i", "dtype": "uint8"},
+        {
+            "name": "inner",
+            "dtype": [
+                {"name": "label", "dtype": "text"},
+                {"name": "ref", "dtype": {"target_type": "Data", "reftype": "object"}},
+            ],
+        },
+    ]
     rows = [(1, ("one", ReferenceBuilder(target))), (2, ("twö", None))]
-    scalar = np.array((5, ("five", ReferenceBuilder(target))),
-                      dtype=[("i", "u1"), ("inner", [("label", object), ("ref", object)])])
-    io, back = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
-        "target": target, "d": DatasetBuilder("d", rows, dtype=dtype), "s": DatasetBuilder("s", scalar, dtype=dtype)}))
+    scalar = np.array(
+        (5, ("five", ReferenceBuilder(target))), dtype=[("i", "u1"), ("inner", [("label", object), ("ref", object)])]
+    )
+    io, back = roundtrip(
+        ZarrIO,
+        tmp_path / "f.zarr",
+        GroupBuilder(
+            "root",
+            datasets={
+                "target": target,
+                "d": DatasetBuilder("d", rows, dtype=dtype),
+                "s": DatasetBuilder("s", scalar, dtype=dtype),
+            },
+        ),
+    )
     with io:
         got = back["d"].data[:]
         assert got[0].item() == (1, ("one", back["target"])) and got[1].item() == (2, ("twö", None))
@@ -101,27 +135,39 @@ def test_a_compound_field_holding_text_and_a_reference(tmp_path):
 
 
 def test_a_stored_compound_field_without_fields_is_corrupt(tmp_path):
-    io, _ = roundtrip(ZarrIO, tmp_path / "f.zarr", GroupBuilder("root", datasets={
-        "d": DatasetBuilder("d", [(1, (2.5, 3))], dtype=NESTED)}))
+    io, _ = roundtrip(
+        ZarrIO,
+        tmp_path / "f.zarr",
+        GroupBuilder("root", datasets={"d": DatasetBuilder("d", [(1, (2.5, 3))], dtype=NESTED)}),
+    )
     io.close()
     doc_path = tmp_path / "f.zarr" / "d" / "zarr.json"
     doc = json.loads(doc_path.read_text())
     doc["attributes"]["zarr_dtype"][1]["dtype"] = []
     doc_path.write_text(json.dumps(doc))
-    (tmp_path / "f.zarr" / "zarr.json").write_text(json.dumps({  # drop the consolidated copy
-        **json.loads((tmp_path / "f.zarr" / "zarr.json").read_text()), "consolidated_metadata": None}))
+    (tmp_path / "f.zarr" / "zarr.json").write_text(
+        json.dumps(
+            {  # drop the consolidated copy
+                **json.loads((tmp_path / "f.zarr" / "zarr.json").read_text()),
+                "consolidated_metadata": None,
+            }
+        )
+    )
     with pytest.raises(CorruptStoreError, match="compound field 'p' has no fields"), ZarrIO(tmp_path / "f.zarr") as io:
         io.read_builder()
 
 
 def test_the_hdmf_zarr_convention_refuses_a_compound_field_that_is_a_compound(tmp_path):
     root = GroupBuilder("root", datasets={"d": DatasetBuilder("d", [(1, (2.5, 3))], dtype=NESTED)})
-    with pytest.raises(UnsupportedDataError, match=r"no compound fields that are compounds \(p\)"), \
-            ZarrIO(tmp_path / "f.zarr", mode="w", convention="hdmf-zarr") as io:
+    with (
+        pytest.raises(UnsupportedDataError, match=r"no compound fields that are compounds \(p\)"),
+        ZarrIO(tmp_path / "f.zarr", mode="w", convention="hdmf-zarr") as io,
+    ):
         io.write_builder(root)
 
 
 # --- (c) a row appended in mode 'a' that refers to a container added by the same write -------------
+
 
 def with_epoch(path):
     nwb = small_nwbfile()
@@ -170,8 +216,11 @@ def test_a_write_that_does_not_store_the_target_fails_and_undoes_the_rows(tmp_pa
     with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
         nwb = io.read()
         add_series_and_epoch(nwb, "orphan")  # never added to the file
-        with pytest.raises(ReferenceError_, match="/intervals/epochs/timeseries: rows 1..1 refer to TimeSeries "
-                                                  "'orphan', which this write did not store"):
+        with pytest.raises(
+            ReferenceError_,
+            match="/intervals/epochs/timeseries: rows 1..1 refer to TimeSeries "
+            "'orphan', which this write did not store",
+        ):
             io.write(nwb)
     assert file_bytes(tmp_path / "f.zarr") == before
     with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
@@ -180,10 +229,12 @@ def test_a_write_that_does_not_store_the_target_fails_and_undoes_the_rows(tmp_pa
 
 # --- (d) bytes that are not UTF-8 text: a ValueError naming the dataset or attribute ---------------
 
+
 @pytest.mark.parametrize("value", [[b"ok", b"\xff\xfe"], b"\xff\xfe"], ids=["list", "scalar"])
 def test_non_utf8_bytes_name_the_dataset(tmp_path, value):
-    root = GroupBuilder("root", groups={"g": GroupBuilder("g", datasets={"d": DatasetBuilder("d", value,
-                                                                                              dtype="ascii")})})
+    root = GroupBuilder(
+        "root", groups={"g": GroupBuilder("g", datasets={"d": DatasetBuilder("d", value, dtype="ascii")})}
+    )
     with ZarrIO(tmp_path / "f.zarr", mode="w") as io, pytest.raises(ValueError) as info:
         io.write_builder(root)
     assert isinstance(info.value, UnsupportedDataError) and info.value.path == "/g/d"

@@ -1,8 +1,9 @@
 """hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
 
 from ._version import __version__
-from .conversion import convert
-from .dataio import ZarrDataIO
+from .backend.dataio import ZarrDataIO
+from .backend.io import ZarrIO
+from .backend.nwb import NWBZarrIO, read_nwb
 from .errors import (
     ClosedFileError,
     CorruptStoreError,
@@ -30,8 +31,7 @@ from .errors import (
     UnsupportedDataError,
 )
 from .format.names import FORMAT_VERSION
-from .io import ZarrIO
-from .nwb import NWBZarrIO, read_nwb
+from .hdf5.conversion import convert
 from .storage.locks import break_lock
 from .storage.recovery import recover
 

@@ -50,8 +50,10 @@ def load_exclusions(path: Path) -> dict[str, str]:
         pattern, sep, comment = line.partition(" # ")
         category = comment.split(":", 1)[0].strip()
         if not sep or category not in CATEGORIES or ":" not in comment:
-            raise ValueError(f"{path}:{number}: expected '<node id or glob> # <category>: <reason>' with a "
-                             f"category among {', '.join(CATEGORIES)}; got {raw!r}")
+            raise ValueError(
+                f"{path}:{number}: expected '<node id or glob> # <category>: <reason>' with a "
+                f"category among {', '.join(CATEGORIES)}; got {raw!r}"
+            )
         entries[pattern.strip()] = comment.strip()
     return entries
 
@@ -76,9 +78,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     stale = sorted(set(entries) - used) if whole else []
     report = os.environ.get("HDMF_ZARR3_EXCLUSION_REPORT")
     if report:
-        Path(report).write_text(json.dumps({"deselected": matched, "kept": [i.nodeid for i in kept],
-                                            "stale": stale, "whole": whole}, indent=1), encoding="utf-8")
+        Path(report).write_text(
+            json.dumps(
+                {"deselected": matched, "kept": [i.nodeid for i in kept], "stale": stale, "whole": whole}, indent=1
+            ),
+            encoding="utf-8",
+        )
     if whole:
         if stale:
-            warnings.warn(pytest.PytestConfigWarning("exclusion entries matching no test: " + ", ".join(stale)),
-                          stacklevel=1)
+            warnings.warn(
+                pytest.PytestConfigWarning("exclusion entries matching no test: " + ", ".join(stale)), stacklevel=1
+            )

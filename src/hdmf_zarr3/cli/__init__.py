@@ -21,8 +21,8 @@ from .arguments import incomplete_hint
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hdmf-zarr3",
-        description="Convert NWB files between HDF5 and Zarr v3, and inspect NWB Zarr files.")
+        prog="hdmf-zarr3", description="Convert NWB files between HDF5 and Zarr v3, and inspect NWB Zarr files."
+    )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (convert, info, validate, check_dandi, recover):

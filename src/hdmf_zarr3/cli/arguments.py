@@ -9,8 +9,13 @@ import re
 
 def add_storage_options(parser: argparse.ArgumentParser, what: str = "PATH", flag: str = "--storage-options") -> None:
     """The ``--storage-options JSON`` argument shared by the sub-commands that open URLs."""
-    parser.add_argument(flag, type=json.loads, default=None, metavar="JSON",
-                        help=f'options of the object store {what} is a URL of, e.g. \'{{"endpoint": "http://..."}}\'')
+    parser.add_argument(
+        flag,
+        type=json.loads,
+        default=None,
+        metavar="JSON",
+        help=f'options of the object store {what} is a URL of, e.g. \'{{"endpoint": "http://..."}}\'',
+    )
 
 
 def add_allow_incomplete(parser: argparse.ArgumentParser, what: str) -> None:

@@ -27,8 +27,24 @@ from .arguments import add_storage_options
 MAX_DEPTH = 7
 MAX_OBJECT_BYTES = 5 * 2**30
 TENSORSTORE_CODECS = frozenset({"bytes", "transpose", "gzip", "blosc", "zstd", "crc32c", SHARDING_CODEC})
-TENSORSTORE_TYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                               "float16", "float32", "float64", "complex64", "complex128"})
+TENSORSTORE_TYPES = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
 
 
 @dataclass
@@ -43,9 +59,11 @@ class Finding:
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
-        "check-dandi", help="check a Zarr NWB file against DANDI's upload rules",
+        "check-dandi",
+        help="check a Zarr NWB file against DANDI's upload rules",
         description=__doc__.split("\n\n", 1)[1].replace("``", "'"),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("path", help="the file (path or URL)")
     add_storage_options(parser)
     parser.set_defaults(run=run)
@@ -53,14 +71,20 @@ def add_parser(commands: Any) -> None:
 
 def check(path: str, storage_options: dict[str, Any] | None = None) -> list[Finding]:
     """Every finding for the file at ``path`` (errors first)."""
-    from ..io import ZarrIO
+    from ..backend.io import ZarrIO
     from ..storage import locations
 
     found: list[Finding] = []
     name = locations.basename(str(path))
     if name.endswith(".zip"):
-        found.append(Finding("error", name, "DANDI takes Zarr directories, not zip files: unpack it "
-                                            "(hdmf-zarr3 convert FILE.nwb.zarr.zip FILE.nwb.zarr)"))
+        found.append(
+            Finding(
+                "error",
+                name,
+                "DANDI takes Zarr directories, not zip files: unpack it "
+                "(hdmf-zarr3 convert FILE.nwb.zarr.zip FILE.nwb.zarr)",
+            )
+        )
     elif not name.endswith(".nwb.zarr"):
         found.append(Finding("error", name, "an NWB Zarr asset must be named *.nwb.zarr"))
     with ZarrIO(path, mode="r", storage_options=storage_options) as io:
@@ -68,8 +92,9 @@ def check(path: str, storage_options: dict[str, Any] | None = None) -> list[Find
             if doc.get("node_type") == "array":
                 found += _array_findings(io, node, doc)
             elif _depth(node) + 1 > MAX_DEPTH:
-                found.append(Finding("error", node, f"its zarr.json is {_depth(node) + 1} levels deep; DANDI allows "
-                                                    f"{MAX_DEPTH}"))
+                found.append(
+                    Finding("error", node, f"its zarr.json is {_depth(node) + 1} levels deep; DANDI allows {MAX_DEPTH}")
+                )
     errors = sorted((f for f in found if f.level == "error"), key=lambda f: f.path)
     return errors + _grouped([f for f in found if f.level != "error"])
 
@@ -82,8 +107,11 @@ def _grouped(warnings: list[Finding]) -> list[Finding]:
     out = []
     for message, paths in sorted(by_message.items()):
         paths.sort()
-        where = paths[0] if len(paths) == 1 else \
-            f"{len(paths)} arrays ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
+        where = (
+            paths[0]
+            if len(paths) == 1
+            else f"{len(paths)} arrays ({', '.join(paths[:3])}{', ...' if len(paths) > 3 else ''})"
+        )
         out.append(Finding("warning", where, message))
     return out
 
@@ -98,31 +126,52 @@ def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
     out = []
     ndim = len(doc.get("shape", []))
     v2 = doc.get("zarr_format") == 2
-    separator = (doc.get("dimension_separator") or ".") if v2 else \
-        doc.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
+    separator = (
+        (doc.get("dimension_separator") or ".")
+        if v2
+        else doc.get("chunk_key_encoding", {}).get("configuration", {}).get("separator", "/")
+    )
     if separator != "/":
         key_depth = _depth(node) + 1
     else:  # v3 keys are c/i/j, v2 keys i/j (a 0-d array's key is one level either way)
         key_depth = _depth(node) + max(ndim, 1) + (0 if v2 or ndim == 0 else 1)
     if key_depth > MAX_DEPTH:
-        out.append(Finding("error", node, f"chunk keys are {key_depth} levels deep (chunk-key separator "
-                                          f"{separator!r}); DANDI allows {MAX_DEPTH}: rewrite the file with "
-                                          "'.' as separator (hdmf-zarr3 convert SRC DST --chunk-key-separator .)"))
+        out.append(
+            Finding(
+                "error",
+                node,
+                f"chunk keys are {key_depth} levels deep (chunk-key separator "
+                f"{separator!r}); DANDI allows {MAX_DEPTH}: rewrite the file with "
+                "'.' as separator (hdmf-zarr3 convert SRC DST --chunk-key-separator .)",
+            )
+        )
     if not v2:
         grid = ArrayView.from_document(doc).chunk_grid
         nominal = math.prod(grid) * data_type_itemsize(doc.get("data_type", "uint8"))
         if nominal > MAX_OBJECT_BYTES:
-            out.append(Finding("error", node, f"each chunk or shard holds {nominal / 2**30:.1f} GiB uncompressed; "
-                                              "DANDI uploads objects of at most 5 GiB: use smaller shards"))
+            out.append(
+                Finding(
+                    "error",
+                    node,
+                    f"each chunk or shard holds {nominal / 2**30:.1f} GiB uncompressed; "
+                    "DANDI uploads objects of at most 5 GiB: use smaller shards",
+                )
+            )
         data_type = doc.get("data_type")
-        name = data_type if isinstance(data_type, str) else data_type.get("name") if isinstance(data_type, dict) \
-            else None
+        name = (
+            data_type if isinstance(data_type, str) else data_type.get("name") if isinstance(data_type, dict) else None
+        )
         codecs = _codec_names(doc.get("codecs", []))
         if name not in TENSORSTORE_TYPES:
             out.append(Finding("warning", node, f"data type {name!r}: TensorStore's zarr3 driver may not open it"))
         elif not codecs <= TENSORSTORE_CODECS:
-            out.append(Finding("warning", node, f"codecs {sorted(codecs - TENSORSTORE_CODECS)}: TensorStore's "
-                                                "zarr3 driver may not open it"))
+            out.append(
+                Finding(
+                    "warning",
+                    node,
+                    f"codecs {sorted(codecs - TENSORSTORE_CODECS)}: TensorStore's zarr3 driver may not open it",
+                )
+            )
     else:
         out.append(Finding("warning", node, "Zarr v2 array (hdmf-zarr <= 0.13): convert the file to Zarr v3"))
     return out

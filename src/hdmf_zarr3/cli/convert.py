@@ -10,30 +10,52 @@ from .arguments import add_storage_options
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
-        "convert", help="convert an NWB file between HDF5 and Zarr v3",
+        "convert",
+        help="convert an NWB file between HDF5 and Zarr v3",
         description="Convert the NWB file SRC to DST; the direction follows from the names: a path ending "
-                    "in .zarr or .zarr.zip (or an existing directory) is Zarr, anything else HDF5. A Zarr "
-                    "SRC may be written by hdmf_zarr3 or by hdmf-zarr (0.14, or <= 0.13 in Zarr v2). DST is "
-                    "replaced if it exists.")
+        "in .zarr or .zarr.zip (or an existing directory) is Zarr, anything else HDF5. A Zarr "
+        "SRC may be written by hdmf_zarr3 or by hdmf-zarr (0.14, or <= 0.13 in Zarr v2). DST is "
+        "replaced if it exists.",
+    )
     parser.add_argument("src", help="the file to read (path or URL)")
     parser.add_argument("dst", help="the file to write (path or URL)")
-    parser.add_argument("--convention", choices=["hdmf_zarr3", "hdmf-zarr"], default=None,
-                        help="for a Zarr DST: this package's format (default) or hdmf-zarr 0.14's")
+    parser.add_argument(
+        "--convention",
+        choices=["hdmf_zarr3", "hdmf-zarr"],
+        default=None,
+        help="for a Zarr DST: this package's format (default) or hdmf-zarr 0.14's",
+    )
     layout = parser.add_argument_group(
-        "layout of a Zarr DST", "Arrays keep their chunks, shards and compression unless told otherwise. Each "
-        "option takes a value for every array, or /PATH=VALUE for one dataset; repeat it for several.")
-    layout.add_argument("--chunks", action="append", metavar="[/PATH=]SHAPE|auto",
-                        help="chunk shape, e.g. 30000,64 ('auto': the default layout's)")
-    layout.add_argument("--shards", action="append", metavar="[/PATH=]SHAPE|auto|none",
-                        help="shard shape, whole multiples of the chunks ('auto': shard large arrays; 'none': "
-                             "one object per chunk)")
-    layout.add_argument("--codec", action="append", metavar="[/PATH=]CODEC",
-                        help="compressor: zstd[:LEVEL], gzip[:LEVEL], blosc[-lz4|-lz4hc|-zstd|-zlib][:LEVEL], "
-                             "none, a JSON codec document, or auto (the data type's default); "
-                             "--chunks auto --shards auto --codec auto repacks into the default layout")
-    layout.add_argument("--chunk-key-separator", choices=["/", "."], default=None,
-                        help="'.' keeps chunk keys one level under their array, as DANDI needs for deep "
-                             "arrays (default '/')")
+        "layout of a Zarr DST",
+        "Arrays keep their chunks, shards and compression unless told otherwise. Each "
+        "option takes a value for every array, or /PATH=VALUE for one dataset; repeat it for several.",
+    )
+    layout.add_argument(
+        "--chunks",
+        action="append",
+        metavar="[/PATH=]SHAPE|auto",
+        help="chunk shape, e.g. 30000,64 ('auto': the default layout's)",
+    )
+    layout.add_argument(
+        "--shards",
+        action="append",
+        metavar="[/PATH=]SHAPE|auto|none",
+        help="shard shape, whole multiples of the chunks ('auto': shard large arrays; 'none': one object per chunk)",
+    )
+    layout.add_argument(
+        "--codec",
+        action="append",
+        metavar="[/PATH=]CODEC",
+        help="compressor: zstd[:LEVEL], gzip[:LEVEL], blosc[-lz4|-lz4hc|-zstd|-zlib][:LEVEL], "
+        "none, a JSON codec document, or auto (the data type's default); "
+        "--chunks auto --shards auto --codec auto repacks into the default layout",
+    )
+    layout.add_argument(
+        "--chunk-key-separator",
+        choices=["/", "."],
+        default=None,
+        help="'.' keeps chunk keys one level under their array, as DANDI needs for deep arrays (default '/')",
+    )
     add_storage_options(parser, "DST")
     add_storage_options(parser, "SRC", flag="--src-storage-options")
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
@@ -41,7 +63,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..conversion import convert
+    from ..hdf5.conversion import convert
 
     kwargs: dict[str, Any] = {}
     if args.convention is not None:
@@ -63,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
 def parse_rule(text: str) -> tuple[str, str]:
     """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array.
 
-    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.relayout_text`), as it does the
+    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.hdf5.relayout_text`), as it does the
     same strings given from Python.
     """
     from ..format.relayout import EVERY

@@ -16,9 +16,11 @@ TYPE_ATTRS = ("neurodata_type", "data_type")
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
-        "info", help="show the groups and arrays of a Zarr file",
+        "info",
+        help="show the groups and arrays of a Zarr file",
         description="Show the tree of an HDMF/NWB Zarr file: groups with their neurodata types, arrays with "
-                    "shape, HDMF dtype, chunks, shards, codecs, logical and stored size.")
+        "shape, HDMF dtype, chunks, shards, codecs, logical and stored size.",
+    )
     parser.add_argument("path", help="the file (path or URL)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of a tree")
     parser.add_argument("--specifications", action="store_true", help="include the cached specifications")
@@ -27,23 +29,34 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def describe_file(path: str, storage_options: dict[str, Any] | None = None,
-                  specifications: bool = False, allow_incomplete: bool = False) -> dict[str, Any]:
+def describe_file(
+    path: str,
+    storage_options: dict[str, Any] | None = None,
+    specifications: bool = False,
+    allow_incomplete: bool = False,
+) -> dict[str, Any]:
     """Everything ``info`` shows, as plain data: the file's convention, whether its last write did not
     finish (``incomplete``: what did not, or ``None``) and one entry per node."""
+    from ..backend.io import ZarrIO
     from ..format import completion
     from ..format.names import SPECLOC_ATTR
-    from ..io import ZarrIO
 
     with ZarrIO(path, mode="r", storage_options=storage_options, allow_incomplete=allow_incomplete) as io:
         documents = io._documents
         specloc = documents.get("/", {}).get("attributes", {}).get(SPECLOC_ATTR)
         hidden = "/" + specloc.strip("/") if isinstance(specloc, str) and not specifications else None
-        nodes = [_node(io, p, documents[p]) for p in sorted(documents)
-                 if hidden is None or not (p == hidden or p.startswith(hidden + "/"))]
+        nodes = [
+            _node(io, p, documents[p])
+            for p in sorted(documents)
+            if hidden is None or not (p == hidden or p.startswith(hidden + "/"))
+        ]
         mark = io._handle.incomplete()
-        return {"path": str(path), "convention": io.dialect,
-                "incomplete": completion.describe(mark) if mark is not None else None, "nodes": nodes}
+        return {
+            "path": str(path),
+            "convention": io.dialect,
+            "incomplete": completion.describe(mark) if mark is not None else None,
+            "nodes": nodes,
+        }
 
 
 def _node(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -59,8 +72,8 @@ def _node(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _array(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
-    from ..datasets import ZarrDataset
-    from ..html import describe
+    from ..backend.datasets import ZarrDataset
+    from ..integrations.html import describe
 
     layout = io._dialect.layout(path)
     dataset = ZarrDataset(io, path, doc, layout)
@@ -125,4 +138,4 @@ def _size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
     exponent = min(int(math.log(n, 1024)), 4)
-    return f"{n / 1024 ** exponent:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB')[exponent]}"
+    return f"{n / 1024**exponent:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB')[exponent]}"

@@ -10,14 +10,19 @@ from .arguments import add_storage_options
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
-        "recover", help="undo an interrupted append (the file reads as incomplete)",
+        "recover",
+        help="undo an interrupted append (the file reads as incomplete)",
         description="Put a file whose last append was interrupted (killed, crashed, power cut) back as it was "
-                    "before that append, byte for byte, from the journal the append kept in the file. A complete "
-                    "file is left as it is. Exit status 1 when there is nothing to go back to (the interrupted "
-                    "write created the file).")
+        "before that append, byte for byte, from the journal the append kept in the file. A complete "
+        "file is left as it is. Exit status 1 when there is nothing to go back to (the interrupted "
+        "write created the file).",
+    )
     parser.add_argument("path", help="the file (path or URL)")
-    parser.add_argument("--break-lock", action="store_true",
-                        help="first remove the write lock the interrupted writer left (only if it is not running)")
+    parser.add_argument(
+        "--break-lock",
+        action="store_true",
+        help="first remove the write lock the interrupted writer left (only if it is not running)",
+    )
     add_storage_options(parser, "PATH")
     parser.set_defaults(run=run)
 

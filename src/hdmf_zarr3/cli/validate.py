@@ -16,15 +16,17 @@ from .arguments import add_allow_incomplete, add_storage_options
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
-        "validate", help="validate an NWB Zarr file (schema and storage format)",
+        "validate",
+        help="validate an NWB Zarr file (schema and storage format)",
         description="Check an NWB Zarr file: it opens (complete, known format version, metadata within limits), "
-                    "every node document agrees with the root's consolidated metadata and no node or chunk is "
-                    "left out of the tree, every link and reference (also every element of reference datasets) "
-                    "resolves inside the file, no link or reference makes a cycle, every neurodata type is "
-                    "defined by a loaded specification, no array declares far more than the file stores, the "
-                    "first chunk of every array decodes, and PyNWB's validator finds nothing against the "
-                    "specifications cached in the file. Prints one line per problem; exit status 0 if the file "
-                    "is valid, 1 if not.")
+        "every node document agrees with the root's consolidated metadata and no node or chunk is "
+        "left out of the tree, every link and reference (also every element of reference datasets) "
+        "resolves inside the file, no link or reference makes a cycle, every neurodata type is "
+        "defined by a loaded specification, no array declares far more than the file stores, the "
+        "first chunk of every array decodes, and PyNWB's validator finds nothing against the "
+        "specifications cached in the file. Prints one line per problem; exit status 0 if the file "
+        "is valid, 1 if not.",
+    )
     parser.add_argument("path", help="the file (path or URL)")
     add_storage_options(parser, "PATH")
     add_allow_incomplete(parser, "check what a file whose last write did not finish holds (it is still reported)")
@@ -47,8 +49,10 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
             documents, mark = {}, None
             found.append(str(exc))
         if mark is not None:
-            found.append(f"/: {completion.describe(mark)}" + (
-                "" if allow_incomplete else "; run with --allow-incomplete to check what is there"))
+            found.append(
+                f"/: {completion.describe(mark)}"
+                + ("" if allow_incomplete else "; run with --allow-incomplete to check what is there")
+            )
         try:
             found += [message for _, message in audit(handle.store, documents, handle.location)]
         except HdmfZarrError as exc:  # the guarded store refuses to list past an entry that is no regular file
@@ -63,9 +67,9 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
 def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_incomplete: bool) -> list[str]:
     import pynwb
 
-    from .. import integrity
+    from ..backend import integrity
+    from ..backend.nwb import NWBZarrIO
     from ..errors import HdmfZarrError
-    from ..nwb import NWBZarrIO
 
     found: list[str] = []
     try:
@@ -89,8 +93,8 @@ def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_i
 
 def _dataset_problems(root: Any) -> list[str]:
     """The first chunk of every array decodes; every element of a dataset of references resolves."""
-    from .. import integrity
-    from ..datasets import ZarrDataset, _ResolvingDataset
+    from ..backend import integrity
+    from ..backend.datasets import ZarrDataset, _ResolvingDataset
     from ..errors import HdmfZarrError
 
     out = []
@@ -102,7 +106,7 @@ def _dataset_problems(root: Any) -> list[str]:
             if isinstance(data, _ResolvingDataset):  # every element, a chunk of rows at a time
                 step = max(1, data.chunks[0])
                 for start in range(0, data.shape[0], step):
-                    data[start:start + step]
+                    data[start : start + step]
             else:
                 data[tuple(slice(0, 1) for _ in data.shape)]
         except HdmfZarrError as exc:

@@ -35,8 +35,9 @@ def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
     value = value.item() if isinstance(value, np.generic) else value
 
     def refuse(reason: str) -> UnsupportedDataError:
-        return UnsupportedDataError(f"fill_value {value!r} does not fit the {_type_name(storage)} data: {reason}",
-                                    where)
+        return UnsupportedDataError(
+            f"fill_value {value!r} does not fit the {_type_name(storage)} data: {reason}", where
+        )
 
     if storage.kind != "numeric" and storage.kind != "struct" and not isinstance(value, str):
         raise refuse("a string is needed")
@@ -50,8 +51,12 @@ def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
             stored = json.loads(json.dumps(zdtype.to_json_scalar(scalar, zarr_format=3), default=str))
     except (TypeError, ValueError, OverflowError) as exc:
         raise refuse(str(exc)) from None
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-            and isinstance(stored, str):
+    if (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and isinstance(stored, str)
+    ):
         raise refuse(f"it is out of range (stored as {stored})")
     return stored
 

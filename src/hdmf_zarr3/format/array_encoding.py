@@ -47,12 +47,14 @@ def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str
     if kind == "string":
         return _elementwise(data, lambda x: V.encode_string(x, storage.zarr_dtype, where), where)
     if kind == "reference":
-        return _elementwise(data, lambda x: R.encode_element(None if x is None else ref(x)), where,
-                            scalar_types=_ref_scalar_types())
+        return _elementwise(
+            data, lambda x: R.encode_element(None if x is None else ref(x)), where, scalar_types=_ref_scalar_types()
+        )
     if kind == "rows":
+
         def row(x: Any) -> str:
-            return json.dumps(V.encode_row(x, storage.fields, ref, where), separators=(",", ":"),
-                              allow_nan=False)
+            return json.dumps(V.encode_row(x, storage.fields, ref, where), separators=(",", ":"), allow_nan=False)
+
         return _rows(data, row, where)
     raise UnsupportedDataError(f"unknown storage kind {kind}", where)
 
@@ -105,8 +107,11 @@ def _is_rows(data: Any) -> bool:
     from hdmf.build import ReferenceBuilder  # local: keep the format importable on its own
 
     # ReferenceBuilder is a dict: a reference first field is not a row
-    return len(data) > 0 and isinstance(data[0], (tuple, list, np.void, dict)) and \
-        not isinstance(data[0], ReferenceBuilder)
+    return (
+        len(data) > 0
+        and isinstance(data[0], (tuple, list, np.void, dict))
+        and not isinstance(data[0], ReferenceBuilder)
+    )
 
 
 def _rows(data: Any, fn: Callable[[Any], str], where: str) -> np.ndarray:
@@ -125,11 +130,15 @@ def _ref_scalar_types() -> tuple[type, ...]:
     return (Builder, ReferenceBuilder, AbstractContainer)
 
 
-def _elementwise(data: Any, fn: Callable[[Any], str], where: str,
-                 scalar_types: tuple[type, ...] = (str, bytes)) -> np.ndarray:
+def _elementwise(
+    data: Any, fn: Callable[[Any], str], where: str, scalar_types: tuple[type, ...] = (str, bytes)
+) -> np.ndarray:
     """Apply ``fn`` to every element of (nested) data, keeping its shape."""
-    if data is None or isinstance(data, scalar_types + (str, bytes, np.str_, np.bytes_, datetime.date)) \
-            or np.isscalar(data):
+    if (
+        data is None
+        or isinstance(data, scalar_types + (str, bytes, np.str_, np.bytes_, datetime.date))
+        or np.isscalar(data)
+    ):
         return _object_array([fn(data)], ()).reshape(())
     if isinstance(data, np.ndarray):
         if data.ndim == 0:
@@ -150,8 +159,9 @@ def _elementwise(data: Any, fn: Callable[[Any], str], where: str,
 
 
 def _nested(x: Any) -> bool:
-    return isinstance(x, (list, tuple, np.ndarray)) or (hasattr(x, "__len__") and hasattr(x, "__getitem__")
-                                                       and not isinstance(x, (str, bytes, dict)))
+    return isinstance(x, (list, tuple, np.ndarray)) or (
+        hasattr(x, "__len__") and hasattr(x, "__getitem__") and not isinstance(x, (str, bytes, dict))
+    )
 
 
 def _object_array(items: list, shape: tuple[int, ...]) -> np.ndarray:

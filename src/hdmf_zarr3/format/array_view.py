@@ -29,8 +29,24 @@ VARIABLE_ITEM_BYTES = 64
 #: which archives that limit key depth (DANDI) need for arrays deep in an NWB file.
 SEPARATORS = ("/", ".")
 
-_FIXED = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                    "float16", "float32", "float64", "complex64", "complex128"})
+_FIXED = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    }
+)
 
 
 def is_sharding(codec: Any) -> bool:
@@ -38,8 +54,9 @@ def is_sharding(codec: Any) -> bool:
     return isinstance(codec, dict) and codec.get("name") == SHARDING_CODEC
 
 
-def split_sharding(chunk_grid: tuple[int, ...], codecs: tuple[dict[str, Any], ...]) \
-        -> tuple[tuple[int, ...], tuple[dict[str, Any], ...], tuple[int, ...] | None]:
+def split_sharding(
+    chunk_grid: tuple[int, ...], codecs: tuple[dict[str, Any], ...]
+) -> tuple[tuple[int, ...], tuple[dict[str, Any], ...], tuple[int, ...] | None]:
     """``(read chunks, their codecs, shards or None)`` of an array stored in ``chunk_grid`` with ``codecs``.
 
     A sharded array reads its inner chunks with the sharding codec's ``codecs``; any other reads
@@ -47,8 +64,11 @@ def split_sharding(chunk_grid: tuple[int, ...], codecs: tuple[dict[str, Any], ..
     """
     if codecs and is_sharding(codecs[0]):
         config = codecs[0].get("configuration") or {}
-        return tuple(int(c) for c in config.get("chunk_shape", chunk_grid)), tuple(config.get("codecs") or ()), \
-            chunk_grid
+        return (
+            tuple(int(c) for c in config.get("chunk_shape", chunk_grid)),
+            tuple(config.get("codecs") or ()),
+            chunk_grid,
+        )
     return chunk_grid, codecs, None
 
 
@@ -139,14 +159,38 @@ class ArrayView:
         names = tuple(names) if isinstance(names, list) else None
         if doc.get("zarr_format") == 2:
             grid = tuple(int(c) for c in doc.get("chunks") or ())
-            return cls(2, shape, doc.get("dtype"), grid, grid, None, (), (), doc.get("fill_value"),
-                       v2_fixed_itemsize(doc.get("dtype")), names, None)
+            return cls(
+                2,
+                shape,
+                doc.get("dtype"),
+                grid,
+                grid,
+                None,
+                (),
+                (),
+                doc.get("fill_value"),
+                v2_fixed_itemsize(doc.get("dtype")),
+                names,
+                None,
+            )
         grid = tuple(int(c) for c in doc["chunk_grid"]["configuration"]["chunk_shape"])
         codecs = tuple(doc.get("codecs") or ())
         read_chunks, inner, shards = split_sharding(grid, codecs)
         data_type = doc.get("data_type")
-        return cls(3, shape, data_type, grid, read_chunks, shards, codecs, inner, doc.get("fill_value"),
-                   fixed_itemsize(data_type), names, key_separator(doc))
+        return cls(
+            3,
+            shape,
+            data_type,
+            grid,
+            read_chunks,
+            shards,
+            codecs,
+            inner,
+            doc.get("fill_value"),
+            fixed_itemsize(data_type),
+            names,
+            key_separator(doc),
+        )
 
     @property
     def sharded(self) -> bool:
@@ -183,4 +227,4 @@ class ArrayView:
     def compressors(self) -> tuple[dict[str, Any], ...]:
         """The bytes-to-bytes codecs of one chunk (after the serializer)."""
         at = self._serializer_at
-        return () if at is None else self.inner_codecs[at + 1:]
+        return () if at is None else self.inner_codecs[at + 1 :]

@@ -29,11 +29,31 @@ from .array_view import ARRAY_TO_BYTES, SHARDING_CODEC, fixed_itemsize, v2_fixed
 
 ARRAY_TO_ARRAY = frozenset({"transpose"})
 #: General-purpose compressors: at worst they add a little to their input (stored blocks, headers).
-COMPRESSORS = frozenset({"blosc", "zstd", "gzip", "numcodecs.blosc", "numcodecs.zstd", "numcodecs.gzip",
-                         "numcodecs.zlib", "numcodecs.lz4", "numcodecs.bz2", "numcodecs.lzma"})
+COMPRESSORS = frozenset(
+    {
+        "blosc",
+        "zstd",
+        "gzip",
+        "numcodecs.blosc",
+        "numcodecs.zstd",
+        "numcodecs.gzip",
+        "numcodecs.zlib",
+        "numcodecs.lz4",
+        "numcodecs.bz2",
+        "numcodecs.lzma",
+    }
+)
 #: Checksums append a few bytes.
-CHECKSUMS = frozenset({"crc32c", "numcodecs.crc32", "numcodecs.crc32c", "numcodecs.adler32",
-                       "numcodecs.fletcher32", "numcodecs.jenkins_lookup3"})
+CHECKSUMS = frozenset(
+    {
+        "crc32c",
+        "numcodecs.crc32",
+        "numcodecs.crc32c",
+        "numcodecs.adler32",
+        "numcodecs.fletcher32",
+        "numcodecs.jenkins_lookup3",
+    }
+)
 BYTES_TO_BYTES = COMPRESSORS | CHECKSUMS
 
 BLOSC_CNAMES = ("lz4", "lz4hc", "blosclz", "zstd", "snappy", "zlib")
@@ -104,12 +124,18 @@ def check_chain(codecs: list[dict[str, Any]], path: str, what: str = "codecs") -
         return  # zarr knows the others; its own error is translated when the array is opened
     serializers = [i for i, n in enumerate(names) if n in ARRAY_TO_BYTES]
     if len(serializers) != 1:
-        raise CorruptStoreError(f"{what} {names} must hold exactly one array-to-bytes codec (bytes, vlen-utf8, "
-                                f"vlen-bytes or {SHARDING_CODEC}), not {len(serializers)}", path)
+        raise CorruptStoreError(
+            f"{what} {names} must hold exactly one array-to-bytes codec (bytes, vlen-utf8, "
+            f"vlen-bytes or {SHARDING_CODEC}), not {len(serializers)}",
+            path,
+        )
     at = serializers[0]
-    if any(n not in ARRAY_TO_ARRAY for n in names[:at]) or any(n not in BYTES_TO_BYTES for n in names[at + 1:]):
-        raise CorruptStoreError(f"{what} {names} are out of order: array-to-array codecs, then one array-to-bytes "
-                                "codec, then bytes-to-bytes codecs", path)
+    if any(n not in ARRAY_TO_ARRAY for n in names[:at]) or any(n not in BYTES_TO_BYTES for n in names[at + 1 :]):
+        raise CorruptStoreError(
+            f"{what} {names} are out of order: array-to-array codecs, then one array-to-bytes "
+            "codec, then bytes-to-bytes codecs",
+            path,
+        )
 
 
 def check_fill_value(data_type: Any, fill_value: Any, path: str) -> None:
@@ -134,9 +160,10 @@ def check_fill_value(data_type: Any, fill_value: Any, path: str) -> None:
         if not info.min <= value <= info.max:
             raise CorruptStoreError(f"fill_value {value} is out of range for {data_type}", path)
     elif dtype.kind == "f":
-        ok = (isinstance(fill_value, (int, float)) and not isinstance(fill_value, bool)) or \
-            (isinstance(fill_value, str) and (fill_value in _FLOAT_TOKENS or
-                                              bool(re.fullmatch(r"0x[0-9a-fA-F]+", fill_value))))
+        ok = (isinstance(fill_value, (int, float)) and not isinstance(fill_value, bool)) or (
+            isinstance(fill_value, str)
+            and (fill_value in _FLOAT_TOKENS or bool(re.fullmatch(r"0x[0-9a-fA-F]+", fill_value)))
+        )
         if not ok:
             raise CorruptStoreError(f"fill_value {str(fill_value)[:40]!r} is not a number ({data_type})", path)
 
@@ -177,7 +204,7 @@ def chain_bound(codecs: list[Any], shape: list[int], itemsize: int | None) -> in
         per_chunk = chain_bound(config.get("codecs", []), inner, nbytes // max(1, math.prod(shape)))
         index = chain_bound(config.get("index_codecs", []), [count, 2], 8)
         nbytes = count * per_chunk + index
-    return _bound_through(nbytes, codecs[serializer + 1:])
+    return _bound_through(nbytes, codecs[serializer + 1 :])
 
 
 def _bound_through(nbytes: int, codecs: list[dict[str, Any]]) -> int:
@@ -198,8 +225,10 @@ def stored_bound(doc: dict[str, Any]) -> int:
         filters = [{"name": f"numcodecs.{f.get('id')}"} for f in (doc.get("filters") or []) if isinstance(f, dict)]
         compressor = doc.get("compressor")
         compressors = [{"name": f"numcodecs.{compressor.get('id')}"}] if isinstance(compressor, dict) else []
-        return chain_bound([*filters, {"name": "bytes"}, *compressors], list(doc.get("chunks") or []),
-                           v2_fixed_itemsize(doc.get("dtype")))
+        return chain_bound(
+            [*filters, {"name": "bytes"}, *compressors],
+            list(doc.get("chunks") or []),
+            v2_fixed_itemsize(doc.get("dtype")),
+        )
     shape = doc["chunk_grid"]["configuration"]["chunk_shape"]
     return chain_bound(doc.get("codecs", []), list(shape), fixed_itemsize(doc.get("data_type")))
-

@@ -58,5 +58,7 @@ def describe(mark: dict[str, Any]) -> str:
     when = f" started at {started}" if isinstance(started, str) else ""
     who = f" by {writer}" if isinstance(writer, str) else ""
     article = "an" if str(operation)[:1] in "aeiou" else "a"
-    return (f"the file is incomplete: {article} {operation}{when}{who} did not finish (the writer crashed, "
-            "was killed, or is still running)")
+    return (
+        f"the file is incomplete: {article} {operation}{when}{who} did not finish (the writer crashed, "
+        "was killed, or is still running)"
+    )

@@ -42,8 +42,9 @@ def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None
     if block is None:
         return None
     if not isinstance(block, dict) or block.get("kind") != "inline" or not isinstance(block.get("metadata"), dict):
-        raise CorruptStoreError("consolidated_metadata must be an object with kind 'inline' and a 'metadata' "
-                                "object", "/")
+        raise CorruptStoreError(
+            "consolidated_metadata must be an object with kind 'inline' and a 'metadata' object", "/"
+        )
     out = {"/": without_consolidated(root)}
     for key, member in block["metadata"].items():
         parts = key.split("/") if isinstance(key, str) else [""]

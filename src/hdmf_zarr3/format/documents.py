@@ -17,6 +17,7 @@ from .layout_policy import TARGET_CHUNK_BYTES, chunk_shape, itemsize
 
 __all__ = ["SEPARATORS", "TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize", "key_separator"]
 
+
 def chunk_key_encoding(separator: str = "/") -> dict[str, Any]:
     """The ``chunk_key_encoding`` of an array whose chunk keys are joined with ``separator``."""
     if separator not in SEPARATORS:
@@ -42,9 +43,16 @@ def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
         ]
     return [
         {"name": "bytes", "configuration": {"endian": "little"}},
-        {"name": "blosc", "configuration": {
-            "cname": "lz4", "clevel": 5, "shuffle": "bitshuffle", "typesize": blosc_typesize(storage), "blocksize": 0,
-        }},
+        {
+            "name": "blosc",
+            "configuration": {
+                "cname": "lz4",
+                "clevel": 5,
+                "shuffle": "bitshuffle",
+                "typesize": blosc_typesize(storage),
+                "blocksize": 0,
+            },
+        },
     ]
 
 
@@ -100,4 +108,3 @@ def array_document(
 def chunk_key(coords: Sequence[int], separator: str = "/") -> str:
     """Key of a chunk relative to its array (``default`` encoding; ``c`` for 0-d)."""
     return separator.join(["c", *map(str, coords)])
-

@@ -40,15 +40,40 @@ STRING_DTYPES = frozenset({TEXT, ASCII, ISODATETIME})
 REFERENCE_DTYPES = frozenset({OBJECT, REGION})
 
 NUMERIC_NAMES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "float32", "float64",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
 )
 
 _ALIASES = {
-    "float": "float32", "double": "float64", "long": "int64", "int": "int32", "short": "int16",
-    "uint": "uint32", "utf": TEXT, "utf8": TEXT, "utf-8": TEXT, "text": TEXT, "str": TEXT,
-    "ascii": ASCII, "bytes": ASCII, "isodatetime": ISODATETIME, "datetime": ISODATETIME,
-    "object": OBJECT, "ref": OBJECT, "reference": OBJECT, "region": REGION,
+    "float": "float32",
+    "double": "float64",
+    "long": "int64",
+    "int": "int32",
+    "short": "int16",
+    "uint": "uint32",
+    "utf": TEXT,
+    "utf8": TEXT,
+    "utf-8": TEXT,
+    "text": TEXT,
+    "str": TEXT,
+    "ascii": ASCII,
+    "bytes": ASCII,
+    "isodatetime": ISODATETIME,
+    "datetime": ISODATETIME,
+    "object": OBJECT,
+    "ref": OBJECT,
+    "reference": OBJECT,
+    "region": REGION,
 }
 
 Kind = Literal["numeric", "string", "reference", "struct", "rows"]
@@ -75,8 +100,9 @@ def fields_json(fields: Sequence[Field]) -> list[dict[str, Any]]:
 def fields_numpy(fields: Sequence[Field]) -> list[tuple[str, Any]]:
     """The structured numpy dtype rows of a compound read back: numbers as themselves, compound fields nested,
     text and references as ``object``."""
-    return [(f.name, fields_numpy(f.dtype) if f.nested else f.dtype if f.dtype in NUMERIC_NAMES else object)
-            for f in fields]
+    return [
+        (f.name, fields_numpy(f.dtype) if f.nested else f.dtype if f.dtype in NUMERIC_NAMES else object) for f in fields
+    ]
 
 
 def put_field(target: Any, index: tuple[int, ...], value: Any, field: Field) -> None:
@@ -301,8 +327,10 @@ def _stored_fields(zarr_dtype: list, path: str, depth: int = 0) -> tuple[Field, 
 
 
 def _builder_fields(fields: Sequence[Field]) -> list[dict[str, Any]]:
-    return [{"name": f.name, "dtype": _builder_fields(f.dtype) if f.nested else f.dtype if f.dtype != TEXT
-             else "utf8"} for f in fields]
+    return [
+        {"name": f.name, "dtype": _builder_fields(f.dtype) if f.nested else f.dtype if f.dtype != TEXT else "utf8"}
+        for f in fields
+    ]
 
 
 def builder_dtype(storage: StorageType) -> Any:

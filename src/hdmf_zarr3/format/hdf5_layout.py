@@ -58,8 +58,16 @@ def _serializer(storage: StorageType) -> dict[str, Any]:
 
 
 def _blosc(storage: StorageType, cname: str, clevel: int, shuffle: str) -> dict[str, Any]:
-    return {"name": "blosc", "configuration": {
-        "cname": cname, "clevel": int(clevel), "shuffle": shuffle, "typesize": blosc_typesize(storage), "blocksize": 0}}
+    return {
+        "name": "blosc",
+        "configuration": {
+            "cname": cname,
+            "clevel": int(clevel),
+            "shuffle": shuffle,
+            "typesize": blosc_typesize(storage),
+            "blocksize": 0,
+        },
+    }
 
 
 def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]) -> ZarrLayout:
@@ -69,8 +77,11 @@ def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]
     compressor: dict[str, Any] | None = None
     if layout.compression == "gzip":
         level = int(layout.compression_opts if layout.compression_opts is not None else 4)
-        compressor = (_blosc(storage, "zlib", level, "shuffle") if layout.shuffle
-                      else {"name": "gzip", "configuration": {"level": level}})
+        compressor = (
+            _blosc(storage, "zlib", level, "shuffle")
+            if layout.shuffle
+            else {"name": "gzip", "configuration": {"level": level}}
+        )
     elif layout.compression in ("lzf", "szip"):
         warnings.append(f"HDF5 filter {layout.compression!r} has no Zarr v3 equivalent; using the default codec")
     for fid, cd in layout.plugin_filters.items():
@@ -84,8 +95,9 @@ def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]
             # cd_values (as HDF5 completes them): version, version, element size, block size, compression
             # (0 none, 2 lz4, 3 zstd), zstd level
             zstd = len(cd) >= 5 and cd[4] == _BITSHUFFLE_ZSTD
-            compressor = _blosc(storage, "zstd" if zstd else "lz4", int(cd[5]) if zstd and len(cd) >= 6 else 5,
-                                "bitshuffle")
+            compressor = _blosc(
+                storage, "zstd" if zstd else "lz4", int(cd[5]) if zstd and len(cd) >= 6 else 5, "bitshuffle"
+            )
         else:
             warnings.append(f"HDF5 filter {fid} has no Zarr v3 equivalent; using the default codec")
     if layout.scaleoffset is not None:
@@ -110,8 +122,11 @@ def hdf5_settings(codecs: list[dict[str, Any]], chunks: tuple[int, ...]) -> dict
     if "gzip" in names:
         settings.update(compression="gzip", compression_opts=int(names["gzip"].get("level", 4)))
     elif "blosc" in names and names["blosc"].get("cname") == "zlib":
-        settings.update(compression="gzip", compression_opts=int(names["blosc"].get("clevel", 4)),
-                        shuffle=names["blosc"].get("shuffle") == "shuffle")
+        settings.update(
+            compression="gzip",
+            compression_opts=int(names["blosc"].get("clevel", 4)),
+            shuffle=names["blosc"].get("shuffle") == "shuffle",
+        )
     else:
         settings.update(compression="gzip", compression_opts=4, shuffle=True)
     if "crc32c" in names:

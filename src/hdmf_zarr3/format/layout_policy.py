@@ -31,8 +31,17 @@ from typing import Any
 from .array_view import SHARDING_CODEC, VARIABLE_ITEM_BYTES
 from .dtypes import StorageType
 
-__all__ = ["CHANNEL_BLOCK", "SHARD_FROM_BYTES", "TARGET_CHUNK_BYTES", "TARGET_SHARD_BYTES", "VARIABLE_ITEM_BYTES",
-           "chunk_shape", "itemsize", "shard_shape", "sharding_codec"]
+__all__ = [
+    "CHANNEL_BLOCK",
+    "SHARD_FROM_BYTES",
+    "TARGET_CHUNK_BYTES",
+    "TARGET_SHARD_BYTES",
+    "VARIABLE_ITEM_BYTES",
+    "chunk_shape",
+    "itemsize",
+    "shard_shape",
+    "sharding_codec",
+]
 
 #: Target size of one uncompressed chunk.
 TARGET_CHUNK_BYTES = 4 * 2**20
@@ -69,8 +78,13 @@ def chunk_shape(shape: Sequence[int], storage: StorageType, target_bytes: int | 
     return tuple(row)
 
 
-def shard_shape(shape: Sequence[int], chunks: Sequence[int], storage: StorageType,
-                from_bytes: int | None = None, target_bytes: int | None = None) -> tuple[int, ...] | None:
+def shard_shape(
+    shape: Sequence[int],
+    chunks: Sequence[int],
+    storage: StorageType,
+    from_bytes: int | None = None,
+    target_bytes: int | None = None,
+) -> tuple[int, ...] | None:
     """The default shard shape for ``shape`` chunked by ``chunks``, or ``None`` to leave it unsharded.
 
     Only fixed-size numeric data is sharded (variable-length chunks vary too much in size for a
@@ -98,6 +112,12 @@ def sharding_codec(chunks: Sequence[int], codecs: list[dict[str, Any]]) -> dict[
     The index (offset and size of every chunk) sits at the end of the shard, checksummed.
     """
     index = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
-    return {"name": SHARDING_CODEC, "configuration": {
-        "chunk_shape": [int(c) for c in chunks], "codecs": codecs, "index_codecs": index, "index_location": "end"}}
-
+    return {
+        "name": SHARDING_CODEC,
+        "configuration": {
+            "chunk_shape": [int(c) for c in chunks],
+            "codecs": codecs,
+            "index_codecs": index,
+            "index_location": "end",
+        },
+    }

@@ -92,8 +92,9 @@ def check_array(doc: dict[str, Any], path: str) -> None:
     count = math.prod(-(-s // c) for s, c in zip(shape, chunks)) * check_codecs(codecs, path, chunks)
     codec_rules.check_fill_value(data_type, doc.get("fill_value"), path)
     if count > MAX_CHUNKS:
-        raise CorruptStoreError(f"shape {shape} with chunks {chunks} makes {count} chunks, more than this reader "
-                                "accepts (2**40)", path)
+        raise CorruptStoreError(
+            f"shape {shape} with chunks {chunks} makes {count} chunks, more than this reader accepts (2**40)", path
+        )
 
 
 def check_codecs(codecs: list[Any], path: str, chunks: list[int], what: str = "codecs") -> int:
@@ -144,8 +145,11 @@ def provisional_shape(bounds: list[int | None], chunks: list[int], data_type: st
 def data_type_itemsize(data_type: str | dict[str, Any]) -> int:
     """Bytes per element, at least 1 (variable-length and unknown types count one byte)."""
     if isinstance(data_type, dict):
-        fields = data_type.get("configuration", {}).get("fields") if isinstance(data_type.get("configuration"),
-                                                                              dict) else None
+        fields = (
+            data_type.get("configuration", {}).get("fields")
+            if isinstance(data_type.get("configuration"), dict)
+            else None
+        )
         if isinstance(fields, list):
             return max(1, sum(data_type_itemsize(f.get("data_type", "")) if isinstance(f, dict) else 1 for f in fields))
         return 1

@@ -44,18 +44,31 @@ def check_name(name: str, parent: str) -> None:
 
     if not isinstance(name, str) or not name:
         raise InvalidNameError(f"invalid node name {name!r}: names must be non-empty strings", parent)
-    if "/" in name or "\\" in name or "\x00" in name or not name.strip(".") or name.startswith("__") \
-            or name == "zarr.json":
-        raise InvalidNameError(f"invalid node name {name!r}: names may not contain '/', '\\' or NUL, be made of "
-                               "periods only, start with '__' or be 'zarr.json'", parent)
+    if (
+        "/" in name
+        or "\\" in name
+        or "\x00" in name
+        or not name.strip(".")
+        or name.startswith("__")
+        or name == "zarr.json"
+    ):
+        raise InvalidNameError(
+            f"invalid node name {name!r}: names may not contain '/', '\\' or NUL, be made of "
+            "periods only, start with '__' or be 'zarr.json'",
+            parent,
+        )
     try:
         size = len(name.encode("utf-8"))
     except UnicodeEncodeError:
-        raise InvalidNameError(f"invalid node name {name!r}: not encodable as UTF-8 (a lone surrogate)",
-                               parent) from None
+        raise InvalidNameError(
+            f"invalid node name {name!r}: not encodable as UTF-8 (a lone surrogate)", parent
+        ) from None
     if size > MAX_NAME_BYTES:
-        raise InvalidNameError(f"invalid node name {name[:40]!r}... ({size} bytes of UTF-8): names may have at most "
-                               f"{MAX_NAME_BYTES} bytes, as file systems allow", parent)
+        raise InvalidNameError(
+            f"invalid node name {name[:40]!r}... ({size} bytes of UTF-8): names may have at most "
+            f"{MAX_NAME_BYTES} bytes, as file systems allow",
+            parent,
+        )
 
 
 def join(parent: str, name: str) -> str:

@@ -83,8 +83,11 @@ class Reference:
 
 
 def _ints(value: Any, n: int | None = None) -> bool:
-    return (isinstance(value, list) and (n is None or len(value) == n)
-            and all(isinstance(v, int) and not isinstance(v, bool) for v in value))
+    return (
+        isinstance(value, list)
+        and (n is None or len(value) == n)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    )
 
 
 def check_region(region: Any, where: str) -> None:
@@ -94,7 +97,8 @@ def check_region(region: Any, where: str) -> None:
         ok = isinstance(region["slices"], list) and all(_ints(s, 3) and s[2] > 0 for s in region["slices"])
     elif ok and "blocks" in region:
         ok = isinstance(region["blocks"], list) and all(
-            isinstance(b, list) and len(b) == 2 and _ints(b[0]) and _ints(b[1], len(b[0])) for b in region["blocks"])
+            isinstance(b, list) and len(b) == 2 and _ints(b[0]) and _ints(b[1], len(b[0])) for b in region["blocks"]
+        )
     elif ok and "points" in region:
         ok = isinstance(region["points"], list) and all(_ints(p) for p in region["points"])
     elif ok:

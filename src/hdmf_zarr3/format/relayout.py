@@ -15,7 +15,7 @@ default layout.
 
 Scalars are never re-chunked. Everything here is pure: it rewrites layouts, never touches a store.
 The text forms of these settings (``30000,64``, ``zstd:5``, ``blosc-lz4``) are parsed above the
-format, by :mod:`hdmf_zarr3.relayout_text` (``convert()`` and the command line accept them) and
+format, by :mod:`hdmf_zarr3.hdf5.relayout_text` (``convert()`` and the command line accept them) and
 :mod:`hdmf_zarr3.cli.convert` (``/PATH=VALUE``, the command line's only).
 """
 
@@ -71,8 +71,9 @@ class Relayout:
         inner, stored_codecs, shards = split_sharding(grid, tuple(layout.codecs or default_codecs(storage)))
         codecs = list(stored_codecs)
         if chunk_rule is not _KEEP:
-            inner = policy.chunk_shape(shape, storage) if chunk_rule == AUTO \
-                else _fit(chunk_rule, shape, "chunks", path)
+            inner = (
+                policy.chunk_shape(shape, storage) if chunk_rule == AUTO else _fit(chunk_rule, shape, "chunks", path)
+            )
         if codec_rule is not _KEEP:
             codecs = _recompressed(codecs, codec_rule, storage)
         if shard_rule is _KEEP:
@@ -87,8 +88,13 @@ class Relayout:
             if any(s % c for s, c in zip(shards, inner)):
                 raise UnsupportedDataError(f"shards {shards} must be whole multiples of chunks {inner}", path)
         if shards is not None and tuple(shards) != tuple(inner):
-            return ZarrLayout(tuple(shards), [policy.sharding_codec(inner, codecs)], list(layout.warnings),
-                              layout.fill_value, layout.dimension_names)
+            return ZarrLayout(
+                tuple(shards),
+                [policy.sharding_codec(inner, codecs)],
+                list(layout.warnings),
+                layout.fill_value,
+                layout.dimension_names,
+            )
         return ZarrLayout(tuple(inner), codecs, list(layout.warnings), layout.fill_value, layout.dimension_names)
 
 
@@ -108,8 +114,9 @@ def kept_layout(doc: dict[str, Any], storage: StorageType) -> ZarrLayout:
     view = ArrayView.from_document(doc)
     grid, inner, inner_codecs = view.chunk_grid, view.read_chunks, list(view.inner_codecs)
     defaults = default_codecs(storage)
-    if inner_codecs[:1] == defaults[:1] or \
-            (inner_codecs and inner_codecs[0].get("name") == defaults[0]["name"] == "bytes"):
+    if inner_codecs[:1] == defaults[:1] or (
+        inner_codecs and inner_codecs[0].get("name") == defaults[0]["name"] == "bytes"
+    ):
         kept = [defaults[0], *inner_codecs[1:]]
     else:
         kept = defaults
@@ -126,13 +133,13 @@ def _rule(rules: Mapping[str, Any], path: str) -> Any:
 
 def _fit(value: Sequence[int], shape: tuple[int, ...], name: str, path: str) -> tuple[int, ...]:
     if len(value) != len(shape):
-        raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {len(shape)}-d dataset of shape {shape}",
-                                   path)
+        raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {len(shape)}-d dataset of shape {shape}", path)
     return tuple(int(v) for v in value)
 
 
-def _recompressed(codecs: list[dict[str, Any]], rule: list[dict[str, Any]] | str,
-                  storage: StorageType) -> list[dict[str, Any]]:
+def _recompressed(
+    codecs: list[dict[str, Any]], rule: list[dict[str, Any]] | str, storage: StorageType
+) -> list[dict[str, Any]]:
     if rule == AUTO:
         return default_codecs(storage)
     return [*_until_serializer(codecs), *(with_blosc_typesize(c, storage) for c in rule)]

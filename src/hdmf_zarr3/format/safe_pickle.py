@@ -103,7 +103,12 @@ _GLOBALS[("hdmf_zarr.utils", "ZarrReference")] = _ReferenceRecord
 
 
 _MAKERS = (_reconstruct, _scalar, _frombuffer, _latin1, _DtypeStub)  # what REDUCE may call: the stand-ins above
-_VALUE_OPS = {"NONE": None, "NEWTRUE": True, "NEWFALSE": False, "EMPTY_TUPLE": (), }
+_VALUE_OPS = {
+    "NONE": None,
+    "NEWTRUE": True,
+    "NEWFALSE": False,
+    "EMPTY_TUPLE": (),
+}
 
 
 def _interpret(data: bytes) -> Any:
@@ -135,9 +140,25 @@ def _interpret(data: bytes) -> Any:
             marks.append(len(stack))
         elif name in _VALUE_OPS:
             stack.append(_VALUE_OPS[name])
-        elif name in ("INT", "BININT", "BININT1", "BININT2", "LONG", "LONG1", "LONG4", "FLOAT", "BINFLOAT",
-                      "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8",
-                      "BINBYTES", "SHORT_BINBYTES", "BINBYTES8", "BYTEARRAY8"):
+        elif name in (
+            "INT",
+            "BININT",
+            "BININT1",
+            "BININT2",
+            "LONG",
+            "LONG1",
+            "LONG4",
+            "FLOAT",
+            "BINFLOAT",
+            "UNICODE",
+            "BINUNICODE",
+            "SHORT_BINUNICODE",
+            "BINUNICODE8",
+            "BINBYTES",
+            "SHORT_BINBYTES",
+            "BINBYTES8",
+            "BYTEARRAY8",
+        ):
             stack.append(arg)
         elif name in ("STRING", "BINSTRING", "SHORT_BINSTRING"):  # Python 2 str: text
             stack.append(arg.decode("latin1") if isinstance(arg, bytes) else arg)
@@ -246,8 +267,13 @@ def _to_dtype(stub: Any) -> np.dtype:
     formats, offsets = [], []
     for name in names:
         entry = fields[name]
-        if not isinstance(name, str) or not isinstance(entry, tuple) or len(entry) < 2 \
-                or not isinstance(entry[1], int) or entry[1] < 0:
+        if (
+            not isinstance(name, str)
+            or not isinstance(entry, tuple)
+            or len(entry) < 2
+            or not isinstance(entry[1], int)
+            or entry[1] < 0
+        ):
             raise _Refused(f"structured dtype field {name!r}")
         formats.append(_to_dtype(entry[0]))
         offsets.append(entry[1])
@@ -316,5 +342,8 @@ def loads(data: bytes, where: str) -> np.ndarray:
     except UnsafeDataError:
         raise
     except Exception as exc:  # any malformed pickle: refused, never partially trusted
-        raise UnsafeDataError(f"pickled chunk refused ({exc}); only numpy arrays of plain values and "
-                              "hdmf-zarr reference records are decoded", where) from exc
+        raise UnsafeDataError(
+            f"pickled chunk refused ({exc}); only numpy arrays of plain values and "
+            "hdmf-zarr reference records are decoded",
+            where,
+        ) from exc

@@ -21,7 +21,7 @@ def touched_cells(key: Any, shape: Sequence[int], grid: Sequence[int]) -> Iterat
         raise IndexError("a selection may hold one '...' at most")
     if any(p is Ellipsis for p in parts):
         at = next(i for i, p in enumerate(parts) if p is Ellipsis)
-        parts = parts[:at] + (slice(None),) * (len(shape) - len(parts) + 1) + parts[at + 1:]
+        parts = parts[:at] + (slice(None),) * (len(shape) - len(parts) + 1) + parts[at + 1 :]
     parts = parts + (slice(None),) * (len(shape) - len(parts))
     if len(parts) != len(shape):
         raise IndexError(f"too many indices ({len(parts)}) for an array of {len(shape)} dimensions")
@@ -46,8 +46,9 @@ def _cells(part: Any, size: int, step: int) -> list[int]:
             raise IndexError(f"a boolean selection of shape {indices.shape} does not fit an axis of size {size}")
         indices = np.nonzero(indices)[0]
     elif indices.ndim != 1 or indices.dtype.kind not in "iu":
-        raise IndexError(f"unsupported selection {part!r}: use integers, slices, '...' or 1-d integer or boolean "
-                         "arrays")
+        raise IndexError(
+            f"unsupported selection {part!r}: use integers, slices, '...' or 1-d integer or boolean arrays"
+        )
     if indices.size and not (-size <= int(indices.min()) and int(indices.max()) < size):
         raise IndexError(f"an index is out of bounds for an axis of size {size}")
     return sorted({int(i) // step for i in indices % size}) if size else []

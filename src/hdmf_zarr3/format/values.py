@@ -133,15 +133,18 @@ def _nest(flat: list, shape: tuple[int, ...]) -> Any:
     if len(shape) == 1:
         return flat
     step = len(flat) // shape[0] if shape[0] else 0
-    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return [_nest(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def _decode_bytes(value: bytes, where: str) -> str:
     try:
         return bytes(value).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise UnsupportedDataError(f"{_node(where)} holds bytes that are not UTF-8/ASCII text: {value[:40]!r} "
-                                   "(text is stored as UTF-8; store raw bytes as a uint8 dataset)", where) from exc
+        raise UnsupportedDataError(
+            f"{_node(where)} holds bytes that are not UTF-8/ASCII text: {value[:40]!r} "
+            "(text is stored as UTF-8; store raw bytes as a uint8 dataset)",
+            where,
+        ) from exc
 
 
 def _node(where: str) -> str:
@@ -174,14 +177,18 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
             raise CorruptStoreError(f"{name} attribute value must be a string, got {inner!r}", where)
         return inner
     shape = value.get("shape")
-    elements = _map_nested(inner, lambda x: _scalar_from_json(x, name, where) if name in D.NUMERIC_NAMES
-                           else _check_str(x, where))
+    elements = _map_nested(
+        inner, lambda x: _scalar_from_json(x, name, where) if name in D.NUMERIC_NAMES else _check_str(x, where)
+    )
     if not _rectangular(elements):
         raise CorruptStoreError(f"{name} attribute value is a ragged list: {str(inner)[:80]}", where)
     arr = np.array(elements, dtype=name if name in D.NUMERIC_NAMES else object)
     if shape is not None:
-        if not isinstance(shape, list) or not all(type(n) is int and n >= 0 for n in shape) or \
-                math.prod(shape) != arr.size:
+        if (
+            not isinstance(shape, list)
+            or not all(type(n) is int and n >= 0 for n in shape)
+            or math.prod(shape) != arr.size
+        ):
             raise CorruptStoreError(f"attribute shape {str(shape)[:80]} does not fit its {arr.size} values", where)
         arr = arr.reshape(shape)
     return arr
@@ -231,6 +238,7 @@ def _scalar_from_json(x: Any, name: str, where: str) -> Any:
 
 # --- elements of string arrays ------------------------------------------------------------------
 
+
 def encode_string(x: Any, dtype: str, where: str) -> str:
     """One element of a ``text``/``ascii``/``isodatetime`` array as a Python ``str``."""
     if isinstance(x, str):
@@ -245,6 +253,7 @@ def encode_string(x: Any, dtype: str, where: str) -> str:
 
 
 # --- compound rows ----------------------------------------------------------------------------
+
 
 def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: str) -> str | list:
     """A compound row as a JSON list (one entry per field, in field order)."""

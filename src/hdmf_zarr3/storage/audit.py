@@ -30,7 +30,7 @@ from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
-from .. import integrity
+from ..backend import integrity
 from ..errors import HdmfZarrError
 from ..format import consolidated
 from ..format.array_view import ArrayView
@@ -99,16 +99,31 @@ def _compare(own: dict[str, dict[str, Any]], copy: dict[str, dict[str, Any]]) ->
     for path in sorted((set(own) | set(copy)) - {"/"}):
         mine, theirs = own.get(path), copy.get(path)
         if mine is None:
-            found.append((path, f"{path}: no zarr.json (missing, or not a regular file); only the root's "
-                                "consolidated metadata describes this node, so tools that open it by its own "
-                                "document do not find it"))
+            found.append(
+                (
+                    path,
+                    f"{path}: no zarr.json (missing, or not a regular file); only the root's "
+                    "consolidated metadata describes this node, so tools that open it by its own "
+                    "document do not find it",
+                )
+            )
         elif theirs is None:
-            found.append((path, f"{path}: not in the root's consolidated metadata, which reading uses: this node "
-                                "is not read (zarr.consolidate_metadata rewrites the copy)"))
+            found.append(
+                (
+                    path,
+                    f"{path}: not in the root's consolidated metadata, which reading uses: this node "
+                    "is not read (zarr.consolidate_metadata rewrites the copy)",
+                )
+            )
         elif _normal(consolidated.without_consolidated(mine)) != _normal(theirs):
-            found.append((path, f"{path}: zarr.json differs from its copy in the root's consolidated metadata "
-                                f"({_difference(mine, theirs)}); reading uses the copy, so the change is not seen "
-                                "(zarr.consolidate_metadata rewrites the copy)"))
+            found.append(
+                (
+                    path,
+                    f"{path}: zarr.json differs from its copy in the root's consolidated metadata "
+                    f"({_difference(mine, theirs)}); reading uses the copy, so the change is not seen "
+                    "(zarr.consolidate_metadata rewrites the copy)",
+                )
+            )
     return found
 
 
@@ -147,8 +162,10 @@ def _stray(keys: list[str], documents: dict[str, dict[str, Any]]) -> list[Proble
             path, node = node, posixpath.dirname(node)
         if documents.get(node, {}).get("node_type") != "array":
             counts[path] = counts.get(path, 0) + 1
-    return [(path, f"{path}: {n} stored object(s) but no zarr.json (missing, or not a regular file): this data is "
-                   "not read") for path, n in sorted(counts.items())]
+    return [
+        (path, f"{path}: {n} stored object(s) but no zarr.json (missing, or not a regular file): this data is not read")
+        for path, n in sorted(counts.items())
+    ]
 
 
 def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) -> list[Problem]:
@@ -168,9 +185,14 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         size = sync(_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
         if len(stored) * 2 < expected or (size is not None and size * MAX_RATIO < declared):
             held = f"{len(stored)} of its {expected} chunk objects" + (f" ({_human(size)})" if size is not None else "")
-            found.append((path, f"{path}: declares {_human(declared)} (shape {doc['shape']}) but the file holds "
-                                f"{held}: what is missing reads as the fill value, and reading it whole needs "
-                                f"{_human(declared)} of memory"))
+            found.append(
+                (
+                    path,
+                    f"{path}: declares {_human(declared)} (shape {doc['shape']}) but the file holds "
+                    f"{held}: what is missing reads as the fill value, and reading it whole needs "
+                    f"{_human(declared)} of memory",
+                )
+            )
     return found
 
 
@@ -192,4 +214,4 @@ def _irregular(location: str) -> dict[str, str]:
 
 def _human(n: int) -> str:
     exponent = min(int(math.log(max(n, 1), 1024)), 4)
-    return f"{n / 1024 ** exponent:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB')[exponent]}"
+    return f"{n / 1024**exponent:.1f} {('B', 'KiB', 'MiB', 'GiB', 'TiB')[exponent]}"

@@ -28,8 +28,13 @@ _VLEN_UTF8 = VLenUTF8()
 def _bytes_to_bytes(codec: dict[str, Any]) -> Any:
     name, config = codec["name"], codec.get("configuration", {})
     if name == "blosc":
-        return numcodecs.Blosc(cname=config["cname"], clevel=config["clevel"], shuffle=_SHUFFLE[config["shuffle"]],
-                               blocksize=config.get("blocksize", 0), typesize=config.get("typesize"))
+        return numcodecs.Blosc(
+            cname=config["cname"],
+            clevel=config["clevel"],
+            shuffle=_SHUFFLE[config["shuffle"]],
+            blocksize=config.get("blocksize", 0),
+            typesize=config.get("typesize"),
+        )
     if name == "zstd":
         if config.get("checksum"):
             return None

@@ -31,8 +31,20 @@ BLOSC_HEADER = 16
 _INSTALL_LOCK = threading.Lock()
 #: What decoding a damaged chunk raises (numcodecs, numpy, zlib, lzma, struct); never MemoryError,
 #: KeyboardInterrupt or the like, which say nothing about the file.
-DECODE_ERRORS = (ValueError, TypeError, RuntimeError, OverflowError, KeyError, IndexError, EOFError,
-                 AttributeError, zlib.error, lzma.LZMAError, struct.error, gzip.BadGzipFile)
+DECODE_ERRORS = (
+    ValueError,
+    TypeError,
+    RuntimeError,
+    OverflowError,
+    KeyError,
+    IndexError,
+    EOFError,
+    AttributeError,
+    zlib.error,
+    lzma.LZMAError,
+    struct.error,
+    gzip.BadGzipFile,
+)
 
 
 def first_ours(exc: BaseException) -> HdmfZarrError | None:
@@ -141,7 +153,7 @@ class CheckedPipeline:
     def _chunk(self, item: tuple) -> str:
         key = str(getattr(item[0], "path", "") or "")
         prefix = self._path.strip("/") + "/"
-        return f"chunk {key[len(prefix):] if key.startswith(prefix) else key}"
+        return f"chunk {key[len(prefix) :] if key.startswith(prefix) else key}"
 
 
 def checked_pipeline(array: Any, path: str) -> Any:

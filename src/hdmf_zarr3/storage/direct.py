@@ -40,8 +40,15 @@ _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"nam
 class DirectArray:
     """An array whose chunks this module can encode and decode itself (see :meth:`for_document`)."""
 
-    def __init__(self, store: Store, path: str, doc: dict[str, Any], chunks: tuple[int, ...],
-                 compressors: list[Any], sharded: bool):
+    def __init__(
+        self,
+        store: Store,
+        path: str,
+        doc: dict[str, Any],
+        chunks: tuple[int, ...],
+        compressors: list[Any],
+        sharded: bool,
+    ):
         view = ArrayView.from_document(doc)
         self.store = store
         self.path = path
@@ -63,19 +70,26 @@ class DirectArray:
         data_type = view.data_type
         if not isinstance(data_type, str) or data_type not in _NUMERIC or not view.shape or view.separator is None:
             return None
-        if not isinstance(view.fill_value, (int, float, bool)) or isinstance(view.fill_value, bool) != \
-                (data_type == "bool"):
+        if not isinstance(view.fill_value, (int, float, bool)) or isinstance(view.fill_value, bool) != (
+            data_type == "bool"
+        ):
             return None
         if view.sharded:
             config = view.sharding
-            if len(view.codecs) != 1 or config.get("index_location", "end") != "end" or \
-                    config.get("index_codecs") != _INDEX_CODECS:
+            if (
+                len(view.codecs) != 1
+                or config.get("index_location", "end") != "end"
+                or config.get("index_codecs") != _INDEX_CODECS
+            ):
                 return None
             if any(u % c for u, c in zip(view.chunk_grid, view.read_chunks)):
                 return None
         codecs = view.inner_codecs
-        if not codecs or codecs[0].get("name") != "bytes" or \
-                codecs[0].get("configuration", {}).get("endian", "little") != "little":
+        if (
+            not codecs
+            or codecs[0].get("name") != "bytes"
+            or codecs[0].get("configuration", {}).get("endian", "little") != "little"
+        ):
             return None  # (one-byte types carry no endianness)
         compressors = [_bytes_to_bytes(c) for c in codecs[1:]]
         if any(c is None for c in compressors):
@@ -137,8 +151,9 @@ class UnitEncoder(DirectArray):
                 if self.sharded:
                     data = await self._shard(unit_values, loop, pools)
                 else:
-                    data = await loop.run_in_executor(pools.encoders, self._encode, unit_values,
-                                                      tuple(slice(0, n) for n in unit_values.shape))
+                    data = await loop.run_in_executor(
+                        pools.encoders, self._encode, unit_values, tuple(slice(0, n) for n in unit_values.shape)
+                    )
                 if data is not None:  # the array is new: a unit never stored reads as the fill value
                     key = store_key(self.path, chunk_key(cell, self.separator))
                     await self.store.set(key, default_buffer_prototype().buffer.from_bytes(data))
@@ -187,5 +202,6 @@ def _assemble(grid: tuple[int, ...], slots: list[tuple[int, ...]], encoded: list
     return b"".join([*stored, bytes(checksum)])
 
 
-_NUMERIC = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                      "float16", "float32", "float64"})
+_NUMERIC = frozenset(
+    {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32", "float64"}
+)

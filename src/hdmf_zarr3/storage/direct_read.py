@@ -42,7 +42,7 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
         return None
     if Ellipsis in key:
         i = key.index(Ellipsis)
-        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
+        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1 :]
     key = key + (slice(None),) * (len(shape) - len(key))
     if len(key) != len(shape):
         return None
@@ -94,20 +94,23 @@ class UnitDecoder(DirectArray):
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
         return out
 
-    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray,
-                         pools: WorkPools) -> None:
+    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray, pools: WorkPools) -> None:
         origin = tuple(c * u for c, u in zip(cell, self.unit))
         key = store_key(self.path, chunk_key(cell, self.separator))
         loop = asyncio.get_running_loop()
         proto = default_buffer_prototype()
         if not self.sharded:
             buf = await self.store.get(key, prototype=proto)
-            await loop.run_in_executor(pools.encoders, self._place, None if buf is None else _view(buf), origin,
-                                       selection, out)
+            await loop.run_in_executor(
+                pools.encoders, self._place, None if buf is None else _view(buf), origin, selection, out
+            )
             return
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
-        wanted = [i for i in itertools.product(*[range(g) for g in grid])
-                  if self._overlaps(tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection)]
+        wanted = [
+            i
+            for i in itertools.product(*[range(g) for g in grid])
+            if self._overlaps(tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection)
+        ]
         index_bytes = 16 * math.prod(grid) + 4
         if len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
             buf = await self.store.get(key, prototype=proto)
@@ -134,12 +137,21 @@ class UnitDecoder(DirectArray):
                 return None if got is None else _view(got)
 
             parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
-        await asyncio.gather(*(loop.run_in_executor(
-            pools.encoders, self._place, data, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
-            selection, out) for i, data in parts.items()))
+        await asyncio.gather(
+            *(
+                loop.run_in_executor(
+                    pools.encoders,
+                    self._place,
+                    data,
+                    tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
+                    selection,
+                    out,
+                )
+                for i, data in parts.items()
+            )
+        )
 
-    def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection,
-                            out: np.ndarray) -> None:
+    def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection, out: np.ndarray) -> None:
         for i in wanted:
             self._place(None, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
 
@@ -156,7 +168,7 @@ class UnitDecoder(DirectArray):
         return all(o < s.stop and o + c > s.start for o, c, s in zip(origin, self.chunks, selection))
 
     def _index(self, raw: memoryview, grid: tuple[int, ...], key: str) -> np.ndarray:
-        where = key[len(self.path.strip("/")) + 1:]
+        where = key[len(self.path.strip("/")) + 1 :]
         try:
             table = bytes(numcodecs.CRC32C().decode(raw))
             return np.frombuffer(table, dtype="<u8").reshape(grid + (2,))
@@ -169,11 +181,12 @@ class UnitDecoder(DirectArray):
             return None
         if offset + size > len(shard):
             raise self._past_end(key)
-        return shard[offset:offset + size]
+        return shard[offset : offset + size]
 
     def _past_end(self, key: str) -> CorruptStoreError:
-        return CorruptStoreError(f"shard index of {key[len(self.path.strip('/')) + 1:]} points past the end of the "
-                                 "shard", self.path)
+        return CorruptStoreError(
+            f"shard index of {key[len(self.path.strip('/')) + 1 :]} points past the end of the shard", self.path
+        )
 
     def _place(self, data: memoryview | None, origin: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
         """Decode one chunk stored at ``origin`` and copy its part of ``selection`` into ``out``."""

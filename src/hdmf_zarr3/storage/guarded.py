@@ -37,8 +37,13 @@ from ..format.names import normalize
 #: metadata of the largest NWB files (about 1 KiB per node).
 MAX_DOCUMENT_BYTES = 2**28
 DOCUMENT_NAMES = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
-_KINDS = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")]
+_KINDS = [
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+]
 
 
 class _Bounds:
@@ -120,18 +125,21 @@ class GuardedLocalStore(_Bounds, LocalStore):
         except OSError as exc:  # a symlink loop, a permission, a disk error
             raise StoreError(f"cannot read {what}: {exc.strerror or exc}", node) from exc
 
-    def get_sync(self, key: str, *, prototype: BufferPrototype | None = None,
-                 byte_range: ByteRequest | None = None) -> Buffer | None:
+    def get_sync(
+        self, key: str, *, prototype: BufferPrototype | None = None, byte_range: ByteRequest | None = None
+    ) -> Buffer | None:
         self._ensure_open_sync()
         return self._read(key, prototype or default_buffer_prototype(), byte_range)
 
-    async def get(self, key: str, prototype: BufferPrototype | None = None,
-                  byte_range: ByteRequest | None = None) -> Buffer | None:
+    async def get(
+        self, key: str, prototype: BufferPrototype | None = None, byte_range: ByteRequest | None = None
+    ) -> Buffer | None:
         await self._ensure_open()
         return await asyncio.to_thread(self._read, key, prototype or default_buffer_prototype(), byte_range)
 
-    async def get_partial_values(self, prototype: BufferPrototype,
-                                 key_ranges: Iterable[tuple[str, ByteRequest | None]]) -> list[Buffer | None]:
+    async def get_partial_values(
+        self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
+    ) -> list[Buffer | None]:
         return list(await asyncio.gather(*(self.get(k, prototype, r) for k, r in key_ranges)))
 
     async def exists(self, key: str) -> bool:
@@ -176,8 +184,9 @@ def _locate(root: str, key: str, node: str, what: str) -> str | None:
     return path
 
 
-def _read_file(root: str, key: str, node: str, what: str, bound: int, prototype: BufferPrototype,
-               byte_range: ByteRequest | None) -> Buffer | None:
+def _read_file(
+    root: str, key: str, node: str, what: str, bound: int, prototype: BufferPrototype, byte_range: ByteRequest | None
+) -> Buffer | None:
     """The bytes of ``key`` under ``root`` (``None`` if absent), refusing anything but a regular file inside
     ``root`` no larger than ``bound``. Nothing but such a file is ever opened."""
     path = _locate(root, key, node, what)
@@ -262,8 +271,10 @@ class GuardedZipStore(_Bounds, ZipStore):
         if info.is_dir():
             raise CorruptStoreError(f"{what} is a directory entry of the zip, not a file", node)
         if info.compress_type not in _ZIP_METHODS:
-            raise UnsupportedCodecError(f"{what} is compressed with zip method {info.compress_type}; only stored "
-                                        "and deflated members are read", node)
+            raise UnsupportedCodecError(
+                f"{what} is compressed with zip method {info.compress_type}; only stored and deflated members are read",
+                node,
+            )
         if info.file_size > bound:
             raise _too_large(node, what, info.file_size, bound)
         start, stop = _span(byte_range, info.file_size)

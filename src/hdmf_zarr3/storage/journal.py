@@ -109,8 +109,12 @@ class Journal:
 
 async def _keep(store: Store, entries: Store, keys: list[str]) -> None:
     found = await asyncio.gather(*(_get(store, k) for k in keys))
-    await asyncio.gather(*(entries.set(ABSENT + k, _buffer(b"")) if raw is None else
-                           entries.set(SAVED + k, _buffer(raw)) for k, raw in zip(keys, found)))
+    await asyncio.gather(
+        *(
+            entries.set(ABSENT + k, _buffer(b"")) if raw is None else entries.set(SAVED + k, _buffer(raw))
+            for k, raw in zip(keys, found)
+        )
+    )
 
 
 async def _clear(store: Store) -> None:
@@ -155,9 +159,9 @@ async def _undo(store: Store, entries: Store) -> bool:
         if key.startswith(NEW):
             new.extend(_paths(await _get(entries, key), key))
         elif key.startswith(SAVED):
-            saved.append(key[len(SAVED):])
+            saved.append(key[len(SAVED) :])
         elif key.startswith(ABSENT):
-            absent.append(key[len(ABSENT):])
+            absent.append(key[len(ABSENT) :])
     for prefix in _tops(new):
         await store.delete_dir(prefix)
     await asyncio.gather(*(store.delete(k) for k in absent))
@@ -183,8 +187,9 @@ def _paths(raw: bytes | None, key: str) -> list[str]:
 def _node_path(path: str) -> bool:
     """A path that names a node inside the file (a hostile journal must not delete anything else)."""
     parts = path.strip("/").split("/")
-    return bool(path.strip("/")) and not any(p in ("", ".", "..") or p.startswith("__") or "\\" in p or "\0" in p
-                                             for p in parts)
+    return bool(path.strip("/")) and not any(
+        p in ("", ".", "..") or p.startswith("__") or "\\" in p or "\0" in p for p in parts
+    )
 
 
 def _tops(paths: list[str]) -> list[str]:

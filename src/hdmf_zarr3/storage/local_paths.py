@@ -61,8 +61,11 @@ def check(location: str, mode: str) -> None:
     is_zip = location.endswith(".zip")
     if os.path.isfile(location):
         if is_hdf5(location):
-            raise NotZarrError("this is an HDF5 file, not Zarr: read it with pynwb.NWBHDF5IO, or convert it with "
-                               f"hdmf_zarr3.convert({os.path.basename(location)!r}, '<new name>.nwb.zarr')", location)
+            raise NotZarrError(
+                "this is an HDF5 file, not Zarr: read it with pynwb.NWBHDF5IO, or convert it with "
+                f"hdmf_zarr3.convert({os.path.basename(location)!r}, '<new name>.nwb.zarr')",
+                location,
+            )
         if not is_zip:
             raise NotZarrError("this is a file, not a Zarr store (a directory, or a zip file named *.zip)", location)
         if not zipfile.is_zipfile(location):
@@ -71,10 +74,16 @@ def check(location: str, mode: str) -> None:
     if os.path.isdir(location):
         if is_zip:
             raise NotZarrError("this is a directory, but a path ending in .zip must be a zip file", location)
-        if mode in WRITE_MODES and not any(os.path.exists(os.path.join(location, m)) for m in ZARR_MARKERS) \
-                and any(True for _ in os.scandir(location)):
-            raise NotZarrError("this directory holds other files and no Zarr store: writing would mix the new file "
-                               "with them (and mode 'w' would later delete them); choose a new path", location)
+        if (
+            mode in WRITE_MODES
+            and not any(os.path.exists(os.path.join(location, m)) for m in ZARR_MARKERS)
+            and any(True for _ in os.scandir(location))
+        ):
+            raise NotZarrError(
+                "this directory holds other files and no Zarr store: writing would mix the new file "
+                "with them (and mode 'w' would later delete them); choose a new path",
+                location,
+            )
         return
     if mode not in WRITE_MODES or mode == "r+":  # r+ on a missing path is refused as HDF5IO refuses it
         return
@@ -85,5 +94,8 @@ def check(location: str, mode: str) -> None:
     if not os.path.isdir(existing):
         raise StoreError(f"cannot create the file: {existing} is a file, not a directory", location)
     if mode == "a" and existing != parent:
-        raise StoreError(f"mode 'a' opens a file, or creates one in an existing directory, but the directory "
-                         f"{parent} does not exist (a mistyped path?); mode 'w' creates it", location)
+        raise StoreError(
+            f"mode 'a' opens a file, or creates one in an existing directory, but the directory "
+            f"{parent} does not exist (a mistyped path?); mode 'w' creates it",
+            location,
+        )

@@ -59,8 +59,13 @@ class LockPlace:
 
 def _holder(writer: str) -> dict[str, Any]:
     now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {"host": socket.gethostname(), "pid": os.getpid(), "started": now, "writer": writer,
-            "token": uuid.uuid4().hex}
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": now,
+        "writer": writer,
+        "token": uuid.uuid4().hex,
+    }
 
 
 def _read(place: LockPlace) -> dict[str, Any] | None:
@@ -122,8 +127,11 @@ def _delete(place: LockPlace) -> None:
             try:
                 os.rmdir(path)  # only an empty one: we never delete content we did not write
             except OSError as exc:
-                raise StoreError("where the write lock belongs is a directory with files in it, not a lock file; "
-                                 "remove it yourself if it holds nothing you need", place.description) from exc
+                raise StoreError(
+                    "where the write lock belongs is a directory with files in it, not a lock file; "
+                    "remove it yourself if it holds nothing you need",
+                    place.description,
+                ) from exc
             return
         try:
             os.unlink(path)
@@ -312,20 +320,22 @@ def _abandon_all() -> None:
         try:
             finalizer()
         except Exception as exc:  # one failure must not keep the other locks
-            warnings.warn(f"hdmf_zarr3: could not clean up a file left open at exit: {exc}", RuntimeWarning,
-                          stacklevel=1)
+            warnings.warn(
+                f"hdmf_zarr3: could not clean up a file left open at exit: {exc}", RuntimeWarning, stacklevel=1
+            )
 
 
 def _locked_message(found: dict[str, Any], location: str, lock: str) -> str:
-    advice = (f"If no writer is using it, break the lock with hdmf_zarr3.break_lock({location!r}) and check the "
-              "file (it may be incomplete).")
+    advice = (
+        f"If no writer is using it, break the lock with hdmf_zarr3.break_lock({location!r}) and check the "
+        "file (it may be incomplete)."
+    )
     if "corrupt" in found:
         return f"the file's write lock {lock} is unreadable ({found['corrupt']}). {advice}"
     who = f"process {found.get('pid', '?')} on host {found.get('host', '?')}"
     since = f" since {found['started']}" if isinstance(found.get("started"), str) else ""
     stale = ""
-    if found.get("host") == socket.gethostname() and isinstance(found.get("pid"), int) \
-            and not _alive(found["pid"]):
+    if found.get("host") == socket.gethostname() and isinstance(found.get("pid"), int) and not _alive(found["pid"]):
         stale = " That process is no longer running: the lock is stale, left by a writer that crashed."
     return f"the file is open for writing by {who}{since}.{stale} {advice}"
 

@@ -162,12 +162,14 @@ def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     try:
         array = AsyncArray(doc, StorePath(store, path.strip("/")))
     except UnknownCodecError as exc:
-        raise UnsupportedCodecError(f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
-                                    "the package that provides it)", path) from exc
+        raise UnsupportedCodecError(
+            f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
+            "the package that provides it)",
+            path,
+        ) from exc
     except (TypeError, ValueError, KeyError, AttributeError, OverflowError, NotImplementedError) as exc:
         # what zarr refuses in metadata this package's own checks let through (third-party codecs, v2)
-        raise CorruptStoreError(f"zarr cannot open this array ({type(exc).__name__}: {str(exc)[:300]})", path) \
-            from exc
+        raise CorruptStoreError(f"zarr cannot open this array ({type(exc).__name__}: {str(exc)[:300]})", path) from exc
     return checked_pipeline(array, path)
 
 

@@ -45,12 +45,17 @@ def check_replaceable(location: str | None, store: Any, mode: str) -> None:
         return
     gc.collect()  # an io nobody refers to any more (kept only by a reference cycle) is not a reader
     for handle, how in _conflicts(mine):
-        what = {"same": "is open", "inside": "lies inside a file that is open",
-                "contains": "contains a file that is open"}[how]
+        what = {
+            "same": "is open",
+            "inside": "lies inside a file that is open",
+            "contains": "contains a file that is open",
+        }[how]
         raise SelfOverwriteError(
             f"cannot open with mode {mode!r}: this {what} in this process ({handle.mode!r}, "
             f"{getattr(handle, 'location', None) or 'a Store'}); replacing it would destroy data still "
-            "being read. Close that file first, or write to another path.", location or repr(store))
+            "being read. Close that file first, or write to another path.",
+            location or repr(store),
+        )
 
 
 def _conflicts(mine: str | int) -> list[tuple[Any, str]]:

@@ -25,30 +25,108 @@ _NAMES = {"s3": "S3", "gcs": "Google Cloud Storage", "azure": "Azure Blob Storag
 
 #: obstore's configuration keys (S3Config, GCSConfig, AzureConfig of obstore 0.12's stubs).
 OBSTORE_KEYS: dict[str, frozenset[str]] = {
-    "s3": frozenset({
-        "access_key_id", "aws_endpoint_url_s3", "bucket", "checksum_algorithm", "conditional_put",
-        "container_authorization_token_file", "container_credentials_full_uri",
-        "container_credentials_relative_uri", "copy_if_not_exists", "default_region", "disable_bulk_delete",
-        "disable_tagging", "endpoint", "imdsv1_fallback", "metadata_endpoint", "region", "request_payer",
-        "role_arn", "role_session_name", "s3_express", "secret_access_key", "server_side_encryption",
-        "session_token", "skip_signature", "sse_bucket_key_enabled", "sse_customer_key_base64", "sse_kms_key_id",
-        "sts_endpoint", "unsigned_payload", "virtual_hosted_style_request", "web_identity_token_file"}),
-    "gcs": frozenset({"application_credentials", "base_url", "bearer_token", "bucket", "service_account",
-                      "service_account_key", "skip_signature"}),
-    "azure": frozenset({
-        "account_key", "account_name", "authority_host", "client_id", "client_secret", "container_name",
-        "credential_type", "disable_tagging", "encryption_key", "endpoint", "fabric_cluster_identifier",
-        "fabric_session_token", "fabric_token_service_url", "fabric_workload_host", "federated_token_file",
-        "msi_endpoint", "msi_resource_id", "object_id", "sas_key", "skip_signature", "tenant_id", "token",
-        "use_azure_cli", "use_emulator", "use_fabric_endpoint"}),
+    "s3": frozenset(
+        {
+            "access_key_id",
+            "aws_endpoint_url_s3",
+            "bucket",
+            "checksum_algorithm",
+            "conditional_put",
+            "container_authorization_token_file",
+            "container_credentials_full_uri",
+            "container_credentials_relative_uri",
+            "copy_if_not_exists",
+            "default_region",
+            "disable_bulk_delete",
+            "disable_tagging",
+            "endpoint",
+            "imdsv1_fallback",
+            "metadata_endpoint",
+            "region",
+            "request_payer",
+            "role_arn",
+            "role_session_name",
+            "s3_express",
+            "secret_access_key",
+            "server_side_encryption",
+            "session_token",
+            "skip_signature",
+            "sse_bucket_key_enabled",
+            "sse_customer_key_base64",
+            "sse_kms_key_id",
+            "sts_endpoint",
+            "unsigned_payload",
+            "virtual_hosted_style_request",
+            "web_identity_token_file",
+        }
+    ),
+    "gcs": frozenset(
+        {
+            "application_credentials",
+            "base_url",
+            "bearer_token",
+            "bucket",
+            "service_account",
+            "service_account_key",
+            "skip_signature",
+        }
+    ),
+    "azure": frozenset(
+        {
+            "account_key",
+            "account_name",
+            "authority_host",
+            "client_id",
+            "client_secret",
+            "container_name",
+            "credential_type",
+            "disable_tagging",
+            "encryption_key",
+            "endpoint",
+            "fabric_cluster_identifier",
+            "fabric_session_token",
+            "fabric_token_service_url",
+            "fabric_workload_host",
+            "federated_token_file",
+            "msi_endpoint",
+            "msi_resource_id",
+            "object_id",
+            "sas_key",
+            "skip_signature",
+            "tenant_id",
+            "token",
+            "use_azure_cli",
+            "use_emulator",
+            "use_fabric_endpoint",
+        }
+    ),
     "http": frozenset(),
 }
 #: obstore's HTTP client settings (ClientConfig), given as ``client_options``.
-CLIENT_KEYS = frozenset({
-    "allow_http", "allow_invalid_certificates", "connect_timeout", "default_content_type", "default_headers",
-    "http1_only", "http2_keep_alive_interval", "http2_keep_alive_timeout", "http2_keep_alive_while_idle",
-    "http2_only", "pool_idle_timeout", "pool_max_idle_per_host", "proxy_ca_certificate", "proxy_excludes",
-    "proxy_url", "randomize_addresses", "read_timeout", "root_certificate", "timeout", "user_agent"})
+CLIENT_KEYS = frozenset(
+    {
+        "allow_http",
+        "allow_invalid_certificates",
+        "connect_timeout",
+        "default_content_type",
+        "default_headers",
+        "http1_only",
+        "http2_keep_alive_interval",
+        "http2_keep_alive_timeout",
+        "http2_keep_alive_while_idle",
+        "http2_only",
+        "pool_idle_timeout",
+        "pool_max_idle_per_host",
+        "proxy_ca_certificate",
+        "proxy_excludes",
+        "proxy_url",
+        "randomize_addresses",
+        "read_timeout",
+        "root_certificate",
+        "timeout",
+        "user_agent",
+    }
+)
 #: keyword arguments of ``obstore.store.from_url`` other than configuration keys (an HTTP server's: the first two).
 ARGUMENTS = ("client_options", "retry_config", "credential_provider", "config")
 _HTTP_ARGUMENTS = ARGUMENTS[:2]
@@ -56,26 +134,45 @@ _HTTP_ARGUMENTS = ARGUMENTS[:2]
 _SYNONYMS = {
     "s3": {"bucket_name": "bucket", "endpoint_url": "endpoint", "token": "session_token"},
     "gcs": {"service_account_path": "service_account", "bucket_name": "bucket"},
-    "azure": {"access_key": "account_key", "master_key": "account_key", "authority_id": "tenant_id",
-              "sas_token": "sas_key", "bearer_token": "token", "identity_endpoint": "msi_endpoint"},
+    "azure": {
+        "access_key": "account_key",
+        "master_key": "account_key",
+        "authority_id": "tenant_id",
+        "sas_token": "sas_key",
+        "bearer_token": "token",
+        "identity_endpoint": "msi_endpoint",
+    },
     "http": {},
 }
 # fsspec options spelled as obstore spells them (handled as obstore's)
-_FSSPEC_AS_OBSTORE = {"s3": {"endpoint_url", "token"}, "gcs": set(), "http": set(),
-                      "azure": {"account_name", "account_key", "client_id", "client_secret", "tenant_id"}}
+_FSSPEC_AS_OBSTORE = {
+    "s3": {"endpoint_url", "token"},
+    "gcs": set(),
+    "http": set(),
+    "azure": {"account_name", "account_key", "client_id", "client_secret", "tenant_id"},
+}
 _PREFIXES = {"s3": ("aws_",), "gcs": ("google_",), "azure": ("azure_storage_", "azure_"), "http": ()}
 #: fsspec settings of fsspec's own caches (of listings, file blocks, file-system instances) and of how its
 #: HTTP file system lists pages: obstore keeps no such caches and we never list a web page, so they are
 #: accepted and change nothing.
-IGNORED = frozenset({"skip_instance_cache", "use_listings_cache", "listings_expiry_time", "max_paths",
-                     "default_block_size", "default_fill_cache", "default_cache_type"})
+IGNORED = frozenset(
+    {
+        "skip_instance_cache",
+        "use_listings_cache",
+        "listings_expiry_time",
+        "max_paths",
+        "default_block_size",
+        "default_fill_cache",
+        "default_cache_type",
+    }
+)
 _HTTP_IGNORED = IGNORED | {"block_size", "cache_type", "cache_options", "simple_links", "same_scheme", "size_policy"}
 
 
 def canonical(kind: str, name: str) -> str | None:
     """obstore's own name of the configuration key ``name`` (any spelling obstore takes), or ``None``."""
     keys, lowered = OBSTORE_KEYS[kind], name.lower()
-    for candidate in (lowered, *(lowered[len(p):] for p in _PREFIXES[kind] if lowered.startswith(p))):
+    for candidate in (lowered, *(lowered[len(p) :] for p in _PREFIXES[kind] if lowered.startswith(p))):
         if candidate in keys:
             return candidate
         if candidate in _SYNONYMS[kind]:
@@ -95,6 +192,7 @@ class AwsProfile:
         if self._provider is None:
             import boto3
             from obstore.auth.boto3 import Boto3CredentialProvider
+
             self._provider = Boto3CredentialProvider(boto3.Session(profile_name=self.name))
         return self._provider
 
@@ -124,8 +222,9 @@ class _Options:
         target = {"config": self.config, "client_options": self.client, "headers": self.headers}[section]
         if key in target and _comparable(target[key]) != _comparable(value):
             first = self.source[(section, key)]
-            raise self.fail(f"{first!r} and {source!r} both set obstore's {section} {key!r}, to different "
-                            "values; give one of them")
+            raise self.fail(
+                f"{first!r} and {source!r} both set obstore's {section} {key!r}, to different values; give one of them"
+            )
         target.setdefault(key, value)
         self.source.setdefault((section, key), source)
 
@@ -143,8 +242,9 @@ class _Options:
             if name == "config":
                 self.obstore_key(key, item, f"config.{key}")
             elif key not in CLIENT_KEYS:
-                raise self.fail(f"'client_options.{key}' is no obstore client option; accepted are "
-                                f"{', '.join(sorted(CLIENT_KEYS))}")
+                raise self.fail(
+                    f"'client_options.{key}' is no obstore client option; accepted are {', '.join(sorted(CLIENT_KEYS))}"
+                )
             elif key == "default_headers":
                 for header, text in _mapping(self, "client_options.default_headers", item).items():
                     self.set(header.lower(), text, f"client_options.default_headers.{header}", "headers")
@@ -154,14 +254,22 @@ class _Options:
     def result(self) -> dict[str, Any]:
         out = dict(self.config)
         if self.source.get(("config", "credential_provider")) == "profile":
-            spelled = [self.source[("config", k)] for k in ("access_key_id", "secret_access_key", "session_token")
-                       if ("config", k) in self.source]
+            spelled = [
+                self.source[("config", k)]
+                for k in ("access_key_id", "secret_access_key", "session_token")
+                if ("config", k) in self.source
+            ]
             if spelled:
                 raise self.fail(f"'profile' and {', '.join(map(repr, spelled))} both give credentials; give one")
-        if self.source.get(("config", "virtual_hosted_style_request")) == "config_kwargs.s3.addressing_style" \
-                and self.config.get("virtual_hosted_style_request") and "endpoint" in self.config:
-            raise self.fail("addressing_style 'virtual' with an endpoint: obstore puts no bucket into an endpoint; "
-                            "give the bucket's own endpoint with virtual_hosted_style_request=True instead")
+        if (
+            self.source.get(("config", "virtual_hosted_style_request")) == "config_kwargs.s3.addressing_style"
+            and self.config.get("virtual_hosted_style_request")
+            and "endpoint" in self.config
+        ):
+            raise self.fail(
+                "addressing_style 'virtual' with an endpoint: obstore puts no bucket into an endpoint; "
+                "give the bucket's own endpoint with virtual_hosted_style_request=True instead"
+            )
         endpoints = [self.config.get(k) for k in ("endpoint", "aws_endpoint_url_s3", "base_url")]
         if any(str(e).lower().startswith("http://") for e in [*endpoints, self.url if self.kind == "http" else None]):
             self.client.setdefault("allow_http", True)  # an http:// URL or endpoint is meant as written
@@ -221,6 +329,7 @@ def to_obstore(kind: str, options: Mapping[str, Any] | None, url: str) -> dict[s
 
 # ---- fsspec's options, per store ---------------------------------------------------------------------
 
+
 def _mapping(built: _Options, name: str, value: Any) -> Mapping[str, Any]:
     if value is None:
         return {}
@@ -231,11 +340,13 @@ def _mapping(built: _Options, name: str, value: Any) -> Mapping[str, Any]:
 
 def _switch(key: str, fsspec: str) -> Callable[[_Options, Any], None]:
     """An fsspec flag whose ``True`` is obstore's ``key=True`` (``False``, their default, sets nothing)."""
+
     def put(built: _Options, value: Any) -> None:
         if not isinstance(value, bool) and value is not None:
             raise built.fail(f"{fsspec!r} must be True or False, not {type(value).__name__}")
         if value:
             built.set(key, True, fsspec)
+
     return put
 
 
@@ -246,12 +357,15 @@ def _rename(key: str, fsspec: str) -> Callable[[_Options, Any], None]:
     return lambda built, value: built.set(key, value, fsspec)
 
 
-def _sub_options(built: _Options, name: str, value: Any, table: dict[str, Callable[[_Options, Any, str], None]],
-                 why: str) -> None:
+def _sub_options(
+    built: _Options, name: str, value: Any, table: dict[str, Callable[[_Options, Any, str], None]], why: str
+) -> None:
     for key, item in _mapping(built, name, value).items():
         if key not in table:
-            raise built.fail(f"'{name}.{key}' has no obstore counterpart here ({why}); accepted in {name} are "
-                             f"{', '.join(sorted(table))}")
+            raise built.fail(
+                f"'{name}.{key}' has no obstore counterpart here ({why}); accepted in {name} are "
+                f"{', '.join(sorted(table))}"
+            )
         table[key](built, item, f"{name}.{key}")
 
 
@@ -263,8 +377,10 @@ def _verify(built: _Options, value: Any, source: str) -> None:
     if value is False:
         built.set("allow_invalid_certificates", True, source, "client_options")
     elif value is not True:  # a CA bundle's path: obstore takes the certificate itself, not a path
-        raise built.fail(f"{source!r} as a path is not supported; give "
-                         "client_options={'root_certificate': <the PEM text of that file>}")
+        raise built.fail(
+            f"{source!r} as a path is not supported; give "
+            "client_options={'root_certificate': <the PEM text of that file>}"
+        )
 
 
 def _seconds(key: str) -> Callable[[_Options, Any, str], None]:
@@ -272,6 +388,7 @@ def _seconds(key: str) -> Callable[[_Options, Any, str], None]:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise built.fail(f"{source!r} must be a number of seconds")
         built.set(key, timedelta(seconds=value), source, "client_options")
+
     return put
 
 
@@ -285,8 +402,10 @@ def _signature_version(built: _Options, value: Any, source: str) -> None:
 def _addressing(built: _Options, value: Any, source: str) -> None:
     for key, item in _mapping(built, source, value).items():
         if key != "addressing_style" or item not in ("auto", "path", "virtual"):
-            raise built.fail(f"'{source}.{key}'={item!r} has no obstore counterpart; accepted is addressing_style "
-                             "'auto', 'path' or 'virtual'")
+            raise built.fail(
+                f"'{source}.{key}'={item!r} has no obstore counterpart; accepted is addressing_style "
+                "'auto', 'path' or 'virtual'"
+            )
         if item != "auto":
             built.set("virtual_hosted_style_request", item == "virtual", f"{source}.addressing_style")
 
@@ -295,16 +414,27 @@ def _profile(built: _Options, value: Any) -> None:
     if not isinstance(value, str):
         raise built.fail(f"'profile' must be the name of an AWS profile, not {type(value).__name__}")
     if importlib.util.find_spec("boto3") is None:
-        raise built.fail("'profile' is read with boto3, which is not installed (pip install boto3); or give "
-                         "key and secret")
+        raise built.fail(
+            "'profile' is read with boto3, which is not installed (pip install boto3); or give key and secret"
+        )
     built.set("credential_provider", AwsProfile(value), "profile")
 
 
-_S3_CLIENT = {"endpoint_url": _set_as("endpoint"), "region_name": _set_as("region"),
-              "aws_access_key_id": _set_as("access_key_id"), "aws_secret_access_key": _set_as("secret_access_key"),
-              "aws_session_token": _set_as("session_token"), "verify": _verify}
-_S3_CONFIG = {"signature_version": _signature_version, "s3": _addressing, "region_name": _set_as("region"),
-              "connect_timeout": _seconds("connect_timeout"), "read_timeout": _seconds("read_timeout")}
+_S3_CLIENT = {
+    "endpoint_url": _set_as("endpoint"),
+    "region_name": _set_as("region"),
+    "aws_access_key_id": _set_as("access_key_id"),
+    "aws_secret_access_key": _set_as("secret_access_key"),
+    "aws_session_token": _set_as("session_token"),
+    "verify": _verify,
+}
+_S3_CONFIG = {
+    "signature_version": _signature_version,
+    "s3": _addressing,
+    "region_name": _set_as("region"),
+    "connect_timeout": _seconds("connect_timeout"),
+    "read_timeout": _seconds("read_timeout"),
+}
 
 
 def _gcs_token(built: _Options, value: Any) -> None:
@@ -313,23 +443,29 @@ def _gcs_token(built: _Options, value: Any) -> None:
     if value == "anon":
         built.set("skip_signature", True, "token")
     elif value in ("cache", "browser"):
-        raise built.fail(f"token={value!r} (gcsfs's own log-in) is not supported; give the path of a credentials "
-                         "JSON file, or run `gcloud auth application-default login` and give no token")
+        raise built.fail(
+            f"token={value!r} (gcsfs's own log-in) is not supported; give the path of a credentials "
+            "JSON file, or run `gcloud auth application-default login` and give no token"
+        )
     elif isinstance(value, (str, os.PathLike)):  # a service-account or authorized-user JSON file: obstore reads both
         built.set("application_credentials", os.fspath(value), "token")
     elif isinstance(value, Mapping) and value.get("type") == "service_account":
         built.set("service_account_key", json.dumps(dict(value)), "token")
     elif isinstance(value, Mapping):
-        raise built.fail("token as a dict is supported for service-account keys only; give the path of the "
-                         "JSON file instead")
+        raise built.fail(
+            "token as a dict is supported for service-account keys only; give the path of the JSON file instead"
+        )
     else:
-        raise built.fail(f"token as a {type(value).__name__} is not supported; give the path of a credentials "
-                         "JSON file, or credential_provider=obstore.auth.google.GoogleCredentialProvider(...)")
+        raise built.fail(
+            f"token as a {type(value).__name__} is not supported; give the path of a credentials "
+            "JSON file, or credential_provider=obstore.auth.google.GoogleCredentialProvider(...)"
+        )
 
 
 def _refuse(why: str) -> Callable[[_Options, Any], None]:
     def refuse(built: _Options, value: Any) -> None:
         raise built.fail(why)
+
     return refuse
 
 
@@ -349,8 +485,12 @@ def _connection_string(built: _Options, value: Any) -> None:
     source = "connection_string"
     if parts.pop("usedevelopmentstorage", "").lower() == "true":
         built.set("use_emulator", True, source)
-    for name, key in (("accountname", "account_name"), ("accountkey", "account_key"),
-                      ("sharedaccesssignature", "sas_key"), ("blobendpoint", "endpoint")):
+    for name, key in (
+        ("accountname", "account_name"),
+        ("accountkey", "account_key"),
+        ("sharedaccesssignature", "sas_key"),
+        ("blobendpoint", "endpoint"),
+    ):
         if name in parts:
             text = parts.pop(name)
             built.set(key, text.lstrip("?") if key == "sas_key" else text, source)
@@ -372,26 +512,36 @@ def _http_headers(built: _Options, value: Any, source: str = "headers") -> None:
 
 _FSSPEC: dict[str, dict[str, Callable[[_Options, Any], None]]] = {
     "s3": {
-        "key": _rename("access_key_id", "key"), "secret": _rename("secret_access_key", "secret"), "anon": _anon,
+        "key": _rename("access_key_id", "key"),
+        "secret": _rename("secret_access_key", "secret"),
+        "anon": _anon,
         "client_kwargs": lambda b, v: _sub_options(b, "client_kwargs", v, _S3_CLIENT, "a botocore client setting"),
         "config_kwargs": lambda b, v: _sub_options(b, "config_kwargs", v, _S3_CONFIG, "for retries, give retry_config"),
-        "requester_pays": _switch("request_payer", "requester_pays"), "profile": _profile,
+        "requester_pays": _switch("request_payer", "requester_pays"),
+        "profile": _profile,
     },
     "gcs": {
-        "token": _gcs_token, "anon": _anon, "project": lambda built, value: None,  # bills and lists buckets only
+        "token": _gcs_token,
+        "anon": _anon,
+        "project": lambda built, value: None,  # bills and lists buckets only
         "endpoint_url": _rename("base_url", "endpoint_url"),
         "requester_pays": _refuse("requester_pays is not supported on GCS: obstore cannot bill a project"),
     },
     "azure": {
-        "anon": _anon, "sas_token": _sas_token, "connection_string": _connection_string,
-        "credential": _refuse("credential (an azure-identity object) is not supported; give "
-                              "credential_provider=obstore.auth.azure.AzureCredentialProvider(credential)"),
+        "anon": _anon,
+        "sas_token": _sas_token,
+        "connection_string": _connection_string,
+        "credential": _refuse(
+            "credential (an azure-identity object) is not supported; give "
+            "credential_provider=obstore.auth.azure.AzureCredentialProvider(credential)"
+        ),
     },
     "http": {
         "anon": lambda built, value: None,  # a web server is read without credentials anyway
         "headers": _http_headers,
-        "client_kwargs": lambda b, v: _sub_options(b, "client_kwargs", v, {"headers": _http_headers},
-                                                   "give headers or client_options"),
+        "client_kwargs": lambda b, v: _sub_options(
+            b, "client_kwargs", v, {"headers": _http_headers}, "give headers or client_options"
+        ),
     },
 }
 

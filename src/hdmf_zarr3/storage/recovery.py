@@ -15,8 +15,7 @@ from .nodes import INTERRUPTED_WRITE, read_root
 from .stores import open_store
 
 
-def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = None,
-            break_lock: bool = False) -> str:
+def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> str:
     """Undo the unfinished append of a file, byte for byte, from the journal it left in the store.
 
     A file whose append was killed (SIGKILL, power off, a crash) reads as incomplete
@@ -68,14 +67,17 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
             raise IncompleteFileError(
                 f"{completion.describe(mark)}. It was the first write of this file (or a replacement that could "
                 "not keep the old file), so there is no earlier complete state to go back to: write the file "
-                "again, or read what is there with allow_incomplete=True", where)
+                "again, or read what is there with allow_incomplete=True",
+                where,
+            )
         handle.committed = True
         started = mark.get("started")
-        return (f"{where}: restored the file as it was before the append"
-                f"{f' started at {started}' if isinstance(started, str) else ''}")
+        return (
+            f"{where}: restored the file as it was before the append"
+            f"{f' started at {started}' if isinstance(started, str) else ''}"
+        )
     finally:
         handle.close()
-
 
 
 def _remove_interrupted_writes(store: Store) -> None:

@@ -40,8 +40,7 @@ _RENAME_EXCHANGE = 2
 
 def working_directory(location: str) -> str:
     """A new, empty directory beside ``location`` for the file that will replace it."""
-    return tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial",
-                            dir=os.path.dirname(location))
+    return tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial", dir=os.path.dirname(location))
 
 
 class LocalReplacement:
@@ -64,8 +63,10 @@ class LocalReplacement:
                 os.rename(self.location, old)
                 os.rename(self.work, self.location)
         except OSError as exc:
-            raise StoreError(f"cannot put the new file in place of the old one ({exc}); the new file is in "
-                             f"{self.work}", self.location) from exc
+            raise StoreError(
+                f"cannot put the new file in place of the old one ({exc}); the new file is in {self.work}",
+                self.location,
+            ) from exc
         shutil.rmtree(old, ignore_errors=True)
         return GuardedLocalStore(self.location)
 

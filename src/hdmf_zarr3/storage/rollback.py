@@ -34,8 +34,13 @@ class Rollback:
         """Whether the session's changes can be undone byte for byte (an append with a journal)."""
         return self._journal is not None
 
-    def begin(self, documents: dict[str, dict[str, Any]], marker: dict[str, Any], store: Store | None = None,
-              side: Store | None = None) -> None:
+    def begin(
+        self,
+        documents: dict[str, dict[str, Any]],
+        marker: dict[str, Any],
+        store: Store | None = None,
+        side: Store | None = None,
+    ) -> None:
         """Start a session over ``documents``; a journal in ``store`` (beside it: ``side``) when given."""
         journal = Journal.begin(store, side=side) if store is not None else None  # (may fail: nothing begun)
         self._snapshot, self._marker, self._journal = dict(documents), marker, journal

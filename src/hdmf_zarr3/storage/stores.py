@@ -106,13 +106,19 @@ class StoreHandle:
             return
         where = self.location or "/"
         if self.writable:
-            raise IncompleteFileError(f"{completion.describe(mark)}; it cannot be changed until it is recovered: "
-                                      f"hdmf_zarr3.recover({where!r}) (or `hdmf-zarr3 recover`) puts back the last "
-                                      "complete state", where)
+            raise IncompleteFileError(
+                f"{completion.describe(mark)}; it cannot be changed until it is recovered: "
+                f"hdmf_zarr3.recover({where!r}) (or `hdmf-zarr3 recover`) puts back the last "
+                "complete state",
+                where,
+            )
         if not self.allow_incomplete:
-            raise IncompleteFileError(f"{completion.describe(mark)}; open it with allow_incomplete=True to read "
-                                      f"what is there, or run hdmf_zarr3.recover({where!r}) to go back to the "
-                                      "last complete state", where)
+            raise IncompleteFileError(
+                f"{completion.describe(mark)}; open it with allow_incomplete=True to read "
+                f"what is there, or run hdmf_zarr3.recover({where!r}) to go back to the "
+                "last complete state",
+                where,
+            )
 
     def will_change(self) -> None:
         """Call before changing nodes. The first change of a session stores the root marked incomplete
@@ -188,8 +194,11 @@ class StoreHandle:
             return
         from .nodes import put_documents
 
-        root = consolidated.consolidate(documents) if self.consolidate else \
-            consolidated.without_consolidated(documents["/"])
+        root = (
+            consolidated.consolidate(documents)
+            if self.consolidate
+            else consolidated.without_consolidated(documents["/"])
+        )
         put_documents(self.store, {"/": root})  # unmarked: complete
         self.undo_log.finish()
         if self._replacement is not None:
@@ -269,8 +278,12 @@ def _v2_present(store: Store) -> bool:
         return False
 
 
-def open_store(path: str | Path | Store | None, mode: str = "r", storage_options: dict[str, Any] | None = None,
-               allow_incomplete: bool = False) -> StoreHandle:
+def open_store(
+    path: str | Path | Store | None,
+    mode: str = "r",
+    storage_options: dict[str, Any] | None = None,
+    allow_incomplete: bool = False,
+) -> StoreHandle:
     """Open ``path`` in ``mode``: a zarr ``Store`` (or an obstore store, an fsspec mapper), a local path, a
     ``.zip`` file or a URL. URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore,
     configured by ``storage_options`` in fsspec's or obstore's convention (see :mod:`.options`). A ``.zip``
@@ -291,8 +304,10 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
         raise ValueError("a path, a URL or a zarr Store is required")
     path = ready_store(path, mode)
     if allow_incomplete and mode != "r":
-        raise ModeError(f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
-                        "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)")
+        raise ModeError(
+            f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
+            "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
+        )
     if isinstance(path, Store):
         store, location = path, store_location(path)
         present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
@@ -333,17 +348,33 @@ def open_store(path: str | Path | Store | None, mode: str = "r", storage_options
             lock.release()
         raise
     # (the root, when it was read to learn that the file exists, is kept)
-    cache = DocumentCache({}) if mode in CREATE_MODES or (mode == "a" and not present) else \
-        DocumentCache(root_bytes=present if isinstance(present, bytes) else None)
+    cache = (
+        DocumentCache({})
+        if mode in CREATE_MODES or (mode == "a" and not present)
+        else DocumentCache(root_bytes=present if isinstance(present, bytes) else None)
+    )
     # mode w in a store that cannot be swapped: the old file stays untouched until the first node is written
-    replace_later = (lambda: replace_in_place(store, location, _writer())) \
-        if mode == "w" and present and replacement is None else None
-    return StoreHandle(store, mode, location, cache=cache, owned=not isinstance(path, Store), lock=lock,
-                       allow_incomplete=allow_incomplete, _replacement=replacement, _replace_later=replace_later)
+    replace_later = (
+        (lambda: replace_in_place(store, location, _writer()))
+        if mode == "w" and present and replacement is None
+        else None
+    )
+    return StoreHandle(
+        store,
+        mode,
+        location,
+        cache=cache,
+        owned=not isinstance(path, Store),
+        lock=lock,
+        allow_incomplete=allow_incomplete,
+        _replacement=replacement,
+        _replace_later=replace_later,
+    )
 
 
-def _lock(path: str | Path | Store, store: Store, location: str | None, mode: str,
-          storage_options: dict[str, Any] | None) -> WriteLock | None:
+def _lock(
+    path: str | Path | Store, store: Store, location: str | None, mode: str, storage_options: dict[str, Any] | None
+) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None
     place = lock_place(path, storage_options)
@@ -387,9 +418,15 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             lock.release()
         raise
     ours = lock.ours if lock is not None else None
-    handle = StoreHandle(GuardedLocalStore(work), mode, location,
-                         _on_close=lambda: zipped.replace_zip(work, location, ours),
-                         _on_discard=lambda: shutil.rmtree(work, ignore_errors=True), lock=lock,
-                         allow_incomplete=allow_incomplete, _on_abandon=lambda: zipped.abandon(work, location, ours),
-                         cache=DocumentCache({} if mode in CREATE_MODES or not present else None))
+    handle = StoreHandle(
+        GuardedLocalStore(work),
+        mode,
+        location,
+        _on_close=lambda: zipped.replace_zip(work, location, ours),
+        _on_discard=lambda: shutil.rmtree(work, ignore_errors=True),
+        lock=lock,
+        allow_incomplete=allow_incomplete,
+        _on_abandon=lambda: zipped.abandon(work, location, ours),
+        cache=DocumentCache({} if mode in CREATE_MODES or not present else None),
+    )
     return handle

@@ -97,11 +97,16 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
 
 # --- object arrays ------------------------------------------------------------------------------
 
+
 def _chunk_keys(doc: dict[str, Any], path: str) -> list[tuple[str, tuple[slice, ...]]]:
     shape, chunks = doc.get("shape"), doc.get("chunks")
-    if not isinstance(shape, list) or not isinstance(chunks, list) or len(shape) != len(chunks) \
-            or not all(isinstance(n, int) and n >= 0 for n in shape) \
-            or not all(isinstance(c, int) and c > 0 for c in chunks):
+    if (
+        not isinstance(shape, list)
+        or not isinstance(chunks, list)
+        or len(shape) != len(chunks)
+        or not all(isinstance(n, int) and n >= 0 for n in shape)
+        or not all(isinstance(c, int) and c > 0 for c in chunks)
+    ):
         raise CorruptStoreError(f"invalid shape {shape!r} or chunks {chunks!r}", path)
     sep = doc.get("dimension_separator") or "."
     prefix = path.strip("/")
@@ -181,7 +186,7 @@ async def _read_object_arrays(store: Store, items: list[tuple[str, dict[str, Any
             try:
                 block = decode_object_chunk(doc, buf.to_bytes(), path)
             except DECODE_ERRORS as exc:
-                name = key[len(path.strip("/")) + 1:] if path != "/" else key
+                name = key[len(path.strip("/")) + 1 :] if path != "/" else key
                 raise decode_error(exc, path, f"chunk {name}") from exc
             want = tuple(s.stop - s.start for s in region)
             chunk_shape = tuple(doc["chunks"])

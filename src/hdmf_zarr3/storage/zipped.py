@@ -49,8 +49,11 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     """
     if not os.path.isdir(directory) or (ours is not None and not ours()):
         shutil.rmtree(directory, ignore_errors=True)
-        raise StoreError("the write lock was broken while this writer was running (its working directory may "
-                         "be gone); the zip was not replaced", location)
+        raise StoreError(
+            "the write lock was broken while this writer was running (its working directory may "
+            "be gone); the zip was not replaced",
+            location,
+        )
     partial = location + ".partial"
     with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
         for base, dirs, files in os.walk(directory):
@@ -61,8 +64,9 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     if ours is not None and not ours():  # checked again: packing takes a while
         os.remove(partial)
         shutil.rmtree(directory, ignore_errors=True)
-        raise StoreError("the write lock was broken while this writer was packing the zip; the zip was not "
-                         "replaced", location)
+        raise StoreError(
+            "the write lock was broken while this writer was packing the zip; the zip was not replaced", location
+        )
     os.replace(partial, location)
     shutil.rmtree(directory, ignore_errors=True)
 
@@ -95,8 +99,12 @@ def leftovers(location: str) -> list[str]:
         entries = list(os.scandir(parent or "."))
     except OSError:
         return []
-    return [e.path for e in entries if (e.name == name + ".partial" and e.is_file(follow_symlinks=False))
-            or (working.fullmatch(e.name) and e.is_dir(follow_symlinks=False))]
+    return [
+        e.path
+        for e in entries
+        if (e.name == name + ".partial" and e.is_file(follow_symlinks=False))
+        or (working.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+    ]
 
 
 def remove_leftovers(location: str) -> list[str]:

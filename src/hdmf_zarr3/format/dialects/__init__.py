@@ -197,26 +197,30 @@ def detect(raw: dict[str, dict[str, Any]], store_name: str | None = None, locati
     what = f"{location} is a" if location else "this is a"
     root = raw.get("/")
     if root is None:
-        raise DialectError(f"{what} store with no Zarr group at its root (no zarr.json, .zgroup or .zmetadata)",
-                           "/")
+        raise DialectError(f"{what} store with no Zarr group at its root (no zarr.json, .zgroup or .zmetadata)", "/")
     version = root.get("zarr_format")
     if root.get("node_type") != "group":
-        raise DialectError(f"{what} Zarr v{version} array, not a group: plain Zarr data, not an HDMF/NWB file; "
-                           "open it with zarr.open_array()", "/")
+        raise DialectError(
+            f"{what} Zarr v{version} array, not a group: plain Zarr data, not an HDMF/NWB file; "
+            "open it with zarr.open_array()",
+            "/",
+        )
     for dialect in (native.NativeDialect, hdmf_zarr_v3.HdmfZarrV3Dialect, hdmf_zarr_v2.HdmfZarrV2Dialect):
         if dialect.recognises(raw):
             return dialect(raw, store_name)
     raise DialectError(
         f"{what} Zarr v{version} store but not an HDMF/NWB file: none of its nodes carries the attributes "
         "HDMF backends write (hdmf_zarr3_format, zarr_dtype/zarr_link of hdmf-zarr <=0.13, _DTYPE/_LINKS of "
-        "hdmf-zarr 0.14); open it with zarr.open_group(), or write it with an HDMF backend first", "/")
+        "hdmf-zarr 0.14); open it with zarr.open_group(), or write it with an HDMF backend first",
+        "/",
+    )
 
 
 class Convention:
     """How the writer spells a builder tree in Zarr: this package's convention.
 
     A foreign convention (:class:`.hdmf_zarr_v3.HdmfZarrV3Convention`) overrides what differs. The
-    writer (:mod:`hdmf_zarr3.write`) stays the same for every convention.
+    writer (:mod:`hdmf_zarr3.backend.writer`) stays the same for every convention.
     """
 
     name = "hdmf_zarr3"
@@ -276,5 +280,6 @@ def convention(name: str | None) -> Convention:
         return Convention()
     if name in ("hdmf-zarr", "hdmf_zarr", "hdmf-zarr 0.14", "hdmf-zarr-0.14"):
         return HdmfZarrV3Convention()
-    raise ValueError(f"unknown convention {name!r}: use 'hdmf_zarr3' (this package's) or 'hdmf-zarr' "
-                     "(read by hdmf-zarr 0.14)")
+    raise ValueError(
+        f"unknown convention {name!r}: use 'hdmf_zarr3' (this package's) or 'hdmf-zarr' (read by hdmf-zarr 0.14)"
+    )

@@ -32,8 +32,15 @@ from . import ArrayLayout, HdmfZarrDialect
 SCALAR = "scalar"
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 OBJECT_CODECS = frozenset({"pickle", "json2", "json"})
-_FIELD_NAMES = {"str_": D.TEXT, "str": D.TEXT, "unicode": D.TEXT, "bytes_": D.ASCII, "bytes": D.ASCII,
-                "object": D.OBJECT, "bool_": "bool"}
+_FIELD_NAMES = {
+    "str_": D.TEXT,
+    "str": D.TEXT,
+    "unicode": D.TEXT,
+    "bytes_": D.ASCII,
+    "bytes": D.ASCII,
+    "object": D.OBJECT,
+    "bool_": "bool",
+}
 
 
 def numpy_dtype(doc: dict[str, Any], path: str) -> np.dtype:
@@ -58,8 +65,9 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
     def recognises(cls, raw: dict[str, dict[str, Any]]) -> bool:
         if raw["/"].get("zarr_format") != 2:
             return False
-        return cls.hdmf_root(raw) or any(N.DTYPE_ATTR in d.get("attributes", {}) or N.LINK_ATTR in
-                                         d.get("attributes", {}) for d in raw.values())
+        return cls.hdmf_root(raw) or any(
+            N.DTYPE_ATTR in d.get("attributes", {}) or N.LINK_ATTR in d.get("attributes", {}) for d in raw.values()
+        )
 
     def _document(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
         out = dict(doc)
@@ -68,8 +76,12 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
             if key == N.DTYPE_ATTR:
                 continue
             if key == ARRAY_DIMENSIONS:
-                if doc.get("node_type") == "array" and isinstance(value, list) \
-                        and len(value) == len(doc.get("shape", [])) and all(isinstance(v, str) for v in value):
+                if (
+                    doc.get("node_type") == "array"
+                    and isinstance(value, list)
+                    and len(value) == len(doc.get("shape", []))
+                    and all(isinstance(v, str) for v in value)
+                ):
                     out["dimension_names"] = value
                 continue
             if key == N.LINK_ATTR:
@@ -78,8 +90,9 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
                 attrs[key] = [self._record(link, path) for link in value]
             elif isinstance(value, dict) and value.get(N.DTYPE_ATTR) == D.OBJECT and "value" in value:
                 inner = value["value"]
-                records = [self._record(v, path) for v in inner] if isinstance(inner, list) \
-                    else self._record(inner, path)
+                records = (
+                    [self._record(v, path) for v in inner] if isinstance(inner, list) else self._record(inner, path)
+                )
                 attrs[key] = {N.DTYPE_ATTR: D.OBJECT, "value": records}
             else:
                 attrs[key] = value

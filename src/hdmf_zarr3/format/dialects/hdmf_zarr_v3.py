@@ -155,8 +155,10 @@ class HdmfZarrV3Convention(Convention):
         return dict(attrs)
 
     def link_attribute(self, links: list[Any]) -> tuple[str, Any]:
-        return LINKS, [{"source": relative_to_store(link.target.source), "path": link.target.path,
-                        "name": link.name} for link in links]
+        return LINKS, [
+            {"source": relative_to_store(link.target.source), "path": link.target.path, "name": link.name}
+            for link in links
+        ]
 
     def region_attributes(self) -> bool:
         return False
@@ -172,8 +174,7 @@ class HdmfZarrV3Convention(Convention):
         dtype, inner = encoded.get(N.DTYPE_ATTR), encoded.get("value")
         if dtype == D.OBJECT:
             if isinstance(inner, list):
-                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a list of references in an attribute",
-                                           where)
+                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a list of references in an attribute", where)
             return {REFERENCE: {"source": relative_to_store(inner["source"]), "path": inner["path"]}}
         if dtype == D.REGION:
             raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references", where)
@@ -187,8 +188,10 @@ class HdmfZarrV3Convention(Convention):
         if storage.kind == "rows":
             nested = [f.name for f in storage.fields if f.nested]
             if nested:
-                raise UnsupportedDataError(f"the hdmf-zarr convention has no compound fields that are compounds "
-                                           f"({', '.join(nested)}); write this file in the hdmf_zarr3 format")
+                raise UnsupportedDataError(
+                    f"the hdmf-zarr convention has no compound fields that are compounds "
+                    f"({', '.join(nested)}); write this file in the hdmf_zarr3 format"
+                )
             return {REFERENCE_FIELDS: [f.name for f in storage.fields if f.dtype in D.REFERENCE_DTYPES]}
         if storage.kind == "struct":
             return {}
@@ -206,8 +209,11 @@ class HdmfZarrV3Convention(Convention):
         def path_of(obj: Any) -> Reference:
             target = ref(obj)
             if target.source != SAME_FILE:
-                raise UnsupportedDataError("hdmf-zarr 0.14 cannot store references into other files "
-                                           f"(target {target.path!r} in {target.source!r})", where)
+                raise UnsupportedDataError(
+                    "hdmf-zarr 0.14 cannot store references into other files "
+                    f"(target {target.path!r} in {target.source!r})",
+                    where,
+                )
             return target
 
         if storage.kind == "reference":
@@ -227,13 +233,18 @@ class HdmfZarrV3Convention(Convention):
             fields = []
             for f in storage.fields:
                 numpy_field = values.dtype.fields[f.name][0]
-                data_type: Any = f.dtype if f.dtype in D.NUMERIC_NAMES else {
-                    "name": "fixed_length_utf32", "configuration": {"length_bytes": numpy_field.itemsize}}
+                data_type: Any = (
+                    f.dtype
+                    if f.dtype in D.NUMERIC_NAMES
+                    else {"name": "fixed_length_utf32", "configuration": {"length_bytes": numpy_field.itemsize}}
+                )
                 fields.append({"name": f.name, "data_type": data_type})
             doc["data_type"] = {"name": "struct", "configuration": {"fields": fields}}
             doc["fill_value"] = {f.name: (0 if f.dtype in D.NUMERIC_NAMES else "") for f in storage.fields}
-            doc["codecs"] = [{"name": "bytes", "configuration": {"endian": "little"}},
-                             {"name": "zstd", "configuration": {"level": 0, "checksum": False}}]
+            doc["codecs"] = [
+                {"name": "bytes", "configuration": {"endian": "little"}},
+                {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
+            ]
         return doc
 
     def spec_attributes(self) -> dict[str, Any]:

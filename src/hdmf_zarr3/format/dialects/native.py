@@ -30,6 +30,9 @@ class NativeDialect(Dialect):
     def translate(self, raw: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         version = raw.get("/", {}).get("attributes", {}).get(N.FORMAT_ATTR)
         if version is not None and N.parse_version(version)[0] not in N.READABLE_MAJOR_VERSIONS:
-            raise FormatVersionError(f"written with hdmf_zarr3 format version {version}; this hdmf_zarr3 reads "
-                                     f"{', '.join(sorted(N.READABLE_MAJOR_VERSIONS))}.x: upgrade hdmf_zarr3", "/")
+            raise FormatVersionError(
+                f"written with hdmf_zarr3 format version {version}; this hdmf_zarr3 reads "
+                f"{', '.join(sorted(N.READABLE_MAJOR_VERSIONS))}.x: upgrade hdmf_zarr3",
+                "/",
+            )
         return raw

@@ -62,7 +62,7 @@ class SameArrayEquality:
     path: str
 
     def _identity(self) -> tuple[Any, str]:
-        from .storage import locations
+        from ..storage import locations
 
         source = getattr(self.io, "source", None)
         where = locations.resolved(source) if isinstance(source, str) else id(self.io)

@@ -18,11 +18,11 @@ import numpy as np
 from zarr.abc.store import Store
 from zarr.core.sync import sync
 
-from .format.array_view import ArrayView
-from .storage import nodes
-from .storage.direct import UnitEncoder
-from .storage.direct_read import UnitDecoder, read_key
-from .storage.pools import WorkPools
+from ..format.array_view import ArrayView
+from ..storage import nodes
+from ..storage.direct import UnitEncoder
+from ..storage.direct_read import UnitDecoder, read_key
+from ..storage.pools import WorkPools
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20
@@ -81,8 +81,9 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> An
     import dask.array as da
 
     source = UnitSource(store, path, doc, dtype)
-    array = da.from_array(source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}",
-                          asarray=False, fancy=False)
+    array = da.from_array(
+        source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False, fancy=False
+    )
     return _dataset_array_class()(array.dask, array.name, array.chunks, meta=array._meta)
 
 
@@ -115,7 +116,7 @@ def swap_in(container: Any, store: Store) -> int:
     HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are
     built with lazy datasets first and their field values swapped afterwards. Returns how many.
     """
-    from .datasets import ZarrDataset
+    from ..backend.datasets import ZarrDataset
 
     swapped = 0
     stack, seen = [container], set()
@@ -129,8 +130,12 @@ def swap_in(container: Any, store: Store) -> int:
         if not isinstance(fields, dict):
             continue
         for name, value in list(fields.items()):
-            if type(value) is ZarrDataset and value.storage.kind == "numeric" and value.shape \
-                    and value.nbytes >= DASK_FROM_BYTES:
+            if (
+                type(value) is ZarrDataset
+                and value.storage.kind == "numeric"
+                and value.shape
+                and value.nbytes >= DASK_FROM_BYTES
+            ):
                 fields[name] = as_dask(store, value.path, value._doc, value.storage.numpy_dtype)
                 swapped += 1
     return swapped

@@ -51,7 +51,7 @@ _ACTIVE = False
 def extend_data(data: Any, arg: Any) -> Any:
     """hdmf's ``extend_data``, extending our lazy datasets in place (hdmf's original raises ``ValueError`` on
     them, see the module docstring); any other ``data`` goes to hdmf's original."""
-    from .datasets import ZarrDataset
+    from ..backend.datasets import ZarrDataset
 
     if isinstance(data, ZarrDataset):
         data.extend(arg)
@@ -98,8 +98,8 @@ def activate() -> None:
             return
         from hdmf.build import ObjectMapper
 
-        from .datasets import ZarrDataset
-        from .storage import decoding
+        from ..backend.datasets import ZarrDataset
+        from ..storage import decoding
 
         ObjectMapper.no_convert(ZarrDataset)  # hdmf's registration: read datasets are kept as they are
         if extend_data_needed():

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import LayoutWarning, UnsafeCodecError, UnsupportedDataError
+from ..errors import LayoutWarning, UnsafeCodecError, UnsupportedDataError
 
 _BLOSC_SHUFFLE = {0: "noshuffle", 1: "shuffle", 2: "bitshuffle"}
 
@@ -33,15 +33,24 @@ def numcodecs_json(codec: Any) -> dict[str, Any]:
     config = dict(codec.get_config())
     cid = config.pop("id")
     if "pickle" in str(cid).lower():  # never written, whatever zarr happens to have registered
-        raise UnsafeCodecError(f"codec {cid!r} stores pickles, which hdmf_zarr3 never writes; use a JSON or "
-                               "string dtype instead")
+        raise UnsafeCodecError(
+            f"codec {cid!r} stores pickles, which hdmf_zarr3 never writes; use a JSON or string dtype instead"
+        )
     if cid == "blosc" and config.get("shuffle", 1) in _BLOSC_SHUFFLE:  # -1 (auto-shuffle) has no v3 spelling
-        return {"name": "blosc", "configuration": {
-            "cname": config.get("cname", "lz4"), "clevel": int(config.get("clevel", 5)),
-            "shuffle": _BLOSC_SHUFFLE[config.get("shuffle", 1)], "blocksize": int(config.get("blocksize", 0))}}
+        return {
+            "name": "blosc",
+            "configuration": {
+                "cname": config.get("cname", "lz4"),
+                "clevel": int(config.get("clevel", 5)),
+                "shuffle": _BLOSC_SHUFFLE[config.get("shuffle", 1)],
+                "blocksize": int(config.get("blocksize", 0)),
+            },
+        }
     if cid == "zstd" and set(config) <= {"level", "checksum"}:
-        return {"name": "zstd", "configuration": {"level": int(config.get("level", 0)),
-                                                  "checksum": bool(config.get("checksum", False))}}
+        return {
+            "name": "zstd",
+            "configuration": {"level": int(config.get("level", 0)), "checksum": bool(config.get("checksum", False))},
+        }
     if cid == "gzip" and set(config) <= {"level"}:
         return {"name": "gzip", "configuration": {"level": int(config.get("level", 1))}}
     return {"name": f"numcodecs.{cid}", "configuration": config}
@@ -61,9 +70,9 @@ def hdf5_codecs(dset: Any) -> list[Any]:
     """
     from zarr.registry import get_codec_class
 
-    from .format import dtypes as D
-    from .format.hdf5_layout import zarr_layout
-    from .layouts import from_h5py
+    from ..format import dtypes as D
+    from ..format.hdf5_layout import zarr_layout
+    from .layout_choice import from_h5py
 
     if not is_h5py_dataset(dset):
         raise UnsupportedDataError(f"expected an h5py.Dataset, got {type(dset).__name__}")
@@ -109,12 +118,16 @@ def zarr_array_location(array: Any) -> tuple[str, str]:
         protocol = store.fs.protocol[0] if isinstance(store.fs.protocol, (tuple, list)) else store.fs.protocol
         location = f"{protocol}://{store.path}"
     else:
-        raise UnsupportedDataError(f"link_data=True: the zarr array {array.path or '/'!r} is in a "
-                                   f"{type(store).__name__}, which is no file a link can name; pass "
-                                   "link_data=False to copy its values instead")
+        raise UnsupportedDataError(
+            f"link_data=True: the zarr array {array.path or '/'!r} is in a "
+            f"{type(store).__name__}, which is no file a link can name; pass "
+            "link_data=False to copy its values instead"
+        )
     if not array.path:
-        raise UnsupportedDataError(f"link_data=True: the zarr array is the root of {location!r}, not a dataset "
-                                   "inside a file; pass link_data=False to copy its values instead")
+        raise UnsupportedDataError(
+            f"link_data=True: the zarr array is the root of {location!r}, not a dataset "
+            "inside a file; pass link_data=False to copy its values instead"
+        )
     return location, "/" + array.path.strip("/")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .format.array_view import ArrayView
+from ..format.array_view import ArrayView
 
 #: Arrays up to this many (logical) bytes also show their values, as HDMF's own table does.
 PREVIEW_BYTES = 100
@@ -45,8 +45,13 @@ def _zarr_type_name(data_type: Any, zarr_format: int) -> str:
     """zarr's name of a data type given as stored (``Float32`` for ``"float32"``), and the stored name."""
     from zarr.core.dtype import get_data_type_from_json
 
-    stored = data_type if isinstance(data_type, str) else data_type.get("name", "?") \
-        if isinstance(data_type, dict) else str(data_type)
+    stored = (
+        data_type
+        if isinstance(data_type, str)
+        else data_type.get("name", "?")
+        if isinstance(data_type, dict)
+        else str(data_type)
+    )
     try:
         name = type(get_data_type_from_json(data_type, zarr_format=zarr_format)).__name__
     except Exception:  # a type zarr does not know: its stored name says it all
@@ -129,8 +134,11 @@ def _preview(data: Any, nbytes: Any) -> str | None:
 
 def render(title: str, info: dict[str, Any], preview: str | None = None) -> str:
     """``title`` and a two-column table of ``info`` (and ``preview``), every text HTML-escaped."""
-    rows = "".join(f'<tr><th style="text-align: left">{escape(str(key))}</th>'
-                   f'<td style="text-align: left">{escape(str(value))}</td></tr>' for key, value in info.items())
+    rows = "".join(
+        f'<tr><th style="text-align: left">{escape(str(key))}</th>'
+        f'<td style="text-align: left">{escape(str(value))}</td></tr>'
+        for key, value in info.items()
+    )
     html = f'<b>{escape(title)}</b><br><table class="data-info"><tbody>{rows}</tbody></table>'
     if preview is not None:
         html += f"<pre>{escape(preview)}</pre>"
@@ -140,15 +148,19 @@ def render(title: str, info: dict[str, Any], preview: str | None = None) -> str:
 def dataset_html(dataset: Any) -> str:
     """The HTML of ``ZarrIO.generate_dataset_html``: ours and zarr's arrays described, anything else
     named with a note that it is not a Zarr array."""
-    from .dataio_compat import is_zarr_array
-    from .datasets import ZarrDataset
+    from ..backend.dataio_sources import is_zarr_array
+    from ..backend.datasets import ZarrDataset
 
     if isinstance(dataset, ZarrDataset):
         # references would be resolved to whole builders: only plain values are previewed
         plain = dataset.storage.kind in ("numeric", "string", "struct")
-        return render("Zarr Array (hdmf_zarr3)", describe(dataset), _preview(dataset, dataset.nbytes) if plain
-                      else None)
+        return render(
+            "Zarr Array (hdmf_zarr3)", describe(dataset), _preview(dataset, dataset.nbytes) if plain else None
+        )
     if is_zarr_array(dataset):
         return render("Zarr Array", describe_zarr_array(dataset), _preview(dataset, dataset.nbytes))
-    return render(f"{type(dataset).__name__} (not a Zarr array)", _basic(dataset),
-                  _preview(dataset, getattr(dataset, "nbytes", None)))
+    return render(
+        f"{type(dataset).__name__} (not a Zarr array)",
+        _basic(dataset),
+        _preview(dataset, getattr(dataset, "nbytes", None)),
+    )

@@ -21,13 +21,13 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 from zarr.abc.store import Store
 
-from . import spec_copy
-from .datasets import ZarrDataset
-from .errors import SelfOverwriteError, UnsupportedDataError
-from .format.hdf5_layout import hdf5_settings
-from .format.relayout import AUTO, EVERY, Relayout
+from ..backend import spec_copy
+from ..backend.datasets import ZarrDataset
+from ..errors import SelfOverwriteError, UnsupportedDataError
+from ..format.hdf5_layout import hdf5_settings
+from ..format.relayout import AUTO, EVERY, Relayout
+from ..storage import locations
 from .relayout_text import parse_codec, parse_shape
-from .storage import locations
 
 #: Memory used for one block of a dataset while converting it.
 BUFFER_BYTES = 256 * 2**20
@@ -43,8 +43,12 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         row_bytes = max(1, math.prod(shape[1:]) * dataset._facts.itemsize)
         rows = max(chunks[0], BUFFER_BYTES // row_bytes // chunks[0] * chunks[0])
         buffer = (min(shape[0], rows),) + tuple(shape[1:])
-        super().__init__(buffer_shape=buffer, chunk_shape=chunks, display_progress=display_progress,
-                         progress_bar_options={"desc": dataset.path, "unit": "buffer"})
+        super().__init__(
+            buffer_shape=buffer,
+            chunk_shape=chunks,
+            display_progress=display_progress,
+            progress_bar_options={"desc": dataset.path, "unit": "buffer"},
+        )
 
     def _get_data(self, selection: tuple[slice, ...]) -> np.ndarray:
         return np.asarray(self._dataset[selection])
@@ -79,18 +83,22 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None
 
 def _refuse_regions(builder: GroupBuilder | DatasetBuilder) -> None:
     """HDMF's HDF5IO (6.2) cannot write region references: say so before writing anything."""
-    from .datasets import RegionSelection
+    from ..backend.datasets import RegionSelection
 
     path = _path(builder)
     data = getattr(builder, "data", None) if isinstance(builder, DatasetBuilder) else None
     if isinstance(data, ZarrDataset) and data.storage.zarr_dtype == "region" or isinstance(data, RegionSelection):
-        raise UnsupportedDataError("region references cannot be converted to HDF5: HDMF's HDF5 writer has no "
-                                   "region reference support; the Zarr file keeps them", path)
+        raise UnsupportedDataError(
+            "region references cannot be converted to HDF5: HDMF's HDF5 writer has no "
+            "region reference support; the Zarr file keeps them",
+            path,
+        )
     for key, value in builder.attributes.items():
         values = value if isinstance(value, list) else [value]
         if any(isinstance(v, RegionSelection) for v in values):
-            raise UnsupportedDataError(f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
-                                       "cannot write", path)
+            raise UnsupportedDataError(
+                f"attribute {key!r} holds region references, which HDMF's HDF5 writer cannot write", path
+            )
 
 
 def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
@@ -115,9 +123,12 @@ def _refuse_links_into_zarr(group: GroupBuilder, src: str) -> None:
     for link in group.links.values():
         source = link.builder.source
         if source and os.path.abspath(source) != os.path.abspath(src) and os.path.isdir(source):
-            raise UnsupportedDataError(f"link {link.name!r} points into the Zarr file {source}; HDF5 cannot link "
-                                       "into Zarr. Convert that file to HDF5 first, or copy the data in with "
-                                       "NWBHDF5IO.export(..., write_args={'link_data': False})", _path(group))
+            raise UnsupportedDataError(
+                f"link {link.name!r} points into the Zarr file {source}; HDF5 cannot link "
+                "into Zarr. Convert that file to HDF5 first, or copy the data in with "
+                "NWBHDF5IO.export(..., write_args={'link_data': False})",
+                _path(group),
+            )
 
 
 def _path(builder: GroupBuilder | DatasetBuilder) -> str:
@@ -139,9 +150,17 @@ ZARR_SUFFIXES = (".zarr", ".zarr.zip")
 KEEP = "keep"
 
 
-def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool = False, chunks: Any = KEEP,
-            shards: Any = KEEP, codec: Any = KEEP, src_storage_options: dict[str, Any] | None = None,
-            **io_kwargs: Any) -> None:
+def convert(
+    src: str | Path | Store,
+    dst: str | Path | Store,
+    *,
+    progress: bool = False,
+    chunks: Any = KEEP,
+    shards: Any = KEEP,
+    codec: Any = KEEP,
+    src_storage_options: dict[str, Any] | None = None,
+    **io_kwargs: Any,
+) -> None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A zarr ``Store``, or a path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr
@@ -184,7 +203,7 @@ def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool 
     """
     from pynwb import NWBHDF5IO
 
-    from .nwb import NWBZarrIO
+    from ..backend.nwb import NWBZarrIO
 
     refuse_self_overwrite(src, dst)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
@@ -194,33 +213,42 @@ def convert(src: str | Path | Store, dst: str | Path | Store, *, progress: bool 
         raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
     for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):  # a Store is Zarr
         if not is_zarr and locations.is_url(os.fspath(path)):
-            raise ValueError(f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
-                             "a Zarr file, ending in .zarr or .zarr.zip)")
+            raise ValueError(
+                f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
+                "a Zarr file, ending in .zarr or .zarr.zip)"
+            )
     src_kwargs = {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
     with src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs) as src_io:
         if to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress,
-                                                         "relayout": relayout})
+                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
             return
         if src_cls is not NWBZarrIO:
             with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
-                spec_copy.cache_in_hdf5(dst_io._file, spec_copy.source_specifications(src_io),
-                                        spec_copy.merged_catalog(dst_io, src_io), rebuilt=True)
+                spec_copy.cache_in_hdf5(
+                    dst_io._file,
+                    spec_copy.source_specifications(src_io),
+                    spec_copy.merged_catalog(dst_io, src_io),
+                    rebuilt=True,
+                )
             return
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
         if src_io._reader.regions:
             (path, key), _ = next(iter(src_io._reader.regions.items()))
-            raise UnsupportedDataError(f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
-                                       "cannot write; the Zarr file keeps them", path)
+            raise UnsupportedDataError(
+                f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
+                "cannot write; the Zarr file keeps them",
+                path,
+            )
         prepare_for_hdf5(root, progress=progress, src=src_io.source)
         with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=src_io.source)
-            spec_copy.cache_in_hdf5(dst_io._file, spec_copy.source_specifications(src_io),
-                                    src_io.manager.namespace_catalog, rebuilt=False)
+            spec_copy.cache_in_hdf5(
+                dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
+            )
 
 
 def refuse_self_overwrite(src: Any, dst: Any) -> None:
@@ -232,12 +260,15 @@ def refuse_self_overwrite(src: Any, dst: Any) -> None:
     how = locations.overlap(b, a) if a is not None and b is not None else None
     if how is not None:
         what = {"same": "is the source", "inside": "lies inside the source", "contains": "contains the source"}[how]
-        raise SelfOverwriteError(f"the destination {what} ({_describe(src)}); writing it would destroy the data "
-                                 "being converted: choose another destination", _describe(dst))
+        raise SelfOverwriteError(
+            f"the destination {what} ({_describe(src)}); writing it would destroy the data "
+            "being converted: choose another destination",
+            _describe(dst),
+        )
 
 
 def _location(where: Any) -> str | None:
-    from .storage.stores import store_location
+    from ..storage.stores import store_location
 
     if isinstance(where, (str, os.PathLike)):
         return os.fspath(where)
@@ -248,10 +279,9 @@ def _describe(where: Any) -> str:
     return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)
 
 
-
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:
     """The :class:`~.format.relayout.Relayout` of :func:`convert`'s ``chunks``, ``shards`` and ``codec``."""
-    from .dataio import codec_json
+    from ..backend.dataio import codec_json
 
     def rules(value: Any, one: Any) -> dict[str, Any]:
         if isinstance(value, str) and value == KEEP:
@@ -273,6 +303,8 @@ def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> 
             found = list(value) if isinstance(value, (list, tuple)) else [value]
         return [codec_json(c, "compressors") for c in found]
 
-    return Relayout(chunks=rules(chunks, lambda v: shape(v, (AUTO,))),
-                    shards=rules(shards, lambda v: shape(v, (AUTO, "none"))),
-                    codec=rules(codec, compressors))
+    return Relayout(
+        chunks=rules(chunks, lambda v: shape(v, (AUTO,))),
+        shards=rules(shards, lambda v: shape(v, (AUTO, "none"))),
+        codec=rules(codec, compressors),
+    )

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from hdmf.data_utils import DataIO
 
-from .errors import UnsupportedDataError
+from ..errors import UnsupportedDataError
 
 CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configuration": {...}}
 
@@ -18,7 +18,7 @@ def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
     from zarr.registry import get_codec_class
 
-    from .dataio_compat import is_numcodecs_codec, numcodecs_json
+    from .dataio_sources import is_numcodecs_codec, numcodecs_json
 
     if is_numcodecs_codec(codec):  # a Zarr v2-style codec, as older hdmf-zarr took
         codec = numcodecs_json(codec)
@@ -34,8 +34,9 @@ def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
         raise UnsupportedDataError(f"{role}: codec {doc['name']!r} is not a {expected.__name__}")
     configuration = doc.get("configuration", {})
     if not isinstance(configuration, dict):
-        raise UnsupportedDataError(f"{role}: the configuration of codec {doc['name']!r} must be a dict, "
-                                   f"got {configuration!r}")
+        raise UnsupportedDataError(
+            f"{role}: the configuration of codec {doc['name']!r} must be a dict, got {configuration!r}"
+        )
     try:
         cls.from_dict({"name": doc["name"], "configuration": configuration})  # zarr checks the options
     except Exception as exc:  # zarr raises TypeError, ValueError... depending on the codec
@@ -48,8 +49,9 @@ def _codecs(value: Any, role: str) -> list[dict[str, Any]] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        raise UnsupportedDataError(f"{role}: expected zarr codecs or their JSON forms ({{'name': {value!r}, ...}}), "
-                                   f"got the string {value!r}")
+        raise UnsupportedDataError(
+            f"{role}: expected zarr codecs or their JSON forms ({{'name': {value!r}, ...}}), got the string {value!r}"
+        )
     if isinstance(value, dict) or hasattr(value, "to_dict") or hasattr(value, "get_config"):
         value = [value]
     try:
@@ -62,8 +64,11 @@ def _codecs(value: Any, role: str) -> list[dict[str, Any]] | None:
 def _shape(value: Sequence[int] | None, name: str) -> tuple[int, ...] | None:
     if value is None:
         return None
-    if isinstance(value, (int, str)) or not hasattr(value, "__iter__") or \
-            not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > 0 for v in value):
+    if (
+        isinstance(value, (int, str))
+        or not hasattr(value, "__iter__")
+        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > 0 for v in value)
+    ):
         raise UnsupportedDataError(f"{name} must be a tuple of positive integers, got {value!r}")
     return tuple(int(v) for v in value)
 
@@ -71,8 +76,11 @@ def _shape(value: Sequence[int] | None, name: str) -> tuple[int, ...] | None:
 def _dimension_names(value: Any) -> list[str | None] | None:
     if value is None:
         return None
-    if isinstance(value, str) or not hasattr(value, "__iter__") or \
-            not all(v is None or isinstance(v, str) for v in value):
+    if (
+        isinstance(value, str)
+        or not hasattr(value, "__iter__")
+        or not all(v is None or isinstance(v, str) for v in value)
+    ):
         raise UnsupportedDataError(f"dimension_names must be a list of strings (or None), got {value!r}")
     return list(value)
 
@@ -80,8 +88,9 @@ def _dimension_names(value: Any) -> list[str | None] | None:
 def _fill_value(value: Any) -> Any:
     value = value.item() if isinstance(value, np.generic) else value  # JSON-ready
     if value is not None and not isinstance(value, (bool, int, float, str, dict)):
-        raise UnsupportedDataError(f"fill_value must be a number, a bool or a string (a dict of them for a "
-                                   f"compound), got {value!r}")
+        raise UnsupportedDataError(
+            f"fill_value must be a number, a bool or a string (a dict of them for a compound), got {value!r}"
+        )
     return value
 
 
@@ -91,7 +100,7 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     when the spec's dtype is known)."""
     from hdmf.data_utils import AbstractDataChunkIterator
 
-    from .format import dtypes as D
+    from ..format import dtypes as D
 
     if isinstance(data, AbstractDataChunkIterator):
         return None
@@ -100,8 +109,11 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     else:
         data_dtype, data_shape = getattr(data, "dtype", None), getattr(data, "shape", None)
     try:
-        if data_dtype is None or data_shape is None or (data is not None and not isinstance(data, np.ndarray)
-                                                        and np.dtype(data_dtype).kind == "O"):
+        if (
+            data_dtype is None
+            or data_shape is None
+            or (data is not None and not isinstance(data, np.ndarray) and np.dtype(data_dtype).kind == "O")
+        ):
             return None  # object data of a lazy source: its type is known only once read
         storage = getattr(data, "storage", None) or D.for_hdmf_dtype(data_dtype, data)
         return storage, tuple(int(s) for s in data_shape)
@@ -115,8 +127,9 @@ def _one_fill_value(fill_value: Any, fillvalue: Any) -> Any:
         return fill_value
     both_nan = fill_value != fill_value and fillvalue != fillvalue  # NaN equals nothing, not even itself
     if fill_value is not None and not (fill_value == fillvalue or both_nan):
-        raise UnsupportedDataError(f"ZarrDataIO: fill_value={fill_value!r} and fillvalue={fillvalue!r} differ; "
-                                   "give one of them")
+        raise UnsupportedDataError(
+            f"ZarrDataIO: fill_value={fill_value!r} and fillvalue={fillvalue!r} differ; give one of them"
+        )
     return fillvalue
 
 
@@ -133,8 +146,15 @@ def _as_given(value: Any) -> Any:
     return list(value) if isinstance(value, (list, tuple)) else value
 
 
-def _given_settings(chunks: tuple[int, ...] | None, shards: Any, compressors: Any, filters: Any,
-                    serializer: Any, fill_value: Any, dimension_names: Any) -> dict[str, Any]:
+def _given_settings(
+    chunks: tuple[int, ...] | None,
+    shards: Any,
+    compressors: Any,
+    filters: Any,
+    serializer: Any,
+    fill_value: Any,
+    dimension_names: Any,
+) -> dict[str, Any]:
     """``io_settings`` as hdmf-zarr 0.14 spells them: a key only for what was given, codecs as given,
     and ``compressors`` ``None`` for "no compressor" (``compressors=False`` or ``[]``)."""
     given: dict[str, Any] = {}
@@ -146,15 +166,19 @@ def _given_settings(chunks: tuple[int, ...] | None, shards: Any, compressors: An
         given["compressors"] = None
     elif compressors is not None and compressors is not True:
         given["compressors"] = _as_given(compressors)
-    for key, value in (("filters", filters), ("serializer", serializer), ("fill_value", fill_value),
-                       ("dimension_names", dimension_names)):
+    for key, value in (
+        ("filters", filters),
+        ("serializer", serializer),
+        ("fill_value", fill_value),
+        ("dimension_names", dimension_names),
+    ):
         if value is not None:
             given[key] = _as_given(value) if key == "filters" else value
     return given
 
 
 def _is_zarr_array(data: Any) -> bool:
-    from .dataio_compat import is_zarr_array
+    from .dataio_sources import is_zarr_array
 
     return is_zarr_array(data)
 
@@ -179,7 +203,7 @@ class ZarrDataIO(DataIO):
         ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
-        :mod:`.dataio_compat` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
+        :mod:`.dataio_sources` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
         none. (:attr:`io_settings` spells "none" ``compressors: None``, as hdmf-zarr does.)
     filters : codec or sequence of codecs, optional
         Array-to-array filters, in the same forms.
@@ -208,18 +232,29 @@ class ZarrDataIO(DataIO):
         refused when the file is written, before anything is stored.
     """
 
-    def __init__(self, data: Any = None, chunks: Sequence[int] | None = None,
-                 shards: Sequence[int] | str | None = _DEFAULT_SHARDS,
-                 compressors: Sequence[CodecLike] | None = None, filters: Sequence[CodecLike] | None = None,
-                 serializer: CodecLike | None = None, fill_value: Any = None,
-                 dimension_names: Sequence[str | None] | None = None, link_data: bool = False,
-                 dtype: Any = None, shape: tuple[int, ...] | None = None, fillvalue: Any = None,
-                 compressor: Any = None):
-        from .dask_io import is_dask
+    def __init__(
+        self,
+        data: Any = None,
+        chunks: Sequence[int] | None = None,
+        shards: Sequence[int] | str | None = _DEFAULT_SHARDS,
+        compressors: Sequence[CodecLike] | None = None,
+        filters: Sequence[CodecLike] | None = None,
+        serializer: CodecLike | None = None,
+        fill_value: Any = None,
+        dimension_names: Sequence[str | None] | None = None,
+        link_data: bool = False,
+        dtype: Any = None,
+        shape: tuple[int, ...] | None = None,
+        fillvalue: Any = None,
+        compressor: Any = None,
+    ):
+        from ..integrations.dask_arrays import is_dask
 
         if compressor is not None:
-            raise UnsupportedDataError("ZarrDataIO: 'compressor' is not a keyword of hdmf_zarr3 (nor of hdmf-zarr "
-                                       "0.14); pass compressors=<codec or list of codecs>")
+            raise UnsupportedDataError(
+                "ZarrDataIO: 'compressor' is not a keyword of hdmf_zarr3 (nor of hdmf-zarr "
+                "0.14); pass compressors=<codec or list of codecs>"
+            )
         fill_value = _one_fill_value(fill_value, fillvalue)
         given_compressors = compressors
         if compressors is True:  # hdmf-zarr: True means the default compressor, False none
@@ -234,8 +269,9 @@ class ZarrDataIO(DataIO):
             self.data = deferred
         self.chunks = _shape(chunks, "chunks")
         if isinstance(shards, str) and shards not in ("auto", "policy"):
-            raise UnsupportedDataError(f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), "
-                                       f"got {shards!r}")
+            raise UnsupportedDataError(
+                f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), got {shards!r}"
+            )
         self.shards = str(shards) if isinstance(shards, str) else _shape(shards, "shards")
         if not isinstance(self.shards, (str, type(None))) and self.chunks is not None:  # without: chosen to fit
             if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
@@ -245,20 +281,26 @@ class ZarrDataIO(DataIO):
         self.serializer = codec_json(serializer, "serializer") if serializer is not None else None
         self.fill_value = _fill_value(fill_value)
         self.dimension_names = _dimension_names(dimension_names)
-        self._given = _given_settings(self.chunks, shards if shards is _DEFAULT_SHARDS else self.shards,
-                                      given_compressors, filters, serializer, self.fill_value,
-                                      self.dimension_names)
+        self._given = _given_settings(
+            self.chunks,
+            shards if shards is _DEFAULT_SHARDS else self.shards,
+            given_compressors,
+            filters,
+            serializer,
+            self.fill_value,
+            self.dimension_names,
+        )
         if not isinstance(link_data, bool):
             raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
         if link_data:  # a link to a zarr array is made on write: check now that it can be
-            from .dataio_compat import zarr_array_location
+            from .dataio_sources import zarr_array_location
 
             if _is_zarr_array(self.data):
                 zarr_array_location(self.data)
         known = _known_type(self.data, dtype, shape)
         if known is not None:  # the data's type is known: every setting is checked now, as zarr will on write
-            from .layouts import checked, from_zarr_settings
+            from .layout_choice import checked, from_zarr_settings
 
             storage, data_shape = known
             checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.write_settings))
@@ -295,7 +337,7 @@ class ZarrDataIO(DataIO):
     @staticmethod
     def is_h5py_dataset(obj: Any) -> bool:
         """True for an ``h5py.Dataset`` (h5py is not imported)."""
-        from .dataio_compat import is_h5py_dataset
+        from .dataio_sources import is_h5py_dataset
 
         return is_h5py_dataset(obj)
 
@@ -306,7 +348,7 @@ class ZarrDataIO(DataIO):
         The mapping is the one used on export from HDF5 (:mod:`.format.hdf5_layout`); filters it cannot
         carry over are left out with a :class:`LayoutWarning`.
         """
-        from .dataio_compat import hdf5_codecs
+        from .dataio_sources import hdf5_codecs
 
         return hdf5_codecs(h5dataset)
 
@@ -317,7 +359,7 @@ class ZarrDataIO(DataIO):
         Keyword arguments are passed on to ``ZarrDataIO``; ``chunks``, ``fill_value``/``fillvalue``,
         ``compressors`` and ``filters`` given there replace what the HDF5 dataset says.
         """
-        from .dataio_compat import h5py_fill_value, hdf5_codecs, is_h5py_dataset
+        from .dataio_sources import h5py_fill_value, hdf5_codecs, is_h5py_dataset
 
         if not is_h5py_dataset(h5dataset):
             raise UnsupportedDataError(f"from_h5py_dataset: expected an h5py.Dataset, got {type(h5dataset).__name__}")

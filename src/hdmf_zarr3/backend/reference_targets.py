@@ -6,16 +6,15 @@ from typing import Any
 
 from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from .errors import ReferenceError_
-from .format import names as N
-from .format.references import Reference
-from .storage import locations
+from ..errors import ReferenceError_
+from ..format import names as N
+from ..format.references import Reference
+from ..storage import locations
 
 
 def _is_file_root(builder: Builder) -> bool:
     """A parentless group read as the root of its file (readers name it ``root``, located at ``/``)."""
-    return (isinstance(builder, GroupBuilder) and builder.name == "root"
-            and builder.location in (None, "", "/"))
+    return isinstance(builder, GroupBuilder) and builder.name == "root" and builder.location in (None, "", "/")
 
 
 class ReferenceEncoder:
@@ -26,8 +25,9 @@ class ReferenceEncoder:
     to ``directory``.
     """
 
-    def __init__(self, root: GroupBuilder, manager: BuildManager | None, directory: str | None,
-                 export_source: str | None = None):
+    def __init__(
+        self, root: GroupBuilder, manager: BuildManager | None, directory: str | None, export_source: str | None = None
+    ):
         self.root = root
         self.manager = manager
         self.directory = directory
@@ -84,7 +84,7 @@ def link_target(obj: Any, where: str | None = None) -> Any:
         if any(obj is s for s in seen):
             if obj is seen[0] and len(seen) == 1:
                 raise ReferenceError_("the link points to itself", where)
-            chain = " -> ".join(_builder_path(b) for b in [*seen[seen.index(obj):], obj])
+            chain = " -> ".join(_builder_path(b) for b in [*seen[seen.index(obj) :], obj])
             raise ReferenceError_(f"the link leads to a cycle of links ({chain}), never to a group or dataset", where)
         seen.append(obj)
         obj = obj.builder

@@ -18,9 +18,9 @@ from hdmf.backends.hdf5 import HDF5IO
 from hdmf.backends.io import HDMFIO
 from hdmf.spec import NamespaceCatalog
 
-from . import spec_io
-from .errors import CorruptStoreError
-from .format import speccache as S
+from ..errors import CorruptStoreError
+from ..format import speccache as S
+from . import spec_cache
 
 #: Root attribute of an HDF5 file referencing its cached specifications (HDMF's ``SPEC_LOC_ATTR``).
 HDF5_SPECLOC = ".specloc"
@@ -33,7 +33,7 @@ def source_specifications(src_io: HDMFIO) -> S.Cached | None:
     from .io import ZarrIO
 
     if isinstance(src_io, ZarrIO):
-        return spec_io.read_cached(src_io._require_open(), src_io._documents)
+        return spec_cache.read_cached(src_io._require_open(), src_io._documents)
     if isinstance(src_io, HDF5IO) and src_io._file is not None:
         return read_hdf5(src_io._file)
     return None
@@ -41,8 +41,10 @@ def source_specifications(src_io: HDMFIO) -> S.Cached | None:
 
 def includes(catalog: NamespaceCatalog) -> dict[str, list[str]]:
     """For each namespace of ``catalog``, the namespaces its schema includes."""
-    return {ns: [s["namespace"] for s in catalog.get_namespace(ns)["schema"] if "namespace" in s]
-            for ns in catalog.namespaces}
+    return {
+        ns: [s["namespace"] for s in catalog.get_namespace(ns)["schema"] if "namespace" in s]
+        for ns in catalog.namespaces
+    }
 
 
 def to_cache(kept: S.Cached | None, catalog: NamespaceCatalog, used: set[str], rebuilt: bool) -> S.Cached:
@@ -65,15 +67,15 @@ def to_cache(kept: S.Cached | None, catalog: NamespaceCatalog, used: set[str], r
         documents where the source caches that very version, else re-generated.
     """
     if kept is None:
-        return spec_io.catalog_documents(catalog)
+        return spec_cache.catalog_documents(catalog)
     if not rebuilt:
         extra = S.namespaces_to_add(kept, used, includes(catalog))
-        return {**kept, **spec_io.catalog_documents(catalog, extra)}
+        return {**kept, **spec_cache.catalog_documents(catalog, extra)}
     out: S.Cached = {}
     for ns in catalog.namespaces:
         version = str(catalog.get_namespace(ns).version)
         documents = kept.get(ns, {}).get(version)
-        out[ns] = {version: documents} if documents is not None else spec_io.catalog_documents(catalog, [ns])[ns]
+        out[ns] = {version: documents} if documents is not None else spec_cache.catalog_documents(catalog, [ns])[ns]
     return out
 
 
@@ -93,7 +95,7 @@ def cache_in_zarr(dst_io: Any, src_io: HDMFIO, rebuilt: bool, attributes: dict[s
     handle = dst_io._require_open()
     kept = source_specifications(src_io)
     used = S.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
-    spec_io.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)
+    spec_cache.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)
 
 
 # --- HDF5 ----------------------------------------------------------------------------------------

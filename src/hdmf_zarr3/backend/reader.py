@@ -1,4 +1,4 @@
-"""Read a builder tree: one pass over the node documents, mirroring :mod:`.write`.
+"""Read a builder tree: one pass over the node documents, mirroring :mod:`.writer`.
 
 Every ``zarr.json`` is fetched at once (see :mod:`.storage.nodes`); scalar datasets, which HDMF
 needs to build containers, are read together in one concurrent batch; every other dataset becomes a
@@ -18,16 +18,16 @@ import numpy as np
 from hdmf.backends.warnings import BrokenLinkWarning
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
+from ..errors import CorruptStoreError, IncompleteFileWarning
+from ..format import dtypes as D
+from ..format import names as N
+from ..format import values as V
+from ..format.array_view import ArrayView
+from ..format.dialects import ArrayLayout, Dialect
+from ..format.references import Reference, decode_links
+from ..storage import nodes
 from . import integrity
 from .datasets import wrap
-from .errors import CorruptStoreError, IncompleteFileWarning
-from .format import dtypes as D
-from .format import names as N
-from .format import values as V
-from .format.array_view import ArrayView
-from .format.dialects import ArrayLayout, Dialect
-from .format.references import Reference, decode_links
-from .storage import nodes
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -73,7 +73,7 @@ class BuilderReader:
             self._finish(builder, path, attrs)
         self._deferred.clear()
         if not self.dialect.typed_attributes:
-            from .format import spec_dtypes
+            from ..format import spec_dtypes
 
             spec_dtypes.restore(root, self.io.manager.namespace_catalog)
         return root
@@ -87,8 +87,11 @@ class BuilderReader:
             return
         if not self.io._partial():
             raise missing[0]
-        warnings.warn(f"{self.io.source}: the file is incomplete; not read: {'; '.join(map(str, missing))}",
-                      IncompleteFileWarning, stacklevel=4)
+        warnings.warn(
+            f"{self.io.source}: the file is incomplete; not read: {'; '.join(map(str, missing))}",
+            IncompleteFileWarning,
+            stacklevel=4,
+        )
 
     def _prefetch_scalars(self) -> dict[str, Any]:
         """Scalars, read in one batch; on remote stores also every tiny array (table ids, dates).
@@ -100,10 +103,14 @@ class BuilderReader:
         arrays = [(p, d) for p, d in self.docs.items() if d["node_type"] == "array" and not self._ignored(p)]
         items = [(p, d) for p, d in arrays if self.dialect.layout(p).scalar]
         # arrays only a whole read decodes (object arrays of Zarr v2 files), and on remote stores tiny ones
-        ahead = [(p, d) for p, d in arrays if not self.dialect.layout(p).scalar and
-                 (self.dialect.layout(p).objects or (not nodes.local_io(store) and _tiny(d)))]
+        ahead = [
+            (p, d)
+            for p, d in arrays
+            if not self.dialect.layout(p).scalar
+            and (self.dialect.layout(p).objects or (not nodes.local_io(store) and _tiny(d)))
+        ]
         values = nodes.read_arrays(store, items + ahead)
-        self.prefetched = {p: v for (p, _), v in zip(ahead, values[len(items):]) if v is not None}
+        self.prefetched = {p: v for (p, _), v in zip(ahead, values[len(items) :]) if v is not None}
         return {p: _squeeze(v) for (p, _), v in zip(items, values)}
 
     def _ignored(self, path: str) -> bool:
@@ -141,9 +148,13 @@ class BuilderReader:
                 data._prime(self.prefetched[path])
         pending = _has_lazy(data)
         names = doc.get("dimension_names")
-        builder = DatasetBuilder(posixpath.basename(path), data=None if pending else data,
-                                 dtype=D.builder_dtype(storage), source=self.io.source,
-                                 dimension_labels=tuple(names) if isinstance(names, list) else None)
+        builder = DatasetBuilder(
+            posixpath.basename(path),
+            data=None if pending else data,
+            dtype=D.builder_dtype(storage),
+            source=self.io.source,
+            dimension_labels=tuple(names) if isinstance(names, list) else None,
+        )
         if pending:
             self._pending[path] = data
         builder.location = posixpath.dirname(path)
@@ -177,7 +188,8 @@ class BuilderReader:
                 # HDMF expects the referenced object here (HDF5IO gives it too); the selection stays
                 # available through ZarrIO.region_attribute and is copied verbatim on export.
                 self.regions[(path, key)] = V.decode_attribute(
-                    value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}")
+                    value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}"
+                )
             if decoded is None and isinstance(value, dict):  # a reference whose target a partial file lacks
                 continue
             builder.set_attribute(key, decoded)
@@ -191,8 +203,12 @@ class BuilderReader:
                 if target is None and link.target.is_internal:  # in a partial file (else resolve raised)
                     continue
                 if target is None:
-                    warnings.warn(f"{N.join(path, link.name)}: link target {link.target.path!r} is in "
-                                  f"{link.target.source!r}, which does not exist", BrokenLinkWarning, stacklevel=2)
+                    warnings.warn(
+                        f"{N.join(path, link.name)}: link target {link.target.path!r} is in "
+                        f"{link.target.source!r}, which does not exist",
+                        BrokenLinkWarning,
+                        stacklevel=2,
+                    )
                     continue
                 lb = LinkBuilder(builder=target, name=link.name, source=self.io.source)
                 lb.location = path
@@ -211,8 +227,14 @@ class BuilderReader:
 
     def _lazy_row(self, values: Any, path: str) -> tuple:
         """A scalar compound's row, its references (in compound fields too) resolved once every node exists."""
-        return tuple(self._lazy_row(v, path) if isinstance(v, tuple) else
-                     _LazyReference(self, v, path) if isinstance(v, Reference) else v for v in values)
+        return tuple(
+            self._lazy_row(v, path)
+            if isinstance(v, tuple)
+            else _LazyReference(self, v, path)
+            if isinstance(v, Reference)
+            else v
+            for v in values
+        )
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
@@ -228,8 +250,12 @@ class BuilderReader:
             if found is None and not missing_ok:
                 if not self.io._partial():
                     raise CorruptStoreError(self.why_missing(ref.path, where), where)
-                warnings.warn(f"{self.io.source}: the file is incomplete; {where} is left out: its target "
-                              f"{ref.path!r} was not written", IncompleteFileWarning, stacklevel=2)
+                warnings.warn(
+                    f"{self.io.source}: the file is incomplete; {where} is left out: its target "
+                    f"{ref.path!r} was not written",
+                    IncompleteFileWarning,
+                    stacklevel=2,
+                )
             return found
         return self.io._external_builder(ref, where, missing_ok)
 
@@ -287,8 +313,9 @@ def _record(values: list[Any], storage: D.StorageType) -> np.ndarray:
 
 
 def _resolved_row(row: tuple) -> tuple:
-    return tuple(_resolved_row(v) if isinstance(v, tuple) else v.resolve() if isinstance(v, _LazyReference) else v
-                 for v in row)
+    return tuple(
+        _resolved_row(v) if isinstance(v, tuple) else v.resolve() if isinstance(v, _LazyReference) else v for v in row
+    )
 
 
 def _has_lazy(data: Any) -> bool:

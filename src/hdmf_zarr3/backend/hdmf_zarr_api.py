@@ -22,12 +22,12 @@ from hdmf.build import Builder
 from zarr.abc.store import Store
 from zarr.core.sync import sync
 
-from .errors import NotZarrError
-from .format.names import store_key
+from ..errors import NotZarrError
+from ..format.names import store_key
+from ..storage import local_paths, locations, open_files
+from ..storage.stores import StoreHandle
 from .parallel import ParallelOptions
-from .refs import _builder_path
-from .storage import local_paths, locations, open_files
-from .storage.stores import StoreHandle
+from .reference_targets import _builder_path
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 from hdmf.build import Builder, ReferenceBuilder
 from hdmf.container import AbstractContainer
 
-from .errors import ReferenceError_
-from .refs import link_target
+from ..errors import ReferenceError_
+from .reference_targets import link_target
 
 if TYPE_CHECKING:
     from hdmf.build import BuildManager, GroupBuilder
 
+    from ..storage.stores import StoreHandle
     from .datasets import ZarrDataset
-    from .storage.stores import StoreHandle
 
 
 @dataclass
@@ -73,22 +73,30 @@ class PendingReferences:
         waiting, self._rows = self._rows, []
         for entry in waiting:
             try:
-                entry.dataset[entry.start:entry.start + len(entry.rows)] = entry.rows
+                entry.dataset[entry.start : entry.start + len(entry.rows)] = entry.rows
             except ReferenceError_ as exc:
-                raise ReferenceError_(f"rows {entry.start}..{entry.start + len(entry.rows) - 1} refer to "
-                                      f"{_describe(entry.targets)}, which this write did not store: add it to "
-                                      f"the file before writing ({exc})", entry.dataset.path) from None
+                raise ReferenceError_(
+                    f"rows {entry.start}..{entry.start + len(entry.rows) - 1} refer to "
+                    f"{_describe(entry.targets)}, which this write did not store: add it to "
+                    f"the file before writing ({exc})",
+                    entry.dataset.path,
+                ) from None
 
     def undo_if_waiting(self, handle: StoreHandle) -> None:
         """On a close without a write: if rows still wait, undo the changes since the last write and raise."""
         if not self._rows:
             return
-        waiting = "; ".join(f"{e.dataset.path} rows {e.start}..{e.start + len(e.rows) - 1} refer to "
-                            f"{_describe(e.targets)}" for e in self._rows)
+        waiting = "; ".join(
+            f"{e.dataset.path} rows {e.start}..{e.start + len(e.rows) - 1} refer to {_describe(e.targets)}"
+            for e in self._rows
+        )
         self._rows.clear()
         handle.rollback()
-        raise ReferenceError_(f"closed without writing the containers that appended rows refer to ({waiting}); "
-                              "the changes since the last write were undone: call write() before closing", "/")
+        raise ReferenceError_(
+            f"closed without writing the containers that appended rows refer to ({waiting}); "
+            "the changes since the last write were undone: call write() before closing",
+            "/",
+        )
 
 
 def _describe(targets: list[AbstractContainer]) -> str:

@@ -65,7 +65,7 @@ def build_ended() -> None:
 def handle_for(dataset: Any) -> Any:
     """A read-only handle on the closed file of ``dataset`` while a build is under way, else ``None``
     (also when the file cannot be opened any more: moved or deleted)."""
-    from .storage.stores import open_store
+    from ..storage.stores import open_store
 
     build = _BUILD.get()
     if build is None or build.ended:

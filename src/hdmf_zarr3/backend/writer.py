@@ -19,22 +19,24 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 from zarr.core.buffer import default_buffer_prototype
 
-from . import dask_io, dataio_bridge, dataio_compat, hdf5_regions, layouts
+from ..errors import ReservedNameError, UnsupportedDataError
+from ..format import documents as docs
+from ..format import dtypes as D
+from ..format import names as N
+from ..format import values as V
+from ..format.array_encoding import is_lazy_source, source_shape
+from ..format.references import Link, Reference
+from ..format.relayout import Relayout
+from ..hdf5 import regions
+from ..integrations import dask_arrays, dataio_bridge
+from ..storage import locations, nodes
+from ..storage.chunks import encode_single_chunk
+from ..storage.direct import UnitEncoder
+from ..storage.pools import WorkPools
+from . import dataio_sources, layout_choice
 from .datasets import ZarrDataset
-from .errors import ReservedNameError, UnsupportedDataError
-from .format import documents as docs
-from .format import dtypes as D
-from .format import names as N
-from .format import values as V
-from .format.array_encoding import is_lazy_source, source_shape
-from .format.references import Link, Reference
-from .format.relayout import Relayout
 from .parallel import ParallelOptions, write_streams
-from .refs import ReferenceEncoder
-from .storage import locations, nodes
-from .storage.chunks import encode_single_chunk
-from .storage.direct import UnitEncoder
-from .storage.pools import WorkPools
+from .reference_targets import ReferenceEncoder
 from .streaming import copy_blocks, stream_iterator, stream_layout
 
 if TYPE_CHECKING:
@@ -61,9 +63,18 @@ class WritePlan:
 class BuilderWriter:
     """Writes one builder tree into the store of ``io``."""
 
-    def __init__(self, io: ZarrIO, root: GroupBuilder, pools: WorkPools, link_data: bool = True,
-                 export_source: str | None = None, dataio: dict[int, DataIO] | None = None,
-                 progress: bool = False, relayout: Relayout | None = None, parallel: ParallelOptions | None = None):
+    def __init__(
+        self,
+        io: ZarrIO,
+        root: GroupBuilder,
+        pools: WorkPools,
+        link_data: bool = True,
+        export_source: str | None = None,
+        dataio: dict[int, DataIO] | None = None,
+        progress: bool = False,
+        relayout: Relayout | None = None,
+        parallel: ParallelOptions | None = None,
+    ):
         self.io = io
         self.pools = pools  # the io's: it shuts them down when it is closed
         self.root = root
@@ -122,10 +133,12 @@ class BuilderWriter:
                 value = value.data
             region = self._region_attribute(builder, path, key, value)
             if region is not None and not self.convention.region_attributes():
-                raise UnsupportedDataError(f"the {self.convention.name} convention cannot store region references",
-                                           f"{path}@{key}")
-            out[key] = region if region is not None else self.convention.attribute(value, self.reference_to,
-                                                                                   f"{path}@{key}")
+                raise UnsupportedDataError(
+                    f"the {self.convention.name} convention cannot store region references", f"{path}@{key}"
+                )
+            out[key] = (
+                region if region is not None else self.convention.attribute(value, self.reference_to, f"{path}@{key}")
+            )
         return out
 
     # --- HDF5 region references (HDMF reads them as whole-dataset references) -----------------
@@ -135,8 +148,7 @@ class BuilderWriter:
         if source not in self._h5files:
             import h5py
 
-            self._h5files[source] = h5py.File(source, "r") if os.path.isfile(source) and h5py.is_hdf5(source) \
-                else None
+            self._h5files[source] = h5py.File(source, "r") if os.path.isfile(source) and h5py.is_hdf5(source) else None
         return self._h5files[source]
 
     def _region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
@@ -153,26 +165,25 @@ class BuilderWriter:
         h5file = self._hdf5_file(source)
         if h5file is None:
             return None
-        raw = hdf5_regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
+        raw = regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
         items = list(np.ravel(raw)) if isinstance(raw, np.ndarray) else [raw]
-        if not items or not all(hdf5_regions.is_region(r) for r in items):
+        if not items or not all(regions.is_region(r) for r in items):
             return None
-        records = [hdf5_regions.reference(r, h5file, self._locate) for r in items]
+        records = [regions.reference(r, h5file, self._locate) for r in items]
         value_json = [r.to_json() for r in records] if isinstance(raw, np.ndarray) else records[0].to_json()
         return {N.DTYPE_ATTR: D.REGION, "value": value_json}
 
     def _source_documents(self, source: str) -> dict[str, Any]:
         if locations.same(source, self.io.source):
             return self.io._documents  # appending to this very file
-        from .storage.stores import open_store
+        from ..storage.stores import open_store
 
         try:
             return open_store(source, "r", self.io._storage_options).documents()
         except Exception:  # not (or no longer) a Zarr store: nothing to copy from
             return {}
 
-    def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None,
-                region: dict | None) -> Reference:
+    def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None, region: dict | None) -> Reference:
         h5path = locations.absolute(h5path)
         if self.export_source is not None and h5path == self.export_source:
             return Reference(N.SAME_FILE, path, oid, self.reference_to.root_oid, region)
@@ -190,7 +201,7 @@ class BuilderWriter:
             options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
-        if link_data and isinstance(builder.data, DataIO) and dataio_compat.is_zarr_array(data):
+        if link_data and isinstance(builder.data, DataIO) and dataio_sources.is_zarr_array(data):
             # hdmf-zarr's ZarrDataIO(<zarr.Array>, link_data=True): a link to that array, in its own file
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_to_array(data)))
             self.io._mark_written(builder)
@@ -199,36 +210,50 @@ class BuilderWriter:
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
             self.io._mark_written(builder)
             return
-        raw_regions = None if isinstance(data, ZarrDataset) else hdf5_regions.raw_region_dataset(data)
+        raw_regions = None if isinstance(data, ZarrDataset) else regions.raw_region_dataset(data)
         storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
         copies_regions = isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION
-        if raw_regions is None and not copies_regions and \
-                D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields)):
-            raise UnsupportedDataError("region references are written only from HDF5 region references "
-                                       "(a reference builder carries no selection)", path)
+        if (
+            raw_regions is None
+            and not copies_regions
+            and D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields))
+        ):
+            raise UnsupportedDataError(
+                "region references are written only from HDF5 region references "
+                "(a reference builder carries no selection)",
+                path,
+            )
         attrs = self._attributes(builder, path)
         if (raw_regions is not None or copies_regions) and not self.convention.region_attributes():
             raise UnsupportedDataError(f"the {self.convention.name} convention cannot store region references", path)
         attrs.update(self.convention.dataset_attributes(storage))
-        if self.convention.needs_values(storage) and (is_lazy_source(data) or
-                                                      isinstance(data, AbstractDataChunkIterator)):
+        if self.convention.needs_values(storage) and (
+            is_lazy_source(data) or isinstance(data, AbstractDataChunkIterator)
+        ):
             data = _materialize(data)
         if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
             doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks, separator=self.separator)
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
         elif raw_regions is not None:
-            values = hdf5_regions.encode_dataset(raw_regions, self._locate)
+            values = regions.encode_dataset(raw_regions, self._locate)
             doc = docs.array_document(values.shape, storage, attrs, separator=self.separator)
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
-        elif dask_io.is_dask(data) and storage.kind == "numeric":
+        elif dask_arrays.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
-            layout = layouts.choose(path, storage, shape, options, relayout=self.relayout)
-            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
-                                      dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                                      fill_value=layout.fill_value, separator=self.separator)
+            layout = layout_choice.choose(path, storage, shape, options, relayout=self.relayout)
+            doc = docs.array_document(
+                shape,
+                storage,
+                attrs,
+                chunks=layout.chunks,
+                codecs=layout.codecs,
+                dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
+                fill_value=layout.fill_value,
+                separator=self.separator,
+            )
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
@@ -237,20 +262,37 @@ class BuilderWriter:
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
         elif is_lazy_source(data):
             shape = source_shape(data)
-            layout = layouts.choose(path, storage, shape, options, source=data, relayout=self.relayout)
-            doc = docs.array_document(shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
-                                      dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                                      fill_value=layout.fill_value, separator=self.separator)
+            layout = layout_choice.choose(path, storage, shape, options, source=data, relayout=self.relayout)
+            doc = docs.array_document(
+                shape,
+                storage,
+                attrs,
+                chunks=layout.chunks,
+                codecs=layout.codecs,
+                dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
+                fill_value=layout.fill_value,
+                separator=self.separator,
+            )
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
-            jobs = self.plan.large_jobs if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES \
+            jobs = (
+                self.plan.large_jobs
+                if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
                 else self.plan.chunk_jobs
+            )
             jobs.append(self._copy_job(path, doc, data, storage))
         else:
             values = self.convention.encode(data, storage, self.reference_to, path)
-            layout = layouts.choose(path, storage, values.shape, options, relayout=self.relayout)
-            doc = docs.array_document(values.shape, storage, attrs, chunks=layout.chunks, codecs=layout.codecs,
-                                      dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
-                                      fill_value=layout.fill_value, separator=self.separator)
+            layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
+            doc = docs.array_document(
+                values.shape,
+                storage,
+                attrs,
+                chunks=layout.chunks,
+                codecs=layout.codecs,
+                dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
+                fill_value=layout.fill_value,
+                separator=self.separator,
+            )
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
@@ -285,11 +327,15 @@ class BuilderWriter:
         return Reference(source, data.path, oid, data.io.root_object_id)
 
     def _reference_to_array(self, array: Any) -> Reference:
-        location, path = dataio_compat.zarr_array_location(array)
+        location, path = dataio_sources.zarr_array_location(array)
         if locations.same(location, self.io.source) or locations.same(location, self.export_source):
             return Reference(N.SAME_FILE, path, array.attrs.get("object_id"), self.reference_to.root_oid)
-        return Reference(self.reference_to.relative(location), path, array.attrs.get("object_id"),
-                         dataio_compat.root_object_id(array))
+        return Reference(
+            self.reference_to.relative(location),
+            path,
+            array.attrs.get("object_id"),
+            dataio_sources.root_object_id(array),
+        )
 
     # --- store operations ------------------------------------------------------------------------
     def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
@@ -314,8 +360,9 @@ class BuilderWriter:
 
         return job
 
-    def _copy_job(self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType,
-                  raw: bool = False) -> Callable[[], Awaitable[None]]:
+    def _copy_job(
+        self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType, raw: bool = False
+    ) -> Callable[[], Awaitable[None]]:
         store = self.io._handle.store
 
         def encode(block: Any) -> np.ndarray:
@@ -326,8 +373,14 @@ class BuilderWriter:
         direct = None if raw else UnitEncoder.for_document(store, path, doc)
 
         async def job() -> None:
-            await copy_blocks(nodes.async_array(store, path, doc), source, encode, self.pools,
-                              progress=path if self.progress else None, direct=direct)
+            await copy_blocks(
+                nodes.async_array(store, path, doc),
+                source,
+                encode,
+                self.pools,
+                progress=path if self.progress else None,
+                direct=direct,
+            )
 
         return job
 
@@ -351,13 +404,22 @@ class BuilderWriter:
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
         for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
-            dask_io.write(data, store, path, doc, storage.numpy_dtype)
+            dask_arrays.write(data, store, path, doc, storage.numpy_dtype)
         streamed = write_streams(handle, self.plan.streams, self.parallel, self.progress, self.separator)
         for path, (iterator, storage, attrs, options, names) in self.plan.streams:
             if path not in streamed:  # (else written by worker processes)
-                streamed[path] = stream_iterator(store, path, iterator, storage, attrs, options, self.pools,
-                                                 progress=self.progress,
-                                                 dimension_names=names, separator=self.separator)
+                streamed[path] = stream_iterator(
+                    store,
+                    path,
+                    iterator,
+                    storage,
+                    attrs,
+                    options,
+                    self.pools,
+                    progress=self.progress,
+                    dimension_names=names,
+                    separator=self.separator,
+                )
         self.plan.arrays.update(streamed)
         handle.put_documents({**streamed, **({"/": self.plan.groups["/"]} if "/" in self.plan.groups else {})})
 

@@ -12,14 +12,14 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
-from .errors import LayoutWarning, UnsupportedDataError
-from .format import array_check
-from .format import documents as docs
-from .format import dtypes as D
-from .format import layout_policy as policy
-from .format.hdf5_layout import HDF5Layout, zarr_layout
-from .format.layout_types import ZarrLayout
-from .format.relayout import Relayout, kept_layout
+from ..errors import LayoutWarning, UnsupportedDataError
+from ..format import array_check
+from ..format import documents as docs
+from ..format import dtypes as D
+from ..format import layout_policy as policy
+from ..format.hdf5_layout import HDF5Layout, zarr_layout
+from ..format.layout_types import ZarrLayout
+from ..format.relayout import Relayout, kept_layout
 
 #: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.
 POLICY = "policy"
@@ -38,9 +38,15 @@ def from_h5py(dset: Any) -> HDF5Layout:
                 plugins[int(key)] = tuple(cd or ())
             except (TypeError, ValueError):
                 plugins[-1] = ()
-    return HDF5Layout(chunks=dset.chunks, compression=dset.compression, compression_opts=dset.compression_opts,
-                      shuffle=bool(dset.shuffle), fletcher32=bool(dset.fletcher32), scaleoffset=dset.scaleoffset,
-                      plugin_filters=plugins)
+    return HDF5Layout(
+        chunks=dset.chunks,
+        compression=dset.compression,
+        compression_opts=dset.compression_opts,
+        shuffle=bool(dset.shuffle),
+        fletcher32=bool(dset.fletcher32),
+        scaleoffset=dset.scaleoffset,
+        plugin_filters=plugins,
+    )
 
 
 def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
@@ -51,14 +57,25 @@ def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
     chunks = settings.get("chunks")
     if not any([compression, isinstance(chunks, (tuple, list)), settings.get("shuffle"), settings.get("fletcher32")]):
         return None
-    return HDF5Layout(chunks=tuple(chunks) if isinstance(chunks, (tuple, list)) else None,
-                      compression=compression if isinstance(compression, str) else None,
-                      compression_opts=settings.get("compression_opts"), shuffle=bool(settings.get("shuffle")),
-                      fletcher32=bool(settings.get("fletcher32")), scaleoffset=settings.get("scaleoffset"))
+    return HDF5Layout(
+        chunks=tuple(chunks) if isinstance(chunks, (tuple, list)) else None,
+        compression=compression if isinstance(compression, str) else None,
+        compression_opts=settings.get("compression_opts"),
+        shuffle=bool(settings.get("shuffle")),
+        fletcher32=bool(settings.get("fletcher32")),
+        scaleoffset=settings.get("scaleoffset"),
+    )
 
 
-def choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
-           source: Any = None, auto_shards: bool = True, relayout: Relayout | None = None) -> ZarrLayout:
+def choose(
+    path: str,
+    storage: D.StorageType,
+    shape: tuple[int, ...],
+    settings: dict[str, Any],
+    source: Any = None,
+    auto_shards: bool = True,
+    relayout: Relayout | None = None,
+) -> ZarrLayout:
     """Chunks and codecs for the array at ``path`` (``None`` entries mean the defaults).
 
     ``auto_shards=False`` keeps the policy from sharding (explicit ``ZarrDataIO`` shards still apply).
@@ -76,8 +93,15 @@ def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], la
     naming ``path`` if zarr refuses it), with its codecs and fill value as they are stored."""
     fill = None if layout.fill_value is None else array_check.fill_value_json(layout.fill_value, storage, path)
     try:
-        doc = docs.array_document(shape, storage, {}, chunks=layout.chunks, codecs=layout.codecs,
-                                  dimension_names=layout.dimension_names, fill_value=fill)
+        doc = docs.array_document(
+            shape,
+            storage,
+            {},
+            chunks=layout.chunks,
+            codecs=layout.codecs,
+            dimension_names=layout.dimension_names,
+            fill_value=fill,
+        )
     except UnsupportedDataError as exc:
         if exc.path is not None or path is None:
             raise
@@ -86,8 +110,9 @@ def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], la
     return replace(layout, codecs=codecs if layout.codecs is not None else None, fill_value=fill)
 
 
-def _choose(path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any],
-            source: Any, auto_shards: bool) -> ZarrLayout:
+def _choose(
+    path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any], source: Any, auto_shards: bool
+) -> ZarrLayout:
     if settings.get("zarr"):
         if not auto_shards and settings.get("shards", POLICY) == POLICY:
             settings = {**settings, "shards": None}
@@ -117,8 +142,9 @@ def _is_h5py(obj: Any) -> bool:
     return type(obj).__module__.startswith("h5py")
 
 
-def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...],
-                       settings: dict[str, Any]) -> ZarrLayout:
+def from_zarr_settings(
+    path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any]
+) -> ZarrLayout:
     """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
     ndim = len(shape)
     chunks, shards = settings.get("chunks"), settings.get("shards", POLICY)
@@ -135,8 +161,9 @@ def from_zarr_settings(path: str, storage: D.StorageType, shape: tuple[int, ...]
     compressors = settings.get("compressors")
     compressors = defaults[1:] if compressors is None else compressors
     codecs = [*settings.get("filters", []), serializer, *[docs.with_blosc_typesize(c, storage) for c in compressors]]
-    layout = ZarrLayout(inner, codecs, fill_value=settings.get("fill_value"),
-                        dimension_names=settings.get("dimension_names"))
+    layout = ZarrLayout(
+        inner, codecs, fill_value=settings.get("fill_value"), dimension_names=settings.get("dimension_names")
+    )
     if shards == POLICY:
         return with_default_shards(layout, storage, shape)
     if shards == AUTO:
@@ -163,7 +190,8 @@ def zarr_auto_shards(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: 
     chunk_bytes = math.prod(chunks) * itemsize
     per_axis = 1
     if 0 < chunk_bytes <= target:
-        while chunk_bytes * (per_axis + 1) ** len(chunks) <= target and \
-                all(c * (per_axis + 1) <= s for c, s in zip(chunks, shape)):
+        while chunk_bytes * (per_axis + 1) ** len(chunks) <= target and all(
+            c * (per_axis + 1) <= s for c, s in zip(chunks, shape)
+        ):
             per_axis += 1
     return tuple(c * per_axis for c in chunks)

@@ -22,9 +22,9 @@ from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from .errors import CorruptStoreError, UnsafeLinkError
-from .format.references import Reference
-from .storage import locations
+from ..errors import CorruptStoreError, UnsafeLinkError
+from ..format.references import Reference
+from ..storage import locations
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -43,23 +43,30 @@ class ForeignFiles:
         """Where other files may be: the directory holding the file, and the caller's ``external_roots``."""
         directory = self.owner._handle.directory if self.owner._handle is not None else None
         given = ([] if directory is None else [directory]) + list(self.owner._external_roots or [])
-        return [locations.absolute(r) if locations.is_remote(r) else os.path.realpath(locations.local_path(r))
-                for r in given]
+        return [
+            locations.absolute(r) if locations.is_remote(r) else os.path.realpath(locations.local_path(r))
+            for r in given
+        ]
 
     def confine(self, source: str, target: str, where: str) -> None:
         """Refuse a ``target`` (``source`` resolved) outside the allowed roots, before it is opened."""
         roots = self.roots()
         if locations.is_remote(target):
-            inside = any(locations.is_remote(r) and (target == r or target.startswith(r.rstrip("/") + "/"))
-                         for r in roots)
+            inside = any(
+                locations.is_remote(r) and (target == r or target.startswith(r.rstrip("/") + "/")) for r in roots
+            )
         else:
             real = os.path.realpath(target)
-            inside = any(not locations.is_url(r) and (real == r or real.startswith(r.rstrip(os.sep) + os.sep))
-                         for r in roots)
+            inside = any(
+                not locations.is_url(r) and (real == r or real.startswith(r.rstrip(os.sep) + os.sep)) for r in roots
+            )
         if not inside:
-            raise UnsafeLinkError(f"source {source!r} resolves to {target}, outside the allowed directories "
-                                  f"{roots}; to follow it, open the file with external_roots=[...] naming "
-                                  "its directory", where)
+            raise UnsafeLinkError(
+                f"source {source!r} resolves to {target}, outside the allowed directories "
+                f"{roots}; to follow it, open the file with external_roots=[...] naming "
+                "its directory",
+                where,
+            )
 
     def close(self) -> None:
         for io in self.ios.values():
@@ -94,8 +101,9 @@ class ForeignFiles:
     def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:
         if locations.is_remote(target) or os.path.isdir(target) or target.endswith(".zip"):
             # Another file in the same place is opened with the same store options (credentials).
-            io = type(self.owner)(target, mode="r", manager=self.owner.manager,
-                                  storage_options=self.owner._storage_options)
+            io = type(self.owner)(
+                target, mode="r", manager=self.owner.manager, storage_options=self.owner._storage_options
+            )
             io._foreign = self  # its links and references resolve through this cache
             return io
         import h5py
@@ -123,8 +131,9 @@ class ForeignFiles:
 
     def _copy(self, file: str, path: str, original: Builder) -> Builder:
         if isinstance(original, DatasetBuilder):
-            copy: Builder = DatasetBuilder(original.name, data=None, dtype=original.dtype, source=file,
-                                           dimension_labels=original.dimension_labels)
+            copy: Builder = DatasetBuilder(
+                original.name, data=None, dtype=original.dtype, source=file, dimension_labels=original.dimension_labels
+            )
         else:
             copy = GroupBuilder(original.name, source=file)
         copy.location = posixpath.dirname(path) if path != "/" else "/"

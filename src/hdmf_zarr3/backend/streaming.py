@@ -15,14 +15,14 @@ from zarr.abc.store import Store
 from zarr.core.array import AsyncArray
 from zarr.core.sync import sync
 
-from .errors import UnsupportedDataError
-from .format import documents as docs
-from .format import dtypes as D
-from .format import limits
-from .storage import nodes
-from .storage.direct import UnitEncoder
-from .storage.pools import WorkPools
-from .unit_writer import UnitWriter
+from ..errors import UnsupportedDataError
+from ..format import documents as docs
+from ..format import dtypes as D
+from ..format import limits
+from ..storage import nodes
+from ..storage.direct import UnitEncoder
+from ..storage.pools import WorkPools
+from ..storage.unit_writer import UnitWriter
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20
@@ -50,8 +50,14 @@ def block_rows(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: int) -
     return max(step, rows // step * step)
 
 
-async def copy_blocks(array: AsyncArray, source: Any, encode: Callable[[Any], np.ndarray], pools: WorkPools,
-                      progress: str | None = None, direct: UnitEncoder | None = None) -> None:
+async def copy_blocks(
+    array: AsyncArray,
+    source: Any,
+    encode: Callable[[Any], np.ndarray],
+    pools: WorkPools,
+    progress: str | None = None,
+    direct: UnitEncoder | None = None,
+) -> None:
     """Copy ``source`` into ``array`` in blocks of whole chunks along the first axis.
 
     The next block is read while the current one is encoded and written, so a slow source (HDF5
@@ -99,24 +105,28 @@ def _progress_bar(description: str, total: int | None, unit: str = "block") -> A
     return tqdm(total=total, desc=description, unit=unit, unit_scale=unit != "block", leave=False)
 
 
-def stream_layout(path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
-                  options: dict[str, Any]) -> tuple[Any, tuple[int, ...], list[int], list[int | None]]:
-    """The layout of a stream (checked, see :func:`.layouts.choose`), the shape it is sized for, its
+def stream_layout(
+    path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType, options: dict[str, Any]
+) -> tuple[Any, tuple[int, ...], list[int], list[int | None]]:
+    """The layout of a stream (checked, see :func:`.layout_choice.choose`), the shape it is sized for, its
     initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
-    from . import layouts
+    from . import layout_choice
 
     maxshape = tuple(getattr(iterator, "maxshape", None) or ())
     recommended = iterator.recommended_chunk_shape()
     initial = [int(s or 0) for s in (iterator.recommended_data_shape() or maxshape or ())]
     if not initial and recommended not in (None, True):
         initial = [0] * len(recommended)
-    bounds = [int(m) if m is not None else None for m in maxshape] if len(maxshape) == len(initial) \
+    bounds = (
+        [int(m) if m is not None else None for m in maxshape]
+        if len(maxshape) == len(initial)
         else [None] * len(initial)
+    )
     if "chunks" not in options and recommended not in (None, True) and len(recommended) == len(initial):
         options = {**options, "chunks": tuple(int(c) for c in recommended)}
     # Size chunks for the whole stream: rows of unknown count are taken as plentiful.
     estimate = tuple(b if b is not None else max(s, 2**31) for b, s in zip(bounds, initial))
-    layout = layouts.choose(path, storage, estimate, options, auto_shards=None not in bounds)
+    layout = layout_choice.choose(path, storage, estimate, options, auto_shards=None not in bounds)
     return layout, estimate, initial, bounds
 
 
@@ -137,9 +147,16 @@ class StreamPlan:
     def document(self, shape: Sequence[int]) -> dict[str, Any]:
         """The array document of the stream once it has ``shape``."""
         layout = self.layout
-        return docs.array_document(shape, self.storage, self.attrs, chunks=self.chunks, codecs=layout.codecs,
-                                   dimension_names=self.dimension_names, fill_value=layout.fill_value,
-                                   separator=self.separator)
+        return docs.array_document(
+            shape,
+            self.storage,
+            self.attrs,
+            chunks=self.chunks,
+            codecs=layout.codecs,
+            dimension_names=self.dimension_names,
+            fill_value=layout.fill_value,
+            separator=self.separator,
+        )
 
     def provisional_document(self) -> dict[str, Any]:
         """The document stored before any chunk: sized for the largest extent a reader accepts."""
@@ -150,22 +167,38 @@ class StreamPlan:
         return [max(e, s) for e, s in zip(extent, self.initial)]
 
 
-def plan_stream(path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType, attrs: dict[str, Any],
-                options: dict[str, Any], dimension_names: list[str | None] | None = None,
-                separator: str = "/") -> StreamPlan:
+def plan_stream(
+    path: str,
+    iterator: AbstractDataChunkIterator,
+    storage: D.StorageType,
+    attrs: dict[str, Any],
+    options: dict[str, Any],
+    dimension_names: list[str | None] | None = None,
+    separator: str = "/",
+) -> StreamPlan:
     """The layout and documents of a stream (see :func:`stream_layout`); nothing is read from it."""
     layout, estimate, initial, bounds = stream_layout(path, iterator, storage, options)
     chunks = tuple(layout.chunks or docs.default_chunks(estimate, storage))
-    return StreamPlan(path, storage, attrs, layout, chunks, initial, bounds,
-                      layout.dimension_names or dimension_names, separator)
+    return StreamPlan(
+        path, storage, attrs, layout, chunks, initial, bounds, layout.dimension_names or dimension_names, separator
+    )
 
 
-def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType,
-                    attrs: dict[str, Any], options: dict[str, Any], pools: WorkPools, progress: bool = False,
-                    dimension_names: list[str | None] | None = None, separator: str = "/") -> dict[str, Any]:
+def stream_iterator(
+    store: Store,
+    path: str,
+    iterator: AbstractDataChunkIterator,
+    storage: D.StorageType,
+    attrs: dict[str, Any],
+    options: dict[str, Any],
+    pools: WorkPools,
+    progress: bool = False,
+    dimension_names: list[str | None] | None = None,
+    separator: str = "/",
+) -> dict[str, Any]:
     """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 
-    The layout follows :func:`.layouts.choose` (the iterator's recommended chunk shape counts as an
+    The layout follows :func:`.layout_choice.choose` (the iterator's recommended chunk shape counts as an
     explicit chunk setting). Blocks are assembled into whole write units, each written once while
     the iterator produces the next block. Arrays whose length is not known in advance are not
     sharded by default (the policy cannot tell how large they will be). Chunks are encoded on
@@ -183,8 +216,11 @@ def stream_iterator(store: Store, path: str, iterator: AbstractDataChunkIterator
         if direct is not None:
             sync(direct.write_block(tuple(r.start for r in region), values, pools))
             return
-        array = provisional if final_shape is None else final.setdefault(
-            "array", nodes.async_array(store, path, document(final_shape)))
+        array = (
+            provisional
+            if final_shape is None
+            else final.setdefault("array", nodes.async_array(store, path, document(final_shape)))
+        )
         sync(array.setitem(region, values))
 
     numeric = storage.kind == "numeric"

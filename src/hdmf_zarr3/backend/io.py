@@ -1,5 +1,5 @@
 """``ZarrIO``: the HDMFIO backend for Zarr format v3. It orchestrates; the work lives in
-:mod:`.write`, :mod:`.read`, :mod:`.spec_io` and :mod:`.storage`."""
+:mod:`.writer`, :mod:`.reader`, :mod:`.spec_cache` and :mod:`..storage`."""
 
 from __future__ import annotations
 
@@ -18,30 +18,31 @@ from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from . import closed_reads, compat, compat_api, dask_io, dataio_bridge, integrity, spec_copy, spec_io
+from ..errors import CorruptStoreError, DialectError, HdmfZarrError, IncompleteFileError, ModeError
+from ..format import completion, dialects
+from ..format import documents as docs
+from ..format import names as N
+from ..format.dialects import Dialect
+from ..format.dialects.native import NativeDialect
+from ..format.references import Reference
+from ..format.relayout import Relayout
+from ..integrations import dask_arrays, dataio_bridge, hdmf_shims
+from ..integrations.html import dataset_html
+from ..storage import locations, locks
+from ..storage.guarded import limit_reads
+from ..storage.pools import WorkPools
+from ..storage.remote import ready_store
+from ..storage.stores import CREATE_MODES, StoreHandle, open_store
+from . import closed_files, hdmf_zarr_api, integrity, spec_cache, spec_copy
 from .datasets import ZarrDataset
-from .errors import CorruptStoreError, DialectError, HdmfZarrError, IncompleteFileError, ModeError
 from .externals import ForeignFiles
-from .format import completion, dialects
-from .format import documents as docs
-from .format import names as N
-from .format.dialects import Dialect
-from .format.dialects.native import NativeDialect
-from .format.references import Reference
-from .format.relayout import Relayout
-from .html import dataset_html
-from .pending_refs import PendingReferences, not_written_yet
-from .read import BuilderReader
-from .refs import ReferenceEncoder
-from .storage import locations, locks
-from .storage.guarded import limit_reads
-from .storage.pools import WorkPools
-from .storage.remote import ready_store
-from .storage.stores import CREATE_MODES, StoreHandle, open_store
-from .write import BuilderWriter
+from .pending_references import PendingReferences, not_written_yet
+from .reader import BuilderReader
+from .reference_targets import ReferenceEncoder
+from .writer import BuilderWriter
 
 
-class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
+class ZarrIO(hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     """Read and write HDMF files as Zarr format v3 stores.
 
     Parameters
@@ -81,12 +82,20 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
     """
 
-    def __init__(self, path: str | Path | Store | None = None, mode: str = "r",
-                 manager: BuildManager | TypeMap | None = None, herd_path: str | None = None,
-                 storage_options: dict[str, Any] | None = None, convention: str | None = None,
-                 allow_incomplete: bool = False, external_roots: list[str | Path] | None = None,
-                 chunk_key_separator: str = "/", force_overwrite: bool = False):
-        compat.activate()  # the hdmf/numcodecs shims, applied when the first ZarrIO is made (compat docstring)
+    def __init__(
+        self,
+        path: str | Path | Store | None = None,
+        mode: str = "r",
+        manager: BuildManager | TypeMap | None = None,
+        herd_path: str | None = None,
+        storage_options: dict[str, Any] | None = None,
+        convention: str | None = None,
+        allow_incomplete: bool = False,
+        external_roots: list[str | Path] | None = None,
+        chunk_key_separator: str = "/",
+        force_overwrite: bool = False,
+    ):
+        hdmf_shims.activate()  # the hdmf/numcodecs shims, applied when the first ZarrIO is made (hdmf_shims docstring)
         if chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
@@ -94,7 +103,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
-        compat_api.clear_for_overwrite(path, mode, force_overwrite)
+        hdmf_zarr_api.clear_for_overwrite(path, mode, force_overwrite)
         # HDMFIO.__init__ calls open(): everything open() needs is set first.
         self._path = path
         self._mode = mode
@@ -138,15 +147,20 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
             opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
             # ... and the dialect it detected there to load namespaces: detected once per open
             known = getattr(self, "_opened_dialect", None) if opened is not None else None
-            self._handle = opened if opened is not None else open_store(
-                self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
+            self._handle = (
+                opened
+                if opened is not None
+                else open_store(self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
+            )
             self._opened = self._opened_dialect = None
             try:
                 self._dialect = known if known is not None else _dialect_of(self._handle)
-                if self._handle.documents() and self._convention.name != dialects.Convention.name \
-                        and self._mode not in CREATE_MODES:
-                    raise ModeError(f"convention {self._convention.name!r} applies to new files only "
-                                    "(modes w, w-, x)")
+                if (
+                    self._handle.documents()
+                    and self._convention.name != dialects.Convention.name
+                    and self._mode not in CREATE_MODES
+                ):
+                    raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
             except BaseException:
                 self._handle, handle = None, self._handle
                 handle.close()  # releases the write lock
@@ -216,9 +230,14 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
 
     # --- namespaces ---------------------------------------------------------------------------
     @classmethod
-    def load_namespaces(cls, namespace_catalog: NamespaceCatalog | TypeMap, path: str | Path | None = None,
-                        namespaces: list[str] | None = None, file: StoreHandle | None = None,
-                        **kwargs: Any) -> dict:
+    def load_namespaces(
+        cls,
+        namespace_catalog: NamespaceCatalog | TypeMap,
+        path: str | Path | None = None,
+        namespaces: list[str] | None = None,
+        file: StoreHandle | None = None,
+        **kwargs: Any,
+    ) -> dict:
         """Load the namespaces cached in a file into ``namespace_catalog``.
 
         Extra keywords PyNWB passes for HDF5 (``driver``, ``aws_region``) are accepted and ignored.
@@ -228,13 +247,19 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         io = kwargs.pop("io", None)
         if file is None and io is not None:
             file = io._file
-        handle = file if file is not None else open_store(path, "r", kwargs.pop("storage_options", None),
-                                                          allow_incomplete=kwargs.pop("allow_incomplete", False))
-        return spec_io.load_namespaces(handle, _dialect_of(handle).documents, namespace_catalog, namespaces)
+        handle = (
+            file
+            if file is not None
+            else open_store(
+                path, "r", kwargs.pop("storage_options", None), allow_incomplete=kwargs.pop("allow_incomplete", False)
+            )
+        )
+        return spec_cache.load_namespaces(handle, _dialect_of(handle).documents, namespace_catalog, namespaces)
 
-    def load_namespaces_io(self, namespace_catalog: NamespaceCatalog | TypeMap,
-                           namespaces: list[str] | None = None) -> dict:
-        return spec_io.load_namespaces(self._require_open(), self._documents, namespace_catalog, namespaces)
+    def load_namespaces_io(
+        self, namespace_catalog: NamespaceCatalog | TypeMap, namespaces: list[str] | None = None
+    ) -> dict:
+        return spec_cache.load_namespaces(self._require_open(), self._documents, namespace_catalog, namespaces)
 
     @staticmethod
     def can_read(path: str | Path, storage_options: dict[str, Any] | None = None) -> bool:
@@ -246,19 +271,35 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         return True
 
     # --- writing ------------------------------------------------------------------------------
-    def write(self, container: Container, cache_spec: bool = True, link_data: bool = True,
-              exhaust_dci: bool = True, herd: Any = None, progress: bool = False, **kwargs: Any) -> None:
+    def write(
+        self,
+        container: Container,
+        cache_spec: bool = True,
+        link_data: bool = True,
+        exhaust_dci: bool = True,
+        herd: Any = None,
+        progress: bool = False,
+        **kwargs: Any,
+    ) -> None:
         """Write ``container`` (and everything below it) to this file (``kwargs``: see :meth:`write_builder`)."""
         if self._mode in ("r", "r-"):
-            raise UnsupportedOperation(f"Cannot write to file {self.source} in mode {self._mode!r}. "
-                                       "Please use mode 'r+', 'w', 'w-', 'x', or 'a'")
+            raise UnsupportedOperation(
+                f"Cannot write to file {self.source} in mode {self._mode!r}. "
+                "Please use mode 'r+', 'w', 'w-', 'x', or 'a'"
+            )
         kwargs.pop("expandable", None)
         self._pending_dataio = dataio_bridge.collect(container)
         with self._undo_on_failure():
             try:
-                with closed_reads.during_build():  # HDMF's build probes arrays, also those of closed files
-                    super().write(container=container, herd=herd, link_data=link_data, exhaust_dci=exhaust_dci,
-                                  progress=progress, **kwargs)
+                with closed_files.during_build():  # HDMF's build probes arrays, also those of closed files
+                    super().write(
+                        container=container,
+                        herd=herd,
+                        link_data=link_data,
+                        exhaust_dci=exhaust_dci,
+                        progress=progress,
+                        **kwargs,
+                    )
             finally:
                 self._pending_dataio = {}
             self._pending_refs.fill_in()
@@ -278,9 +319,16 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
                 self._handle.rollback()
             raise
 
-    def write_builder(self, builder: GroupBuilder, link_data: bool = True, exhaust_dci: bool = True,
-                      export_source: str | None = None, progress: bool = False,
-                      relayout: Relayout | None = None, **kwargs: Any) -> None:
+    def write_builder(
+        self,
+        builder: GroupBuilder,
+        link_data: bool = True,
+        exhaust_dci: bool = True,
+        export_source: str | None = None,
+        progress: bool = False,
+        relayout: Relayout | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Write a GroupBuilder tree (the root of a file) to this file.
 
         Parameters
@@ -302,49 +350,73 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
             metadata inlined), ``number_of_jobs``, ``max_threads_per_process``, ``multiprocessing_context``
             (``number_of_jobs > 1``: pickleable ``GenericDataChunkIterator`` in worker processes, :mod:`.parallel`).
         """
-        closed_reads.build_ended()  # the writer links to datasets of closed files; it never reads them
+        closed_files.build_ended()  # the writer links to datasets of closed files; it never reads them
         handle = self._require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self._mode!r}", "/")
-        parallel = compat_api.take_write_keywords(handle, kwargs)
+        parallel = hdmf_zarr_api.take_write_keywords(handle, kwargs)
         dataio = dataio_bridge.by_builder(getattr(self, "_pending_dataio", {}), self.manager)
         with self._undo_on_failure():
-            BuilderWriter(self, builder, self.pools, link_data=link_data, export_source=export_source, dataio=dataio,
-                          progress=progress, relayout=relayout, parallel=parallel).write()
+            BuilderWriter(
+                self,
+                builder,
+                self.pools,
+                link_data=link_data,
+                export_source=export_source,
+                dataio=dataio,
+                progress=progress,
+                relayout=relayout,
+                parallel=parallel,
+            ).write()
         if self._root is None:
             self._root = builder
 
     def _cache_spec(self) -> None:
-        spec_io.cache_specifications(self._require_open(), self.manager.namespace_catalog,
-                                     self._convention.spec_attributes())
+        spec_cache.cache_specifications(
+            self._require_open(), self.manager.namespace_catalog, self._convention.spec_attributes()
+        )
 
-    def export(self, src_io: HDMFIO, container: Container | None = None, write_args: dict | None = None,
-               cache_spec: bool = True, **kwargs: Any) -> None:
+    def export(
+        self,
+        src_io: HDMFIO,
+        container: Container | None = None,
+        write_args: dict | None = None,
+        cache_spec: bool = True,
+        **kwargs: Any,
+    ) -> None:
         """Export a file read by any HDMF backend into this (new) Zarr file (``kwargs``: see :meth:`write_builder`)."""
         if self._mode != "w":
-            raise UnsupportedOperation(f"Cannot export to file {self.source} in mode '{self._mode}'. "
-                                       "Please use mode 'w'.")
+            raise UnsupportedOperation(
+                f"Cannot export to file {self.source} in mode '{self._mode}'. Please use mode 'w'."
+            )
         if src_io.source is not None and self.source is not None:
-            from .conversion import refuse_self_overwrite
+            from ..hdf5.conversion import refuse_self_overwrite
 
             refuse_self_overwrite(src_io.source, self.source)
         write_args = {**(write_args or {}), **kwargs}
-        compat_api.take_write_keywords(self._require_open(), dict(write_args))  # refused before anything is written
+        hdmf_zarr_api.take_write_keywords(self._require_open(), dict(write_args))  # refused before anything is written
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         with self._undo_on_failure():
-            with closed_reads.during_build():
-                HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args,
-                              clear_cache=clear_cache)
+            with closed_files.during_build():
+                HDMFIO.export(self, src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
             if cache_spec:
                 # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
-                spec_copy.cache_in_zarr(self, src_io, rebuilt=clear_cache,
-                                        attributes=self._convention.spec_attributes())
+                spec_copy.cache_in_zarr(
+                    self, src_io, rebuilt=clear_cache, attributes=self._convention.spec_attributes()
+                )
             self._handle.commit()
 
     @classmethod
-    def export_io(cls, path: str | Path, src_io: HDMFIO, container: Container | None = None,
-                  write_args: dict | None = None, cache_spec: bool = True, **kwargs: Any) -> None:
+    def export_io(
+        cls,
+        path: str | Path,
+        src_io: HDMFIO,
+        container: Container | None = None,
+        write_args: dict | None = None,
+        cache_spec: bool = True,
+        **kwargs: Any,
+    ) -> None:
         """Export ``src_io`` to a new Zarr file at ``path`` (convenience for :meth:`export`)."""
         with cls(path, mode="w", **kwargs) as io:
             io.export(src_io=src_io, container=container, write_args=write_args, cache_spec=cache_spec)
@@ -370,10 +442,11 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
             if not partial:
                 raise
-            raise integrity.unbuildable(self.read_builder(), self.manager.type_map, self._handle.incomplete(),
-                                        exc) from exc
+            raise integrity.unbuildable(
+                self.read_builder(), self.manager.type_map, self._handle.incomplete(), exc
+            ) from exc
         if dask:
-            dask_io.swap_in(container, self._require_open().store)
+            dask_arrays.swap_in(container, self._require_open().store)
         return container
 
     def _partial(self) -> bool:
@@ -383,8 +456,9 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
 
     def _check_readable(self) -> None:
         if self._mode in CREATE_MODES:
-            raise UnsupportedOperation(f"Cannot read from file {self.source} in mode '{self._mode}'. "
-                                       "Please use mode 'r', 'r+', or 'a'.")
+            raise UnsupportedOperation(
+                f"Cannot read from file {self.source} in mode '{self._mode}'. Please use mode 'r', 'r+', or 'a'."
+            )
 
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""
@@ -427,8 +501,11 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
         if self._foreign is not None and ref.is_internal and self.source is not None:
             found = self._foreign.node(locations.absolute(self.source), ref.path)
             if found is None:
-                why = self._reader.why_missing(ref.path, where) if self._reader is not None else \
-                    f"reference target {ref.path!r} does not exist"
+                why = (
+                    self._reader.why_missing(ref.path, where)
+                    if self._reader is not None
+                    else f"reference target {ref.path!r} does not exist"
+                )
                 raise CorruptStoreError(why, where)
             return found
         self.read_builder()
@@ -441,7 +518,7 @@ class ZarrIO(compat_api.HdmfZarrApi, HDMFIO):
 
     def _reference_for_append(self, obj: Any, waiting: list | None = None) -> Reference | None:
         """The record of a reference stored in place; with ``waiting``, a container the next write adds is
-        listed there and ``None`` returned (its row is filled in by that write, see :mod:`.pending_refs`)."""
+        listed there and ``None`` returned (its row is filled in by that write, see :mod:`.pending_references`)."""
         root = self.read_builder()
         target = None if waiting is None else not_written_yet(obj, root, self.manager)
         if target is not None:
@@ -473,6 +550,9 @@ def _dialect_of(handle: StoreHandle) -> Dialect:
             raise
         raise IncompleteFileError(f"{completion.describe(mark)} before any HDMF node was stored", "/") from exc
     if handle.writable and not dialect.writable:
-        raise ModeError(f"this file was written by {dialect.name}, which hdmf_zarr3 reads but does not change in "
-                        f"place; open it with mode 'r', or convert it first: hdmf_zarr3.convert(src, dst)", "/")
+        raise ModeError(
+            f"this file was written by {dialect.name}, which hdmf_zarr3 reads but does not change in "
+            f"place; open it with mode 'r', or convert it first: hdmf_zarr3.convert(src, dst)",
+            "/",
+        )
     return dialect

@@ -9,13 +9,13 @@ from typing import Any
 from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
-from .errors import CorruptStoreError
-from .format import documents as docs
-from .format import dtypes as D
-from .format import names as N
-from .format import speccache as S
-from .storage import nodes
-from .storage.stores import StoreHandle
+from ..errors import CorruptStoreError
+from ..format import documents as docs
+from ..format import dtypes as D
+from ..format import names as N
+from ..format import speccache as S
+from ..storage import nodes
+from ..storage.stores import StoreHandle
 
 _TEXT = D.for_scalar_dtype(D.TEXT)
 
@@ -65,14 +65,15 @@ def cached_versions(documents: dict[str, dict[str, Any]]) -> tuple[str | None, d
         return None, {}
     found: dict[str, list[str]] = {}
     for path, doc in documents.items():
-        parts = path[len(base):].strip("/").split("/") if path.startswith(base + "/") else []
+        parts = path[len(base) :].strip("/").split("/") if path.startswith(base + "/") else []
         if len(parts) == 2 and doc["node_type"] == "group":
             found.setdefault(parts[0], []).append(parts[1])
     return base, {ns: S.latest_version(v) for ns, v in found.items()}
 
 
-def load_namespaces(handle: StoreHandle, documents: dict[str, dict[str, Any]], catalog: Any,
-                    namespaces: list[str] | None) -> dict:
+def load_namespaces(
+    handle: StoreHandle, documents: dict[str, dict[str, Any]], catalog: Any, namespaces: list[str] | None
+) -> dict:
     """Load the namespaces cached in a file (``documents``: its node documents, in our convention)."""
     base, versions = cached_versions(documents)
     if base is None:
@@ -94,7 +95,7 @@ def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.
         return {}
     groups: dict[str, tuple[str, str]] = {}
     for path, doc in documents.items():
-        parts = path[len(base):].strip("/").split("/") if path.startswith(base + "/") else []
+        parts = path[len(base) :].strip("/").split("/") if path.startswith(base + "/") else []
         if len(parts) == 2 and doc["node_type"] == "group":
             groups[path] = (parts[0], parts[1])
     texts = _read_groups(handle, documents, list(groups))
@@ -112,8 +113,9 @@ def _specloc(documents: dict[str, dict[str, Any]]) -> str | None:
     return N.normalize(specloc) if isinstance(specloc, str) else None
 
 
-def _read_groups(handle: StoreHandle, documents: dict[str, dict[str, Any]],
-                 groups: list[str]) -> dict[str, dict[str, Any]]:
+def _read_groups(
+    handle: StoreHandle, documents: dict[str, dict[str, Any]], groups: list[str]
+) -> dict[str, dict[str, Any]]:
     """The documents (arrays) in each of ``groups``, by name, all fetched in one batch (one round of
     requests on a remote store)."""
     wanted = set(groups)
@@ -141,16 +143,23 @@ def catalog_documents(catalog: NamespaceCatalog, namespaces: list[str] | None = 
     return cached
 
 
-def cache_specifications(handle: StoreHandle, catalog: NamespaceCatalog,
-                         attributes: dict[str, Any] | None = None, namespaces: list[str] | None = None) -> None:
+def cache_specifications(
+    handle: StoreHandle,
+    catalog: NamespaceCatalog,
+    attributes: dict[str, Any] | None = None,
+    namespaces: list[str] | None = None,
+) -> None:
     """Write every namespace of ``catalog`` (or those named) not yet cached, then point ``.specloc`` at them.
 
     ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
     """
     documents = handle.documents()
     specloc = (documents.get("/") or docs.group_document({}))["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
-    todo = [ns for ns in (catalog.namespaces if namespaces is None else namespaces)
-            if S.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents]
+    todo = [
+        ns
+        for ns in (catalog.namespaces if namespaces is None else namespaces)
+        if S.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents
+    ]
     write_cached(handle, catalog_documents(catalog, todo), attributes)
 
 
@@ -178,8 +187,9 @@ def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, An
                 N.check_name(name, group)
                 texts[N.join(group, name)] = text
     for path in texts:
-        new_docs[path] = docs.array_document((), _TEXT, dict({N.DTYPE_ATTR: D.TEXT} if attributes is None
-                                                             else attributes))
+        new_docs[path] = docs.array_document(
+            (), _TEXT, dict({N.DTYPE_ATTR: D.TEXT} if attributes is None else attributes)
+        )
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
     if new_docs:

@@ -12,13 +12,13 @@ from hdmf.build import BuildManager
 from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
-from . import spec_io
-from .errors import IncompleteFileError
-from .format import completion
+from ..errors import IncompleteFileError
+from ..format import completion
+from ..storage import locations
+from ..storage.remote import ready_store
+from ..storage.stores import CREATE_MODES, StoreHandle, open_store
+from . import spec_cache
 from .io import ZarrIO, _dialect_of
-from .storage import locations
-from .storage.remote import ready_store
-from .storage.stores import CREATE_MODES, StoreHandle, open_store
 
 
 def parse_nwb_version(value: Any) -> tuple[str | None, tuple | None]:
@@ -46,26 +46,37 @@ class NWBZarrIO(ZarrIO):
         Paths of extension namespace files to load in addition.
     """
 
-    def __init__(self, path: str | Path | Store | None = None, mode: str = "r", load_namespaces: bool = True,
-                 manager: BuildManager | None = None, extensions: str | list[str] | None = None,
-                 **kwargs: Any):
+    def __init__(
+        self,
+        path: str | Path | Store | None = None,
+        mode: str = "r",
+        load_namespaces: bool = True,
+        manager: BuildManager | None = None,
+        extensions: str | list[str] | None = None,
+        **kwargs: Any,
+    ):
         path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it (once)
         if mode in CREATE_MODES or manager is not None:
             load_namespaces = False
         suffixes = (".zarr", ".zarr.zip")
         if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
-            warnings.warn(f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
-                          "files using the Zarr backend use the '.nwb.zarr' extension.", UserWarning, stacklevel=2)
+            warnings.warn(
+                f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
+                "files using the Zarr backend use the '.nwb.zarr' extension.",
+                UserWarning,
+                stacklevel=2,
+            )
         if mode == "a" and not isinstance(path, Store) and path is not None and not _exists(path, kwargs):
             load_namespaces = False  # 'a' creates the file: nothing cached to load yet
         if load_namespaces:
             type_map = get_type_map()
             # read once, for the namespaces and the file
-            self._opened = open_store(path, mode, kwargs.get("storage_options"),
-                                      allow_incomplete=kwargs.get("allow_incomplete", False))
+            self._opened = open_store(
+                path, mode, kwargs.get("storage_options"), allow_incomplete=kwargs.get("allow_incomplete", False)
+            )
             try:
                 self._opened_dialect = _dialect_of(self._opened)  # open() takes it over: detected once
-                spec_io.load_namespaces(self._opened, self._opened_dialect.documents, type_map, None)
+                spec_cache.load_namespaces(self._opened, self._opened_dialect.documents, type_map, None)
             except BaseException:
                 self._opened.close()  # releases the write lock
                 raise
@@ -95,18 +106,25 @@ class NWBZarrIO(ZarrIO):
         if not skip_version_check:
             version_str, version = self.nwb_version
             if version is None and self._partial():
-                raise IncompleteFileError(f"{completion.describe(self._handle.incomplete())} before the root's "
-                                          "attributes (nwb_version) were stored", "/")
+                raise IncompleteFileError(
+                    f"{completion.describe(self._handle.incomplete())} before the root's "
+                    "attributes (nwb_version) were stored",
+                    "/",
+                )
             if version is None:
                 raise TypeError("Missing NWB version in file. The file is not a valid NWB file.")
             if version[0] < 2:
-                raise TypeError(f"NWB version {version_str} not supported. "
-                                "PyNWB supports NWB files version 2 and above.")
+                raise TypeError(
+                    f"NWB version {version_str} not supported. PyNWB supports NWB files version 2 and above."
+                )
         return super().read(**kwargs)
 
     @staticmethod
-    def read_nwb(path: str | Path | Store | None = None, file: StoreHandle | None = None,
-                 storage_options: dict[str, Any] | None = None) -> NWBFile:
+    def read_nwb(
+        path: str | Path | Store | None = None,
+        file: StoreHandle | None = None,
+        storage_options: dict[str, Any] | None = None,
+    ) -> NWBFile:
         """Read an NWB file read-only, loading its cached namespaces (as ``NWBHDF5IO.read_nwb``).
 
         Parameters
@@ -121,16 +139,29 @@ class NWBZarrIO(ZarrIO):
         """
         if storage_options is None and isinstance(path, (str, Path)) and os.fspath(path).startswith("s3://"):
             storage_options = {"anon": True}
-        io = NWBZarrIO(path if file is None else file.store, mode="r", load_namespaces=True,
-                       storage_options=storage_options)
+        io = NWBZarrIO(
+            path if file is None else file.store, mode="r", load_namespaces=True, storage_options=storage_options
+        )
         return io.read()
 
-    def export(self, src_io: HDMFIO, nwbfile: NWBFile | None = None, write_args: dict | None = None,
-               cache_spec: bool = True, container: NWBFile | None = None, **kwargs: Any) -> None:
+    def export(
+        self,
+        src_io: HDMFIO,
+        nwbfile: NWBFile | None = None,
+        write_args: dict | None = None,
+        cache_spec: bool = True,
+        container: NWBFile | None = None,
+        **kwargs: Any,
+    ) -> None:
         """Export an NWB file read by any backend (e.g. NWBHDF5IO) to this Zarr file (``kwargs``: hdmf-zarr's
         ``consolidate_metadata`` & co., see :meth:`ZarrIO.write_builder`)."""
-        super().export(src_io=src_io, container=nwbfile if nwbfile is not None else container,
-                       write_args=write_args, cache_spec=cache_spec, **kwargs)
+        super().export(
+            src_io=src_io,
+            container=nwbfile if nwbfile is not None else container,
+            write_args=write_args,
+            cache_spec=cache_spec,
+            **kwargs,
+        )
 
 
 def read_nwb(path: str | Path | Store) -> NWBFile:

@@ -49,7 +49,7 @@ def settings(dataio: Any) -> dict[str, Any]:
     its :attr:`~hdmf_zarr3.ZarrDataIO.write_settings` carry the same choices in the writer's terms.
     Any other ``DataIO`` (``H5DataIO``...) is read through its ``io_settings``.
     """
-    from .dataio import ZarrDataIO
+    from ..backend.dataio import ZarrDataIO
 
     if isinstance(dataio, ZarrDataIO):
         return dataio.write_settings

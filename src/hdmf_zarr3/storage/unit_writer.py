@@ -45,9 +45,16 @@ class UnitWriter:
         Called with the number of elements of each unit once it is stored (progress).
     """
 
-    def __init__(self, write: Callable[[Region, np.ndarray, tuple[int, ...] | None], None], unit: Sequence[int],
-                 bounds: Sequence[int | None], dtype: Any, fill_value: Any,
-                 on_written: Callable[[int], None] | None = None, workers: int = IN_FLIGHT):
+    def __init__(
+        self,
+        write: Callable[[Region, np.ndarray, tuple[int, ...] | None], None],
+        unit: Sequence[int],
+        bounds: Sequence[int | None],
+        dtype: Any,
+        fill_value: Any,
+        on_written: Callable[[int], None] | None = None,
+        workers: int = IN_FLIGHT,
+    ):
         self._write = write
         self.unit = tuple(int(u) for u in unit)
         self.bounds = tuple(bounds)

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, ReferenceBuilder, TypeMap
 
-from .errors import CorruptStoreError, IncompleteFileError, IncompleteFileWarning, UnknownTypeError
-from .format import completion
-from .format import names as N
+from ..errors import CorruptStoreError, IncompleteFileError, IncompleteFileWarning, UnknownTypeError
+from ..format import completion
+from ..format import names as N
 
 
 def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str | None) -> None:
@@ -34,15 +34,19 @@ def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str
         raise cycle
     unknown = unknown_types(root, type_map)
     if unknown and partial:
-        warnings.warn(f"{source}: the file is incomplete; left out: {'; '.join(map(str, unknown))}",
-                      IncompleteFileWarning, stacklevel=3)
+        warnings.warn(
+            f"{source}: the file is incomplete; left out: {'; '.join(map(str, unknown))}",
+            IncompleteFileWarning,
+            stacklevel=3,
+        )
         prune(root, [e.path for e in unknown])
     elif unknown:
         raise unknown[0]
 
 
-def unbuildable(root: GroupBuilder, type_map: TypeMap, mark: dict[str, Any] | None,
-                exc: Exception) -> IncompleteFileError:
+def unbuildable(
+    root: GroupBuilder, type_map: TypeMap, mark: dict[str, Any] | None, exc: Exception
+) -> IncompleteFileError:
     """The error for a partial file HDMF could not build containers from: what it lacks, and why it failed."""
     missing = missing_required(root, type_map)
     cause = " ".join(str(exc).split())
@@ -50,7 +54,9 @@ def unbuildable(root: GroupBuilder, type_map: TypeMap, mark: dict[str, Any] | No
         f"{completion.describe(mark or {})}, and what is there does not make a container"
         + (f": missing {', '.join(missing)}" if missing else "")
         + f" ({type(exc).__name__}: {cause[:300]}{'...' if len(cause) > 300 else ''}); "
-        "read_builder() gives what is there", "/")
+        "read_builder() gives what is there",
+        "/",
+    )
 
 
 def walk(root: GroupBuilder) -> Iterator[tuple[str, Builder]]:
@@ -60,8 +66,10 @@ def walk(root: GroupBuilder) -> Iterator[tuple[str, Builder]]:
         path, builder = stack.pop()
         yield path, builder
         if isinstance(builder, GroupBuilder):
-            stack.extend((N.join(path, name), sub) for name, sub in reversed(
-                [*builder.groups.items(), *builder.datasets.items()]))
+            stack.extend(
+                (N.join(path, name), sub)
+                for name, sub in reversed([*builder.groups.items(), *builder.datasets.items()])
+            )
 
 
 # --- cycles ------------------------------------------------------------------------------------------
@@ -72,7 +80,7 @@ def _targets(value: Any) -> Iterator[Builder]:
     if isinstance(value, Builder):
         yield value
     elif isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.dtype == object):
-        for item in (value.ravel().tolist() if isinstance(value, np.ndarray) else value):
+        for item in value.ravel().tolist() if isinstance(value, np.ndarray) else value:
             yield from _targets(item)
 
 
@@ -121,12 +129,13 @@ def find_cycle(root: GroupBuilder) -> CorruptStoreError | None:
             continue
         target, label = step
         if id(target) in on_path:
-            loop = trail[on_path[id(target)] + 1:] + [(target, label)]
+            loop = trail[on_path[id(target)] + 1 :] + [(target, label)]
             pointed, where = next((b, lbl) for b, lbl in loop if lbl is not None)
             route = " -> ".join([name(target)] + [name(b) for b, _ in loop])
             kind, at = where.split(" ", 1)
-            return CorruptStoreError(f"{kind} to {name(pointed)!r} leads back to where it is ({route}); building "
-                                     "it would never end", at)
+            return CorruptStoreError(
+                f"{kind} to {name(pointed)!r} leads back to where it is ({route}); building it would never end", at
+            )
         if id(target) not in done:
             on_path[id(target)] = len(trail)
             trail.append((target, label))
@@ -152,9 +161,13 @@ def unknown_types(root: GroupBuilder, type_map: TypeMap) -> list[UnknownTypeErro
             found.append(UnknownTypeError(f"type {data_type!r} of namespace {namespace!r} is not a name", path))
             continue
         if namespace not in loaded:
-            found.append(UnknownTypeError(
-                f"namespace {namespace!r} (of type {data_type!r}) is not loaded: its specification is neither "
-                f"cached in the file nor loaded by the caller (loaded: {', '.join(sorted(loaded)) or 'none'})", path))
+            found.append(
+                UnknownTypeError(
+                    f"namespace {namespace!r} (of type {data_type!r}) is not loaded: its specification is neither "
+                    f"cached in the file nor loaded by the caller (loaded: {', '.join(sorted(loaded)) or 'none'})",
+                    path,
+                )
+            )
             continue
         if (namespace, data_type) in known:
             continue
@@ -163,8 +176,13 @@ def unknown_types(root: GroupBuilder, type_map: TypeMap) -> list[UnknownTypeErro
             known.add((namespace, data_type))
         except (KeyError, ValueError):
             version = catalog.get_namespace(namespace).version
-            found.append(UnknownTypeError(f"type {data_type!r} is not defined in namespace {namespace!r} "
-                                          f"(version {version}); HDMF would leave this node out", path))
+            found.append(
+                UnknownTypeError(
+                    f"type {data_type!r} is not defined in namespace {namespace!r} "
+                    f"(version {version}); HDMF would leave this node out",
+                    path,
+                )
+            )
     return found
 
 
@@ -201,9 +219,14 @@ def orphans(documents: dict[str, Any], ignore: set[str] | None = None) -> list[C
             ancestor = posixpath.dirname(ancestor)
         if top is not None:
             below.setdefault(top, []).append(path)
-    return [CorruptStoreError(f"no zarr.json (missing, or not a regular file), yet nodes below it exist: "
-                              f"{', '.join(sorted(nodes)[:5])}{' ...' if len(nodes) > 5 else ''}; they are not read",
-                              path) for path, nodes in sorted(below.items())]
+    return [
+        CorruptStoreError(
+            f"no zarr.json (missing, or not a regular file), yet nodes below it exist: "
+            f"{', '.join(sorted(nodes)[:5])}{' ...' if len(nodes) > 5 else ''}; they are not read",
+            path,
+        )
+        for path, nodes in sorted(below.items())
+    ]
 
 
 # --- what a container needs ------------------------------------------------------------------------
@@ -232,7 +255,10 @@ def missing_required(root: GroupBuilder, type_map: TypeMap, limit: int = 10) -> 
             present = builder.groups.get(sub.name) or builder.datasets.get(sub.name) or builder.links.get(sub.name)
             if present is None:
                 found.append(N.join(path, sub.name))
-            elif getattr(sub, "data_type_def", None) is None and getattr(sub, "data_type_inc", None) is None \
-                    and isinstance(present, Builder):
+            elif (
+                getattr(sub, "data_type_def", None) is None
+                and getattr(sub, "data_type_inc", None) is None
+                and isinstance(present, Builder)
+            ):
                 todo.append((N.join(path, sub.name), present, sub))  # an untyped member: its own requirements
     return sorted(found)[:limit]

@@ -11,8 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import UnsupportedDataError
-from .format.relayout import AUTO
+from ..errors import UnsupportedDataError
+from ..format.relayout import AUTO
 
 #: Compressor names :func:`parse_codec` knows as ``blosc-CNAME``, besides JSON documents.
 BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
@@ -62,7 +62,18 @@ def parse_codec(text: str) -> list[dict[str, Any]] | str:
         return [{"name": "gzip", "configuration": {"level": 5 if level is None else level}}]
     family, _, cname = name.partition("-")
     if family == "blosc" and (cname or "lz4") in BLOSC_CNAMES:
-        return [{"name": "blosc", "configuration": {"cname": cname or "lz4", "clevel": 5 if level is None else level,
-                                                    "shuffle": "bitshuffle", "blocksize": 0}}]
-    raise UnsupportedDataError(f"unknown codec {text!r}: use auto, none, zstd[:LEVEL], gzip[:LEVEL], "
-                               f"blosc[-{'|'.join(BLOSC_CNAMES)}][:LEVEL] or a JSON codec document")
+        return [
+            {
+                "name": "blosc",
+                "configuration": {
+                    "cname": cname or "lz4",
+                    "clevel": 5 if level is None else level,
+                    "shuffle": "bitshuffle",
+                    "blocksize": 0,
+                },
+            }
+        ]
+    raise UnsupportedDataError(
+        f"unknown codec {text!r}: use auto, none, zstd[:LEVEL], gzip[:LEVEL], "
+        f"blosc[-{'|'.join(BLOSC_CNAMES)}][:LEVEL] or a JSON codec document"
+    )

@@ -17,19 +17,19 @@ import numpy as np
 import zarr
 from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
 
-from .compat import h5py_lock_released
+from ..errors import ClosedFileError, ModeError, UnsupportedDataError
+from ..format import dtypes as D
+from ..format import references as R
+from ..format.array_view import ArrayView
+from ..format.dialects import ArrayLayout
+from ..format.documents import chunk_key, key_separator
+from ..format.names import store_key
+from ..format.selection import touched_cells
+from ..integrations.hdmf_shims import h5py_lock_released
+from ..storage import nodes
+from ..storage.direct_read import UnitDecoder, read_key
+from ..storage.pools import WorkPools
 from .dataset_info import SameArrayEquality, ZarrArrayInfo
-from .errors import ClosedFileError, ModeError, UnsupportedDataError
-from .format import dtypes as D
-from .format import references as R
-from .format.array_view import ArrayView
-from .format.dialects import ArrayLayout
-from .format.documents import chunk_key, key_separator
-from .format.names import store_key
-from .format.selection import touched_cells
-from .storage import nodes
-from .storage.direct_read import UnitDecoder, read_key
-from .storage.pools import WorkPools
 
 if TYPE_CHECKING:
     from .io import ZarrIO
@@ -65,12 +65,15 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
         handle = self._io._handle
         if handle is None:
-            from .closed_reads import handle_for
+            from .closed_files import handle_for
 
             handle = handle_for(self)  # HDMF building a container that links here (see closed_reads)
         if handle is None:
-            raise ClosedFileError(f"the file {self._io.source} was closed: read the data while it is open "
-                                  "(e.g. inside its ``with`` block), or copy it out first", self._path)
+            raise ClosedFileError(
+                f"the file {self._io.source} was closed: read the data while it is open "
+                "(e.g. inside its ``with`` block), or copy it out first",
+                self._path,
+            )
         return handle
 
     def _forget_reads(self) -> None:
@@ -89,10 +92,13 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     def dataset(self) -> zarr.Array:
         """The underlying zarr array (created on first use, without a store round trip)."""
         if self.layout.objects:
-            from .errors import CorruptStoreError
+            from ..errors import CorruptStoreError
 
-            raise CorruptStoreError("an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
-                              "array; read it through this dataset", self._path)
+            raise CorruptStoreError(
+                "an array of pickled or JSON-encoded objects (hdmf-zarr <= 0.13) has no zarr "
+                "array; read it through this dataset",
+                self._path,
+            )
         if self._array is None:
             self._array = nodes.open_array(self._open_handle().store, self._path, self._doc)
         return self._array
@@ -152,8 +158,11 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     # --- reading ----------------------------------------------------------------------------
     def _small(self) -> bool:
         """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
-        return bool(self.shape) and self.size * self._facts.itemsize <= SMALL_BYTES \
+        return (
+            bool(self.shape)
+            and self.size * self._facts.itemsize <= SMALL_BYTES
             and all(s <= c for s, c in zip(self.shape, self.chunks))
+        )
 
     def _raw(self, key: Any) -> Any:
         if self.layout.objects:  # decoded whole when the file was read (Zarr v2 object codecs)
@@ -230,7 +239,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
             raise TypeError("iteration over a scalar dataset")
         step = max(1, self.chunks[0])
         for start in range(0, self.shape[0], step):
-            block = self[start:min(self.shape[0], start + step)]
+            block = self[start : min(self.shape[0], start + step)]
             yield from block
 
     def __next__(self) -> Any:
@@ -242,18 +251,24 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         error that leaves the ``with`` block (or a failed write) puts them back."""
         handle = self._io._require_open()
         if not handle.writable:
-            raise ModeError(f"cannot change the data: the file is open in mode {self._io.mode!r} (use 'r+' or 'a')",
-                            self._path)
+            raise ModeError(
+                f"cannot change the data: the file is open in mode {self._io.mode!r} (use 'r+' or 'a')", self._path
+            )
         separator = key_separator(self._doc)
         if self._doc.get("zarr_format") != 3 or separator is None:
-            raise ModeError("cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the "
-                            "file first", self._path)
+            raise ModeError(
+                "cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the file first",
+                self._path,
+            )
         values = self._encode_values(value)
         # (an IndexError here comes before anything is kept or written)
         cells = touched_cells(key, self.shape, self._facts.chunk_grid)
         handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
-        orthogonal = isinstance(key, (list, np.ndarray)) or \
-            isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
+        orthogonal = (
+            isinstance(key, (list, np.ndarray))
+            or isinstance(key, tuple)
+            and any(isinstance(k, (list, np.ndarray)) for k in key)
+        )
         self._cache = None
         with h5py_lock_released():
             if orthogonal:
@@ -263,24 +278,24 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
 
     def _encode_values(self, value: Any) -> Any:
-        from .format.array_encoding import encode_values
+        from ..format.array_encoding import encode_values
 
         if self.storage.kind in ("numeric", "struct"):
             try:
                 return np.asarray(value, dtype=self.storage.numpy_dtype)
             except (TypeError, ValueError, OverflowError) as exc:
-                raise UnsupportedDataError(f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}",
-                                           self._path) from None
+                raise UnsupportedDataError(
+                    f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}", self._path
+                ) from None
         return encode_values(value, self.storage, self._io._reference_for_append, self._path)
 
     # --- appending --------------------------------------------------------------------------
     def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
         """Rows as stored; a reference to a container the next write adds is stored as null for now and its
-        container listed in ``waiting`` (see :mod:`.pending_refs`)."""
-        from .format.array_encoding import encode_values
+        container listed in ``waiting`` (see :mod:`.pending_references`)."""
+        from ..format.array_encoding import encode_values
 
-        return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting),
-                             self._path)
+        return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting), self._path)
 
     def append(self, arg: Any) -> None:
         """Append one element (or row) along the first axis."""
@@ -402,8 +417,10 @@ class _CompoundDataset(_ResolvingDataset):
 
     @property
     def dtype(self) -> list[Any]:
-        return [D.builder_dtype(D.for_compound(f.dtype)) if f.nested else f.dtype if f.dtype != D.TEXT else "utf8"
-                for f in self.storage.fields]
+        return [
+            D.builder_dtype(D.for_compound(f.dtype)) if f.nested else f.dtype if f.dtype != D.TEXT else "utf8"
+            for f in self.storage.fields
+        ]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """Rows as a structured array (strings and references in object fields)."""

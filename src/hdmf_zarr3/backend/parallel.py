@@ -44,11 +44,11 @@ from hdmf.data_utils import GenericDataChunkIterator
 from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
-from .errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
-from .format import dtypes as D
-from .storage import direct, locations, nodes
-from .storage.pools import WorkPools
-from .storage.stores import StoreHandle
+from ..errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
+from ..format import dtypes as D
+from ..storage import direct, locations, nodes
+from ..storage.pools import WorkPools
+from ..storage.stores import StoreHandle
 from .streaming import StreamPlan, plan_stream
 
 Region = tuple[slice, ...]
@@ -129,13 +129,18 @@ class _Job:
     tasks: list[Region]
 
 
-def write_streams(handle: StoreHandle, streams: list[tuple[str, Any]], options: ParallelOptions,
-                  progress: bool = False, separator: str = "/") -> dict[str, dict[str, Any]]:
+def write_streams(
+    handle: StoreHandle,
+    streams: list[tuple[str, Any]],
+    options: ParallelOptions,
+    progress: bool = False,
+    separator: str = "/",
+) -> dict[str, dict[str, Any]]:
     """Write the streams of a write plan that go to worker processes; the final array documents of those
     written, by path (not yet stored). The others are left to the serial writer.
 
     ``streams`` holds ``(path, (iterator, storage, attrs, options, dimension_names))`` as
-    :class:`.write.WritePlan` does. ``progress``: show the bar even if no iterator asks for one.
+    :class:`.writer.WritePlan` does. ``progress``: show the bar even if no iterator asks for one.
     """
     if options.number_of_jobs < 2:
         return {}
@@ -145,9 +150,12 @@ def write_streams(handle: StoreHandle, streams: list[tuple[str, Any]], options: 
     root, why = worker_root(handle)
     if root is None:
         paths = ", ".join(path for path, _ in candidates)
-        warnings.warn(ParallelWriteWarning(
-            f"number_of_jobs={options.number_of_jobs}: written serially in this process, as {why}: {paths}"),
-            stacklevel=2)
+        warnings.warn(
+            ParallelWriteWarning(
+                f"number_of_jobs={options.number_of_jobs}: written serially in this process, as {why}: {paths}"
+            ),
+            stacklevel=2,
+        )
         return {}
     jobs: dict[str, _Job] = {}
     for path, (iterator, storage, attrs, settings, names) in candidates:
@@ -193,11 +201,18 @@ def _run(root: str, jobs: dict[str, _Job], options: ParallelOptions, show: bool)
     if show:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(tasks), desc=f"Writing Zarr datasets with {options.number_of_jobs} jobs",
-                   unit="task", file=sys.stderr)
-    pool = ProcessPoolExecutor(max_workers=min(options.number_of_jobs, len(tasks)),
-                               mp_context=multiprocessing.get_context(options.multiprocessing_context),
-                               initializer=_start_worker, initargs=(root, datasets, options.max_threads_per_process))
+        bar = tqdm(
+            total=len(tasks),
+            desc=f"Writing Zarr datasets with {options.number_of_jobs} jobs",
+            unit="task",
+            file=sys.stderr,
+        )
+    pool = ProcessPoolExecutor(
+        max_workers=min(options.number_of_jobs, len(tasks)),
+        mp_context=multiprocessing.get_context(options.multiprocessing_context),
+        initializer=_start_worker,
+        initargs=(root, datasets, options.max_threads_per_process),
+    )
     futures: dict[Future, tuple[str, Region]] = {}
     try:
         for path, region in tasks:
@@ -220,11 +235,14 @@ def _run(root: str, jobs: dict[str, _Job], options: ParallelOptions, show: bool)
 def _failure(path: str, region: Region, error: BaseException) -> ParallelWriteError:
     where = "[" + ", ".join(f"{r.start}:{r.stop}" for r in region) + "]"
     if isinstance(error, BrokenProcessPool):
-        return ParallelWriteError(f"a worker process ended abruptly (killed, or out of memory) while the "
-                                  f"dataset was written in parallel (a task of region {where}); nothing was kept",
-                                  path)
-    return ParallelWriteError(f"writing region {where} in a worker process failed: {type(error).__name__}: {error}",
-                              path)
+        return ParallelWriteError(
+            f"a worker process ended abruptly (killed, or out of memory) while the "
+            f"dataset was written in parallel (a task of region {where}); nothing was kept",
+            path,
+        )
+    return ParallelWriteError(
+        f"writing region {where} in a worker process failed: {type(error).__name__}: {error}", path
+    )
 
 
 def _cast_to(storage: D.StorageType) -> str | None:
@@ -236,8 +254,7 @@ def _cast_to(storage: D.StorageType) -> str | None:
 _WORKER: dict[str, Any] = {}
 
 
-def _start_worker(root: str, datasets: dict[str, tuple[Any, dict[str, Any], str | None]],
-                  threads: int | None) -> None:
+def _start_worker(root: str, datasets: dict[str, tuple[Any, dict[str, Any], str | None]], threads: int | None) -> None:
     """Set up one worker: its thread limits, the store reopened at ``root``, the iterators by path."""
     if threads is not None:
         import zarr
