@@ -390,16 +390,14 @@ class BuilderWriter:
                 h5file.close()
         handle = self.io._handle
         store = handle.store
-        handle.will_change()
+        # The root's own attributes (its type, the NWB version) are stored first, marked incomplete: a writer
+        # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from. The
+        # complete root is stored once, by the commit.
+        handle.will_change(self.plan.groups.get("/"))
         handle.touching([path for path, _ in self.plan.streams] + [w[0] for w in self.plan.dask_writes])
-        if "/" in self.plan.groups:
-            # The root's own attributes (its type, the NWB version) first, still marked incomplete: a writer
-            # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from.
-            handle.put_documents({"/": self.plan.groups["/"]})
         # Groups before arrays (a killed writer leaves no array without its group), node documents before
-        # their chunks (transactional stores such as icechunk insist); the root again, with the final shapes
-        # of streams (and, later, the cached specifications), after everything else.
-        handle.put_documents({p: d for p, d in self.plan.groups.items() if p != "/"})
+        # their chunks (transactional stores such as icechunk insist).
+        handle.put_documents(self.plan.groups)
         handle.put_documents(self.plan.arrays)
         nodes.run_jobs(self.plan.chunk_jobs)
         nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
@@ -421,7 +419,7 @@ class BuilderWriter:
                     separator=self.separator,
                 )
         self.plan.arrays.update(streamed)
-        handle.put_documents({**streamed, **({"/": self.plan.groups["/"]} if "/" in self.plan.groups else {})})
+        handle.put_documents(streamed)
 
 
 def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:

@@ -120,12 +120,17 @@ class StoreHandle:
                 where,
             )
 
-    def will_change(self) -> None:
+    def will_change(self, root: dict[str, Any] | None = None) -> None:
         """Call before changing nodes. The first change of a session stores the root marked incomplete
         (and without its consolidated metadata, which would go stale); :meth:`commit` removes the mark.
-        An append first starts its journal, with the root as it was."""
+        ``root``: the root document the change will leave (a new file's attributes), stored with the mark
+        at once, so that a writer killed part-way leaves a file ``allow_incomplete=True`` can build a
+        container from; later, it only replaces the remembered root. An append first starts its
+        journal, with the root as it was."""
         self._changed = True
         if self.undo_log.active:
+            if root is not None:
+                self.documents()["/"] = root
             return
         from .nodes import put_documents
 
@@ -139,8 +144,9 @@ class StoreHandle:
             self.undo_log.begin(documents, marker, self.store, side=_journal_side(self.store))
         else:
             self.undo_log.begin(documents, marker)
-        root = consolidated.without_consolidated(documents.get("/") or group_document({}))
+        root = consolidated.without_consolidated(root or documents.get("/") or group_document({}))
         put_documents(self.store, {"/": completion.marked(root, marker)})
+        documents["/"] = root
 
     def touching(self, paths: list[str]) -> None:
         """Note nodes that zarr itself is about to create (so that an undo removes them)."""
@@ -154,8 +160,8 @@ class StoreHandle:
         self.undo_log.keep(keys)
 
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
-        """Store node documents (the root last, once the rest is in place, still marked incomplete) and
-        remember them."""
+        """Store node documents and remember them. The root is only remembered: :meth:`will_change`
+        stored it marked incomplete, and :meth:`commit` stores it once, complete."""
         from .nodes import ZARR_JSON, put_documents
 
         self.will_change()
@@ -164,8 +170,6 @@ class StoreHandle:
         rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
         self.undo_log.storing(list(rest), ZARR_JSON)
         put_documents(self.store, rest)
-        if "/" in documents:
-            put_documents(self.store, {"/": completion.marked(documents["/"], self.undo_log.marker)})
         self.documents().update(documents)
 
     def rollback(self) -> None:
