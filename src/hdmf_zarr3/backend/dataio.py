@@ -9,6 +9,7 @@ import numpy as np
 from hdmf.data_utils import DataIO
 
 from ..errors import UnsupportedDataError
+from .layout_choice import AUTO, POLICY, checked, from_zarr_settings
 
 CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configuration": {...}}
 
@@ -138,7 +139,7 @@ class _DefaultShards(str):
     gave (which ``io_settings`` lists, as hdmf-zarr's does, while defaults are left out)."""
 
 
-_DEFAULT_SHARDS = _DefaultShards("policy")
+_DEFAULT_SHARDS = _DefaultShards(POLICY)
 
 
 def _as_given(value: Any) -> Any:
@@ -268,7 +269,7 @@ class ZarrDataIO(DataIO):
         if deferred is not None:
             self.data = deferred
         self.chunks = _shape(chunks, "chunks")
-        if isinstance(shards, str) and shards not in ("auto", "policy"):
+        if isinstance(shards, str) and shards not in (AUTO, POLICY):
             raise UnsupportedDataError(
                 f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), got {shards!r}"
             )
@@ -300,8 +301,6 @@ class ZarrDataIO(DataIO):
                 zarr_array_location(self.data)
         known = _known_type(self.data, dtype, shape)
         if known is not None:  # the data's type is known: every setting is checked now, as zarr will on write
-            from .layout_choice import checked, from_zarr_settings
-
             storage, data_shape = known
             checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.write_settings))
 
