@@ -39,3 +39,11 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
     found = json.loads(results.read_text())
     for part in "abcd":
         assert part in found and "error" not in found[part], f"part {part}: {found.get(part)}"
+
+
+def test_the_revision_comparison_runs_against_head_at_toy_sizes():
+    """``revisions.py`` imports each side from its own ``src/`` (it refuses to run otherwise)."""
+    argv = [sys.executable, "revisions.py", "--base", "HEAD", "--rounds", "1", "--series", "4", "--seconds", "0.2"]
+    proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]  # 1: a step timed slower
+    assert "bulk read" in proc.stdout and "base = HEAD" in proc.stdout
