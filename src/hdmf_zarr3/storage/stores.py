@@ -26,7 +26,6 @@ from typing import Any
 
 from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
 from .._version import __version__
@@ -40,6 +39,7 @@ from .locks import WriteLock, lock_place, transactional
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .rollback import Rollback
+from .zarr_adapter import sync
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
