@@ -20,12 +20,12 @@ from typing import Any
 
 from hdmf.build import Builder
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 
 from ..errors import NotZarrError
 from ..format.names import store_key
 from ..storage import local_paths, locations, open_files
 from ..storage.stores import StoreHandle
+from ..storage.zarr_adapter import sync
 from .parallel import ParallelOptions
 from .reference_targets import _builder_path
 

@@ -13,13 +13,13 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import LayoutWarning, UnsupportedDataError
-from ..format import array_check
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import layout_policy as policy
 from ..format.hdf5_layout import HDF5Layout, zarr_layout
 from ..format.layout_types import ZarrLayout
 from ..format.relayout import Relayout, kept_layout
+from ..storage import array_check
 
 #: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.
 POLICY = "policy"

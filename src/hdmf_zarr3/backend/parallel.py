@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 from hdmf.data_utils import GenericDataChunkIterator
-from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
 from ..errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
@@ -49,6 +48,7 @@ from ..format import dtypes as D
 from ..storage import direct, locations, nodes
 from ..storage.pools import WorkPools
 from ..storage.stores import StoreHandle
+from ..storage.zarr_adapter import sync
 from .streaming import StreamPlan, plan_stream
 
 Region = tuple[slice, ...]

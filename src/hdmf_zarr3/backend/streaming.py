@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 from hdmf.data_utils import AbstractDataChunkIterator
+from zarr import AsyncArray
 from zarr.abc.store import Store
-from zarr.core.array import AsyncArray
-from zarr.core.sync import sync
 
 from ..errors import UnsupportedDataError
 from ..format import documents as docs
@@ -23,6 +22,7 @@ from ..storage import nodes
 from ..storage.direct import UnitEncoder
 from ..storage.pools import WorkPools
 from ..storage.unit_writer import UnitWriter
+from ..storage.zarr_adapter import sync
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20

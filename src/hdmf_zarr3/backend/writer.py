@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
-from zarr.core.buffer import default_buffer_prototype
+from zarr.buffer import default_buffer_prototype
 
 from ..errors import ReservedNameError, UnsupportedDataError
 from ..format import documents as docs

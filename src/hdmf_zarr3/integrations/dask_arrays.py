@@ -16,13 +16,13 @@ from typing import Any
 
 import numpy as np
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 
 from ..format.array_view import ArrayView
 from ..storage import nodes
 from ..storage.direct import UnitEncoder
 from ..storage.direct_read import UnitDecoder, read_key
 from ..storage.pools import WorkPools
+from ..storage.zarr_adapter import sync
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20

@@ -43,7 +43,7 @@ def _sizes(logical: int, stored: Any) -> dict[str, str]:
 
 def _zarr_type_name(data_type: Any, zarr_format: int) -> str:
     """zarr's name of a data type given as stored (``Float32`` for ``"float32"``), and the stored name."""
-    from zarr.core.dtype import get_data_type_from_json
+    from zarr.dtype import data_type_registry
 
     stored = (
         data_type
@@ -53,7 +53,7 @@ def _zarr_type_name(data_type: Any, zarr_format: int) -> str:
         else str(data_type)
     )
     try:
-        name = type(get_data_type_from_json(data_type, zarr_format=zarr_format)).__name__
+        name = type(data_type_registry.match_json(data_type, zarr_format=zarr_format)).__name__
     except Exception:  # a type zarr does not know: its stored name says it all
         return stored
     return f"{name} ({stored})"

@@ -27,8 +27,7 @@ import posixpath
 from typing import Any
 
 from zarr.abc.store import Store
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 
 from ..backend import integrity
 from ..errors import HdmfZarrError
@@ -37,6 +36,7 @@ from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
+from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
 LARGE_BYTES = 2**30
@@ -130,12 +130,10 @@ def _compare(own: dict[str, dict[str, Any]], copy: dict[str, dict[str, Any]]) ->
 def _normal(doc: dict[str, Any]) -> Any:
     """An array document as zarr reads it (defaults filled in, as ``zarr.consolidate_metadata`` writes its copy),
     so that two spellings of the same metadata compare equal; anything zarr refuses, as it is."""
-    from zarr.core.metadata.v3 import ArrayV3Metadata
-
     if doc.get("node_type") != "array":
         return doc
     try:
-        return json.loads(json.dumps(ArrayV3Metadata.from_dict(copy.deepcopy(doc)).to_dict(), default=str))
+        return json.loads(json.dumps(array_metadata_as_zarr_writes_it(copy.deepcopy(doc)), default=str))
     except Exception:  # whatever zarr refuses is compared verbatim
         return doc
 

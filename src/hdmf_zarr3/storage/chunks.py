@@ -77,7 +77,7 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     The inverse of :func:`encode_single_chunk`, for the same codecs; a missing chunk reads as the
     fill value, as in zarr.
     """
-    from zarr.core.dtype import parse_dtype
+    from zarr.dtype import parse_dtype
 
     view = ArrayView.from_document(doc)
     shape, codecs = view.shape, view.codecs

@@ -22,7 +22,7 @@ from typing import Any, Self
 import numcodecs
 import numpy as np
 from zarr.abc.store import Store
-from zarr.core.buffer import default_buffer_prototype
+from zarr.buffer import default_buffer_prototype
 
 from ..format.array_view import ArrayView
 from ..format.codec_rules import stored_bound

@@ -17,8 +17,7 @@ from typing import Any
 import numcodecs
 import numpy as np
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
@@ -26,6 +25,7 @@ from ..format.names import store_key
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct import _EMPTY, DirectArray, _scratch
 from .pools import WorkPools
+from .zarr_adapter import sync
 
 #: Fetch a whole shard when the selection needs at least this fraction of its chunks.
 WHOLE_SHARD_FRACTION = 0.5

@@ -25,8 +25,9 @@ import zlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
+from zarr.abc.buffer import Buffer, BufferPrototype
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, SuffixByteRequest
-from zarr.core.buffer import Buffer, BufferPrototype, default_buffer_prototype
+from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ZipStore
 
 from ..errors import CorruptStoreError, StoreError, UnsafeDataError, UnsupportedCodecError

@@ -35,10 +35,10 @@ import json
 from typing import Any
 
 from zarr.abc.store import Store
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 
 from ..errors import CorruptStoreError
+from .zarr_adapter import sync
 
 PREFIX = "__hdmf_zarr3_journal"
 ROOT = f"{PREFIX}/root"

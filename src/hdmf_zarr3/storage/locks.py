@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from zarr.abc.store import Store
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
 from ..errors import FileLockedError, StoreError
 from . import locations, zipped
+from .zarr_adapter import sync
 
 #: Key of the lock inside a Store the caller opened.
 IN_STORE_KEY = "hdmf_zarr3.lock"

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 import zarr
+from zarr import AsyncArray
 from zarr.abc.store import Store
-from zarr.core.array import AsyncArray
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
@@ -28,6 +27,7 @@ from ..format import limits
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
+from .zarr_adapter import store_supports_sync_io, sync
 
 ZARR_JSON = "zarr.json"
 #: Concurrent store operations in flight at once.
@@ -111,9 +111,7 @@ async def _list_documents(store: Store) -> list[str]:
 
 def local_io(store: Store) -> bool:
     """Whether the store reads synchronously from local storage (a round trip costs microseconds)."""
-    from zarr.abc.store import _store_supports_sync_io
-
-    return _store_supports_sync_io(store)
+    return store_supports_sync_io(store)
 
 
 def read_root(store: Store) -> dict[str, Any] | None:
@@ -128,9 +126,7 @@ def read_documents(store: Store) -> dict[str, dict[str, Any]]:
     Stores with synchronous I/O (local files) are read in this thread, which is several times faster
     than a thread hop per small file; others are fetched concurrently.
     """
-    from zarr.abc.store import _store_supports_sync_io
-
-    if not _store_supports_sync_io(store):
+    if not store_supports_sync_io(store):
         return sync(_read_documents(store))
     proto = default_buffer_prototype()
     docs = {}
@@ -203,8 +199,6 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
     Single-chunk arrays on stores with synchronous I/O are read and decoded in this thread; the rest
     are read concurrently through zarr.
     """
-    from zarr.abc.store import _store_supports_sync_io
-
     from . import v2
     from .chunks import decode_single_chunk
 
@@ -216,7 +210,7 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
         out[i] = value
     todo = [i for i in range(len(items)) if not v2.is_object_array(items[i][1])]
     rest = []
-    if _store_supports_sync_io(store):
+    if store_supports_sync_io(store):
         proto = default_buffer_prototype()
         for i in todo:
             path, doc = items[i]

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 
 from ..errors import StoreError
 from .options import to_obstore
+from .zarr_adapter import sync
 
 
 def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
@@ -53,7 +53,7 @@ def ready_store(path: Any, mode: str) -> Any:
 
 def read_root_bytes(store: Store, location: str) -> bytes | None:
     """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
-    from zarr.core.buffer import default_buffer_prototype
+    from zarr.buffer import default_buffer_prototype
 
     try:
         buf = sync(store.get("zarr.json", prototype=default_buffer_prototype()))

@@ -25,7 +25,6 @@ import tempfile
 import uuid
 
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
 from ..errors import StoreError
@@ -33,6 +32,7 @@ from ..format import completion
 from ..format.documents import group_document
 from .guarded import GuardedLocalStore
 from .locks import transactional
+from .zarr_adapter import sync
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2

@@ -24,7 +24,6 @@ from typing import Any
 
 from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
-from zarr.core.sync import sync
 from zarr.storage import LocalStore
 
 from ..errors import ModeError
@@ -35,6 +34,7 @@ from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locks import WriteLock, lock_place
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
+from .zarr_adapter import sync
 
 
 def exists(store: Store) -> bool:

@@ -21,14 +21,14 @@ from typing import Any
 import numcodecs
 import numpy as np
 from zarr.abc.store import Store
-from zarr.core.buffer import default_buffer_prototype
-from zarr.core.sync import sync
+from zarr.buffer import default_buffer_prototype
 
 from ..errors import CorruptStoreError, UnsafeDataError
 from ..format import safe_pickle
 from ..format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
 from ..format.names import normalize
 from .decoding import DECODE_ERRORS, decode_error
+from .zarr_adapter import sync
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"
 #: Compressors decoded through numcodecs (all of them decompress only; none can run code).

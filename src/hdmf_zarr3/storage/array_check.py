@@ -7,7 +7,9 @@ serializer for strings) would be written, and no Zarr reader could then open the
 parses the document the writer would store; anything it refuses is an :class:`UnsupportedDataError`
 naming the dataset. Codecs come back as zarr-python records them when it creates an array (every
 option filled in, tuned to the data type), so the stored document is complete for any reader.
-Nothing here touches a store.
+Nothing here touches a store; the module sits in ``storage`` rather than ``format`` because it runs zarr's
+own engine (its data type registry, and its metadata parser through :mod:`.zarr_adapter`), which the pure
+format rules do not.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ import warnings
 from typing import Any
 
 import numpy as np
+from zarr.dtype import data_type_registry
 
 from ..errors import UnsupportedDataError
-from .dtypes import StorageType
+from ..format.dtypes import StorageType
+from .zarr_adapter import array_metadata_as_zarr_writes_it
 
 
 def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
@@ -30,8 +34,6 @@ def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
     Stricter than zarr where zarr converts silently: a string array's fill is a string, a boolean's a
     bool, and a finite number must stay finite (``1e10`` overflows ``float16``).
     """
-    from zarr.core.dtype import get_data_type_from_json
-
     value = value.item() if isinstance(value, np.generic) else value
 
     def refuse(reason: str) -> UnsupportedDataError:
@@ -43,7 +45,7 @@ def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
         raise refuse("a string is needed")
     if storage.data_type == "bool" and not isinstance(value, bool):
         raise refuse("True or False is needed")
-    zdtype = get_data_type_from_json(storage.data_type, zarr_format=3)
+    zdtype = data_type_registry.match_json(storage.data_type, zarr_format=3)
     try:
         with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -64,13 +66,11 @@ def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:
 def zarr_codecs(doc: dict[str, Any], where: str | None) -> list[dict[str, Any]]:
     """The codecs of the array document ``doc`` as zarr records them, once zarr has parsed the whole
     document (an :class:`UnsupportedDataError` naming ``where`` if it refuses any of it)."""
-    from zarr.core.metadata.v3 import ArrayV3Metadata
-
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a document zarr would only read "repaired" is refused too
-            metadata = ArrayV3Metadata.from_dict(json.loads(json.dumps(doc)))
-        codecs = metadata.to_dict()["codecs"]
+            metadata = array_metadata_as_zarr_writes_it(json.loads(json.dumps(doc)))
+        codecs = metadata["codecs"]
     except Exception as exc:  # zarr raises TypeError, ValueError, KeyError, warnings... for bad settings
         message = str(exc).strip() or type(exc).__name__
         raise UnsupportedDataError(f"zarr cannot store this array with these settings: {message}", where) from None
