@@ -1,5 +1,12 @@
 """Session-wide set-up: the peer suites (PyNWB's battery, hdmf-zarr's unit tests) run beside the rest
-of the suite, in the background (see _peer_runs.py)."""
+of the suite, in the background (see _peer_runs.py).
+
+The tests live in one folder per layer of the package (``format/``, ``storage/``, ``backend/``, ``hdf5/``,
+``integrations/``, ``cli/``), plus ``suites/`` (the peer suites) and ``project/`` (packaging, docs,
+benchmarks, layering). Each folder is a package, so basenames may repeat across folders; ``tests/`` itself
+is not one: pytest puts it on ``sys.path``, and the helper modules here (``nwb_factories``, ``writing``,
+``s3_server``...) import by name from every folder.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys
     from _hdmf_zarr_peer import hdmf_zarr_jobs
     from _peer_runs import BackgroundRuns
 
-#: Test module -> the background runs it checks.
+#: Test module (in tests/suites/) -> the background runs it checks.
 PEER_MODULES = {"test_pynwb_battery.py": battery_jobs, "test_hdmf_zarr_suite.py": hdmf_zarr_jobs}
 
 

@@ -1,4 +1,4 @@
-"""Helpers of tests/test_hostile.py: tiny base files, ways to damage them, and a bounded, guarded reader.
+"""Helpers of tests/backend/test_hostile.py: tiny base files, ways to damage them, and a bounded, guarded reader.
 
 Every case file lives at ``<tmp>/here/f.zarr``; ``<tmp>`` is the sandbox: nothing may be written outside it
 while a file is read. :func:`read_everything` opens a file, reads its builders and touches every byte of

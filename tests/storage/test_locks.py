@@ -24,7 +24,7 @@ from s3_server import new_bucket, s3_server
 
 from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock, recover
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]  # tests/: the helper modules and scripts
 
 
 def _tree(n: int = 3) -> GroupBuilder:

@@ -29,7 +29,7 @@ from hostile_corpus import (
 
 from hdmf_zarr3 import CorruptStoreError, NotZarrError, UnsafeDataError, UnsupportedCodecError, ZarrIO
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "hdmf-zarr-0.13")
+FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "hdmf-zarr-0.13")
 
 
 @pytest.fixture(scope="module")

@@ -106,7 +106,7 @@ def test_stores_does_not_import_the_package_root():
 def test_the_version_module_matches_the_project_metadata():
     import tomllib
 
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     version = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
     assert importlib.import_module("hdmf_zarr3._version").__version__ == version
 

@@ -37,7 +37,7 @@ from hdmf_zarr3.errors import DialectError, FormatVersionError, ModeError, Unsaf
 
 pytestmark = pytest.mark.filterwarnings("ignore:EnumData is experimental:UserWarning")
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 MANIFEST = json.loads((FIXTURES / "manifest.json").read_text())
 FULL = [entry for entry in MANIFEST if entry["name"].startswith("full")]
 EXTERNAL = [entry for entry in MANIFEST if entry["name"] == "external"]

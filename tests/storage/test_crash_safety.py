@@ -27,7 +27,7 @@ from hdmf.backends.errors import UnsupportedOperation
 import hdmf_zarr3
 from hdmf_zarr3 import FileLockedError, IncompleteFileError, ModeError, ZarrIO, break_lock, recover
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]  # tests/: the helper modules and scripts
 ROUNDS = int(os.environ.get("HDMF_ZARR3_CRASH_ROUNDS", "8"))
 SEED = int(os.environ.get("HDMF_ZARR3_CRASH_SEED", "20261122"))
 WRITER_SEED = 7  # object ids of the files written (the same bytes on every run)

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):

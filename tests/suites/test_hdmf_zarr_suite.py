@@ -25,7 +25,7 @@ except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys
 
 pytestmark = pytest.mark.peer
 
-LIST = Path(__file__).with_name("peer") / "hdmf_zarr_exclusions.txt"
+LIST = Path(__file__).resolve().parents[1] / "peer" / "hdmf_zarr_exclusions.txt"
 _SECTION = re.compile(r"^# ---- (?P<category>[a-z-]+) \((?P<count>\d+) tests?\) ----$")
 
 

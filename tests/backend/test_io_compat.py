@@ -99,7 +99,7 @@ def test_write_without_consolidated_metadata(tmp_path):
 
 
 def test_parallel_keywords_are_accepted_and_checked(tmp_path):
-    """Files without GenericDataChunkIterators are written as always (tests/test_parallel_write.py has the rest)."""
+    """Files without GenericDataChunkIterators are written as always (test_parallel_write.py has the rest)."""
     path = tmp_path / "f.nwb.zarr"
     _write(path)
     with NWBZarrIO(path, mode="w") as io:

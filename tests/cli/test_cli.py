@@ -15,7 +15,7 @@ from pynwb import NWBHDF5IO
 from hdmf_zarr3 import NWBZarrIO
 from hdmf_zarr3.cli import main
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
+SUITES = Path(__file__).resolve().parent
 PEER_MODULES = ("test_pynwb_battery.py", "test_hdmf_zarr_suite.py")
 
 
@@ -21,10 +21,10 @@ def _collect(*args: str) -> str:
         "-q",
         "-p",
         "no:cacheprovider",
-        *(str(TESTS / m) for m in PEER_MODULES),
+        *(str(SUITES / m) for m in PEER_MODULES),
         *args,
     ]
-    return subprocess.run(command, capture_output=True, text=True, cwd=TESTS.parent, timeout=120).stdout
+    return subprocess.run(command, capture_output=True, text=True, cwd=SUITES.parents[1], timeout=120).stdout
 
 
 def test_not_peer_deselects_both_peer_suites():
