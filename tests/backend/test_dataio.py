@@ -8,23 +8,21 @@ import numpy as np
 import pytest
 import zarr
 from nwb_factories import small_nwbfile
-from pynwb import TimeSeries
+from writing import nwbfile_with, write_nwb
 from zarr.codecs import BloscCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
 
 
-def _write(tmp_path, data, name="x"):
-    nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name=name, data=data, unit="V", rate=1.0))
-    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
-        io.write(nwb)
-    return zarr.open_array(tmp_path / "f.nwb.zarr" / "acquisition" / name / "data", mode="r")
+def _written_array(tmp_path, data, name="x"):
+    """The stored array of ``data``, written as TimeSeries ``name`` of the small file."""
+    path = write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(data, name))
+    return zarr.open_array(path / "acquisition" / name / "data", mode="r")
 
 
 def test_chunks_shards_and_compressors_are_honoured(tmp_path):
     values = np.arange(1000 * 8, dtype="int16").reshape(1000, 8)
-    arr = _write(
+    arr = _written_array(
         tmp_path,
         ZarrDataIO(
             values,
@@ -50,7 +48,7 @@ def test_chunks_shards_and_compressors_are_honoured(tmp_path):
 
 
 def test_blosc_typesize_follows_the_dtype(tmp_path):
-    arr = _write(tmp_path, ZarrDataIO(np.arange(100, dtype="float64"), compressors=[BloscCodec(cname="lz4")]))
+    arr = _written_array(tmp_path, ZarrDataIO(np.arange(100, dtype="float64"), compressors=[BloscCodec(cname="lz4")]))
     blosc = arr.metadata.to_dict()["codecs"][1]
     assert blosc["name"] == "blosc" and blosc["configuration"]["typesize"] == 8
 
@@ -92,7 +90,8 @@ def test_chunks_that_do_not_fit_the_data_name_the_dataset(tmp_path):
     with pytest.raises(UnsupportedDataError, match="chunks .* do not fit a 1-d dataset"):
         ZarrDataIO(np.arange(10.0), chunks=(2, 2))  # an array: refused at once
     with pytest.raises(UnsupportedDataError, match="/acquisition/x/data: chunks"):
-        _write(tmp_path, ZarrDataIO([0.0] * 10, chunks=(2, 2)))  # a list: its type is the spec's, known on write
+        # a list: its type is the spec's, known on write
+        _written_array(tmp_path, ZarrDataIO([0.0] * 10, chunks=(2, 2)))
     assert not (tmp_path / "f.nwb.zarr").exists()
 
 
@@ -217,7 +216,7 @@ def test_settings_checked_on_write_are_refused_before_anything_is_written(tmp_pa
 def test_settings_are_stored_complete_and_a_nan_fill_as_json(tmp_path):
     """A partial blosc configuration (the direct encoder needed every option) and a NaN fill value
     (bare NaN is not JSON) are stored as zarr-python records them."""
-    arr = _write(
+    arr = _written_array(
         tmp_path,
         ZarrDataIO(
             np.arange(10.0), compressors={"name": "blosc", "configuration": {"cname": "zstd"}}, fill_value=float("nan")

@@ -11,20 +11,13 @@ import numpy as np
 import pytest
 import zarr
 from nwb_factories import small_nwbfile
-from pynwb import TimeSeries
+from writing import nwbfile_with, write_nwb
 from zarr.codecs import GzipCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
 from hdmf_zarr3.backend.layout_choice import from_zarr_settings
 from hdmf_zarr3.errors import LayoutWarning
 from hdmf_zarr3.format import dtypes as D
-
-
-def _write(path, data, name="x"):
-    nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name=name, data=data, unit="V", rate=1.0))
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(nwb)
 
 
 def _codecs(path, name="x"):
@@ -54,7 +47,7 @@ VALUES = np.arange(200, dtype="int32")
 )
 def test_compressors_forms(tmp_path, compressors, names):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO(VALUES, compressors=compressors, shards=None))
+    write_nwb(f, nwbfile_with(ZarrDataIO(VALUES, compressors=compressors, shards=None)))
     codecs, _ = _codecs(f)
     assert [c["name"] for c in codecs] == names
     assert np.array_equal(_read(f), VALUES)
@@ -77,7 +70,7 @@ def test_compressors_forms(tmp_path, compressors, names):
 )
 def test_numcodecs_compressors_map_to_v3_codecs(tmp_path, codec, stored):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO(VALUES, compressors=codec, shards=None))
+    write_nwb(f, nwbfile_with(ZarrDataIO(VALUES, compressors=codec, shards=None)))
     codecs, _ = _codecs(f)
     assert codecs[1] == stored
     assert np.array_equal(_read(f), VALUES)
@@ -85,7 +78,9 @@ def test_numcodecs_compressors_map_to_v3_codecs(tmp_path, codec, stored):
 
 def test_numcodecs_filter_is_written_as_zarrs_wrapper(tmp_path):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO(VALUES, filters=[numcodecs.Delta(dtype="<i4")], compressors=False, shards=None))
+    write_nwb(
+        f, nwbfile_with(ZarrDataIO(VALUES, filters=[numcodecs.Delta(dtype="<i4")], compressors=False, shards=None))
+    )
     codecs, _ = _codecs(f)
     assert codecs[0]["name"] == "numcodecs.delta" and codecs[0]["configuration"]["dtype"] == "<i4"
     assert np.array_equal(_read(f), VALUES)
@@ -111,7 +106,7 @@ def test_io_settings_spell_no_compressor_as_none_and_the_writer_writes_none(tmp_
     dataio = ZarrDataIO(VALUES, compressors=off, shards=None)
     assert dataio.io_settings == {"compressors": None, "shards": None}
     f = tmp_path / "f.nwb.zarr"
-    _write(f, dataio)
+    write_nwb(f, nwbfile_with(dataio))
     assert [c["name"] for c in _codecs(f)[0]] == ["bytes"]
 
 
@@ -173,7 +168,7 @@ def test_a_shards_string_other_than_auto_is_a_value_error():
 
 def test_fillvalue_is_an_alias_of_fill_value(tmp_path):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO(VALUES, fillvalue=-7))
+    write_nwb(f, nwbfile_with(ZarrDataIO(VALUES, fillvalue=-7)))
     assert _codecs(f)[1]["fill_value"] == -7
     assert ZarrDataIO(VALUES, fillvalue=3, fill_value=3).fill_value == 3
     assert ZarrDataIO(np.zeros(3), fillvalue=np.nan, fill_value=float("nan")).io_settings["fill_value"] != 0
@@ -194,7 +189,7 @@ def test_unknown_keyword_is_a_type_error():
 def test_shards_without_chunks_get_inner_chunks_that_tile_them(tmp_path):
     f = tmp_path / "f.nwb.zarr"
     values = np.arange(3000 * 4, dtype="float32").reshape(3000, 4)
-    _write(f, ZarrDataIO(values, shards=(1500, 4)))
+    write_nwb(f, nwbfile_with(ZarrDataIO(values, shards=(1500, 4))))
     codecs, doc = _codecs(f)
     assert doc["chunk_grid"]["configuration"]["chunk_shape"] == [1500, 4]
     inner = codecs[0]["configuration"]["chunk_shape"]
@@ -211,7 +206,7 @@ def test_shards_policy_by_default_auto_as_zarr_and_others_refused(tmp_path):
     small = np.arange(64, dtype="int32")
     for shards, expected in (("policy", None), ("auto", (4,)), (None, None), ((8,), (8,))):
         f = tmp_path / f"{shards}.nwb.zarr"
-        _write(f, ZarrDataIO(small, chunks=(2,), shards=shards))
+        write_nwb(f, nwbfile_with(ZarrDataIO(small, chunks=(2,), shards=shards)))
         assert zarr.open_array(f / "acquisition" / "x" / "data", mode="r").shards == expected
     assert ZarrDataIO(small).shards == "policy" and "shards" not in ZarrDataIO(small).get_io_params()  # the default
     with pytest.raises(ValueError, match="'shards' must be a shape or 'auto'"):
@@ -253,7 +248,7 @@ def test_hdf5_to_zarr_filters(h5):
 
 def test_from_h5py_dataset_keeps_chunks_fill_value_and_compression(tmp_path, h5):
     f = tmp_path / "f.nwb.zarr"
-    _write(f, ZarrDataIO.from_h5py_dataset(h5["gz"], shards=None))
+    write_nwb(f, nwbfile_with(ZarrDataIO.from_h5py_dataset(h5["gz"], shards=None)))
     codecs, doc = _codecs(f)
     assert doc["chunk_grid"]["configuration"]["chunk_shape"] == [100]
     assert doc["fill_value"] == -1.0
@@ -266,10 +261,12 @@ def test_from_h5py_dataset_keeps_chunks_fill_value_and_compression(tmp_path, h5)
 
 def test_from_h5py_dataset_keywords_override_the_hdf5_settings(tmp_path, h5):
     f = tmp_path / "f.nwb.zarr"
-    _write(
+    write_nwb(
         f,
-        ZarrDataIO.from_h5py_dataset(
-            h5["gz"], chunks=(250,), fillvalue=0.0, compressors=ZstdCodec(level=1), shards=None
+        nwbfile_with(
+            ZarrDataIO.from_h5py_dataset(
+                h5["gz"], chunks=(250,), fillvalue=0.0, compressors=ZstdCodec(level=1), shards=None
+            )
         ),
     )
     codecs, doc = _codecs(f)
@@ -295,9 +292,9 @@ def test_from_h5py_dataset_refuses_other_data():
 # --- link_data with a zarr.Array -------------------------------------------------------------------------
 def test_link_data_links_to_an_array_in_another_file(tmp_path):
     base, other = tmp_path / "base.nwb.zarr", tmp_path / "other.nwb.zarr"
-    _write(base, VALUES)
+    write_nwb(base, nwbfile_with(VALUES))
     source = zarr.open_group(base, mode="r")["acquisition/x/data"]
-    _write(other, ZarrDataIO(source, link_data=True), name="y")
+    write_nwb(other, nwbfile_with(ZarrDataIO(source, link_data=True), "y"))
     assert not (other / "acquisition" / "y" / "data").exists()  # linked, not copied
     attrs = json.loads((other / "acquisition" / "y" / "zarr.json").read_text())["attributes"]
     root_oid = json.loads((base / "zarr.json").read_text())["attributes"]["object_id"]
@@ -315,10 +312,12 @@ def test_link_data_links_to_an_array_in_another_file(tmp_path):
 
 def test_link_data_links_to_an_array_in_a_zip(tmp_path):
     base, other = tmp_path / "base.nwb.zarr", tmp_path / "other.nwb.zarr"
-    _write(base, VALUES)
+    write_nwb(base, nwbfile_with(VALUES))
     shutil.make_archive(str(tmp_path / "base.nwb"), "zip", base)
     store = zarr.storage.ZipStore(tmp_path / "base.nwb.zip", mode="r")
-    _write(other, ZarrDataIO(zarr.open_group(store, mode="r")["acquisition/x/data"], link_data=True), name="y")
+    write_nwb(
+        other, nwbfile_with(ZarrDataIO(zarr.open_group(store, mode="r")["acquisition/x/data"], link_data=True), "y")
+    )
     store.close()
     link = json.loads((other / "acquisition" / "y" / "zarr.json").read_text())["attributes"]["zarr_link"][0]
     assert (link["source"], link["path"]) == ("base.nwb.zip", "/acquisition/x/data")
@@ -327,9 +326,9 @@ def test_link_data_links_to_an_array_in_a_zip(tmp_path):
 
 def test_link_data_false_copies_the_array(tmp_path):
     base, other = tmp_path / "base.nwb.zarr", tmp_path / "other.nwb.zarr"
-    _write(base, VALUES)
+    write_nwb(base, nwbfile_with(VALUES))
     source = zarr.open_group(base, mode="r")["acquisition/x/data"]
-    _write(other, ZarrDataIO(source), name="y")
+    write_nwb(other, nwbfile_with(ZarrDataIO(source), "y"))
     assert (other / "acquisition" / "y" / "data" / "zarr.json").exists()
     assert np.array_equal(_read(other, "y"), VALUES)
 

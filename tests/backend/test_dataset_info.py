@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import zarr
-from file_bytes import write_small
+from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
 
@@ -33,7 +33,7 @@ def test_a_read_dataset_shows_its_codecs_and_summary_as_zarr_does(tmp_path):
 
 
 def test_the_defaults_are_shown_too(tmp_path):
-    path = write_small(tmp_path / "f.nwb.zarr")
+    path = write_nwb(tmp_path / "f.nwb.zarr")
     with NWBZarrIO(path, mode="r") as io:
         data = io.read().units["quality"].data
         assert data.compressors == zarr.open_array(path / "units" / "quality", mode="r").compressors
@@ -42,7 +42,7 @@ def test_the_defaults_are_shown_too(tmp_path):
 def test_the_same_array_read_twice_or_through_a_link_is_equal(tmp_path):
     from pynwb import TimeSeries
 
-    raw = write_small(tmp_path / "raw.nwb.zarr")
+    raw = write_nwb(tmp_path / "raw.nwb.zarr")
     derived = tmp_path / "derived.nwb.zarr"
     with NWBZarrIO(raw, mode="r") as source:
         original = source.read()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import shutil
 import socket
 
 import numcodecs
@@ -25,11 +24,11 @@ from hostile_corpus import (
     BYTES,
     EXTERNAL,
     TARGET,
-    base_builder,
     deconsolidate,
     edit,
     edit_consolidated,
     exploit_pickle,
+    fresh_case,
     load,
     put_raw,
     raw_attribute,
@@ -37,9 +36,7 @@ from hostile_corpus import (
     record,
     refuse,
     set_elements,
-    write_builder,
     write_external_target,
-    write_nwb,
 )
 
 from hdmf_zarr3 import CorruptStoreError, UnsafeCodecError, UnsafeLinkError, UnsupportedCodecError
@@ -67,25 +64,15 @@ def no_unpickling_no_network(monkeypatch):
         monkeypatch.setattr(module, name, refuse(f"{getattr(module, '__name__', module)}.{name}"))
 
 
-@pytest.fixture(scope="module")
-def bases(tmp_path_factory):
-    top = tmp_path_factory.mktemp("bases")
-    write_builder(top / "base.zarr", base_builder())
-    write_nwb(top / "base.nwb.zarr")
-    return top
-
-
 @pytest.fixture
-def f(tmp_path, bases):
+def f(tmp_path, hostile_bases):
     """A fresh copy of the builder base file, at ``<tmp>/here/f.zarr``."""
-    shutil.copytree(bases / "base.zarr", tmp_path / "here" / "f.zarr")
-    return tmp_path / "here" / "f.zarr"
+    return fresh_case(hostile_bases / "base.zarr", tmp_path)
 
 
 @pytest.fixture
-def nwb(tmp_path, bases):
-    shutil.copytree(bases / "base.nwb.zarr", tmp_path / "here" / "f.zarr")
-    return tmp_path / "here" / "f.zarr"
+def nwb(tmp_path, hostile_bases):
+    return fresh_case(hostile_bases / "base.nwb.zarr", tmp_path)
 
 
 def _set(*keys, value):

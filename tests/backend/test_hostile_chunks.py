@@ -19,11 +19,9 @@ import numpy as np
 import pytest
 from hostile_corpus import (
     deconsolidate,
-    layouts_builder,
+    fresh_case,
     read_everything,
     read_values,
-    write_builder,
-    write_layouts_nwb,
     zip_directory,
 )
 
@@ -32,24 +30,14 @@ from hdmf_zarr3 import CorruptStoreError, NotZarrError, UnsafeDataError, Unsuppo
 FIXTURES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures", "hdmf-zarr-0.13")
 
 
-@pytest.fixture(scope="module")
-def bases(tmp_path_factory):
-    top = tmp_path_factory.mktemp("bases")
-    write_builder(top / "layouts.zarr", layouts_builder())
-    write_layouts_nwb(top / "layouts.nwb.zarr")
-    return top
+@pytest.fixture
+def f(tmp_path, hostile_bases):
+    return fresh_case(hostile_bases / "layouts.zarr", tmp_path)
 
 
 @pytest.fixture
-def f(tmp_path, bases):
-    shutil.copytree(bases / "layouts.zarr", tmp_path / "here" / "f.zarr")
-    return tmp_path / "here" / "f.zarr"
-
-
-@pytest.fixture
-def nwb(tmp_path, bases):
-    shutil.copytree(bases / "layouts.nwb.zarr", tmp_path / "here" / "f.zarr")
-    return tmp_path / "here" / "f.zarr"
+def nwb(tmp_path, hostile_bases):
+    return fresh_case(hostile_bases / "layouts.nwb.zarr", tmp_path)
 
 
 FIRST_CHUNK = {

@@ -11,13 +11,9 @@ import pytest
 from hdmf.backends.errors import UnsupportedOperation
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from writing import write_nwb
 
 from hdmf_zarr3 import ClosedFileError, NotZarrError, NWBZarrIO, read_nwb
-
-
-def _write(path, **kwargs):
-    with NWBZarrIO(path, mode="w", **kwargs) as io:
-        io.write(small_nwbfile())
 
 
 def _root(path):
@@ -32,7 +28,7 @@ def test_force_overwrite_replaces_an_hdf5_file_that_mode_w_refuses(tmp_path):
         io.write(small_nwbfile())
     with pytest.raises(NotZarrError, match="HDF5"):
         NWBZarrIO(path, mode="w")
-    _write(path, force_overwrite=True)
+    write_nwb(path, force_overwrite=True)
     with NWBZarrIO(path, mode="r") as io:
         assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
 
@@ -43,7 +39,7 @@ def test_force_overwrite_replaces_a_directory_of_other_files(tmp_path):
     (path / "notes.txt").write_text("not zarr")
     with pytest.raises(NotZarrError, match="other files"):
         NWBZarrIO(path, mode="w")
-    _write(path, force_overwrite=True)
+    write_nwb(path, force_overwrite=True)
     assert not (path / "notes.txt").exists()
     assert read_nwb(path).identifier == "TEST123"
 
@@ -60,7 +56,7 @@ def test_force_overwrite_means_nothing_outside_mode_w(tmp_path):
 # --- mode r- --------------------------------------------------------------------------------------
 def test_mode_r_minus_reads_the_store_not_the_consolidated_metadata(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     node = path / "acquisition" / "ts" / "zarr.json"
     doc = json.loads(node.read_text())
     doc["attributes"]["comments"] = "changed on disk only"  # the consolidated copy in the root still says the old
@@ -89,7 +85,7 @@ def test_export_with_and_without_consolidated_metadata(tmp_path):
 
 def test_write_without_consolidated_metadata(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     assert "consolidated_metadata" in _root(path)
     with NWBZarrIO(path, mode="w") as io:
         io.write(small_nwbfile(), consolidate_metadata=False)
@@ -101,7 +97,7 @@ def test_write_without_consolidated_metadata(tmp_path):
 def test_parallel_keywords_are_accepted_and_checked(tmp_path):
     """Files without GenericDataChunkIterators are written as always (test_parallel_write.py has the rest)."""
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     with NWBZarrIO(path, mode="w") as io:
         io.write(small_nwbfile(), number_of_jobs=4, max_threads_per_process=2, multiprocessing_context="spawn")
     with NWBZarrIO(path, mode="w") as io, pytest.raises(ValueError, match="number_of_jobs must be a positive int"):
@@ -151,7 +147,7 @@ def test_path_abspath_and_is_remote(tmp_path, monkeypatch):
 # --- closed files ---------------------------------------------------------------------------------
 def test_a_dataset_of_a_closed_file_is_a_clear_error(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     with NWBZarrIO(path, mode="r") as io:
         data = io.read().acquisition["ts"].data
     with pytest.raises(ClosedFileError, match="was closed") as caught:
@@ -165,7 +161,7 @@ def test_a_dataset_of_a_closed_file_can_be_linked_to(tmp_path, route):
     (or exporting) a container that uses it links to it, without reading it."""
     from pynwb import TimeSeries
 
-    _write(tmp_path / "a.nwb.zarr")
+    write_nwb(tmp_path / "a.nwb.zarr")
     with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as io_a:
         data = io_a.read().acquisition["ts"].data
     nwb = small_nwbfile()
@@ -197,7 +193,7 @@ def test_a_dataset_of_a_closed_file_is_not_copied(tmp_path):
     them; the writer may not read them)."""
     from pynwb import TimeSeries
 
-    _write(tmp_path / "a.nwb.zarr")
+    write_nwb(tmp_path / "a.nwb.zarr")
     with NWBZarrIO(tmp_path / "a.nwb.zarr", mode="r") as io_a:
         data = io_a.read().acquisition["ts"].data
     nwb = small_nwbfile()
@@ -208,20 +204,11 @@ def test_a_dataset_of_a_closed_file_is_not_copied(tmp_path):
 
 
 # --- S3: read_nwb is anonymous by default ---------------------------------------------------------
-@pytest.fixture(scope="module")
-def s3():
-    pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
-    from s3_server import s3_server
-
-    with s3_server() as server:
-        yield server
-
-
 def test_a_file_on_s3_is_remote(s3):
     from s3_server import new_bucket
 
     url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
-    _write(url, storage_options=s3["options"])
+    write_nwb(url, storage_options=s3["options"])
     with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
         assert io.is_remote() and io.abspath == url and io.path == url
 
@@ -232,7 +219,7 @@ def test_read_nwb_on_s3_is_anonymous(s3, monkeypatch):
 
     bucket = new_bucket(s3)
     url = f"s3://{bucket}/f.nwb.zarr"
-    _write(url, storage_options=s3["options"])
+    write_nwb(url, storage_options=s3["options"])
     s3["client"]().put_bucket_policy(
         Bucket=bucket,
         Policy=json.dumps(

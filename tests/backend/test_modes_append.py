@@ -8,13 +8,9 @@ from hdmf.backends.errors import UnsupportedOperation
 from hdmf.testing import TestCase
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
+from writing import write_nwb
 
 from hdmf_zarr3 import ModeError, NWBZarrIO
-
-
-def write_small(path):
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
 
 
 @pytest.mark.parametrize("mode", ["r", "r+"])
@@ -25,7 +21,7 @@ def test_missing_file_in_read_modes(tmp_path, mode):
 
 @pytest.mark.parametrize("mode", ["w-", "x"])
 def test_exclusive_create_refuses_existing(tmp_path, mode):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     with pytest.raises(UnsupportedOperation, match="already exists"):
         NWBZarrIO(tmp_path / "f.zarr", mode=mode)
     with NWBZarrIO(tmp_path / "new.zarr", mode=mode) as io:
@@ -35,7 +31,7 @@ def test_exclusive_create_refuses_existing(tmp_path, mode):
 
 
 def test_w_replaces_existing_content(tmp_path):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     nwb = small_nwbfile()
     nwb.add_acquisition(TimeSeries(name="other", data=[1.0, 2.0], unit="s", rate=1.0))
     del nwb.acquisition["ts"]  # a different file entirely
@@ -47,7 +43,7 @@ def test_w_replaces_existing_content(tmp_path):
 
 
 def test_read_and_write_are_refused_in_the_wrong_mode(tmp_path):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
         with pytest.raises(UnsupportedOperation, match="mode 'r'"):
             io.write(small_nwbfile())
@@ -68,7 +64,7 @@ def test_a_creates_a_missing_file(tmp_path):
 
 @pytest.mark.parametrize("mode", ["a", "r+"])
 def test_append_new_containers(tmp_path, mode):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     with NWBZarrIO(tmp_path / "f.zarr", mode=mode) as io:
         nwb = io.read()
         nwb.add_acquisition(TimeSeries(name="added", data=np.arange(5, dtype="int16"), unit="V", rate=2.0))
@@ -82,7 +78,7 @@ def test_append_new_containers(tmp_path, mode):
 
 
 def test_append_rows_to_existing_tables(tmp_path):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
         nwb = io.read()
         nwb.add_trial(start_time=2.0, stop_time=3.0)
@@ -99,7 +95,7 @@ def test_append_rows_to_existing_tables(tmp_path):
 
 
 def test_an_error_inside_with_undoes_rows_appended_without_write(tmp_path):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "f.zarr").rglob("*") if p.is_file()}
     with pytest.raises(RuntimeError, match="before write"), NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
         nwb = io.read()
@@ -112,7 +108,7 @@ def test_an_error_inside_with_undoes_rows_appended_without_write(tmp_path):
 
 
 def test_append_to_a_dataset_directly(tmp_path):
-    write_small(tmp_path / "f.zarr")
+    write_nwb(tmp_path / "f.zarr")
     with NWBZarrIO(tmp_path / "f.zarr", mode="r+") as io:
         data = io.read().acquisition["ts"].data
         data.append(1000.0)
@@ -136,7 +132,7 @@ def test_creating_a_file_not_named_zarr_warns(tmp_path):
 
 
 def test_read_nwb_static_method(tmp_path):
-    write_small(tmp_path / "f.nwb.zarr")
+    write_nwb(tmp_path / "f.nwb.zarr")
     nwb = NWBZarrIO.read_nwb(path=tmp_path / "f.nwb.zarr")
     assert nwb.identifier == "TEST123"
     nwb.get_read_io().close()

@@ -14,25 +14,20 @@ import pytest
 import zarr
 from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import DataChunkIterator
+from writing import write_builder
 from zarr.codecs import BloscCodec, TransposeCodec
 
 from hdmf_zarr3 import ZarrDataIO, ZarrIO
 
 
-def _write(path, datasets=None, attributes=None):
-    root = GroupBuilder("root", datasets=datasets or {}, attributes=attributes or {})
-    with ZarrIO(path, mode="w") as io:
-        io.write_builder(root)
-
-
 def _attribute(path, value):
-    _write(path, attributes={"attr": value})
+    write_builder(path, GroupBuilder("root", attributes={"attr": value}))
     with ZarrIO(path, mode="r") as io:
         return io.read_builder().attributes["attr"]
 
 
 def _dataset(path, data, **builder_kwargs):
-    _write(path, datasets={"d": DatasetBuilder("d", data, **builder_kwargs)})
+    write_builder(path, GroupBuilder("root", datasets={"d": DatasetBuilder("d", data, **builder_kwargs)}))
     with ZarrIO(path, mode="r") as io:
         data = io.read_builder()["d"].data
         return data if isinstance(data, str) else data[()]  # scalar text reads back as str, as from HDF5
@@ -69,7 +64,7 @@ def test_nan_and_infinities_read_back_as_floats_and_their_spellings_as_strings(t
         "text_inf": "Infinity",
         "list_nan": [1.0, float("nan")],
     }
-    _write(tmp_path / "f.zarr", attributes=values)
+    write_builder(tmp_path / "f.zarr", GroupBuilder("root", attributes=values))
     with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
         attrs = io.read_builder().attributes
     assert np.isnan(attrs["nan"]) and np.isnan(attrs["np_nan"])
@@ -82,7 +77,7 @@ def test_nan_and_infinities_read_back_as_floats_and_their_spellings_as_strings(t
 @pytest.mark.parametrize("value", [np.int32, [np.int32, np.float64]])
 def test_attribute_of_python_types_is_refused_with_a_type_error(tmp_path, value):
     with pytest.raises(TypeError):
-        _write(tmp_path / "f.zarr", attributes={"attr": value})
+        write_builder(tmp_path / "f.zarr", GroupBuilder("root", attributes={"attr": value}))
 
 
 # --- datasets (hdmf-zarr: test_write_dataset_*) ------------------------------------------------

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from file_bytes import files, write_small
+from file_bytes import files
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from writing import write_nwb
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import NotZarrError, NWBZarrIO, SelfOverwriteError, convert
@@ -20,7 +21,7 @@ from hdmf_zarr3 import NotZarrError, NWBZarrIO, SelfOverwriteError, convert
 
 @pytest.fixture
 def source(tmp_path):
-    return write_small(tmp_path / "s.nwb.zarr")
+    return write_nwb(tmp_path / "s.nwb.zarr")
 
 
 def _intact(path: Path, before: dict[str, bytes]) -> None:
@@ -119,8 +120,8 @@ def test_mode_w_waits_until_the_readers_of_this_process_are_closed(source, tmp_p
 
 
 def test_mode_w_on_a_file_around_an_open_one_is_refused(tmp_path):
-    outer = write_small(tmp_path / "outer.nwb.zarr")
-    inner = write_small(outer / "inner.nwb.zarr")
+    outer = write_nwb(tmp_path / "outer.nwb.zarr")
+    inner = write_nwb(outer / "inner.nwb.zarr")
     before = files(outer)
     with NWBZarrIO(inner, mode="r") as reader:
         reader.read()

@@ -9,6 +9,7 @@ from counting_store import CountingStore
 from hdmf.data_utils import DataChunkIterator, GenericDataChunkIterator
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
+from writing import nwbfile_with, write_nwb
 from zarr.codecs import ZstdCodec
 from zarr.storage import LocalStore
 
@@ -48,12 +49,9 @@ def regions(monkeypatch):
     return seen
 
 
-def _write(tmp_path, data):
-    store = CountingStore(LocalStore(tmp_path / "f.nwb.zarr"))
-    nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name="x", data=data, unit="V", rate=1.0))
-    with NWBZarrIO(store, mode="w") as io:
-        io.write(nwb)
+def _written(tmp_path, data):
+    """The counting store ``data`` was written through (as TimeSeries ``x``), and its stored array."""
+    store = write_nwb(CountingStore(LocalStore(tmp_path / "f.nwb.zarr")), nwbfile_with(data))
     return store, zarr.open_array(tmp_path / "f.nwb.zarr" / "acquisition" / "x" / "data", mode="r")
 
 
@@ -66,7 +64,7 @@ def _assert_exact_cover(regions, shape):
 
 def test_buffers_straddling_shards_write_every_element_once(tmp_path, regions):
     data = ZarrDataIO(Buffers(), chunks=(100, 32), shards=(400, 96))
-    store, arr = _write(tmp_path, data)
+    store, arr = _written(tmp_path, data)
     np.testing.assert_array_equal(arr[...], VALUES)
     assert arr.shards == (400, 96) and arr.chunks == (100, 32)
     _assert_exact_cover(regions, VALUES.shape)
@@ -78,7 +76,7 @@ def test_buffers_straddling_shards_write_every_element_once(tmp_path, regions):
 def test_unknown_length_streams_write_each_chunk_once(tmp_path, regions):
     rows = (VALUES[i] for i in range(len(VALUES)))
     data = ZarrDataIO(DataChunkIterator(rows, buffer_size=70), chunks=(64, 96))
-    store, arr = _write(tmp_path, data)
+    store, arr = _written(tmp_path, data)
     np.testing.assert_array_equal(arr[...], VALUES)
     _assert_exact_cover(regions, VALUES.shape)
     chunk_keys = [k for k in store.sets if k.startswith("acquisition/x/data/c/")]
@@ -87,7 +85,7 @@ def test_unknown_length_streams_write_each_chunk_once(tmp_path, regions):
 
 def test_stream_layout_follows_zarr_dataio_codecs(tmp_path):
     data = ZarrDataIO(Buffers(), compressors=[ZstdCodec(level=7)], fill_value=-1)
-    _, arr = _write(tmp_path, data)
+    _, arr = _written(tmp_path, data)
     assert [c.to_dict()["name"] for c in arr.compressors] == ["zstd"] and arr.fill_value == -1
     assert arr.metadata.dimension_names == ("num_times", "num_DIM2")
     np.testing.assert_array_equal(arr[...], VALUES)

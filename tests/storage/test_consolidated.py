@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import zarr
 from counting_store import CountingStore
-from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
+from writing import write_nwb
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import FormatError, IncompleteFileError, NWBZarrIO, ZarrIO
@@ -20,14 +20,9 @@ def _root(path):
     return json.loads((path / "zarr.json").read_text())
 
 
-def _write(path):
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-
-
 def test_written_file_is_consolidated_and_zarr_python_agrees(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     block = _root(path)["consolidated_metadata"]
     assert block["kind"] == "inline" and "acquisition/ts/data" in block["metadata"]
     assert "specifications" in block["metadata"]  # written after the spec cache
@@ -41,7 +36,7 @@ def test_written_file_is_consolidated_and_zarr_python_agrees(tmp_path):
 
 def test_opening_reads_metadata_in_one_request(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     store = CountingStore(LocalStore(path, read_only=True))
     with NWBZarrIO(store, mode="r") as io:
         nwb = io.read()
@@ -52,7 +47,7 @@ def test_opening_reads_metadata_in_one_request(tmp_path):
 
 def test_append_refreshes_it_and_a_second_handle_sees_the_change(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     with NWBZarrIO(path, mode="a") as io:
         nwb = io.read()
         nwb.add_acquisition(TimeSeries(name="later", data=[1.0, 2.0], unit="s", rate=1.0))
@@ -67,7 +62,7 @@ def test_append_refreshes_it_and_a_second_handle_sees_the_change(tmp_path):
 
 def test_a_change_outside_write_drops_it_until_close(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     io = ZarrIO(path, mode="a")
     try:
         data = io.read_builder()["acquisition/ts/data"].data
@@ -84,7 +79,7 @@ def test_a_change_outside_write_drops_it_until_close(tmp_path):
 
 def test_a_file_without_it_is_read_by_listing(tmp_path):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     root = _root(path)
     del root["consolidated_metadata"]
     (path / "zarr.json").write_text(json.dumps(root))
@@ -95,7 +90,7 @@ def test_a_file_without_it_is_read_by_listing(tmp_path):
 @pytest.mark.parametrize("key", ["../outside", "a//b", "", "acquisition/./ts"])
 def test_member_paths_that_escape_or_are_malformed_are_refused(tmp_path, key):
     path = tmp_path / "f.nwb.zarr"
-    _write(path)
+    write_nwb(path)
     root = _root(path)
     root["consolidated_metadata"]["metadata"][key] = {"zarr_format": 3, "node_type": "group", "attributes": {}}
     (path / "zarr.json").write_text(json.dumps(root))

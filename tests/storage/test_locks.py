@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import zarr
 from hdmf.build import DatasetBuilder, GroupBuilder
-from s3_server import new_bucket, s3_server
+from s3_server import new_bucket
+from writing import write_builder
 
 from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock, recover
 
@@ -31,16 +32,11 @@ def _tree(n: int = 3) -> GroupBuilder:
     return GroupBuilder("root", datasets={"d": DatasetBuilder("d", list(range(n)))})
 
 
-def _write(path, **kwargs) -> None:
-    with ZarrIO(path, mode="w", **kwargs) as io:
-        io.write_builder(_tree())
-
-
 @pytest.mark.parametrize("name", ["f.zarr", "f.zarr.zip"])
 @pytest.mark.parametrize("second", ["a", "r+", "w"])
 def test_a_second_writer_is_refused_while_the_first_is_open(tmp_path, name, second):
     path = tmp_path / name
-    _write(path)
+    write_builder(path, _tree())
     first = ZarrIO(path, mode="a")
     try:
         with pytest.raises(FileLockedError, match=f"open for writing by process {os.getpid()}") as caught:
@@ -79,7 +75,7 @@ def _hold(path: Path, ready: str = "ready") -> subprocess.Popen:
 
 def test_a_writer_in_another_process_holds_the_lock_until_it_closes(tmp_path):
     path = tmp_path / "f.zarr"
-    _write(path)
+    write_builder(path, _tree())
     child = _hold(path)
     try:
         with pytest.raises(FileLockedError, match=f"process {child.pid} ") as caught:
@@ -93,7 +89,7 @@ def test_a_writer_in_another_process_holds_the_lock_until_it_closes(tmp_path):
 
 def test_a_crashed_writer_leaves_a_stale_lock_that_can_be_broken(tmp_path):
     path = tmp_path / "f.zarr"
-    _write(path)
+    write_builder(path, _tree())
     child = _hold(path)
     child.send_signal(signal.SIGKILL)
     child.communicate(timeout=60)
@@ -109,7 +105,7 @@ def test_a_crashed_writer_leaves_a_stale_lock_that_can_be_broken(tmp_path):
 
 def test_a_store_passed_in_is_locked_inside_it():
     store = zarr.storage.MemoryStore()
-    _write(store)
+    write_builder(store, _tree())
     first = ZarrIO(store, mode="a")
     try:
         with pytest.raises(FileLockedError):
@@ -121,36 +117,35 @@ def test_a_store_passed_in_is_locked_inside_it():
     assert break_lock(store) is None
 
 
-def test_object_stores_lock_with_a_conditional_write(tmp_path):
-    with s3_server() as server:
-        bucket = new_bucket(server)
-        url, options = f"s3://{bucket}/session.nwb.zarr", server["options"]
-        _write(url, storage_options=options)
-        first = ZarrIO(url, mode="a", storage_options=options)
-        try:
-            keys = [o["Key"] for o in server["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
-            assert "session.nwb.zarr.lock" in keys  # beside the file, not inside it
-            with pytest.raises(FileLockedError, match=f"process {os.getpid()}"):
-                ZarrIO(url, mode="a", storage_options=options)
-            with ZarrIO(url, mode="r", storage_options=options) as reader:
-                assert list(reader.read_builder()["d"].data[:]) == [0, 1, 2]
-        finally:
-            first.close()
-        # a crashed writer's lock (left behind, as if its process died): refused, then broken explicitly
-        stale = ZarrIO(url, mode="a", storage_options=options)
-        stale._handle.lock._finalizer.detach()  # forget it without removing it
-        with pytest.raises(FileLockedError):
+def test_object_stores_lock_with_a_conditional_write(s3):
+    bucket = new_bucket(s3)
+    url, options = f"s3://{bucket}/session.nwb.zarr", s3["options"]
+    write_builder(url, _tree(), storage_options=options)
+    first = ZarrIO(url, mode="a", storage_options=options)
+    try:
+        keys = [o["Key"] for o in s3["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
+        assert "session.nwb.zarr.lock" in keys  # beside the file, not inside it
+        with pytest.raises(FileLockedError, match=f"process {os.getpid()}"):
             ZarrIO(url, mode="a", storage_options=options)
-        assert break_lock(url, storage_options=options)["pid"] == os.getpid()
-        with ZarrIO(url, mode="a", storage_options=options):
-            pass
+        with ZarrIO(url, mode="r", storage_options=options) as reader:
+            assert list(reader.read_builder()["d"].data[:]) == [0, 1, 2]
+    finally:
+        first.close()
+    # a crashed writer's lock (left behind, as if its process died): refused, then broken explicitly
+    stale = ZarrIO(url, mode="a", storage_options=options)
+    stale._handle.lock._finalizer.detach()  # forget it without removing it
+    with pytest.raises(FileLockedError):
+        ZarrIO(url, mode="a", storage_options=options)
+    assert break_lock(url, storage_options=options)["pid"] == os.getpid()
+    with ZarrIO(url, mode="a", storage_options=options):
+        pass
 
 
 def test_an_open_that_fails_releases_the_lock(tmp_path):
     from hdmf_zarr3 import ModeError
 
     path = tmp_path / "f.zarr"
-    _write(path)
+    write_builder(path, _tree())
     with pytest.raises(ModeError, match="new files only"):
         ZarrIO(path, mode="a", convention="hdmf-zarr")
     assert not Path(str(path) + ".lock").exists()
@@ -275,25 +270,24 @@ def test_a_writer_never_closed_releases_its_lock_when_collected(tmp_path, suffix
         pass
 
 
-def test_an_object_store_writer_never_closed_releases_its_lock_at_exit():
+def test_an_object_store_writer_never_closed_releases_its_lock_at_exit(s3):
     code = textwrap.dedent("""
         import json, sys
         from hdmf_zarr3 import ZarrIO
         io = ZarrIO(sys.argv[1], mode="a", storage_options=json.loads(sys.argv[2]))
         print("open", flush=True)
     """)
-    with s3_server() as server:
-        bucket = new_bucket(server)
-        url, options = f"s3://{bucket}/session.nwb.zarr", server["options"]
-        _write(url, storage_options=options)
-        child = subprocess.run(
-            [sys.executable, "-c", code, url, json.dumps(options)], capture_output=True, text=True, timeout=300
-        )
-        assert child.returncode == 0 and child.stdout.strip() == "open", child.stderr
-        keys = [o["Key"] for o in server["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
-        assert "session.nwb.zarr.lock" not in keys
-        with ZarrIO(url, mode="a", storage_options=options) as io:
-            assert list(io.read_builder()["d"].data[:]) == [0, 1, 2]
+    bucket = new_bucket(s3)
+    url, options = f"s3://{bucket}/session.nwb.zarr", s3["options"]
+    write_builder(url, _tree(), storage_options=options)
+    child = subprocess.run(
+        [sys.executable, "-c", code, url, json.dumps(options)], capture_output=True, text=True, timeout=300
+    )
+    assert child.returncode == 0 and child.stdout.strip() == "open", child.stderr
+    keys = [o["Key"] for o in s3["client"]().list_objects_v2(Bucket=bucket)["Contents"]]
+    assert "session.nwb.zarr.lock" not in keys
+    with ZarrIO(url, mode="a", storage_options=options) as io:
+        assert list(io.read_builder()["d"].data[:]) == [0, 1, 2]
 
 
 # --- break_lock on damaged locks; zip working copies ------------------------------------------------
@@ -310,7 +304,7 @@ def test_an_object_store_writer_never_closed_releases_its_lock_at_exit():
 )
 def test_break_lock_removes_a_corrupt_lock(tmp_path, content, reason):
     path = tmp_path / "f.zarr"
-    _write(path)
+    write_builder(path, _tree())
     lock = Path(f"{path}.lock")
     if content is None:
         lock.mkdir()
@@ -326,7 +320,7 @@ def test_break_lock_removes_a_corrupt_lock(tmp_path, content, reason):
 
 def test_break_lock_leaves_a_directory_with_files_alone(tmp_path):
     path = tmp_path / "f.zarr"
-    _write(path)
+    write_builder(path, _tree())
     (tmp_path / "f.zarr.lock").mkdir()
     (tmp_path / "f.zarr.lock" / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="directory with files in it"):
@@ -337,8 +331,8 @@ def test_break_lock_leaves_a_directory_with_files_alone(tmp_path):
 def test_a_live_zip_writers_working_copy_is_never_removed(tmp_path):
     """Only a writer holding the lock cleans leftovers; another zip's working copies never match."""
     path, other = tmp_path / "f.zarr.zip", tmp_path / "f.zarr.zip.x.zip"
-    _write(path)
-    _write(other)
+    write_builder(path, _tree())
+    write_builder(other, _tree())
     first = ZarrIO(path, mode="a")
     neighbour = ZarrIO(other, mode="a")
     try:
@@ -363,7 +357,7 @@ def test_a_live_zip_writers_working_copy_is_never_removed(tmp_path):
 
 def test_breaking_a_live_zip_writers_lock_never_replaces_the_zip(tmp_path):
     path = tmp_path / "f.zarr.zip"
-    _write(path)
+    write_builder(path, _tree())
     before = path.read_bytes()
     live = ZarrIO(path, mode="a")
     live.read_builder()["d"].data.append(3)
@@ -376,7 +370,7 @@ def test_breaking_a_live_zip_writers_lock_never_replaces_the_zip(tmp_path):
 
 def test_break_lock_removes_a_zips_leftovers_when_it_is_not_locked(tmp_path):
     path = tmp_path / "f.zarr.zip"
-    _write(path)
+    write_builder(path, _tree())
     (tmp_path / "f.zarr.zip.k1llme_9.partial" / "d").mkdir(parents=True)
     (tmp_path / "f.zarr.zip.k1llme_9.partial" / "zarr.json").write_text("{}")
     (tmp_path / "f.zarr.zip.partial").write_bytes(b"PK")

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from file_bytes import files, write_small
+from file_bytes import files
 from pynwb import TimeSeries
+from writing import write_nwb
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import (
@@ -29,7 +30,7 @@ JOURNAL = "__hdmf_zarr3_journal"
 
 @pytest.fixture
 def written(tmp_path):
-    return write_small(tmp_path / "f.nwb.zarr")
+    return write_nwb(tmp_path / "f.nwb.zarr")
 
 
 def _interrupted_append(path: Path) -> dict[str, bytes]:

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from file_bytes import files, series_length, write_small
+from file_bytes import files, series_length
 from hdmf.data_utils import DataChunkIterator
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
-from s3_server import new_bucket, s3_server
-from zarr.storage import MemoryStore
+from writing import write_nwb
 
 from hdmf_zarr3 import IncompleteFileError, NWBZarrIO
 
@@ -34,7 +33,7 @@ def _failing_nwbfile():
 
 @pytest.fixture(params=[".nwb.zarr", ".nwb.zarr.zip"])
 def existing(request, tmp_path):
-    return write_small(tmp_path / f"f{request.param}")
+    return write_nwb(tmp_path / f"f{request.param}")
 
 
 def _unchanged(path: Path, before: dict[str, bytes]) -> None:
@@ -65,27 +64,27 @@ def test_a_failed_write_keeps_the_old_file(existing):
 
 
 def test_a_finished_write_replaces_the_old_file(existing):
-    write_small(existing, 10)
+    write_nwb(existing, small_nwbfile(10))
     assert _beside(existing) == [] and series_length(existing) == 10
 
 
 def test_the_new_file_is_in_place_once_write_returns(tmp_path):
-    path = write_small(tmp_path / "f.nwb.zarr")
+    path = write_nwb(tmp_path / "f.nwb.zarr")
     with NWBZarrIO(path, mode="w") as io:
         io.write(small_nwbfile(10))
         assert series_length(path) == 10  # committed and swapped before close()
 
 
 def test_a_symlinked_file_is_replaced_at_its_target(tmp_path):
-    target = write_small(tmp_path / "real.nwb.zarr")
+    target = write_nwb(tmp_path / "real.nwb.zarr")
     link = tmp_path / "link.nwb.zarr"
     link.symlink_to(target, target_is_directory=True)
-    write_small(link, 10)
+    write_nwb(link, small_nwbfile(10))
     assert link.is_symlink() and target.is_dir() and series_length(target) == 10
 
 
 def test_appends_after_a_replacing_write_go_to_the_new_file(tmp_path):
-    path = write_small(write_small(tmp_path / "f.nwb.zarr"), 10)
+    path = write_nwb(write_nwb(tmp_path / "f.nwb.zarr"), small_nwbfile(10))
     with NWBZarrIO(path, mode="a") as io:
         nwb = io.read()
         nwb.add_trial(start_time=5.0, stop_time=6.0)
@@ -96,36 +95,23 @@ def test_appends_after_a_replacing_write_go_to_the_new_file(tmp_path):
 
 
 # --- stores that cannot swap files: the old file stays until the first node is written ----------------
-@pytest.fixture(scope="module")
-def s3():
-    pytest.importorskip("moto")
-    with s3_server() as server:
-        yield server
-
-
-@pytest.mark.parametrize("kind", ["s3", "memory"])
-def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(s3, kind):
-    where, options = (
-        (f"s3://{new_bucket(s3)}/f.nwb.zarr", dict(s3["options"])) if kind == "s3" else (MemoryStore(), None)
-    )
-
+@pytest.mark.parametrize("any_store", ["s3", "memory"], indirect=True)
+def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(any_store):
     def read_length():
-        with NWBZarrIO(where, mode="r", storage_options=options) as io:
+        with any_store.open("r") as io:
             return len(io.read().acquisition["ts"].data)
 
-    with NWBZarrIO(where, mode="w", storage_options=options) as io:
-        io.write(small_nwbfile())
-    NWBZarrIO(where, mode="w", storage_options=options).close()  # no write
-    with pytest.raises(KeyError), NWBZarrIO(where, mode="w", storage_options=options):
+    any_store.write()
+    any_store.open("w").close()  # no write
+    with pytest.raises(KeyError), any_store.open("w"):
         raise KeyError("before the write")
     assert read_length() == 1000
     # once the new file's first node is written the old one is gone: a failure then leaves it incomplete
-    with NWBZarrIO(where, mode="w", storage_options=options) as io, pytest.raises(OSError, match="went away"):
+    with any_store.open("w") as io, pytest.raises(OSError, match="went away"):
         io.write(_failing_nwbfile())
     with pytest.raises(IncompleteFileError, match="a write started"):
         read_length()
-    with NWBZarrIO(where, mode="w", storage_options=options) as io:
-        io.write(small_nwbfile(10))
+    any_store.write(small_nwbfile(10))
     assert read_length() == 10
 
 
@@ -135,6 +121,6 @@ def test_without_an_atomic_exchange_the_swap_renames_twice_and_leaves_nothing_be
     from hdmf_zarr3.storage import replacing
 
     monkeypatch.setattr(replacing, "_exchange", lambda a, b: False)
-    path = write_small(tmp_path / "f.nwb.zarr")
-    write_small(path, 10)
+    path = write_nwb(tmp_path / "f.nwb.zarr")
+    write_nwb(path, small_nwbfile(10))
     assert series_length(path) == 10 and _beside(path) == []

@@ -1,4 +1,5 @@
-"""Files on S3 (a real S3 API served by moto on 127.0.0.1): every mode, export, clear failures."""
+"""Files on S3 (a real S3 API served by moto on 127.0.0.1): what is particular to object stores, and clear
+failures. The modes and export run on S3 with every other store (``any_store``, test_stores.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from nwb_factories import small_nwbfile
 from parallel_iterators import ArrayIterator
 from pynwb import NWBHDF5IO, TimeSeries
-from s3_server import new_bucket, s3_server
+from s3_server import new_bucket
+from writing import write_nwb
 from zarr.storage import WrapperStore
 
 from hdmf_zarr3 import NWBZarrIO, ParallelWriteWarning, StoreError, UnsafeLinkError, ZarrIO
@@ -17,40 +19,15 @@ from hdmf_zarr3 import NWBZarrIO, ParallelWriteWarning, StoreError, UnsafeLinkEr
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
 
-@pytest.fixture(scope="module")
-def s3():
-    with s3_server() as server:
-        yield server
-
-
-def _write(url, options, nwb=None):
-    with NWBZarrIO(url, mode="w", storage_options=options) as io:
-        io.write(nwb or small_nwbfile())
-
-
 def test_write_then_read_with_a_second_client(s3):
     url = f"s3://{new_bucket(s3)}/sessions/a.nwb.zarr"
-    _write(url, s3["options"])
+    write_nwb(url, storage_options=s3["options"])
     keys = [o["Key"] for o in s3["client"]().list_objects_v2(Bucket=url.split("/")[2])["Contents"]]
     assert "sessions/a.nwb.zarr/zarr.json" in keys and "sessions/a.nwb.zarr/acquisition/ts/data/c/0" in keys
     with NWBZarrIO(url, mode="r", storage_options=dict(s3["options"])) as io:
         nwb = io.read()
         assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
         assert list(nwb.units.to_dataframe()["quality"]) == ["good", "noise"]
-
-
-@pytest.mark.parametrize("mode", ["a", "r+"])
-def test_append_on_s3(s3, mode):
-    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
-    _write(url, s3["options"])
-    with NWBZarrIO(url, mode=mode, storage_options=s3["options"]) as io:
-        nwb = io.read()
-        nwb.add_acquisition(TimeSeries(name="more", data=[1.0, 2.0, 3.0], unit="s", rate=1.0))
-        nwb.units.add_unit(spike_times=[9.0], quality="good")
-        io.write(nwb)
-    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
-        nwb = io.read()
-        assert list(nwb.acquisition["more"].data[:]) == [1.0, 2.0, 3.0] and len(nwb.units) == 3
 
 
 def test_parallel_writes_to_s3_are_serial_with_a_warning(s3):
@@ -65,30 +42,6 @@ def test_parallel_writes_to_s3_are_serial_with_a_warning(s3):
         assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))
 
 
-def test_create_modes_on_s3(s3):
-    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
-    with NWBZarrIO(url, mode="w-", storage_options=s3["options"]) as io:
-        io.write(small_nwbfile())
-    with pytest.raises(UnsupportedOperation, match="already exists"):
-        NWBZarrIO(url, mode="x", storage_options=s3["options"])
-    nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name="only_in_second", data=[1.0], unit="s", rate=1.0))
-    _write(url, s3["options"], nwb)  # 'w' replaces what was there
-    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
-        assert "only_in_second" in io.read().acquisition
-
-
-def test_export_hdf5_to_s3(s3, tmp_path):
-    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
-        io.write(small_nwbfile())
-    url = f"s3://{new_bucket(s3)}/exported.nwb.zarr"
-    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src:
-        NWBZarrIO.export_io(path=url, src_io=src, storage_options=s3["options"])
-    with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
-        nwb = io.read()
-        assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
-
-
 def test_missing_bucket_is_a_clear_error(s3):
     with pytest.raises(StoreError, match="s3://no-such-bucket-here/f.nwb.zarr"):
         NWBZarrIO("s3://no-such-bucket-here/f.nwb.zarr", mode="r", storage_options=s3["options"])
@@ -96,7 +49,7 @@ def test_missing_bucket_is_a_clear_error(s3):
 
 def test_wrong_credentials_are_a_clear_error(s3, monkeypatch):
     url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
-    _write(url, s3["options"])
+    write_nwb(url, storage_options=s3["options"])
     from moto import settings
 
     monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # moto now checks every signature
@@ -155,7 +108,7 @@ def test_opening_and_reading_costs_a_constant_number_of_sequential_requests(s3):
         for i in range(series):
             nwb.add_acquisition(TimeSeries(name=f"s{i}", data=np.arange(10.0), unit="V", rate=1.0))
         url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
-        _write(url, s3["options"], nwb)
+        write_nwb(url, nwb, storage_options=s3["options"])
         depths[series] = _depth_of_read(url, s3["options"])
     (small_depth, small_requests), (large_depth, large_requests) = depths[2], depths[40]
     assert large_requests > small_requests  # more objects, fetched concurrently
@@ -165,7 +118,7 @@ def test_opening_and_reading_costs_a_constant_number_of_sequential_requests(s3):
 def test_anonymous_reads_need_no_credentials(s3):
     bucket = new_bucket(s3)
     url = f"s3://{bucket}/public.nwb.zarr"
-    _write(url, s3["options"])
+    write_nwb(url, storage_options=s3["options"])
     import json
 
     policy = {
@@ -193,7 +146,7 @@ def test_anonymous_reads_need_no_credentials(s3):
 def test_links_between_files_in_a_bucket_resolve_relative_to_the_file(s3, tmp_path):
     bucket = new_bucket(s3)
     raw_url, derived_url = f"s3://{bucket}/raw/r.nwb.zarr", f"s3://{bucket}/derived/d.nwb.zarr"
-    _write(raw_url, s3["options"])
+    write_nwb(raw_url, storage_options=s3["options"])
     with NWBZarrIO(raw_url, mode="r", storage_options=s3["options"]) as raw_io:
         raw = raw_io.read()
         derived = small_nwbfile()

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nwb_factories import small_nwbfile
-from s3_server import new_bucket, s3_server
+from s3_server import new_bucket
+from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, StoreError
 from hdmf_zarr3.storage import options as opts
@@ -495,13 +496,6 @@ def test_http_url_reads_with_fsspec_options_and_sends_the_headers(tmp_path):
 # ---- S3 round trips (moto on 127.0.0.1) ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def s3():
-    pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
-    with s3_server() as server:
-        yield server
-
-
 @pytest.fixture
 def signed(s3, monkeypatch):
     """Credentials of an IAM user of the server, which from now on checks every request's signature."""
@@ -533,8 +527,7 @@ def signed(s3, monkeypatch):
 
 
 def _round_trip(url, options):
-    with NWBZarrIO(url, mode="w", storage_options=options) as io:
-        io.write(small_nwbfile())
+    write_nwb(url, storage_options=options)
     with NWBZarrIO(url, mode="r", storage_options=options) as io:
         nwb = io.read()
         assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
 from nwb_factories import small_nwbfile
-from pynwb import TimeSeries
+from pynwb import NWBHDF5IO, TimeSeries
 from zarr.storage import MemoryStore
 
 from hdmf_zarr3 import FormatError, NWBZarrIO
@@ -35,18 +35,6 @@ def test_zip_file_is_written_whole_and_read_in_place(tmp_path):
     assert "zarr.json" in names and len(names) == len(set(names))  # no duplicate entries
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".partial")]
     assert _check(path) == ["ts"]
-
-
-@pytest.mark.parametrize("mode", ["a", "r+"])
-def test_zip_file_can_be_appended_to(tmp_path, mode):
-    path = tmp_path / "f.nwb.zarr.zip"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    with NWBZarrIO(path, mode=mode) as io:
-        nwb = io.read()
-        nwb.add_acquisition(TimeSeries(name="more", data=[1.0, 2.0], unit="s", rate=1.0))
-        io.write(nwb)
-    assert _check(path) == ["more", "ts"]
 
 
 def test_a_failed_zip_write_leaves_the_previous_file(tmp_path):
@@ -90,6 +78,50 @@ def test_any_zarr_store_including_memory(tmp_path):
         nwb.add_acquisition(TimeSeries(name="more", data=[1.0], unit="s", rate=1.0))
         io.write(nwb)
     assert _check(store) == ["more", "ts"]
+
+
+# --- every store: local directory, zip, memory, S3 (the any_store fixture) -------------------------------
+def test_round_trip(any_store):
+    any_store.write()
+    with any_store.open("r") as io:
+        nwb = io.read()
+        assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))
+        assert list(nwb.units.to_dataframe()["quality"]) == ["good", "noise"]
+
+
+@pytest.mark.parametrize("mode", ["a", "r+"])
+def test_append(any_store, mode):
+    any_store.write()
+    with any_store.open(mode) as io:
+        nwb = io.read()
+        nwb.add_acquisition(TimeSeries(name="more", data=[1.0, 2.0, 3.0], unit="s", rate=1.0))
+        nwb.units.add_unit(spike_times=[9.0], quality="good")
+        io.write(nwb)
+    with any_store.open("r") as io:
+        nwb = io.read()
+        assert sorted(nwb.acquisition) == ["more", "ts"]
+        assert list(nwb.acquisition["more"].data[:]) == [1.0, 2.0, 3.0] and len(nwb.units) == 3
+
+
+def test_create_modes(any_store):
+    with any_store.open("w-") as io:
+        io.write(small_nwbfile())
+    with pytest.raises(UnsupportedOperation, match="already exists"):
+        any_store.open("x")
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="only_in_second", data=[1.0], unit="s", rate=1.0))
+    any_store.write(nwb)  # 'w' replaces what was there
+    with any_store.open("r") as io:
+        assert "only_in_second" in io.read().acquisition
+
+
+def test_export_from_hdf5(any_store, tmp_path):
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="w") as io:
+        io.write(small_nwbfile())
+    with NWBHDF5IO(tmp_path / "a.nwb", mode="r") as src:
+        NWBZarrIO.export_io(path=any_store.location, src_io=src, **any_store.io_kwargs())
+    with any_store.open("r") as io:
+        assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
 
 
 def test_missing_zip_in_read_mode(tmp_path):
