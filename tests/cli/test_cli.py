@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO
 from hdmf_zarr3.cli import main
@@ -20,10 +21,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 @pytest.fixture
 def zarr_file(tmp_path):
-    path = tmp_path / "s.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    return path
+    return write_nwb(tmp_path / "s.nwb.zarr")
 
 
 def test_info_shows_the_tree_with_types_and_storage(zarr_file, capsys):
@@ -368,10 +366,7 @@ def ephys_file(tmp_path):
     group = nwbfile.create_electrode_group("shank", description="a shank", location="CA1", device=device)
     for _ in range(3):
         nwbfile.add_electrode(group=group, location="CA1")
-    path = tmp_path / "s.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(nwbfile)
-    return path
+    return write_nwb(tmp_path / "s.nwb.zarr", nwbfile)
 
 
 @pytest.mark.parametrize("damage,consolidated,line,read_error", VALIDATE_CASES.values(), ids=VALIDATE_CASES.keys())

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import zarr
 from pynwb import NWBFile, TimeSeries
+from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO, ZarrIO, convert
 from hdmf_zarr3.cli import main
@@ -37,10 +38,7 @@ def _nwbfile() -> NWBFile:
 
 @pytest.fixture
 def source(tmp_path) -> Path:
-    path = tmp_path / "a.nwb.zarr"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(_nwbfile())
-    return path
+    return write_nwb(tmp_path / "a.nwb.zarr", _nwbfile())
 
 
 def _doc(path: Path, node: str = DATA) -> dict:
