@@ -1,6 +1,6 @@
 """Sphinx configuration of the hdmf_zarr3 documentation.
 
-Build it with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (``tests/test_docs.py``
+Build it with ``python -m sphinx -W --keep-going -b html docs docs/_build/html`` (``tests/project/test_docs.py``
 does the same on a copy of ``docs/`` and ``tutorials/``, with warnings as errors). The pages are Markdown
 (MyST); the API reference is autodoc; the CLI reference is generated from ``hdmf_zarr3.cli.build_parser()``;
 the tutorial gallery is built by sphinx-gallery from every ``tutorials/plot_*.py``, each of which is run.

@@ -8,7 +8,7 @@ comparison. On our classes the tests listed in ``tests/peer/hdmf_zarr_exclusions
 API, its on-disk names and class names, our deliberate differences, tests failing on hdmf-zarr itself or
 needing what this machine lacks) are deselected (``--no-exclusions`` runs them too; ``--exclusions`` also
 applies the list to ``--theirs``); every other test must pass. Prints pytest's summary line; the exit
-status is pytest's. The test suite runs the same (tests/test_hdmf_zarr_suite.py).
+status is pytest's. The test suite runs the same (tests/suites/test_hdmf_zarr_suite.py).
 """
 
 from __future__ import annotations

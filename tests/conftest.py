@@ -1,7 +1,17 @@
 """Session-wide set-up: the peer suites (PyNWB's battery, hdmf-zarr's unit tests) run beside the rest
-of the suite, in the background (see _peer_runs.py)."""
+of the suite, in the background (see _peer_runs.py).
+
+The tests live in one folder per layer of the package (``format/``, ``storage/``, ``backend/``, ``hdf5/``,
+``integrations/``, ``cli/``), plus ``suites/`` (the peer suites) and ``project/`` (packaging, docs,
+benchmarks, layering). Each folder is a package, so basenames may repeat across folders; ``tests/`` itself
+is not one: pytest puts it on ``sys.path``, and the helper modules here (``nwb_factories``, ``writing``,
+``s3_server``...) import by name from every folder.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -14,7 +24,12 @@ except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys
     from _hdmf_zarr_peer import hdmf_zarr_jobs
     from _peer_runs import BackgroundRuns
 
-#: Test module -> the background runs it checks.
+from writing import StoreCase
+
+#: The stores the store-agnostic tests run on (the ``any_store`` fixture).
+STORE_KINDS = ("local", "zip", "memory", "s3")
+
+#: Test module (in tests/suites/) -> the background runs it checks.
 PEER_MODULES = {"test_pynwb_battery.py": battery_jobs, "test_hdmf_zarr_suite.py": hdmf_zarr_jobs}
 
 
@@ -34,3 +49,34 @@ def peer_runs(request, tmp_path_factory):
     runs = BackgroundRuns(tmp_path_factory.mktemp("peer"), jobs, slots=1).start()
     yield runs
     runs.cancel()
+
+
+@pytest.fixture(scope="session")
+def s3() -> Iterator[dict[str, Any]]:
+    """moto's S3 server on 127.0.0.1 (s3_server.py), started once, on first use, for the whole session.
+
+    Each test takes a fresh bucket (``s3_server.new_bucket``), so what one test writes is never another's.
+    """
+    pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
+    from s3_server import s3_server
+
+    with s3_server() as server:
+        yield server
+
+
+@pytest.fixture(params=STORE_KINDS)
+def any_store(request: pytest.FixtureRequest, tmp_path) -> StoreCase:
+    """A file not written yet, on each kind of store in turn (S3 through the session's server)."""
+    kind = request.param
+    if kind == "local":
+        return StoreCase(kind, tmp_path / "f.nwb.zarr")
+    if kind == "zip":
+        return StoreCase(kind, tmp_path / "f.nwb.zarr.zip")
+    if kind == "memory":
+        from zarr.storage import MemoryStore
+
+        return StoreCase(kind, MemoryStore())
+    from s3_server import new_bucket
+
+    server = request.getfixturevalue("s3")  # only S3 cases start the server
+    return StoreCase(kind, f"s3://{new_bucket(server)}/f.nwb.zarr", server["options"])

@@ -1,10 +1,8 @@
-"""What a file holds, byte for byte, and the small files the trust tests write and check."""
+"""What a file holds, byte for byte, and how long the small file's series is (the trust tests' checks)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
-from nwb_factories import small_nwbfile
 
 from hdmf_zarr3 import NWBZarrIO
 
@@ -14,12 +12,6 @@ def files(path: Path) -> dict[str, bytes]:
     if path.is_file():
         return {"": path.read_bytes()}
     return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-
-
-def write_small(path: Path, samples: int = 1000, mode: str = "w") -> Path:
-    with NWBZarrIO(path, mode=mode) as io:
-        io.write(small_nwbfile(samples))
-    return path
 
 
 def series_length(path: Path, **kwargs) -> int:

@@ -1,4 +1,4 @@
-"""Helpers of tests/test_hostile.py: tiny base files, ways to damage them, and a bounded, guarded reader.
+"""Helpers of tests/backend/test_hostile.py: tiny base files, ways to damage them, and a bounded, guarded reader.
 
 Every case file lives at ``<tmp>/here/f.zarr``; ``<tmp>`` is the sandbox: nothing may be written outside it
 while a file is read. :func:`read_everything` opens a file, reads its builders and touches every byte of
@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import resource
+import shutil
 import signal
 import sys
 import time
@@ -24,6 +25,8 @@ from typing import Any
 import numpy as np
 import zarr
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
+from nwb_factories import small_nwbfile
+from writing import write_builder, write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
 
@@ -66,20 +69,8 @@ def base_builder() -> GroupBuilder:
     )
 
 
-def write_builder(path: Path, root: GroupBuilder) -> None:
-    with ZarrIO(path, mode="w") as io:
-        io.write_builder(root)
-
-
 def write_external_target(path: Path) -> None:
     write_builder(path, GroupBuilder("root", datasets={"t": DatasetBuilder("t", EXTERNAL)}))
-
-
-def write_nwb(path: Path) -> None:
-    from nwb_factories import small_nwbfile
-
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile(10))
 
 
 def layouts_builder() -> GroupBuilder:
@@ -116,7 +107,6 @@ def layouts_builder() -> GroupBuilder:
 
 def write_layouts_nwb(path: Path) -> None:
     """A small NWB file with TimeSeries data chunked (read by the direct decoder) and sharded."""
-    from nwb_factories import small_nwbfile
     from pynwb import TimeSeries
 
     from hdmf_zarr3 import ZarrDataIO
@@ -128,8 +118,30 @@ def write_layouts_nwb(path: Path) -> None:
     nwbfile.add_acquisition(
         TimeSeries(name="sharded", unit="m", rate=1.0, data=ZarrDataIO(np.arange(16.0), chunks=(2,), shards=(8,)))
     )
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(nwbfile)
+    write_nwb(path, nwbfile)
+
+
+#: The base files the cases start from (test_hostile.py: ``base``; test_hostile_chunks.py: ``layouts``).
+BASE_FILES = {
+    "base.zarr": lambda path: write_builder(path, base_builder()),
+    "base.nwb.zarr": lambda path: write_nwb(path, small_nwbfile(10)),
+    "layouts.zarr": lambda path: write_builder(path, layouts_builder()),
+    "layouts.nwb.zarr": write_layouts_nwb,
+}
+
+
+def write_bases(top: Path) -> Path:
+    """Write every base file into ``top`` (once per session: the ``hostile_bases`` fixture); return ``top``."""
+    for name, write in BASE_FILES.items():
+        write(top / name)
+    return top
+
+
+def fresh_case(base: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the base file ``base``, at ``<tmp>/here/f.zarr``, to be damaged by one case."""
+    case = tmp_path / "here" / "f.zarr"
+    shutil.copytree(base, case)
+    return case
 
 
 def zip_directory(

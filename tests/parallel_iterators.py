@@ -1,4 +1,4 @@
-"""GenericDataChunkIterators for tests/test_parallel_write.py.
+"""GenericDataChunkIterators for tests/backend/test_parallel_write.py.
 
 They live in a module of their own, importable by name, because worker processes started with "spawn"
 import the class a pickle names (``tests/`` is on ``sys.path`` in pytest, and spawn hands the parent's

@@ -1,6 +1,6 @@
 """pytest plugin that re-targets PyNWB's HDF5 round-trip battery onto ``hdmf_zarr3.NWBZarrIO``.
 
-Used by tests/test_pynwb_battery.py, which runs pynwb's ``tests/integration/hdf5`` (from the pynwb
+Used by tests/suites/test_pynwb_battery.py, which runs pynwb's ``tests/integration/hdf5`` (from the pynwb
 sdist) with this directory on PYTHONPATH and ``-p zarr_plugin``.  It is imported as a top-level
 module, not as ``tests.battery.zarr_plugin``: pynwb's own test-suite is the package ``tests``, and
 the two would clash in ``sys.modules``.

@@ -6,7 +6,7 @@ Loaded by ``scripts/hdmf_zarr_suite.py`` (``-p exclude_hdmf_zarr``, this folder 
 and lines starting with ``#`` are comments. A pattern that matches no collected test is reported, so the
 list cannot silently go stale; ``HDMF_ZARR3_EXCLUSIONS`` names another list file. When
 ``HDMF_ZARR3_EXCLUSION_REPORT`` names a file, the deselected node ids (with the entry that matched) and
-the stale entries are written there as JSON, for tests/test_hdmf_zarr_suite.py.
+the stale entries are written there as JSON, for tests/suites/test_hdmf_zarr_suite.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,527 @@
+"""Hostile files are harmless: a corpus of damaged and malicious files, built here, each read in full.
+
+Every case starts from a tiny valid file (a builder tree, or a small NWB file), damages it (truncated or
+non-UTF-8 ``zarr.json``, wrong JSON types, huge shapes, unknown or pickle codecs, bare NaN tokens, deep
+nesting, cyclic or dangling links, missing reference targets, external sources that leave the file's
+directory) and reads all of it with :func:`hostile_corpus.read_everything`. Each must give a typed error
+(or read harmlessly), within 20 s and 256 MiB of traced memory, without running code, touching the network
+or writing outside the test's directory. External sources are refused unless the caller allows a root
+directory with ``external_roots``.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import socket
+
+import numcodecs
+import numpy as np
+import obstore.store
+import pytest
+from hdmf.backends.warnings import BrokenLinkWarning
+from hostile_corpus import (
+    BYTES,
+    EXTERNAL,
+    TARGET,
+    deconsolidate,
+    edit,
+    edit_consolidated,
+    exploit_pickle,
+    fresh_case,
+    load,
+    put_raw,
+    raw_attribute,
+    read_everything,
+    record,
+    refuse,
+    set_elements,
+    write_external_target,
+)
+
+from hdmf_zarr3 import CorruptStoreError, UnsafeCodecError, UnsafeLinkError, UnsupportedCodecError
+
+Corrupt, Codec = CorruptStoreError, UnsupportedCodecError
+
+
+@pytest.fixture(autouse=True)
+def no_unpickling_no_network(monkeypatch):
+    for module, name in [
+        (pickle, "loads"),
+        (pickle, "load"),
+        (pickle, "Unpickler"),
+        (numcodecs.Pickle, "decode"),
+        (socket.socket, "connect"),
+        (socket.socket, "connect_ex"),
+        (socket, "create_connection"),
+        (socket, "getaddrinfo"),
+        (obstore.store, "from_url"),
+        (obstore.store, "S3Store"),
+        (obstore.store, "HTTPStore"),
+        (obstore.store, "GCSStore"),
+        (obstore.store, "AzureStore"),
+    ]:
+        monkeypatch.setattr(module, name, refuse(f"{getattr(module, '__name__', module)}.{name}"))
+
+
+@pytest.fixture
+def f(tmp_path, hostile_bases):
+    """A fresh copy of the builder base file, at ``<tmp>/here/f.zarr``."""
+    return fresh_case(hostile_bases / "base.zarr", tmp_path)
+
+
+@pytest.fixture
+def nwb(tmp_path, hostile_bases):
+    return fresh_case(hostile_bases / "base.nwb.zarr", tmp_path)
+
+
+def _set(*keys, value):
+    """A change setting ``doc[k1][k2]...`` to ``value``."""
+
+    def change(doc):
+        for k in keys[:-1]:
+            doc = doc[k]
+        doc[keys[-1]] = value
+
+    return change
+
+
+def _array(shape=None, chunks=None, dtype=None):
+    """A change to an array's shape, chunk shape or (numeric) dtype, keeping data_type and zarr_dtype in step."""
+
+    def change(doc):
+        if shape is not None:
+            doc["shape"] = shape
+        if chunks is not None:
+            doc["chunk_grid"]["configuration"]["chunk_shape"] = chunks
+        if dtype is not None:
+            doc["data_type"] = doc["attributes"]["zarr_dtype"] = dtype
+
+    return change
+
+
+def _json(value):
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _consolidated_block(f, value):
+    root = load(f, "/")
+    root["consolidated_metadata"] = value
+    (f / "zarr.json").write_text(_json(root))
+
+
+def _consolidated_member(f, key, member):
+    root = load(f, "/")
+    root["consolidated_metadata"]["metadata"][key] = member
+    (f / "zarr.json").write_text(_json(root))
+
+
+def _links(f, links_by_group):
+    deconsolidate(f)
+    for group, links in links_by_group.items():
+        edit(f, group, _set("attributes", "zarr_link", value=links))
+
+
+def _only(f, folder):
+    (name,) = [p.name for p in (f / folder).iterdir() if p.is_dir()]
+    return name
+
+
+def _nest(depth, open_="[", close="]", leaf="1"):
+    return open_ * depth + leaf + close * depth
+
+
+# --- the positive controls ------------------------------------------------------------------------------
+def test_untouched_builder_file_reads(f):
+    values = read_everything(f)
+    np.testing.assert_array_equal(values["/x"], np.arange(6))
+    np.testing.assert_array_equal(values["/b/lnk"], TARGET)
+    np.testing.assert_array_equal(values["/x@ref"], TARGET)
+    np.testing.assert_array_equal(values["/refs"][0], TARGET)
+    assert values["/refs"][1] == ("group", "a") and values["/rows"][0][1] == ("group", "a")
+    assert list(values["/s"]) == ["u", "v"] and values["/@plain"] == [1, 2]
+
+
+def test_untouched_nwb_file_reads(nwb):
+    values = read_everything(nwb, nwb=True)
+    np.testing.assert_array_equal(values["/acquisition/ts/data"], np.arange(10.0))
+
+
+# --- 1, 2, 3, 4, 6, 7: metadata that is not what it claims ----------------------------------------------
+HUGE = 2**62
+METADATA_CASES = {
+    # 1. unparsable documents
+    "root-truncated": (lambda f: put_raw(f, "/", (f / "zarr.json").read_bytes()[:40]), Corrupt),
+    "node-truncated": (lambda f: put_raw(f, "/x", (f / "x" / "zarr.json").read_bytes()[:40]), Corrupt),
+    "node-empty": (lambda f: put_raw(f, "/a", b""), Corrupt),
+    "root-non-utf8": (
+        lambda f: put_raw(f, "/", b'{"zarr_format": 3, "node_type": "group", "attributes": {"k": "\xff\xfe"}}'),
+        Corrupt,
+    ),
+    "node-non-utf8": (
+        lambda f: put_raw(f, "/a", b'{"zarr_format": 3, "node_type": "group", "attributes": {"k": "\xc3\x28"}}'),
+        Corrupt,
+    ),
+    "root-not-object": (lambda f: put_raw(f, "/", b"[1, 2]"), Corrupt),
+    "node-not-object": (lambda f: put_raw(f, "/x", b'"zarr"'), Corrupt),
+    "root-recursion-bomb": (lambda f: put_raw(f, "/", b"[" * 100_000), Corrupt),
+    "node-recursion-bomb": (lambda f: put_raw(f, "/a", b'{"a":' * 100_000), Corrupt),
+    # 2. wrong JSON types
+    "shape-string": (lambda f: edit(f, "/x", _array(shape="6")), Corrupt),
+    "shape-negative": (lambda f: edit(f, "/x", _array(shape=[-6])), Corrupt),
+    "shape-float": (lambda f: edit(f, "/x", _array(shape=[6.0])), Corrupt),
+    "shape-null": (lambda f: edit(f, "/x", _array(shape=[None])), Corrupt),
+    "shape-bool": (lambda f: edit(f, "/x", _array(shape=[True])), Corrupt),
+    "chunks-zero": (lambda f: edit(f, "/x", _array(chunks=[0])), Corrupt),
+    "chunks-wrong-length": (lambda f: edit(f, "/x", _array(chunks=[6, 1])), Corrupt),
+    "chunk-grid-not-object": (lambda f: edit(f, "/x", _set("chunk_grid", value="regular")), Corrupt),
+    "attributes-list": (lambda f: edit(f, "/a", _set("attributes", value=[])), Corrupt),
+    "zarr_dtype-number": (lambda f: edit(f, "/x", _set("attributes", "zarr_dtype", value=5)), Corrupt),
+    "zarr_dtype-unknown": (lambda f: edit(f, "/x", _set("attributes", "zarr_dtype", value="float128x")), Corrupt),
+    "zarr_link-dict": (lambda f: edit(f, "/b", _set("attributes", "zarr_link", value={"name": "lnk"})), Corrupt),
+    "zarr_link-garbage": (lambda f: edit(f, "/b", _set("attributes", "zarr_link", value=[1, "x", None])), Corrupt),
+    "data_type-unknown": (lambda f: edit(f, "/x", _set("data_type", value="complex512")), Corrupt),
+    "data_type-number": (lambda f: edit(f, "/x", _set("data_type", value=7)), Corrupt),
+    "codecs-not-list": (lambda f: edit(f, "/x", _set("codecs", value=BYTES)), Corrupt),
+    "node_type-unknown": (lambda f: edit(f, "/a", _set("node_type", value="banana")), Corrupt),
+    "consolidated-not-object": (lambda f: _consolidated_block(f, 5), Corrupt),
+    "consolidated-member-string": (lambda f: _consolidated_member(f, "x", "not a document"), Corrupt),
+    "consolidated-member-incomplete": (lambda f: _consolidated_member(f, "x", {"node_type": "array"}), Corrupt),
+    "consolidated-member-dotdot": (lambda f: _consolidated_member(f, "../evil", {"zarr_format": 3}), Corrupt),
+    "consolidated-only-shape-string": (lambda f: edit_consolidated(f, "/x", _array(shape="6")), Corrupt),
+    "consolidated-only-huge": (lambda f: edit_consolidated(f, "/x", _array(shape=[HUGE], chunks=[HUGE])), Corrupt),
+    # 3. huge shapes and chunk counts (logical size capped at 2**50 bytes, chunk count at 2**40)
+    "huge-1d": (lambda f: edit(f, "/x", _array(shape=[HUGE], chunks=[HUGE], dtype="float64")), Corrupt),
+    "huge-1d-small-chunks": (lambda f: edit(f, "/x", _array(shape=[HUGE], chunks=[6])), Corrupt),
+    "huge-2d-unit-chunks": (lambda f: edit(f, "/x", _array(shape=[2**40, 2**40], chunks=[1, 1])), Corrupt),
+    "huge-size-only": (lambda f: edit(f, "/x", _array(shape=[2**48], chunks=[2**20], dtype="float64")), Corrupt),
+    "huge-chunk-count-only": (lambda f: edit(f, "/x", _array(shape=[2**41], chunks=[1], dtype="uint8")), Corrupt),
+    "shape-beyond-int64": (lambda f: edit(f, "/x", _array(shape=[2**64], chunks=[6])), Corrupt),
+    "chunk-beyond-int64": (lambda f: edit(f, "/x", _array(chunks=[2**64])), Corrupt),
+    # 4. unknown codecs
+    "unknown-codec": (lambda f: edit(f, "/x", _set("codecs", value=[BYTES, {"name": "no-such-codec"}])), Codec),
+    "unknown-codec-consolidated-only": (
+        lambda f: edit_consolidated(f, "/x", _set("codecs", value=[BYTES, {"name": "no-such-codec"}])),
+        Codec,
+    ),
+    # 6. bare NaN / Infinity in metadata that must be an integer
+    "shape-nan": (lambda f: edit(f, "/x", _array(shape=[float("nan")])), Corrupt),
+    "chunks-infinity": (lambda f: edit(f, "/x", _array(chunks=[float("inf")])), Corrupt),
+    # 7. deep nesting in attribute values (the cap is at most 64 levels)
+    "attr-list-65-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(65)), Corrupt),
+    "attr-list-200-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(200)), Corrupt),
+    "attr-list-100000-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(100_000)), Corrupt),
+    "attr-object-200-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(200, '{"k":', "}")), Corrupt),
+    "attr-object-100000-deep": (lambda f: raw_attribute(f, "/a", "deep", _nest(100_000, '{"k":', "}")), Corrupt),
+    "attr-envelope-200-deep": (
+        lambda f: raw_attribute(f, "/a", "deep", '{"zarr_dtype": "int64", "value": ' + _nest(200) + "}"),
+        Corrupt,
+    ),
+    # 8. links and references that lead nowhere
+    "link-cycle": (
+        lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")], "/b": [record(".", "/a/x", name="y")]}),
+        Corrupt,
+    ),
+    "link-to-itself": (lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}), Corrupt),
+    "link-dangling": (lambda f: _links(f, {"/b": [record(".", "/nope", name="lnk")]}), Corrupt),
+    "link-dangling-consolidated-only": (
+        lambda f: edit_consolidated(f, "/b", _set("attributes", "zarr_link", value=[record(".", "/nope", name="lnk")])),
+        Corrupt,
+    ),
+    "ref-missing-in-attribute": (
+        lambda f: edit(
+            f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(".", "/nope")})
+        ),
+        Corrupt,
+    ),
+    "ref-missing-in-dataset": (lambda f: set_elements(f, "/refs", [_json(record(".", "/nope")), ""]), Corrupt),
+    "ref-missing-in-compound": (lambda f: set_elements(f, "/rows", [_json([1, record(".", "/nope")])]), Corrupt),
+    # 10. metadata zarr would refuse only when the array is opened (with its own errors), found on open
+    "fill-value-string-for-int": (lambda f: edit(f, "/x", _set("fill_value", value="abc")), Corrupt),
+    "fill-value-out-of-range": (lambda f: edit(f, "/x", _set("fill_value", value=2**40)), Corrupt),
+    "fill-value-null": (lambda f: edit(f, "/x", _set("fill_value", value=None)), Corrupt),
+    "fill-value-list-for-float": (lambda f: edit(f, "/sc", _set("fill_value", value=[1, 2])), Corrupt),
+    "blosc-cname-unknown": (
+        lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "cname", value="nosuch")),
+        Corrupt,
+    ),
+    "blosc-clevel-99": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "clevel", value=99)), Corrupt),
+    "blosc-shuffle-number": (lambda f: edit(f, "/x", _set("codecs", 1, "configuration", "shuffle", value=7)), Corrupt),
+    "codecs-without-serializer": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}])), Corrupt),
+    "codecs-two-serializers": (lambda f: edit(f, "/x", _set("codecs", value=[BYTES, BYTES])), Corrupt),
+    "codecs-out-of-order": (lambda f: edit(f, "/x", _set("codecs", value=[{"name": "crc32c"}, BYTES])), Corrupt),
+    "bytes-endian-middle": (
+        lambda f: edit(f, "/x", _set("codecs", 0, "configuration", "endian", value="middle")),
+        Corrupt,
+    ),
+    "zstd-level-string": (lambda f: edit(f, "/s", _set("codecs", 1, "configuration", "level", value="x")), Corrupt),
+    "transpose-order-not-a-permutation": (
+        lambda f: edit(f, "/x", _set("codecs", value=[{"name": "transpose", "configuration": {"order": [1]}}, BYTES])),
+        Corrupt,
+    ),
+    "sharding-chunks-do-not-divide-shard": (
+        lambda f: edit(f, "/x", _set("codecs", value=[_shard([BYTES], chunks=[4])])),
+        Corrupt,
+    ),
+    "sharding-index-location-middle": (
+        lambda f: edit(f, "/x", _set("codecs", value=[_shard([BYTES], location="middle")])),
+        Corrupt,
+    ),
+    "chunk-key-encoding-unknown": (
+        lambda f: edit(f, "/x", _set("chunk_key_encoding", value={"name": "nope"})),
+        Corrupt,
+    ),
+    "chunk-key-encoding-missing": (lambda f: edit(f, "/s", lambda doc: doc.pop("chunk_key_encoding")), Corrupt),
+    "attr-envelope-absurd-shape": (
+        lambda f: edit(
+            f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2, 3], "shape": [2**40, 2**40]})
+        ),
+        Corrupt,
+    ),
+    "attr-envelope-shape-not-integers": (
+        lambda f: edit(
+            f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2], "shape": ["2"]})
+        ),
+        Corrupt,
+    ),
+    "attr-envelope-negative-shape": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [1, 2], "shape": [-1]})),
+        Corrupt,
+    ),
+    "attr-envelope-ragged-numbers": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "int64", "value": [[1], [1, 2]]})),
+        Corrupt,
+    ),
+    "attr-envelope-ragged-strings": (
+        lambda f: edit(f, "/a", _set("attributes", "m", value={"zarr_dtype": "text", "value": [["a"], ["a", "b"]]})),
+        Corrupt,
+    ),
+    # 11. links whose names collide or are no node names
+    "link-named-like-a-dataset": (lambda f: _links(f, {"/": [record(".", "/a/target", name="x")]}), Corrupt),
+    "link-named-like-a-group": (lambda f: _links(f, {"/": [record(".", "/a/target", name="a")]}), Corrupt),
+    "links-with-one-name": (
+        lambda f: _links(f, {"/b": [record(".", "/a/target", name="l"), record(".", "/x", name="l")]}),
+        Corrupt,
+    ),
+    "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
+    "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
+}
+
+
+@pytest.mark.parametrize("damage,error", METADATA_CASES.values(), ids=METADATA_CASES.keys())
+def test_damaged_metadata_gives_a_typed_error(f, damage, error):
+    damage(f)
+    with pytest.raises(error):
+        read_everything(f)
+
+
+LINK_MISTAKES = {  # (damage, node the error names, what it says)
+    "link-to-itself": (
+        lambda f: _links(f, {"/a": [record(".", "/a/x", name="x")]}),
+        "/a/x",
+        "the link points to itself",
+    ),
+    "link-to-a-link": (
+        lambda f: _links(f, {"/a": [record(".", "/b/lnk", name="x")]}),
+        "/a/x",
+        "'/b/lnk' is itself a link",
+    ),
+    "links-in-a-cycle": (
+        lambda f: _links(f, {"/a": [record(".", "/b/y", name="x")], "/b": [record(".", "/a/x", name="y")]}),
+        "/a/x",
+        "'/b/y' is itself a link",
+    ),
+    "reference-to-a-link": (
+        lambda f: (
+            deconsolidate(f),
+            edit(f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(".", "/b/lnk")})),
+        ),
+        "/x",
+        "'/b/lnk' is itself a link",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage,where,message", LINK_MISTAKES.values(), ids=LINK_MISTAKES.keys())
+def test_links_to_themselves_or_to_links_say_so(f, damage, where, message):
+    """Not "does not exist": the node is there, it is a link, and the format has no links to links."""
+    damage(f)
+    with pytest.raises(CorruptStoreError, match=message) as raised:
+        read_everything(f)
+    assert raised.value.path == where
+
+
+@pytest.mark.parametrize(
+    "value,expect",
+    [(float("nan"), [np.nan]), ([float("inf"), float("-inf")], [np.inf, -np.inf])],
+    ids=["nan", "infinity"],
+)
+def test_bare_non_finite_tokens_in_attributes_read_as_floats(f, value, expect):
+    edit(f, "/a", _set("attributes", "v", value=value))
+    assert b"NaN" in (f / "a" / "zarr.json").read_bytes() or b"Infinity" in (f / "a" / "zarr.json").read_bytes()
+    got = read_everything(f)["/a@v"]
+    np.testing.assert_array_equal(np.asarray(got, dtype=float).ravel(), expect)
+
+
+# --- 5. pickle, in every codec slot: refused, never decoded -----------------------------------------------
+def _shard(codecs, index_codecs=(BYTES, {"name": "crc32c"}), chunks=(6,), location="end"):
+    return {
+        "name": "sharding_indexed",
+        "configuration": {
+            "chunk_shape": list(chunks),
+            "codecs": list(codecs),
+            "index_codecs": list(index_codecs),
+            "index_location": location,
+        },
+    }
+
+
+SLOTS = {
+    "array-to-array": lambda p: [p, BYTES],
+    "array-to-bytes": lambda p: [p],
+    "bytes-to-bytes": lambda p: [BYTES, p],
+    "shard-codecs": lambda p: [_shard([p])],
+    "shard-index-codecs": lambda p: [_shard([BYTES], [p])],
+    "nested-shard-codecs": lambda p: [_shard([_shard([p])])],
+}
+
+
+@pytest.mark.parametrize("name", ["pickle", "numcodecs.pickle"])
+@pytest.mark.parametrize("slot", SLOTS.keys())
+def test_pickle_in_any_codec_slot_is_refused(f, tmp_path, slot, name):
+    canary = tmp_path / "CANARY"
+    edit(f, "/x", _set("codecs", value=SLOTS[slot]({"name": name, "configuration": {"protocol": 2}})))
+    (f / "x" / "c" / "0").write_bytes(exploit_pickle(canary))
+    with pytest.raises(UnsafeCodecError):
+        read_everything(f)
+    assert not canary.exists()
+
+
+@pytest.mark.parametrize("where", ["node", "consolidated-only"])
+def test_pickle_codec_in_nwb_file_is_refused(nwb, tmp_path, where):
+    canary = tmp_path / "CANARY"
+    change = _set("codecs", value=[BYTES, {"name": "numcodecs.pickle", "configuration": {"protocol": 2}}])
+    (edit if where == "node" else edit_consolidated)(nwb, "/acquisition/ts/data", change)
+    (nwb / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(exploit_pickle(canary))
+    with pytest.raises(UnsafeCodecError):
+        read_everything(nwb, nwb=True)
+    assert not canary.exists()
+
+
+# --- typed errors survive PyNWB's object mapper ----------------------------------------------------------
+NWB_CASES = {
+    "truncated-node": lambda f: put_raw(f, "/units/spike_times", (f / "units/spike_times/zarr.json").read_bytes()[:50]),
+    "ref-missing-in-attribute": lambda f: edit(
+        f,
+        "/units/spike_times_index",
+        _set("attributes", "target", value={"zarr_dtype": "object", "value": record(".", "/units/nope")}),
+    ),
+    "huge-shape": lambda f: edit(f, "/acquisition/ts/data", _array(shape=[HUGE], chunks=[HUGE])),
+    "spec-recursion-bomb": lambda f: set_elements(
+        f, "/specifications/core/" + _only(f, "specifications/core") + "/namespace", "[" * 100_000
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", NWB_CASES.values(), ids=NWB_CASES.keys())
+def test_damaged_nwb_file_gives_a_typed_error(nwb, damage):
+    damage(nwb)
+    with pytest.raises(CorruptStoreError):
+        read_everything(nwb, nwb=True)
+
+
+# --- 9. external sources: only inside the file's directory, unless the caller allows a root ----------------
+SOURCES = {  # name: (source, allowed by default, allowed with external_roots=[<tmp>/outside]; None: not tested)
+    "absolute": (lambda t: str(t / "outside" / "real.zarr"), False, True),
+    "dotdot": (lambda t: "../outside/real.zarr", False, True),
+    "symlink-out": (lambda t: "link.zarr", False, True),
+    "https-url": (lambda t: "https://example.invalid/x.zarr", False, False),
+    "s3-url": (lambda t: "s3://bucket/x.zarr", False, False),
+    "file-url": (lambda t: (t / "outside" / "real.zarr").as_uri(), False, None),
+    "sibling": (lambda t: "sib.zarr", True, True),
+}
+KINDS = {  # how a target is planted, and where its value shows up in read_everything's result
+    "link": (
+        lambda f, s, p="/t": edit(f, "/b", _set("attributes", "zarr_link", value=[record(s, p, name="lnk")])),
+        "/b/lnk",
+    ),
+    "attribute-ref": (
+        lambda f, s, p="/t": edit(
+            f, "/x", _set("attributes", "ref", value={"zarr_dtype": "object", "value": record(s, p)})
+        ),
+        "/x@ref",
+    ),
+    "dataset-ref": (lambda f, s, p="/t": set_elements(f, "/refs", [_json(record(s, p)), ""]), "/refs"),
+}
+
+
+@pytest.fixture
+def external_layout(tmp_path):
+    write_external_target(tmp_path / "outside" / "real.zarr")
+    write_external_target(tmp_path / "here" / "sib.zarr")
+    (tmp_path / "here" / "link.zarr").symlink_to(tmp_path / "outside" / "real.zarr", target_is_directory=True)
+    return tmp_path
+
+
+def _sibling_links_back(t):
+    """sib.zarr's root links to f.zarr's /b/lnk, which is planted to link to sib.zarr's /l: a → b → a."""
+    _links(t / "here" / "sib.zarr", {"/": [record("f.zarr", "/b/lnk", name="l")]})
+    return "sib.zarr", "/l"
+
+
+BROKEN_EXTERNAL = [  # (case, kind): targets in sibling files that exist, linking in a cycle or to nothing
+    pytest.param(_sibling_links_back, "link", id="cycle-link"),
+    *(
+        pytest.param(lambda t: ("nope.zarr", "/t"), kind, id=f"missing-file-{kind}") for kind in KINDS if kind != "link"
+    ),  # a link into a missing file is skipped with a warning (below)
+    *(pytest.param(lambda t: ("sib.zarr", "/nope"), kind, id=f"missing-path-{kind}") for kind in KINDS),
+]
+
+
+@pytest.mark.parametrize("case,kind", BROKEN_EXTERNAL)
+def test_broken_external_targets_give_a_typed_error(f, external_layout, case, kind):
+    KINDS[kind][0](f, *case(external_layout))
+    with pytest.raises(CorruptStoreError):
+        read_everything(f)
+
+
+def test_a_link_to_a_link_in_another_file_says_so(f, external_layout):
+    _links(external_layout / "here" / "sib.zarr", {"/": [record(".", "/t", name="l")]})  # sib.zarr:/l -> /t
+    KINDS["link"][0](f, "sib.zarr", "/l")
+    with pytest.raises(CorruptStoreError, match="in external file 'sib.zarr': target '/l' is itself a link") as raised:
+        read_everything(f)
+    assert raised.value.path == "/b/lnk"
+
+
+def test_a_link_into_a_missing_file_is_skipped_with_a_warning(f, external_layout):
+    """As HDF5IO does with an external link whose file is not there: the file itself is intact (a missing
+    target inside a file that is there is corruption, above)."""
+    KINDS["link"][0](f, "nope.zarr", "/t")
+    with pytest.warns(BrokenLinkWarning, match="nope.zarr"):
+        read_everything(f)
+
+
+def _external_value(values, key):
+    got = values[key]
+    return got[0] if key == "/refs" else got
+
+
+EXTERNAL_CASES = [
+    pytest.param(source, kind, roots, ok, id=f"{source}-{kind}-{'roots' if roots else 'default'}")
+    for source, (_, by_default, with_roots) in SOURCES.items()
+    for kind in KINDS
+    for roots, ok in [(False, by_default), (True, with_roots)]
+    if ok is not None
+]
+
+
+@pytest.mark.parametrize("source,kind,roots,ok", EXTERNAL_CASES)
+def test_external_sources(f, external_layout, source, kind, roots, ok):
+    plant, key = KINDS[kind]
+    plant(f, SOURCES[source][0](external_layout))
+    kwargs = {"external_roots": [external_layout / "outside"]} if roots else {}
+    if ok:
+        np.testing.assert_array_equal(_external_value(read_everything(f, **kwargs), key), EXTERNAL)
+    else:
+        with pytest.raises(UnsafeLinkError):
+            read_everything(f, **kwargs)

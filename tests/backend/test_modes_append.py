@@ -1,0 +1,138 @@
+"""File modes mean what they mean for HDF5IO; 'a' and 'r+' append containers and rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hdmf.backends.errors import UnsupportedOperation
+from hdmf.testing import TestCase
+from nwb_factories import small_nwbfile
+from pynwb import TimeSeries
+from writing import write_nwb
+
+from hdmf_zarr3 import ModeError, NWBZarrIO
+
+
+@pytest.mark.parametrize("mode", ["r", "r+"])
+def test_missing_file_in_read_modes(tmp_path, mode):
+    with pytest.raises(UnsupportedOperation, match="does not exist"):
+        NWBZarrIO(tmp_path / "missing.zarr", mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["w-", "x"])
+def test_exclusive_create_refuses_existing(tmp_path, mode):
+    write_nwb(tmp_path / "f.zarr")
+    with pytest.raises(UnsupportedOperation, match="already exists"):
+        NWBZarrIO(tmp_path / "f.zarr", mode=mode)
+    with NWBZarrIO(tmp_path / "new.zarr", mode=mode) as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(tmp_path / "new.zarr", mode="r") as io:
+        assert io.read().identifier == "TEST123"
+
+
+def test_w_replaces_existing_content(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    nwb = small_nwbfile()
+    nwb.add_acquisition(TimeSeries(name="other", data=[1.0, 2.0], unit="s", rate=1.0))
+    del nwb.acquisition["ts"]  # a different file entirely
+    with NWBZarrIO(tmp_path / "f.zarr", mode="w") as io:
+        io.write(nwb)
+    assert not (tmp_path / "f.zarr" / "acquisition" / "ts").exists()
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert set(io.read().acquisition) == {"other"}
+
+
+def test_read_and_write_are_refused_in_the_wrong_mode(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        with pytest.raises(UnsupportedOperation, match="mode 'r'"):
+            io.write(small_nwbfile())
+        nwb = io.read()
+        with pytest.raises(ModeError, match="/acquisition/ts/data"):
+            nwb.acquisition["ts"].data.append(1.0)
+    with NWBZarrIO(tmp_path / "g.zarr", mode="w") as io:
+        with pytest.raises(UnsupportedOperation, match="Cannot read"):
+            io.read()
+
+
+def test_a_creates_a_missing_file(tmp_path):
+    with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        io.write(small_nwbfile())
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read().identifier == "TEST123"
+
+
+@pytest.mark.parametrize("mode", ["a", "r+"])
+def test_append_new_containers(tmp_path, mode):
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode=mode) as io:
+        nwb = io.read()
+        nwb.add_acquisition(TimeSeries(name="added", data=np.arange(5, dtype="int16"), unit="V", rate=2.0))
+        io.write(nwb)
+    expected = small_nwbfile()
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        nwb = io.read()
+        assert set(nwb.acquisition) == {"ts", "added"}
+        assert nwb.acquisition["added"].data[:].dtype == np.int16
+        TestCase().assertContainerEqual(nwb.acquisition["ts"], expected.acquisition["ts"], ignore_hdmf_attrs=True)
+
+
+def test_append_rows_to_existing_tables(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        nwb = io.read()
+        nwb.add_trial(start_time=2.0, stop_time=3.0)
+        nwb.add_unit(spike_times=[7.0, 8.0], quality="good")
+        io.write(nwb)
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        nwb = io.read()
+        trials = nwb.trials.to_dataframe()
+        assert trials["start_time"].tolist() == [0.0, 1.0, 2.0]
+        units = nwb.units.to_dataframe()
+        assert [list(s) for s in units["spike_times"]] == [[0.1, 0.2, 0.3], [1.5], [7.0, 8.0]]
+        assert units["quality"].tolist() == ["good", "noise", "good"]
+        assert list(nwb.units.id[:]) == [0, 1, 2]
+
+
+def test_an_error_inside_with_undoes_rows_appended_without_write(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    before = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "f.zarr").rglob("*") if p.is_file()}
+    with pytest.raises(RuntimeError, match="before write"), NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        nwb = io.read()
+        nwb.add_trial(start_time=2.0, stop_time=3.0)  # stored at once: the table's datasets grow
+        raise RuntimeError("crash before write")
+    after = {p.relative_to(tmp_path): p.read_bytes() for p in (tmp_path / "f.zarr").rglob("*") if p.is_file()}
+    assert after == before
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read().trials["start_time"][:].tolist() == [0.0, 1.0]
+
+
+def test_append_to_a_dataset_directly(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r+") as io:
+        data = io.read().acquisition["ts"].data
+        data.append(1000.0)
+        data.extend([1001.0, 1002.0])
+        assert len(data) == 1003
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        data = io.read().acquisition["ts"].data
+        assert len(data) == 1003 and data[-1] == 1002.0
+
+
+def test_creating_a_file_not_named_zarr_warns(tmp_path):
+    with pytest.warns(UserWarning, match=r"\.nwb\.zarr"):
+        with NWBZarrIO(tmp_path / "f.nwb", mode="w") as io:
+            io.write(small_nwbfile())
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with NWBZarrIO(tmp_path / "f.nwb", mode="r") as io:  # no warning on read
+            io.read()
+
+
+def test_read_nwb_static_method(tmp_path):
+    write_nwb(tmp_path / "f.nwb.zarr")
+    nwb = NWBZarrIO.read_nwb(path=tmp_path / "f.nwb.zarr")
+    assert nwb.identifier == "TEST123"
+    nwb.get_read_io().close()

@@ -1,0 +1,1 @@
+"""Checks of the project around the package: packaging, documentation, benchmarks, the layering rules."""

@@ -1,0 +1,1 @@
+"""Tests of ``hdmf_zarr3.storage``: stores (local, zip, memory, S3, icechunk), locks, the journal, chunk codecs."""

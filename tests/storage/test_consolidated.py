@@ -1,0 +1,98 @@
+"""Consolidated metadata: written last, read in one request, refreshed after changes, never stale."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import zarr
+from counting_store import CountingStore
+from pynwb import TimeSeries
+from writing import write_nwb
+from zarr.storage import LocalStore
+
+from hdmf_zarr3 import FormatError, IncompleteFileError, NWBZarrIO, ZarrIO
+
+
+def _root(path):
+    return json.loads((path / "zarr.json").read_text())
+
+
+def test_written_file_is_consolidated_and_zarr_python_agrees(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    block = _root(path)["consolidated_metadata"]
+    assert block["kind"] == "inline" and "acquisition/ts/data" in block["metadata"]
+    assert "specifications" in block["metadata"]  # written after the spec cache
+    listed = {str(p.parent.relative_to(path)) for p in path.rglob("zarr.json")} - {"."}
+    assert set(block["metadata"]) == listed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr-python notes that consolidated metadata is not in the v3 spec
+        group = zarr.open_consolidated(str(path), mode="r")
+    assert {name for name, _ in group.members(max_depth=None)} == listed
+
+
+def test_opening_reads_metadata_in_one_request(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    store = CountingStore(LocalStore(path, read_only=True))
+    with NWBZarrIO(store, mode="r") as io:
+        nwb = io.read()
+        assert np.array_equal(nwb.acquisition["ts"].data[:10], np.arange(10.0))
+    metadata_reads = sum(n for key, n in store.gets.items() if key.endswith("zarr.json"))
+    assert metadata_reads == 1 and store.lists == 0
+
+
+def test_append_refreshes_it_and_a_second_handle_sees_the_change(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        nwb.add_acquisition(TimeSeries(name="later", data=[1.0, 2.0], unit="s", rate=1.0))
+        nwb.units.add_unit(spike_times=[3.0], quality="good")
+        io.write(nwb)
+    assert "acquisition/later/data" in _root(path)["consolidated_metadata"]["metadata"]
+    with NWBZarrIO(path, mode="r") as io:
+        nwb = io.read()
+        assert list(nwb.acquisition["later"].data[:]) == [1.0, 2.0]
+        assert len(nwb.units) == 3
+
+
+def test_a_change_outside_write_drops_it_until_close(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    io = ZarrIO(path, mode="a")
+    try:
+        data = io.read_builder()["acquisition/ts/data"].data
+        data.append(1000.0)
+        assert "consolidated_metadata" not in _root(path)  # a reader now lists the store: never stale
+        with pytest.raises(IncompleteFileError, match="append"):  # until the change is committed
+            ZarrIO(path, mode="r")
+        with ZarrIO(path, mode="r", allow_incomplete=True) as other:
+            assert other.read_builder()["acquisition/ts/data"].data.shape == (1001,)
+    finally:
+        io.close()
+    assert _root(path)["consolidated_metadata"]["metadata"]["acquisition/ts/data"]["shape"] == [1001]
+
+
+def test_a_file_without_it_is_read_by_listing(tmp_path):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    root = _root(path)
+    del root["consolidated_metadata"]
+    (path / "zarr.json").write_text(json.dumps(root))
+    with NWBZarrIO(path, mode="r") as io:
+        assert io.read().identifier == "TEST123"
+
+
+@pytest.mark.parametrize("key", ["../outside", "a//b", "", "acquisition/./ts"])
+def test_member_paths_that_escape_or_are_malformed_are_refused(tmp_path, key):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    root = _root(path)
+    root["consolidated_metadata"]["metadata"][key] = {"zarr_format": 3, "node_type": "group", "attributes": {}}
+    (path / "zarr.json").write_text(json.dumps(root))
+    with pytest.raises(FormatError, match="consolidated_metadata member"):
+        ZarrIO(path, mode="r")
