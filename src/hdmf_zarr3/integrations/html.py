@@ -145,19 +145,19 @@ def render(title: str, info: dict[str, Any], preview: str | None = None) -> str:
     return html
 
 
-def dataset_html(dataset: Any) -> str:
-    """The HTML of ``ZarrIO.generate_dataset_html``: ours and zarr's arrays described, anything else
-    named with a note that it is not a Zarr array."""
-    from ..backend.dataio_sources import is_zarr_array
-    from ..backend.datasets import ZarrDataset
+def dataset_html(dataset: Any, dataset_type: type) -> str:
+    """The HTML of ``ZarrIO.generate_dataset_html``: ours (instances of ``dataset_type``, the backend's lazy
+    dataset class, passed in because this adapter sits below the backend) and zarr's arrays described,
+    anything else named with a note that it is not a Zarr array."""
+    import zarr
 
-    if isinstance(dataset, ZarrDataset):
+    if isinstance(dataset, dataset_type):
         # references would be resolved to whole builders: only plain values are previewed
         plain = dataset.storage.kind in ("numeric", "string", "struct")
         return render(
             "Zarr Array (hdmf_zarr3)", describe(dataset), _preview(dataset, dataset.nbytes) if plain else None
         )
-    if is_zarr_array(dataset):
+    if isinstance(dataset, zarr.Array):  # the synchronous array zarr.open hands out
         return render("Zarr Array", describe_zarr_array(dataset), _preview(dataset, dataset.nbytes))
     return render(
         f"{type(dataset).__name__} (not a Zarr array)",

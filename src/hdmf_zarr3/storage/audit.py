@@ -30,12 +30,12 @@ from zarr.abc.store import Store
 from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 
-from ..backend import integrity
 from ..errors import HdmfZarrError
 from ..format import consolidated
 from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
+from ..format.orphans import orphans
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
@@ -58,7 +58,7 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     copy = _consolidated(own.get("/"), found)
     if copy is not None:
         found += _compare(own, copy)
-    found += [(e.path or "/", str(e)) for e in integrity.orphans(effective)]
+    found += [(e.path or "/", str(e)) for e in orphans(effective)]
     found += _stray(keys, {**own, **(copy or {})})
     found += _large(store, keys, effective)
     if location is not None and os.path.isdir(location):
