@@ -39,7 +39,7 @@ def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str
             IncompleteFileWarning,
             stacklevel=3,
         )
-        prune(root, [e.path for e in unknown])
+        prune(root, [e.path for e in unknown if e.path is not None])  # each names its node
     elif unknown:
         raise unknown[0]
 

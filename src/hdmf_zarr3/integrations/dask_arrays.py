@@ -60,7 +60,8 @@ def write(data: Any, store: Store, path: str, doc: dict[str, Any], dtype: np.dty
     import dask.array as da
 
     blocks = data.astype(dtype).rechunk(unit_shape(doc)) if data.ndim else data.astype(dtype)
-    da.store(blocks, UnitTarget(store, path, doc), lock=False, compute=True)
+    # dask's annotation names arrays only; any object with __setitem__ is a target (dask.array.store's docs)
+    da.store(blocks, UnitTarget(store, path, doc), lock=False, compute=True)  # type: ignore[arg-type]
 
 
 class UnitSource:
@@ -110,7 +111,7 @@ def _dataset_array_class() -> type:
     return _DATASET_ARRAY
 
 
-def swap_in(container: Any, store: Store, dataset_type: type) -> int:
+def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
     """Replace large numeric lazy datasets in the fields of ``container`` and below by dask arrays.
 
     HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are

@@ -48,7 +48,7 @@ _ORIGINAL = getattr(hdmf.data_utils.extend_data, "__wrapped__", hdmf.data_utils.
 _LOCK = threading.Lock()
 _ACTIVE = False
 #: The lazy dataset classes :func:`extend_data` extends in place (set by :func:`activate`).
-_EXTENDED_IN_PLACE: tuple[type, ...] = ()
+_EXTENDED_IN_PLACE: tuple[type[Any], ...] = ()
 
 
 def extend_data(data: Any, arg: Any) -> Any:
@@ -89,7 +89,7 @@ def _install_extend_data() -> list[str]:
     return patched
 
 
-def activate(dataset_type: type) -> None:
+def activate(dataset_type: type[Any]) -> None:
     """Apply the shims of the module docstring, once per process (thread-safe; later calls return at once).
 
     Parameters

@@ -74,7 +74,8 @@ async def _list(store: Store) -> list[str]:
 def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str, dict[str, Any]]:
     proto = default_buffer_prototype()
     out = {}
-    for key, buf in zip(keys, sync(_bounded([lambda k=k: store.get(k, prototype=proto) for k in keys]))):
+    jobs = [lambda k=k: store.get(k, prototype=proto) for k in keys]  # named: mypy types no lambda passed in
+    for key, buf in zip(keys, sync(_bounded(jobs))):
         path = normalize(key[: -len(ZARR_JSON)])
         try:
             out[path] = parse_document(buf.to_bytes(), path) if buf is not None else None

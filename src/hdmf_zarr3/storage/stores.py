@@ -165,7 +165,8 @@ class StoreHandle:
         self.undo_log.storing(list(rest), ZARR_JSON)
         put_documents(self.store, rest)
         if "/" in documents:
-            put_documents(self.store, {"/": completion.marked(documents["/"], self.undo_log.marker)})
+            marker = self.undo_log.marker  # set by will_change() above
+            put_documents(self.store, {"/": completion.marked(documents["/"], marker)})  # type: ignore[arg-type]
         self.documents().update(documents)
 
     def rollback(self) -> None:
@@ -190,7 +191,7 @@ class StoreHandle:
         """Store the root with every node inlined (consolidated metadata), if anything changed; a new
         file written beside an old one then takes its place."""
         documents = self.cache.loaded
-        if self.failed or not self._changed or not self.writable or "/" not in (documents or {}):
+        if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
         from .nodes import put_documents
 
@@ -341,7 +342,8 @@ def open_store(
         if lock is not None and location is not None and not locations.is_remote(location):
             zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
         if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
-            replacement = LocalReplacement(location)  # the old file stays until the new one commits
+            # the old file stays until the new one commits (a LocalStore opened from a path has a location)
+            replacement = LocalReplacement(location)  # type: ignore[arg-type]
             store = replacement.store()
     except BaseException:
         if lock is not None:
@@ -373,7 +375,11 @@ def open_store(
 
 
 def _lock(
-    path: str | Path | Store, store: Store, location: str | None, mode: str, storage_options: dict[str, Any] | None
+    path: str | Path | Store,
+    store: Store | None,
+    location: str | None,
+    mode: str,
+    storage_options: dict[str, Any] | None,
 ) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None
