@@ -181,7 +181,7 @@ def test_everything_not_ours_goes_to_hdmf():
 
 def test_activate_is_idempotent_and_thread_safe():
     before = hdmf.data_utils.extend_data
-    threads = [threading.Thread(target=hdmf_shims.activate) for _ in range(8)]
+    threads = [threading.Thread(target=hdmf_shims.activate, args=(ZarrDataset,)) for _ in range(8)]
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert hdmf.data_utils.extend_data is before is hdmf_shims.extend_data

@@ -49,6 +49,7 @@ def test_wheel_and_sdist_install_and_work_in_a_fresh_venv(tmp_path):
     (sdist,) = dist.glob("*.tar.gz")
     names = zipfile.ZipFile(wheel).namelist()
     assert "hdmf_zarr3/format/relayout.py" in names and "hdmf_zarr3/cli/__main__.py" in names
+    assert "hdmf_zarr3/py.typed" in names  # type checkers read the package's annotations (PEP 561)
     assert not any(n.startswith(("tests/", "docs/")) for n in names)
     with tarfile.open(sdist) as tar:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}

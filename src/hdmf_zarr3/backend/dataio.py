@@ -238,7 +238,7 @@ class ZarrDataIO(DataIO):
         data: Any = None,
         chunks: Sequence[int] | None = None,
         shards: Sequence[int] | str | None = _DEFAULT_SHARDS,
-        compressors: Sequence[CodecLike] | None = None,
+        compressors: CodecLike | Sequence[CodecLike] | bool | None = None,
         filters: Sequence[CodecLike] | None = None,
         serializer: CodecLike | None = None,
         fill_value: Any = None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,8 @@ class HdmfZarrApi:
     _path: Any
     _handle: StoreHandle | None
     source: str | None
+    _written_builders: Any  # hdmf's WrittenBuilders, set by HDMFIO
+    _require_open: Callable[[], StoreHandle]  # ZarrIO's
 
     @property
     def path(self) -> str | Store | None:

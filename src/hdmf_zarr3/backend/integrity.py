@@ -39,7 +39,7 @@ def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str
             IncompleteFileWarning,
             stacklevel=3,
         )
-        prune(root, [e.path for e in unknown])
+        prune(root, [e.path for e in unknown if e.path is not None])  # each names its node
     elif unknown:
         raise unknown[0]
 
@@ -197,36 +197,6 @@ def prune(root: GroupBuilder, paths: list[str]) -> None:
                 if name in members:
                     del members[name]
                     parent.obj_type.pop(name, None)
-
-
-# --- nodes without a document ------------------------------------------------------------------------
-def orphans(documents: dict[str, Any], ignore: set[str] | None = None) -> list[CorruptStoreError]:
-    """One error per missing node document that nodes below it depend on (pure: documents in, errors out).
-
-    Zarr v3 has no implicit groups: a node whose parent has no ``zarr.json`` is not part of the tree,
-    and a reader that walks the tree from its root never meets it.
-    """
-    below: dict[str, list[str]] = {}  # topmost node without a document -> the nodes below it
-    for path in documents:
-        if path == "/" or any(path == i or path.startswith(i + "/") for i in ignore or ()):
-            continue
-        top, ancestor = None, posixpath.dirname(path)
-        while True:
-            if ancestor not in documents:
-                top = ancestor
-            if ancestor == "/":
-                break
-            ancestor = posixpath.dirname(ancestor)
-        if top is not None:
-            below.setdefault(top, []).append(path)
-    return [
-        CorruptStoreError(
-            f"no zarr.json (missing, or not a regular file), yet nodes below it exist: "
-            f"{', '.join(sorted(nodes)[:5])}{' ...' if len(nodes) > 5 else ''}; they are not read",
-            path,
-        )
-        for path, nodes in sorted(below.items())
-    ]
 
 
 # --- what a container needs ------------------------------------------------------------------------

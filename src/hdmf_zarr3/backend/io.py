@@ -26,14 +26,15 @@ from ..format.dialects import Dialect
 from ..format.dialects.native import NativeDialect
 from ..format.references import Reference
 from ..format.relayout import Relayout
-from ..integrations import dask_arrays, dataio_bridge, hdmf_shims
+from ..integrations import dask_arrays, hdmf_shims
 from ..integrations.html import dataset_html
 from ..storage import locations, locks
 from ..storage.guarded import limit_reads
 from ..storage.pools import WorkPools
 from ..storage.remote import ready_store
+from ..storage.self_overwrite import refuse_self_overwrite
 from ..storage.stores import CREATE_MODES, StoreHandle, open_store
-from . import closed_files, hdmf_zarr_api, integrity, spec_cache, spec_copy
+from . import closed_files, dataio_bridge, hdmf_zarr_api, integrity, spec_cache, spec_copy
 from .datasets import ZarrDataset
 from .externals import ForeignFiles
 from .pending_references import PendingReferences, not_written_yet
@@ -95,7 +96,7 @@ class ZarrIO(hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         chunk_key_separator: str = "/",
         force_overwrite: bool = False,
     ):
-        hdmf_shims.activate()  # the hdmf/numcodecs shims, applied when the first ZarrIO is made (hdmf_shims docstring)
+        hdmf_shims.activate(ZarrDataset)  # the hdmf/numcodecs shims, applied by the first ZarrIO made (see there)
         if chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
@@ -390,8 +391,6 @@ class ZarrIO(hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                 f"Cannot export to file {self.source} in mode '{self._mode}'. Please use mode 'w'."
             )
         if src_io.source is not None and self.source is not None:
-            from ..hdf5.conversion import refuse_self_overwrite
-
             refuse_self_overwrite(src_io.source, self.source)
         write_args = {**(write_args or {}), **kwargs}
         hdmf_zarr_api.take_write_keywords(self._require_open(), dict(write_args))  # refused before anything is written
@@ -446,7 +445,7 @@ class ZarrIO(hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                 self.read_builder(), self.manager.type_map, self._handle.incomplete(), exc
             ) from exc
         if dask:
-            dask_arrays.swap_in(container, self._require_open().store)
+            dask_arrays.swap_in(container, self._require_open().store, ZarrDataset)
         return container
 
     def _partial(self) -> bool:
@@ -530,7 +529,7 @@ class ZarrIO(hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     @staticmethod
     def generate_dataset_html(dataset: Any) -> str:
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
-        return dataset_html(dataset)
+        return dataset_html(dataset, ZarrDataset)
 
 
 def _dialect_of(handle: StoreHandle) -> Dialect:

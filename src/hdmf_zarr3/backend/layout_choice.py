@@ -143,7 +143,7 @@ def _is_h5py(obj: Any) -> bool:
 
 
 def from_zarr_settings(
-    path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any]
+    path: str | None, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any]
 ) -> ZarrLayout:
     """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
     ndim = len(shape)

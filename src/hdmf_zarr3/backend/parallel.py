@@ -164,7 +164,7 @@ def write_streams(
         plan = plan_stream(path, iterator, storage, attrs, settings, names, separator)
         if None in plan.bounds or len(plan.bounds) != len(plan.chunks):
             continue
-        shape = plan.final_shape([int(b) for b in plan.bounds])
+        shape = plan.final_shape([int(b) for b in plan.bounds])  # type: ignore[arg-type]  # no None (above)
         tasks = plan_tasks(shape, plan.chunks, getattr(iterator, "buffer_shape", None))
         jobs[path] = _Job(iterator, plan, plan.document(shape), tasks)
     if not jobs:

@@ -24,9 +24,9 @@ from ..format import names as N
 from ..format import values as V
 from ..format.array_view import ArrayView
 from ..format.dialects import ArrayLayout, Dialect
+from ..format.orphans import orphans
 from ..format.references import Reference, decode_links
 from ..storage import nodes
-from . import integrity
 from .datasets import wrap
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ class BuilderReader:
         """Nodes below a node without a document are not part of the tree: corruption in a complete file
         (a :class:`CorruptStoreError`, rather than losing them silently), expected in one whose write did
         not finish (documents are written concurrently), read with ``allow_incomplete`` (a warning)."""
-        missing = integrity.orphans(self.docs, self.ignore)
+        missing = orphans(self.docs, self.ignore)
         if not missing:
             return
         if not self.io._partial():

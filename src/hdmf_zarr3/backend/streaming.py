@@ -117,7 +117,7 @@ def stream_layout(
     initial = [int(s or 0) for s in (iterator.recommended_data_shape() or maxshape or ())]
     if not initial and recommended not in (None, True):
         initial = [0] * len(recommended)
-    bounds = (
+    bounds: list[int | None] = (
         [int(m) if m is not None else None for m in maxshape]
         if len(maxshape) == len(initial)
         else [None] * len(initial)
@@ -246,7 +246,7 @@ def stream_iterator(
 
 
 def _known_size(bounds: Sequence[int | None]) -> int | None:
-    return math.prod(bounds) if bounds and None not in bounds else None
+    return math.prod(bounds) if bounds and None not in bounds else None  # type: ignore[arg-type]  # no None
 
 
 def _region(selection: Any, values: np.ndarray, ndim: int) -> tuple[tuple[slice, ...], np.ndarray]:

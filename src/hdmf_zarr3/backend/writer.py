@@ -28,12 +28,12 @@ from ..format.array_encoding import is_lazy_source, source_shape
 from ..format.references import Link, Reference
 from ..format.relayout import Relayout
 from ..hdf5 import regions
-from ..integrations import dask_arrays, dataio_bridge
+from ..integrations import dask_arrays
 from ..storage import locations, nodes
 from ..storage.chunks import encode_single_chunk
 from ..storage.direct import UnitEncoder
 from ..storage.pools import WorkPools
-from . import dataio_sources, layout_choice
+from . import dataio_bridge, dataio_sources, layout_choice
 from .datasets import ZarrDataset
 from .parallel import ParallelOptions, write_streams
 from .reference_targets import ReferenceEncoder

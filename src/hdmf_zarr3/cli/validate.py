@@ -2,8 +2,9 @@
 
 The rule: whatever ``NWBZarrIO.read()``, or reading any dataset of the file, fails on (or silently
 leaves out) is reported here, one line per problem naming the node. The checks that reading makes are
-the same functions (:mod:`..integrity`); the store is also listed and every ``zarr.json`` read
-(:mod:`..storage.audit`), which reading skips when the root's consolidated metadata is there.
+the same functions (:mod:`hdmf_zarr3.backend.integrity`, :mod:`hdmf_zarr3.format.orphans`); the store is
+also listed and every ``zarr.json`` read (:mod:`hdmf_zarr3.storage.audit`), which reading skips when the
+root's consolidated metadata is there.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -45,7 +45,7 @@ def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str
     if kind == "struct":
         return _struct(data, storage, where)
     if kind == "string":
-        return _elementwise(data, lambda x: V.encode_string(x, storage.zarr_dtype, where), where)
+        return _elementwise(data, lambda x: V.encode_string(x, cast(str, storage.zarr_dtype), where), where)
     if kind == "reference":
         return _elementwise(
             data, lambda x: R.encode_element(None if x is None else ref(x)), where, scalar_types=_ref_scalar_types()
@@ -60,7 +60,7 @@ def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str
 
 
 def _numeric(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
-    target = np.dtype(storage.data_type)
+    target = storage.numpy_dtype
     try:
         # Python numbers go straight to the target type: via float64, uint64 values above 2**63 would be lost.
         arr = data if isinstance(data, np.ndarray) else np.asarray(data, dtype=target)

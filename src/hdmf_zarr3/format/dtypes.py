@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -94,21 +94,25 @@ class Field:
 
 def fields_json(fields: Sequence[Field]) -> list[dict[str, Any]]:
     """The ``zarr_dtype`` of a compound: ``[{"name", "dtype"}, ...]``, a compound field's dtype a nested list."""
-    return [{"name": f.name, "dtype": fields_json(f.dtype) if f.nested else f.dtype} for f in fields]
+    return [{"name": f.name, "dtype": fields_json(f.dtype) if isinstance(f.dtype, tuple) else f.dtype} for f in fields]
 
 
 def fields_numpy(fields: Sequence[Field]) -> list[tuple[str, Any]]:
     """The structured numpy dtype rows of a compound read back: numbers as themselves, compound fields nested,
     text and references as ``object``."""
     return [
-        (f.name, fields_numpy(f.dtype) if f.nested else f.dtype if f.dtype in NUMERIC_NAMES else object) for f in fields
+        (
+            f.name,
+            fields_numpy(f.dtype) if isinstance(f.dtype, tuple) else f.dtype if f.dtype in NUMERIC_NAMES else object,
+        )
+        for f in fields
     ]
 
 
 def put_field(target: Any, index: tuple[int, ...], value: Any, field: Field) -> None:
     """Store ``value`` in ``target[index]``, the column of ``field`` in a structured array: a compound
     field subfield by subfield (a tuple assignment would let numpy unpack builders, which are dicts)."""
-    if field.nested:
+    if isinstance(field.dtype, tuple):  # a compound field
         for sub, item in zip(field.dtype, value):
             put_field(target[sub.name], index, item, sub)
     else:
@@ -128,7 +132,7 @@ class StorageType:
     def numpy_dtype(self) -> np.dtype:
         """The in-memory dtype of the stored (encoded) values."""
         if self.kind == "numeric":
-            return np.dtype(self.data_type)
+            return np.dtype(cast(str, self.data_type))  # a numeric data type is a name ("float32")
         if self.kind == "struct":
             return np.dtype([(f.name, f.dtype) for f in self.fields])
         return np.dtype(object)
@@ -218,7 +222,8 @@ def compound_fields(dtype: Any, data: Any = None) -> tuple[Field, ...]:
     """Normalize an HDMF compound dtype (DtypeSpecs, dicts or a structured dtype) to fields; a field whose
     dtype is itself a compound (as HDF5IO writes it) gets the fields of that compound."""
     if isinstance(dtype, np.dtype):
-        return tuple(Field(n, _field_dtype(dtype.fields[n][0], data, n)) for n in dtype.names)
+        names = cast("tuple[str, ...]", dtype.names)  # a compound's (structured) dtype
+        return tuple(Field(n, _field_dtype(dtype[n], data, n)) for n in names)
     fields = []
     for spec in dtype:
         if isinstance(spec, dict):
@@ -328,7 +333,10 @@ def _stored_fields(zarr_dtype: list, path: str, depth: int = 0) -> tuple[Field, 
 
 def _builder_fields(fields: Sequence[Field]) -> list[dict[str, Any]]:
     return [
-        {"name": f.name, "dtype": _builder_fields(f.dtype) if f.nested else f.dtype if f.dtype != TEXT else "utf8"}
+        {
+            "name": f.name,
+            "dtype": _builder_fields(f.dtype) if isinstance(f.dtype, tuple) else f.dtype if f.dtype != TEXT else "utf8",
+        }
         for f in fields
     ]
 
@@ -336,7 +344,7 @@ def _builder_fields(fields: Sequence[Field]) -> list[dict[str, Any]]:
 def builder_dtype(storage: StorageType) -> Any:
     """The ``DatasetBuilder.dtype`` a reader reports for a stored dataset (as HDF5IO does)."""
     if storage.kind == "numeric":
-        return np.dtype(storage.data_type)
+        return np.dtype(cast(str, storage.data_type))  # a numeric data type is a name ("float32")
     if storage.kind in ("struct", "rows"):
         return _builder_fields(storage.fields)
     if storage.zarr_dtype == TEXT:

@@ -53,7 +53,7 @@ class Reference:
         return self.source == SAME_FILE
 
     def to_json(self) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "source": self.source,
             "path": self.path,
             "object_id": self.object_id,

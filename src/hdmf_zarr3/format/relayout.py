@@ -140,7 +140,7 @@ def _fit(value: Sequence[int], shape: tuple[int, ...], name: str, path: str) -> 
 def _recompressed(
     codecs: list[dict[str, Any]], rule: list[dict[str, Any]] | str, storage: StorageType
 ) -> list[dict[str, Any]]:
-    if rule == AUTO:
+    if isinstance(rule, str):  # AUTO, the only text a rule holds
         return default_codecs(storage)
     return [*_until_serializer(codecs), *(with_blosc_typesize(c, storage) for c in rule)]
 

@@ -18,7 +18,7 @@ dtype, shape and contents are checked. Any other global, opcode or malformed sta
 from __future__ import annotations
 
 import pickletools
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -128,6 +128,7 @@ def _interpret(data: bytes) -> Any:
         del stack[start:]
         return items
 
+    arg: Any  # the opcode's argument, as the opcode defines it (an int for the memo opcodes)
     for op, arg, _ in pickletools.genops(data):
         name = op.name
         if name in ("PROTO", "FRAME"):
@@ -251,9 +252,9 @@ def _to_dtype(stub: Any) -> np.dtype:
     """A numpy dtype from a recorded ``numpy.dtype`` call and state (simple or structured)."""
     if not isinstance(stub, _DtypeStub) or not isinstance(stub.code, str):
         raise _Refused(f"expected a dtype, got {type(stub).__name__}")
-    state = stub.state
-    endian = state[1] if isinstance(state, tuple) and len(state) >= 2 and state[1] in "<>|=" else "|"
-    names = state[3] if isinstance(state, tuple) and len(state) >= 5 else None
+    state: tuple[Any, ...] = stub.state if isinstance(stub.state, tuple) else ()
+    endian = state[1] if len(state) >= 2 and state[1] in "<>|=" else "|"
+    names = state[3] if len(state) >= 5 else None
     if names is None:
         code = stub.code
         if not code or code[0] not in _SIMPLE_KINDS or not code[1:].isdigit():
@@ -281,7 +282,7 @@ def _to_dtype(stub: Any) -> np.dtype:
     spec: dict[str, Any] = {"names": list(names), "formats": formats, "offsets": offsets}
     if itemsize is not None:
         spec["itemsize"] = itemsize
-    return np.dtype(spec)
+    return np.dtype(spec)  # type: ignore[call-overload]  # numpy's stubs type this dict as their own TypedDict
 
 
 def _to_array(stub: _ArrayStub) -> np.ndarray:
@@ -293,7 +294,7 @@ def _to_array(stub: _ArrayStub) -> np.ndarray:
         raise _Refused(f"array shape {shape!r}")
     dtype = _to_dtype(dtype_stub)
     count = int(np.prod(shape))
-    order = "F" if fortran else "C"
+    order: Literal["F", "C"] = "F" if fortran else "C"
     if isinstance(data, list):  # object arrays and structured arrays with object fields
         if len(data) != count or not dtype.hasobject:
             raise _Refused("array data does not match its shape or dtype")

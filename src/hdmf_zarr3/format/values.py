@@ -75,10 +75,11 @@ def encode_attribute(value: Any, ref: RefEncoder, where: str) -> Any:
         value = list(value)
     if _plain(value):
         return value
+    # an attribute's reference is never deferred (only dataset elements are): ``ref`` gives a Reference here
     if is_reference_like(value):
-        return {DTYPE_ATTR: D.OBJECT, "value": ref(value).to_json()}
+        return {DTYPE_ATTR: D.OBJECT, "value": ref(value).to_json()}  # type: ignore[union-attr]
     if isinstance(value, list) and value and all(is_reference_like(v) for v in value):
-        return {DTYPE_ATTR: D.OBJECT, "value": [ref(v).to_json() for v in value]}
+        return {DTYPE_ATTR: D.OBJECT, "value": [ref(v).to_json() for v in value]}  # type: ignore[union-attr]
     if isinstance(value, float):
         return {DTYPE_ATTR: "float64", "value": json_float(value)}
     if isinstance(value, (bytes, np.bytes_)):
@@ -112,7 +113,7 @@ def _list_to_array(value: list, where: str) -> np.ndarray:
 def _encode_array(arr: np.ndarray, where: str) -> Any:
     if arr.dtype.names is not None:
         raise UnsupportedDataError("compound attributes are not supported", where)
-    name = D.canonical(arr.dtype)
+    name: str | tuple[D.Field, ...] | None = D.canonical(arr.dtype)
     if name is None and arr.dtype.kind == "O":
         name = D.infer(arr) if arr.size else D.TEXT
     if name is None or name not in D.NUMERIC_NAMES + (D.TEXT, D.ASCII, D.ISODATETIME):
@@ -258,9 +259,9 @@ def encode_string(x: Any, dtype: str, where: str) -> str:
 def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: str) -> str | list:
     """A compound row as a JSON list (one entry per field, in field order)."""
     values = _row_values(row, fields, where)
-    out = []
+    out: list[Any] = []
     for field, v in zip(fields, values):
-        if field.nested:  # a compound field: a JSON array of its own fields, by the same rules
+        if isinstance(field.dtype, tuple):  # a compound field: a JSON array of its own fields, by the same rules
             out.append(encode_row(v, field.dtype, ref, where))
         elif field.dtype in D.REFERENCE_DTYPES:
             encoded = None if v is None else ref(v)  # None: filled in later (see pending_refs)
@@ -294,7 +295,7 @@ def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
         raise CorruptStoreError(f"compound row must be a list of {len(fields)} values, got {str(obj)[:80]}", where)
     out: list[Any] = []
     for field, v in zip(fields, obj):
-        if field.nested:
+        if isinstance(field.dtype, tuple):  # a compound field
             out.append(tuple(decode_row(v, field.dtype, where)))
         elif field.dtype in D.REFERENCE_DTYPES:
             out.append(None if v is None else Reference.from_json(v, where))

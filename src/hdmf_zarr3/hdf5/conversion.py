@@ -23,10 +23,11 @@ from zarr.abc.store import Store
 
 from ..backend import spec_copy
 from ..backend.datasets import ZarrDataset
-from ..errors import SelfOverwriteError, UnsupportedDataError
+from ..errors import UnsupportedDataError
 from ..format.hdf5_layout import hdf5_settings
 from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
+from ..storage.self_overwrite import refuse_self_overwrite
 from .relayout_text import parse_codec, parse_shape
 
 #: Memory used for one block of a dataset while converting it.
@@ -249,34 +250,6 @@ def convert(
             spec_copy.cache_in_hdf5(
                 dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
             )
-
-
-def refuse_self_overwrite(src: Any, dst: Any) -> None:
-    """Refuse a destination that is the source, lies inside it or contains it (writing it would destroy
-    the source before it is read), before anything is opened."""
-    if src is dst:
-        raise SelfOverwriteError("the destination is the source", _describe(dst))
-    a, b = _location(src), _location(dst)
-    how = locations.overlap(b, a) if a is not None and b is not None else None
-    if how is not None:
-        what = {"same": "is the source", "inside": "lies inside the source", "contains": "contains the source"}[how]
-        raise SelfOverwriteError(
-            f"the destination {what} ({_describe(src)}); writing it would destroy the data "
-            "being converted: choose another destination",
-            _describe(dst),
-        )
-
-
-def _location(where: Any) -> str | None:
-    from ..storage.stores import store_location
-
-    if isinstance(where, (str, os.PathLike)):
-        return os.fspath(where)
-    return store_location(where) if where is not None else None
-
-
-def _describe(where: Any) -> str:
-    return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)
 
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:

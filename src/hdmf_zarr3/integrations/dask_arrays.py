@@ -60,7 +60,8 @@ def write(data: Any, store: Store, path: str, doc: dict[str, Any], dtype: np.dty
     import dask.array as da
 
     blocks = data.astype(dtype).rechunk(unit_shape(doc)) if data.ndim else data.astype(dtype)
-    da.store(blocks, UnitTarget(store, path, doc), lock=False, compute=True)
+    # dask's annotation names arrays only; any object with __setitem__ is a target (dask.array.store's docs)
+    da.store(blocks, UnitTarget(store, path, doc), lock=False, compute=True)  # type: ignore[arg-type]
 
 
 class UnitSource:
@@ -110,14 +111,14 @@ def _dataset_array_class() -> type:
     return _DATASET_ARRAY
 
 
-def swap_in(container: Any, store: Store) -> int:
+def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
     """Replace large numeric lazy datasets in the fields of ``container`` and below by dask arrays.
 
     HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are
-    built with lazy datasets first and their field values swapped afterwards. Returns how many.
+    built with lazy datasets first and their field values swapped afterwards. ``dataset_type`` is the
+    backend's plain lazy dataset class (``ZarrDataset``; its subclasses, which resolve references or
+    compounds, are kept), passed in because this adapter sits below the backend. Returns how many.
     """
-    from ..backend.datasets import ZarrDataset
-
     swapped = 0
     stack, seen = [container], set()
     while stack:
@@ -131,11 +132,11 @@ def swap_in(container: Any, store: Store) -> int:
             continue
         for name, value in list(fields.items()):
             if (
-                type(value) is ZarrDataset
+                type(value) is dataset_type
                 and value.storage.kind == "numeric"
                 and value.shape
                 and value.nbytes >= DASK_FROM_BYTES
             ):
-                fields[name] = as_dask(store, value.path, value._doc, value.storage.numpy_dtype)
+                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype)
                 swapped += 1
     return swapped

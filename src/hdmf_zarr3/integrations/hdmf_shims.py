@@ -6,7 +6,8 @@ Importing this package changes nothing in hdmf, numcodecs or h5py. Each shim is 
 process (idempotent, under a lock), when it is first needed:
 
 - ``extend_data`` (hdmf versions :data:`EXTEND_DATA_HDMF`), by :func:`activate`, which the first
-  :class:`~hdmf_zarr3.ZarrIO` created calls (only a ZarrIO hands HDMF our lazy datasets). hdmf's
+  :class:`~hdmf_zarr3.ZarrIO` created calls with the backend's lazy dataset class (only a ZarrIO hands HDMF our
+  lazy datasets; the class is passed in because this adapter sits below the backend and never imports it). hdmf's
   ``extend_data`` knows lists, numpy arrays, ``DataIO``, ``TermSetWrapper`` and ``h5py.Dataset`` and raises
   ``ValueError`` ("Data cannot extend object of type ...") for any other lazy dataset, so
   ``VectorData.extend`` on a table read from Zarr would fail. Every hdmf module that bound the name
@@ -46,14 +47,14 @@ EXTEND_DATA_SITES = ("hdmf.data_utils", "hdmf.container", "hdmf.term_set")
 _ORIGINAL = getattr(hdmf.data_utils.extend_data, "__wrapped__", hdmf.data_utils.extend_data)
 _LOCK = threading.Lock()
 _ACTIVE = False
+#: The lazy dataset classes :func:`extend_data` extends in place (set by :func:`activate`).
+_EXTENDED_IN_PLACE: tuple[type[Any], ...] = ()
 
 
 def extend_data(data: Any, arg: Any) -> Any:
     """hdmf's ``extend_data``, extending our lazy datasets in place (hdmf's original raises ``ValueError`` on
     them, see the module docstring); any other ``data`` goes to hdmf's original."""
-    from ..backend.datasets import ZarrDataset
-
-    if isinstance(data, ZarrDataset):
+    if isinstance(data, _EXTENDED_IN_PLACE):
         data.extend(arg)
         return data
     return _ORIGINAL(data, arg)
@@ -88,9 +89,16 @@ def _install_extend_data() -> list[str]:
     return patched
 
 
-def activate() -> None:
-    """Apply the shims of the module docstring, once per process (thread-safe; later calls return at once)."""
-    global _ACTIVE
+def activate(dataset_type: type[Any]) -> None:
+    """Apply the shims of the module docstring, once per process (thread-safe; later calls return at once).
+
+    Parameters
+    ----------
+    dataset_type : type
+        The backend's lazy dataset class (``ZarrDataset``): registered with hdmf's ``no_convert`` and
+        extended in place by :func:`extend_data`.
+    """
+    global _ACTIVE, _EXTENDED_IN_PLACE
     if _ACTIVE:
         return
     with _LOCK:
@@ -98,10 +106,10 @@ def activate() -> None:
             return
         from hdmf.build import ObjectMapper
 
-        from ..backend.datasets import ZarrDataset
         from ..storage import decoding
 
-        ObjectMapper.no_convert(ZarrDataset)  # hdmf's registration: read datasets are kept as they are
+        _EXTENDED_IN_PLACE = (dataset_type,)
+        ObjectMapper.no_convert(dataset_type)  # hdmf's registration: read datasets are kept as they are
         if extend_data_needed():
             _install_extend_data()
         decoding.install()

@@ -70,7 +70,7 @@ def zarr_codecs(doc: dict[str, Any], where: str | None) -> list[dict[str, Any]]:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # a document zarr would only read "repaired" is refused too
             metadata = array_metadata_as_zarr_writes_it(json.loads(json.dumps(doc)))
-        codecs = metadata["codecs"]
+        codecs: Any = metadata["codecs"]  # zarr types it as any JSON: a list of dicts and codecs
     except Exception as exc:  # zarr raises TypeError, ValueError, KeyError, warnings... for bad settings
         message = str(exc).strip() or type(exc).__name__
         raise UnsupportedDataError(f"zarr cannot store this array with these settings: {message}", where) from None

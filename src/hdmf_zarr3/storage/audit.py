@@ -29,12 +29,12 @@ from typing import Any
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
-from ..backend import integrity
 from ..errors import HdmfZarrError
 from ..format import consolidated
 from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
+from ..format.orphans import orphans
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
 from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
 
@@ -58,7 +58,7 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     copy = _consolidated(own.get("/"), found)
     if copy is not None:
         found += _compare(own, copy)
-    found += [(e.path or "/", str(e)) for e in integrity.orphans(effective)]
+    found += [(e.path or "/", str(e)) for e in orphans(effective)]
     found += _stray(keys, {**own, **(copy or {})})
     found += _large(store, keys, effective)
     if location is not None and os.path.isdir(location):
@@ -74,7 +74,8 @@ async def _list(store: Store) -> list[str]:
 def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str, dict[str, Any]]:
     proto = default_buffer_prototype()
     out = {}
-    for key, buf in zip(keys, sync(_bounded([lambda k=k: store.get(k, prototype=proto) for k in keys]))):
+    jobs = [lambda k=k: store.get(k, prototype=proto) for k in keys]  # named: mypy types no lambda passed in
+    for key, buf in zip(keys, sync(_bounded(jobs))):
         path = normalize(key[: -len(ZARR_JSON)])
         try:
             out[path] = parse_document(buf.to_bytes(), path) if buf is not None else None

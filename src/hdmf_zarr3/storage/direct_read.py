@@ -69,7 +69,7 @@ def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pool
     """``array[key]`` decoded directly (on ``pools.encoders``), or ``None`` when ``decoder`` or the key's
     form rules it out."""
     parsed = basic_selection(key, shape) if decoder is not None else None
-    if parsed is None:
+    if parsed is None or decoder is None:
         return None
     return sync(decoder.read(parsed[0], pools)).reshape(parsed[1])
 
@@ -125,7 +125,7 @@ class UnitDecoder(DirectArray):
                 return self._fill_missing(origin, wanted, selection, out)
             index = self._index(_view(buf), grid, key)
 
-            async def fetch(i: tuple[int, ...]) -> bytes | None:
+            async def fetch(i: tuple[int, ...]) -> memoryview | None:
                 offset, size = (int(v) for v in index[i])
                 if offset == _EMPTY:
                     return None

@@ -23,7 +23,7 @@ import stat
 import zipfile
 import zlib
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from zarr.abc.buffer import Buffer, BufferPrototype
 from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, SuffixByteRequest
@@ -245,7 +245,7 @@ _ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 class GuardedZipStore(_Bounds, ZipStore):
     """A read-only ``ZipStore`` whose members are read within their bounds, with typed errors."""
 
-    def __init__(self, path: Any, *, mode: str = "r", **kwargs: Any) -> None:
+    def __init__(self, path: Any, *, mode: Literal["r", "w", "a", "x"] = "r", **kwargs: Any) -> None:
         super().__init__(path, mode=mode, **kwargs)
         self._init_bounds()
 

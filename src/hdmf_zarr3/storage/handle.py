@@ -172,7 +172,7 @@ class StoreHandle:
         """Store the root with every node inlined (consolidated metadata), if anything changed; a new
         file written beside an old one then takes its place."""
         documents = self.cache.loaded
-        if self.failed or not self._changed or not self.writable or "/" not in (documents or {}):
+        if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
         from .nodes import put_documents
 

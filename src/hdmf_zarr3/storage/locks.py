@@ -182,7 +182,7 @@ class WriteLock:
         except Exception as exc:  # e.g. a directory we may not write in
             raise StoreError(f"cannot create the write lock {place.description}: {exc}") from exc
         if found is None or found.get("token") != holder["token"]:
-            if _retry and (found or {}).get("pid") == os.getpid() and found.get("host") == holder["host"]:
+            if _retry and found is not None and found.get("pid") == os.getpid() and found.get("host") == holder["host"]:
                 gc.collect()
                 return cls.acquire(place, location, writer, _retry=False)
             raise FileLockedError(_locked_message(found or {}, location, place.description), location)

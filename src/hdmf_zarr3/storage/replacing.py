@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from typing import Any
 
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
@@ -88,10 +89,10 @@ def _exchange(a: str, b: str) -> bool:
     raise OSError(code, os.strerror(code), b)
 
 
-_LIBC: list = []
+_LIBC: list[Any] = []  # libc's renameat2 (a ctypes function), or None: looked up once
 
 
-def _renameat2():
+def _renameat2() -> Any:
     if not _LIBC:
         name = ctypes.util.find_library("c")
         function = None

@@ -114,7 +114,8 @@ def open_store(
         if lock is not None and location is not None and not locations.is_remote(location):
             zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
         if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
-            replacement = LocalReplacement(location)  # the old file stays until the new one commits
+            # the old file stays until the new one commits (a LocalStore opened from a path has a location)
+            replacement = LocalReplacement(location)  # type: ignore[arg-type]
             store = replacement.store()
     except BaseException:
         if lock is not None:
@@ -146,7 +147,11 @@ def open_store(
 
 
 def _lock(
-    path: str | Path | Store, store: Store, location: str | None, mode: str, storage_options: dict[str, Any] | None
+    path: str | Path | Store,
+    store: Store | None,
+    location: str | None,
+    mode: str,
+    storage_options: dict[str, Any] | None,
 ) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None

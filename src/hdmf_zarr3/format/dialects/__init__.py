@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -122,14 +122,14 @@ class Dialect:
         values = list(raw.tolist() if isinstance(raw, np.void) else raw)
         if len(values) != len(fields):
             raise CorruptStoreError(f"compound row has {len(values)} values for {len(fields)} fields", where)
-        out = []
+        out: list[Any] = []
         for field, value in zip(fields, values):
             if field.dtype in D.REFERENCE_DTYPES:
                 out.append(self.reference(value, layout, where))
             elif field.dtype in D.STRING_DTYPES:
                 out.append(value.decode("utf-8") if isinstance(value, bytes) else str(value))
             else:
-                out.append(np.dtype(field.dtype).type(value))
+                out.append(np.dtype(cast(str, field.dtype)).type(value))  # a number: compounds are not nested here
         return out
 
 

@@ -54,7 +54,8 @@ def numpy_dtype(doc: dict[str, Any], path: str) -> np.dtype:
         raise CorruptStoreError(f"invalid Zarr v2 dtype {str(dtype)[:80]!r}", path) from exc
 
 
-def filter_ids(doc: dict[str, Any]) -> list[str]:
+def filter_ids(doc: dict[str, Any]) -> list[Any]:
+    """The ``id`` of each filter of a Zarr v2 array (``None`` for a filter without one)."""
     return [f.get("id") for f in doc.get("filters") or [] if isinstance(f, dict)]
 
 
@@ -116,7 +117,7 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
                 raise CorruptStoreError("object references stored without the Pickle or JSON codec", path)
             return ArrayLayout(D.for_scalar_dtype(D.OBJECT), scalar, references="record", objects=True)
         if npd.names is not None:  # a compound without its zarr_dtype: fields from the dtype
-            fields = tuple(D.Field(n, _element(npd.fields[n][0], [], None, path)) for n in npd.names)
+            fields = tuple(D.Field(n, _element(npd[n], [], None, path)) for n in npd.names)
             return ArrayLayout(D.for_compound(fields), scalar, references="record", objects=objects)
         element = _element(npd, filters, zarr_dtype, path)
         return ArrayLayout(D.for_scalar_dtype(element), scalar, references="record", objects=objects)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -171,7 +171,7 @@ class HdmfZarrV3Convention(Convention):
         """Our typed envelopes as hdmf-zarr's plain JSON (their numpy type is lost, as theirs)."""
         if not isinstance(encoded, dict):
             return encoded
-        dtype, inner = encoded.get(N.DTYPE_ATTR), encoded.get("value")
+        dtype, inner = encoded.get(N.DTYPE_ATTR), cast(Any, encoded.get("value"))  # as our envelope holds it
         if dtype == D.OBJECT:
             if isinstance(inner, list):
                 raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a list of references in an attribute", where)
@@ -285,7 +285,9 @@ def _struct_rows(data: Any, storage: D.StorageType, ref: Any, where: str) -> np.
             dtype.append((field.name, field.dtype))
         else:
             dtype.append((field.name, f"U{max([MIN_FIXED_CHARS] + [len(v) for v in column])}"))
-    scalar = isinstance(data, (tuple, np.void)) and not (len(data) and isinstance(data[0], (tuple, list, np.void)))
+    scalar = isinstance(data, (tuple, np.void)) and not (
+        len(data) and isinstance(data[0], (tuple, list, np.void))  # type: ignore[arg-type]  # np.void has a len
+    )
     out = np.array([tuple(r) for r in zip(*columns)] if rows else [], dtype=dtype)
     return out.reshape(()) if scalar and out.shape == (1,) else out
 

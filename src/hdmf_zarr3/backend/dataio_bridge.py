@@ -15,6 +15,8 @@ from hdmf.build import BuildManager
 from hdmf.container import AbstractContainer, Data
 from hdmf.data_utils import DataIO
 
+from .dataio import ZarrDataIO
+
 
 def collect(container: AbstractContainer) -> dict[int, tuple[Data, DataIO]]:
     """``DataIO`` wrappers of every ``Data`` container below ``container``, by container id."""
@@ -49,8 +51,6 @@ def settings(dataio: Any) -> dict[str, Any]:
     its :attr:`~hdmf_zarr3.ZarrDataIO.write_settings` carry the same choices in the writer's terms.
     Any other ``DataIO`` (``H5DataIO``...) is read through its ``io_settings``.
     """
-    from ..backend.dataio import ZarrDataIO
-
     if isinstance(dataio, ZarrDataIO):
         return dataio.write_settings
     return dict(getattr(dataio, "io_settings", None) or {})

@@ -1,0 +1,81 @@
+"""Static checks of ``src/hdmf_zarr3``, run as tests so CI (``scripts/test.sh``) runs them.
+
+- ``lint-imports``: the import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``): the layers
+  (cli > hdf5.conversion > backend > integrations | hdf5.regions | hdf5.relayout_text > storage > format >
+  errors | _version; no module imports a layer above its own, directly or through others), the
+  integrations independent of each other, and storage and format free of pynwb, h5py and dask.
+- ``mypy``: the settings in ``pyproject.toml`` (``[tool.mypy]``); the package ships ``py.typed``.
+
+Both tools come with the ``test`` extra; they are run from the interpreter's own ``bin`` directory, on the
+source tree of this checkout (``src/``), and their whole output is shown when they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+LAYERS = "layers: cli > conversion > backend > adapters > storage > format > errors"
+INDEPENDENT = "the integrations (dask, hdmf shims, html) are independent of each other"
+NO_NWB_BELOW = "storage and format know neither NWB, HDF5 nor dask"
+
+
+def _tool(name: str) -> Path:
+    exe = Path(sys.executable).with_name(name)
+    if not exe.exists():
+        pytest.fail(
+            f"{name} is not installed next to {sys.executable}: install the 'test' extra (pip install -e '.[test]')"
+        )
+    return exe
+
+
+def _run(argv: list[str | Path], src: Path = SRC) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    return subprocess.run(
+        [str(a) for a in argv], cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def _lint_imports(src: Path = SRC) -> subprocess.CompletedProcess[str]:
+    return _run([_tool("lint-imports"), "--config", REPO / "pyproject.toml", "--no-logo", "--no-cache"], src)
+
+
+def test_import_contracts_are_kept():
+    proc = _lint_imports()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW):
+        assert f"{name} KEPT" in proc.stdout, proc.stdout
+
+
+def test_the_import_contracts_catch_what_they_forbid(tmp_path):
+    """A copy of the package with one import breaking each contract fails each of them: the contracts bite."""
+    copy = tmp_path / "src" / "hdmf_zarr3"
+    shutil.copytree(SRC / "hdmf_zarr3", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    breaking = {
+        "storage/audit.py": "from ..backend import integrity",  # a layer reaching up (as it once did)
+        "integrations/html.py": "from . import dask_arrays",  # one adapter using another
+        "format/names.py": "import h5py",  # the pure format knowing HDF5
+    }
+    for module, line in breaking.items():
+        path = copy / module
+        path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
+    proc = _lint_imports(tmp_path / "src")
+    assert proc.returncode != 0, proc.stdout
+    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW):
+        assert f"{name} BROKEN" in proc.stdout, proc.stdout
+
+
+def test_mypy_passes():
+    proc = _run([_tool("mypy"), "--config-file", REPO / "pyproject.toml"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_package_says_it_is_typed():
+    assert (SRC / "hdmf_zarr3" / "py.typed").is_file()
