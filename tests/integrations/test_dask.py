@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from counting_store import CountingStore
-from nwb_factories import small_nwbfile
-from pynwb import TimeSeries
+from writing import nwbfile_with, write_nwb
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
@@ -14,13 +13,6 @@ from hdmf_zarr3.integrations import dask_arrays
 
 da = pytest.importorskip("dask.array")
 VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
-
-
-def _write(target, data):
-    nwb = small_nwbfile()
-    nwb.add_acquisition(TimeSeries(name="x", data=data, unit="V", rate=1.0))
-    with NWBZarrIO(target, mode="w") as io:
-        io.write(nwb)
 
 
 def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
@@ -31,7 +23,7 @@ def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
     )
     store = CountingStore(LocalStore(tmp_path / "f.nwb.zarr"))
     data = da.from_array(VALUES, chunks=(333, 50))  # blocks that straddle every shard
-    _write(store, ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
+    write_nwb(store, nwbfile_with(ZarrDataIO(data, chunks=(100, 32), shards=(400, 96))))
     assert sorted((r[0].start, r[0].stop) for r in tasks) == [(0, 400), (400, 800), (800, 1000)]
     shard_keys = [k for k in store.sets if k.startswith("acquisition/x/data/c/")]
     assert len(shard_keys) == 3 and all(store.sets[k] == 1 for k in shard_keys)
@@ -41,7 +33,7 @@ def test_dask_array_is_written_one_task_per_shard(tmp_path, monkeypatch):
 
 def test_read_with_dask_gives_dask_arrays_for_large_datasets(tmp_path, monkeypatch):
     monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
-    _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
+    write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96))))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         nwb = io.read(dask=True)
         data = nwb.acquisition["x"].data
@@ -62,7 +54,7 @@ def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
         distributed.Client(cluster) as client,
     ):
         data = da.from_array(VALUES, chunks=(250, 96))
-        _write(tmp_path / "f.nwb.zarr", ZarrDataIO(data, chunks=(100, 32), shards=(400, 96)))
+        write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(data, chunks=(100, 32), shards=(400, 96))))
         assert client.run(lambda: True)  # the workers are separate processes, and alive
         with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
             dask_data = io.read(dask=True).acquisition["x"].data
@@ -73,7 +65,7 @@ def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
 def test_containers_read_with_dask_print(tmp_path, monkeypatch):
     """HDMF's ``repr`` asks ``bool()`` of every collection field, which a plain dask array refuses."""
     monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
-    _write(tmp_path / "f.nwb.zarr", ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96)))
+    write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(VALUES, chunks=(100, 32), shards=(400, 96))))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         nwb = io.read(dask=True)
         series = nwb.acquisition["x"]
