@@ -23,10 +23,11 @@ from zarr.abc.store import Store
 
 from ..backend import spec_copy
 from ..backend.datasets import ZarrDataset
-from ..errors import SelfOverwriteError, UnsupportedDataError
+from ..errors import UnsupportedDataError
 from ..format.hdf5_layout import hdf5_settings
 from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
+from ..storage.locations import refuse_self_overwrite
 from .relayout_text import parse_codec, parse_shape
 
 #: Memory used for one block of a dataset while converting it.
@@ -40,7 +41,7 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         self._dataset = dataset
         shape = dataset.shape
         chunks = tuple(min(c, s) for c, s in zip(dataset.chunks, shape))
-        row_bytes = max(1, math.prod(shape[1:]) * dataset._facts.itemsize)
+        row_bytes = max(1, math.prod(shape[1:]) * dataset.array_view.itemsize)
         rows = max(chunks[0], BUFFER_BYTES // row_bytes // chunks[0] * chunks[0])
         buffer = (min(shape[0], rows),) + tuple(shape[1:])
         super().__init__(
@@ -109,11 +110,11 @@ def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
         return False
     if data.ndim == 0 or 0 in data.shape:
         return False
-    codecs = list(data._facts.inner_codecs)
+    codecs = list(data.array_view.inner_codecs)
     settings = hdf5_settings(codecs, tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
     settings.pop("chunks", None)  # the iterator carries the chunk shape
     settings["maxshape"] = (None,) + tuple(data.shape[1:])  # appendable, as the Zarr array was
-    large = data.size * data._facts.itemsize > BUFFER_BYTES  # more than one buffer of the iterator
+    large = data.size * data.array_view.itemsize > BUFFER_BYTES  # more than one buffer of the iterator
     builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress and large), **settings)
     return True
 
@@ -236,8 +237,8 @@ def convert(
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
-        if src_io._reader.regions:
-            (path, key), _ = next(iter(src_io._reader.regions.items()))
+        if src_io.region_attribute_keys():
+            path, key = src_io.region_attribute_keys()[0]
             raise UnsupportedDataError(
                 f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
                 "cannot write; the Zarr file keeps them",
@@ -249,34 +250,6 @@ def convert(
             spec_copy.cache_in_hdf5(
                 dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
             )
-
-
-def refuse_self_overwrite(src: Any, dst: Any) -> None:
-    """Refuse a destination that is the source, lies inside it or contains it (writing it would destroy
-    the source before it is read), before anything is opened."""
-    if src is dst:
-        raise SelfOverwriteError("the destination is the source", _describe(dst))
-    a, b = _location(src), _location(dst)
-    how = locations.overlap(b, a) if a is not None and b is not None else None
-    if how is not None:
-        what = {"same": "is the source", "inside": "lies inside the source", "contains": "contains the source"}[how]
-        raise SelfOverwriteError(
-            f"the destination {what} ({_describe(src)}); writing it would destroy the data "
-            "being converted: choose another destination",
-            _describe(dst),
-        )
-
-
-def _location(where: Any) -> str | None:
-    from ..storage.stores import store_location
-
-    if isinstance(where, (str, os.PathLike)):
-        return os.fspath(where)
-    return store_location(where) if where is not None else None
-
-
-def _describe(where: Any) -> str:
-    return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)
 
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:

@@ -136,6 +136,6 @@ def swap_in(container: Any, store: Store) -> int:
                 and value.shape
                 and value.nbytes >= DASK_FROM_BYTES
             ):
-                fields[name] = as_dask(store, value.path, value._doc, value.storage.numpy_dtype)
+                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype)
                 swapped += 1
     return swapped

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import Any
 from urllib.parse import urlsplit
+
+from zarr.abc.store import Store
+from zarr.storage import LocalStore
+
+from ..errors import SelfOverwriteError
 
 #: Schemes opened through obstore; ``file://`` URLs are local paths.
 REMOTE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "http", "https"})
@@ -110,3 +116,35 @@ def overlap(a: str, b: str) -> str | None:
     if b.startswith(a.rstrip(sep) + sep):
         return "contains"
     return None
+
+
+def store_location(store: Store) -> str | None:
+    """Where a store the caller opened lives, when it says (local directories)."""
+    root = getattr(store, "root", None)
+    return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
+
+
+def refuse_self_overwrite(src: Any, dst: Any) -> None:
+    """Refuse a destination that is the source, lies inside it or contains it (writing it would destroy
+    the source before it is read), before anything is opened."""
+    if src is dst:
+        raise SelfOverwriteError("the destination is the source", _describe(dst))
+    a, b = _location(src), _location(dst)
+    how = overlap(b, a) if a is not None and b is not None else None
+    if how is not None:
+        what = {"same": "is the source", "inside": "lies inside the source", "contains": "contains the source"}[how]
+        raise SelfOverwriteError(
+            f"the destination {what} ({_describe(src)}); writing it would destroy the data "
+            "being converted: choose another destination",
+            _describe(dst),
+        )
+
+
+def _location(where: Any) -> str | None:
+    if isinstance(where, (str, os.PathLike)):
+        return os.fspath(where)
+    return store_location(where) if where is not None else None
+
+
+def _describe(where: Any) -> str:
+    return os.fspath(where) if isinstance(where, (str, os.PathLike)) else repr(where)

@@ -36,6 +36,7 @@ from ..format.documents import group_document
 from . import decoding, local_paths, locations, open_files, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
+from .locations import store_location
 from .locks import WriteLock, lock_place, transactional
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
@@ -379,12 +380,6 @@ def _lock(
         return None
     place = lock_place(path, storage_options)
     return None if place is None else WriteLock.acquire(place, location or repr(store), _writer())
-
-
-def store_location(store: Store) -> str | None:
-    """Where a store the caller opened lives, when it says (local directories)."""
-    root = getattr(store, "root", None)
-    return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
 
 
 def _check_local(location: str, mode: str) -> None:
