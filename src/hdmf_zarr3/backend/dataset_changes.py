@@ -8,7 +8,7 @@ leaves the ``with`` block, or a failed write, puts them back; the file is commit
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..format.dtypes import StorageType
     from ..storage.stores import StoreHandle
     from .contexts import DatasetContext, DatasetOwner
+    from .datasets import ZarrDataset
 
 
 class InPlaceChanges:
@@ -114,7 +115,7 @@ class InPlaceChanges:
         """Append several elements along the first axis."""
         if not self._open_handle().writable:
             raise ModeError(f"cannot append: file opened in mode {self.io.mode!r}", self._path)
-        rows, waiting = list(args), []
+        rows, waiting = list(args), cast("list[Any]", [])
         values = self._encode_rows(rows, waiting)
         start = self.shape[0]
         array = self.dataset
@@ -127,7 +128,7 @@ class InPlaceChanges:
         self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
         if waiting:
-            self._context.pending_references.add(self, start, rows, waiting)
+            self._context.pending_references.add(cast("ZarrDataset", self), start, rows, waiting)
 
 
 def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:

@@ -13,6 +13,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.backends.utils import WriteStatusTracker
 from hdmf.build import BuildManager, GroupBuilder, TypeMap
+from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
@@ -303,6 +304,20 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         except Exception:
             return False
         return True
+
+    @classmethod
+    def export_io(
+        cls,
+        path: str | Path,
+        src_io: HDMFIO,
+        container: Container | None = None,
+        write_args: dict | None = None,
+        cache_spec: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        """Export ``src_io`` to a new Zarr file at ``path`` (convenience for :meth:`export`)."""
+        with cls(path, mode="w", **kwargs) as io:
+            io.export(src_io=src_io, container=container, write_args=write_args, cache_spec=cache_spec)
 
     # --- display ------------------------------------------------------------------------------
     @staticmethod

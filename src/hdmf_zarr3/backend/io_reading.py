@@ -4,7 +4,7 @@ datasets are given a :class:`~.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..format.dialects import Dialect
     from ..storage.stores import StoreHandle
+    from .contexts import DatasetOwner
     from .externals import ForeignFiles
     from .pending_references import PendingReferences
 
@@ -72,7 +73,7 @@ class ReadingMixin:
         partial = self._partial()
         integrity.check_tree(self.read_builder(), self.manager.type_map, partial, self.source)
         try:
-            container = super().read(**kwargs)
+            container = super().read(**kwargs)  # type: ignore[misc]  # HDMFIO's, next in ZarrIO's order
         except HdmfZarrError:
             raise
         except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
@@ -122,15 +123,26 @@ class ReadingMixin:
         """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
         if self._dataset_context is None:
             self._dataset_context = DatasetContext(
-                owner=self,
+                owner=cast("DatasetOwner", self),  # a ZarrIO
                 handle=lambda: self._handle,
                 require_handle=self._require_open,
-                dialect=lambda: self._dialect,
+                dialect=self._read_dialect,
                 resolve_reference=self._resolve_reference,
                 reference_for_append=self._reference_for_append,
                 pending_references=self._pending_refs,
             )
         return self._dataset_context
+
+    def _read_dialect(self) -> Dialect:
+        if self._dialect is None:  # (never once the file was opened: kept after close)
+            self._require_open()
+            raise UnsupportedOperation(f"Zarr file '{self.source}' was never opened")
+        return self._dialect
+
+    def _tree_reader(self) -> BuilderReader:
+        """The reader of this file's tree, which is read first if it was not yet."""
+        self.read_builder()
+        return cast(BuilderReader, self._reader)
 
     def _mark_written(self, builder: Builder) -> None:
         self._written_builders.set_written(builder)
@@ -140,8 +152,7 @@ class ReadingMixin:
         path = obj.path if isinstance(obj, ZarrDataset) else getattr(obj, "path", obj)
         if not isinstance(path, str):
             raise TypeError(f"expected a node path or a dataset of this file, got {type(obj).__name__}")
-        self.read_builder()
-        found = self._reader.built.get(N.normalize(path))
+        found = self._tree_reader().built.get(N.normalize(path))
         if found is None:
             raise ValueError(f"{self.source}:{path} has not been built")
         return found
@@ -151,8 +162,7 @@ class ReadingMixin:
 
         The attribute itself reads as the referenced object, as HDMF expects (and as HDF5IO gives it).
         """
-        self.read_builder()
-        found = self._reader.regions.get((N.normalize(path), key))
+        found = self._tree_reader().regions.get((N.normalize(path), key))
         if found is None:
             raise KeyError(f"{path}@{key} holds no region reference")
         return found
@@ -160,8 +170,7 @@ class ReadingMixin:
     def region_attribute_keys(self) -> list[tuple[str, str]]:
         """``(node path, attribute)`` of every attribute holding region references (see
         :meth:`region_attribute`), in the order they were read."""
-        self.read_builder()
-        return list(self._reader.regions)
+        return list(self._tree_reader().regions)
 
     @property
     def tree_is_read(self) -> bool:
@@ -170,13 +179,11 @@ class ReadingMixin:
 
     def builder_at(self, path: str) -> Builder | None:
         """The builder read for the node at ``path`` (normalized, as stored), ``None`` if there is none."""
-        self.read_builder()
-        return self._reader.built.get(path)
+        return self._tree_reader().built.get(path)
 
     def why_missing(self, target: str, where: str) -> str:
         """Why no group or dataset is at ``target``, the target of the link or reference at ``where``."""
-        self.read_builder()
-        return self._reader.why_missing(target, where)
+        return self._tree_reader().why_missing(target, where)
 
     def share_foreign_files(self, foreign: ForeignFiles) -> None:
         """Resolve this file's links and references (into itself and into other files) through ``foreign``,
@@ -197,8 +204,7 @@ class ReadingMixin:
                 )
                 raise CorruptStoreError(why, where)
             return found
-        self.read_builder()
-        return self._reader.resolve(ref, where)
+        return self._tree_reader().resolve(ref, where)  # type: ignore[return-value]  # raises if missing
 
     def _external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
         """Resolve a reference into another file (Zarr or HDF5), opened read-only next to this one."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hdmf.backends.errors import UnsupportedOperation
@@ -210,17 +209,3 @@ class WritingMixin:
                     self, src_io, rebuilt=clear_cache, attributes=self._convention.spec_attributes()
                 )
             self._handle.commit()
-
-    @classmethod
-    def export_io(
-        cls,
-        path: str | Path,
-        src_io: HDMFIO,
-        container: Container | None = None,
-        write_args: dict | None = None,
-        cache_spec: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        """Export ``src_io`` to a new Zarr file at ``path`` (convenience for :meth:`export`)."""
-        with cls(path, mode="w", **kwargs) as io:
-            io.export(src_io=src_io, container=container, write_args=write_args, cache_spec=cache_spec)
