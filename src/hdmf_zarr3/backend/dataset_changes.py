@@ -50,7 +50,7 @@ class InPlaceChanges:
         def dataset(self) -> zarr.Array: ...
 
         @property
-        def _facts(self) -> ArrayView: ...
+        def array_view(self) -> ArrayView: ...
 
         def _open_handle(self) -> StoreHandle: ...
 
@@ -70,7 +70,7 @@ class InPlaceChanges:
             )
         values = self._encode_values(value)
         # (an IndexError here comes before anything is kept or written)
-        cells = touched_cells(key, self.shape, self._facts.chunk_grid)
+        cells = touched_cells(key, self.shape, self.array_view.chunk_grid)
         handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
         orthogonal = (
             isinstance(key, (list, np.ndarray))

@@ -125,7 +125,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     # --- shape and type ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._facts.shape
+        return self.array_view.shape
 
     @property
     def ndim(self) -> int:
@@ -142,21 +142,17 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     @property
     def chunks(self) -> tuple[int, ...]:
         """The read unit: the chunk shape (the inner chunks of a sharded array)."""
-        return self._facts.read_chunks
+        return self.array_view.read_chunks
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape (the unit of storage objects), or ``None`` when not sharded."""
-        return self._facts.shards
+        return self.array_view.shards
 
     @property
     def document(self) -> dict[str, Any]:
         """The array's metadata document as stored (``zarr.json``, or ``.zarray`` for Zarr v2)."""
         return self._doc
-
-    @property
-    def _facts(self) -> ArrayView:
-        return self.array_view
 
     @property
     def array_view(self) -> ArrayView:
@@ -183,7 +179,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
         return (
             bool(self.shape)
-            and self.size * self._facts.itemsize <= SMALL_BYTES
+            and self.size * self.array_view.itemsize <= SMALL_BYTES
             and all(s <= c for s, c in zip(self.shape, self.chunks))
         )
 
