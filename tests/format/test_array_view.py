@@ -136,7 +136,7 @@ def test_datasets_use_the_view(tmp_path):
     assert dataset.chunks == (10, 8) and dataset.shards == (500, 8)
     dataset._doc = _doc((1000, 8), (500, 8))  # an append replaces the document: the facts follow it
     assert dataset.chunks == (500, 8) and dataset.shards is None
-    assert np.dtype("int16").itemsize == dataset._facts.itemsize
+    assert np.dtype("int16").itemsize == dataset.array_view.itemsize
 
 
 def test_an_nwb_file_detects_its_dialect_once_per_open(tmp_path, monkeypatch):

@@ -30,7 +30,7 @@ class _Build:
             return
         self.ended = True
         for dataset in self.datasets:
-            dataset._forget_reads()
+            dataset.forget_reads()
         for _, handle in self.handles.values():
             handle.close()
         self.handles.clear()
@@ -65,8 +65,6 @@ def build_ended() -> None:
 def handle_for(dataset: Any) -> Any:
     """A read-only handle on the closed file of ``dataset`` while a build is under way, else ``None``
     (also when the file cannot be opened any more: moved or deleted)."""
-    from ..storage.stores import open_store
-
     build = _BUILD.get()
     if build is None or build.ended:
         return None
@@ -74,7 +72,7 @@ def handle_for(dataset: Any) -> Any:
     found = build.handles.get(id(io))
     if found is None:
         try:
-            handle = open_store(io._path, "r", io._storage_options, allow_incomplete=io._allow_incomplete)
+            handle = io.reopen_for_reading()
         except Exception:  # whatever the store raises: the closed-file error stands
             return None
         found = build.handles[id(io)] = (io, handle)

@@ -61,7 +61,8 @@ class SameArrayEquality:
     io: Any
     path: str
 
-    def _identity(self) -> tuple[Any, str]:
+    def array_identity(self) -> tuple[Any, str]:
+        """What tells this array apart: its file's resolved location (or its io) and its node path."""
         from ..storage import locations
 
         source = getattr(self.io, "source", None)
@@ -71,7 +72,7 @@ class SameArrayEquality:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, SameArrayEquality):
             return NotImplemented
-        return self._identity() == other._identity()
+        return self.array_identity() == other.array_identity()
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return hash(self.array_identity())

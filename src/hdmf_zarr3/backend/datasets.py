@@ -8,54 +8,73 @@ iteration, ``append``, and references resolved only when they are read.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import zarr
-from hdmf.query import BuilderResolver, ContainerResolver, HDMFDataset
+from hdmf.query import HDMFDataset
 
-from ..errors import ClosedFileError, ModeError, UnsupportedDataError
-from ..format import dtypes as D
+from ..errors import ClosedFileError
 from ..format import references as R
 from ..format.array_view import ArrayView
 from ..format.dialects import ArrayLayout
-from ..format.documents import chunk_key, key_separator
-from ..format.names import store_key
-from ..format.selection import touched_cells
-from ..integrations.hdmf_shims import h5py_lock_released
+from ..integrations.h5py_lock import h5py_lock_released
 from ..storage import nodes
 from ..storage.direct_read import UnitDecoder, read_key
 from ..storage.pools import WorkPools
+from .dataset_changes import InPlaceChanges
 from .dataset_info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
-    from .io import ZarrIO
+    from .contexts import DatasetContext, DatasetOwner
 
 #: Arrays of one chunk up to this size are read whole on first access and then served from memory.
 SMALL_BYTES = 1 << 20
 
 
-class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
-    """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand."""
+class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset):
+    """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand.
 
-    def __init__(self, io: ZarrIO, path: str, doc: dict[str, Any], layout: ArrayLayout):
-        self._io = io
+    Parameters
+    ----------
+    context : DatasetContext
+        What the dataset needs of the file it was read from (:meth:`ZarrIO.dataset_context`).
+    path, doc, layout
+        The array's node path, its metadata document and its layout in the file's dialect.
+    cache : ndarray, optional
+        The whole content already read (kept by :meth:`invert`).
+    """
+
+    def __init__(
+        self,
+        context: DatasetContext,
+        path: str,
+        doc: dict[str, Any],
+        layout: ArrayLayout,
+        cache: np.ndarray | None = None,
+    ):
+        self._context = context
         self._path = path
         self._doc = doc
         self.layout = layout
         self.storage = layout.storage
         self._array: zarr.Array | None = None
-        self._cache: np.ndarray | None = None  # whole content of a small single-chunk array
+        self._cache: np.ndarray | None = cache  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
         self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
 
     # --- identity ---------------------------------------------------------------------------
     @property
-    def io(self) -> ZarrIO:
-        return self._io
+    def io(self) -> DatasetOwner:
+        """The io (a :class:`~hdmf_zarr3.ZarrIO`) this dataset was read by."""
+        return self._context.owner
+
+    @property
+    def context(self) -> DatasetContext:
+        """What this dataset was given of its file (handed on to the datasets made from it)."""
+        return self._context
 
     @property
     def path(self) -> str:
@@ -63,20 +82,20 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
 
     def _open_handle(self) -> Any:
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
-        handle = self._io._handle
+        handle = self._context.handle()
         if handle is None:
             from .closed_files import handle_for
 
             handle = handle_for(self)  # HDMF building a container that links here (see closed_reads)
         if handle is None:
             raise ClosedFileError(
-                f"the file {self._io.source} was closed: read the data while it is open "
+                f"the file {self.io.source} was closed: read the data while it is open "
                 "(e.g. inside its ``with`` block), or copy it out first",
                 self._path,
             )
         return handle
 
-    def _forget_reads(self) -> None:
+    def forget_reads(self) -> None:
         """Drop what reads through a handle that is now closed left behind (arrays, decoders, values)."""
         self._array, self._decoder, self._cache = None, None, None
 
@@ -106,7 +125,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     # --- shape and type ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._facts.shape
+        return self.array_view.shape
 
     @property
     def ndim(self) -> int:
@@ -123,12 +142,12 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     @property
     def chunks(self) -> tuple[int, ...]:
         """The read unit: the chunk shape (the inner chunks of a sharded array)."""
-        return self._facts.read_chunks
+        return self.array_view.read_chunks
 
     @property
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape (the unit of storage objects), or ``None`` when not sharded."""
-        return self._facts.shards
+        return self.array_view.shards
 
     @property
     def document(self) -> dict[str, Any]:
@@ -136,7 +155,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         return self._doc
 
     @property
-    def _facts(self) -> ArrayView:
+    def array_view(self) -> ArrayView:
         """The facts of :attr:`document` (chunks, shards, codecs, item size), read once per document."""
         cached = self._facts_of
         if cached is None or cached[0] is not self._doc:  # an append replaces the document
@@ -160,7 +179,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
         return (
             bool(self.shape)
-            and self.size * self._facts.itemsize <= SMALL_BYTES
+            and self.size * self.array_view.itemsize <= SMALL_BYTES
             and all(s <= c for s, c in zip(self.shape, self.chunks))
         )
 
@@ -198,7 +217,11 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
             return np.array(flat, dtype=object).reshape(values.shape)
         return values
 
-    def _prime(self, whole: np.ndarray) -> None:
+    def stored_elements(self, key: Any) -> Any:
+        """The elements at ``key`` as stored (references and regions undecoded), for copying them unchanged."""
+        return self._raw(key)
+
+    def prime(self, whole: np.ndarray) -> None:
         """Take the whole content of an array read ahead of time (small, or decoded only that way)."""
         if self.layout.objects or self._small():
             self._cache = self._text(whole)
@@ -218,8 +241,8 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     def _pools(self) -> Iterator[WorkPools]:
         """The io's thread pools; for a closed file read during a build (see closed_reads), pools of
         this read alone, shut down when it ends."""
-        if self._io.is_open():
-            yield self._io.pools
+        if self.io.is_open():
+            yield self.io.pools
         else:
             with WorkPools() as pools:
                 yield pools
@@ -244,93 +267,6 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
 
     def __next__(self) -> Any:
         raise TypeError(f"{type(self).__name__} is not an iterator; use iter()")
-
-    # --- changing in place (as h5py does in modes r+ and a) ------------------------------------
-    def __setitem__(self, key: Any, value: Any) -> None:
-        """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does. The chunks rewritten are kept first, so an
-        error that leaves the ``with`` block (or a failed write) puts them back."""
-        handle = self._io._require_open()
-        if not handle.writable:
-            raise ModeError(
-                f"cannot change the data: the file is open in mode {self._io.mode!r} (use 'r+' or 'a')", self._path
-            )
-        separator = key_separator(self._doc)
-        if self._doc.get("zarr_format") != 3 or separator is None:
-            raise ModeError(
-                "cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the file first",
-                self._path,
-            )
-        values = self._encode_values(value)
-        # (an IndexError here comes before anything is kept or written)
-        cells = touched_cells(key, self.shape, self._facts.chunk_grid)
-        handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
-        orthogonal = (
-            isinstance(key, (list, np.ndarray))
-            or isinstance(key, tuple)
-            and any(isinstance(k, (list, np.ndarray)) for k in key)
-        )
-        self._cache = None
-        with h5py_lock_released():
-            if orthogonal:
-                self.dataset.oindex[key] = values
-            else:
-                self.dataset[key] = values
-        handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
-
-    def _encode_values(self, value: Any) -> Any:
-        from ..format.array_encoding import encode_values
-
-        if self.storage.kind in ("numeric", "struct"):
-            try:
-                return np.asarray(value, dtype=self.storage.numpy_dtype)
-            except (TypeError, ValueError, OverflowError) as exc:
-                raise UnsupportedDataError(
-                    f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}", self._path
-                ) from None
-        return encode_values(value, self.storage, self._io._reference_for_append, self._path)
-
-    # --- appending --------------------------------------------------------------------------
-    def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
-        """Rows as stored; a reference to a container the next write adds is stored as null for now and its
-        container listed in ``waiting`` (see :mod:`.pending_references`)."""
-        from ..format.array_encoding import encode_values
-
-        return encode_values(values, self.storage, lambda obj: self._io._reference_for_append(obj, waiting), self._path)
-
-    def append(self, arg: Any) -> None:
-        """Append one element (or row) along the first axis."""
-        self.extend([arg])
-
-    def extend(self, args: Any) -> None:
-        """Append several elements along the first axis."""
-        if not self._open_handle().writable:
-            raise ModeError(f"cannot append: file opened in mode {self._io.mode!r}", self._path)
-        rows, waiting = list(args), []
-        values = self._encode_rows(rows, waiting)
-        start = self.shape[0]
-        array = self.dataset
-        self._cache = None
-        handle = self._open_handle()
-        # the chunks the rows land in and the document that takes the new shape
-        handle.preserve(_rewritten_keys(self._path, self._doc, len(values)) + [store_key(self._path, "zarr.json")])
-        array.append(values, axis=0)
-        self._doc = array.metadata.to_dict()
-        self._decoder = None  # its shape changed
-        handle.changed(self._path, self._doc)
-        if waiting:
-            self._io._pending_refs.add(self, start, rows, waiting)
-
-
-def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:
-    """Store keys of the chunks (or shards) that appending ``rows`` along the first axis writes."""
-    separator = key_separator(doc)
-    shape = doc.get("shape") or []
-    if separator is None or not shape or rows <= 0:
-        return []
-    grid = ArrayView.from_document(doc).chunk_grid
-    first = range(shape[0] // grid[0], (shape[0] + rows - 1) // grid[0] + 1)
-    rest = [range(max(1, -(-s // g))) for s, g in zip(shape[1:], grid[1:])]
-    return [store_key(path, chunk_key(cell, separator)) for cell in itertools.product(first, *rest)]
 
 
 class RegionSelection:
@@ -357,120 +293,3 @@ class RegionSelection:
     def __repr__(self) -> str:
         name = getattr(self.target, "name", self.target)
         return f"<RegionSelection {name!r} {self.region}>"
-
-
-class _ResolvingDataset(ZarrDataset):
-    """Shared by datasets whose elements hold references (resolved to builders or containers)."""
-
-    _to_container = False
-
-    def _resolve(self, ref: R.Reference | None) -> Any:
-        if ref is None:
-            return None
-        builder = self._io._resolve_reference(ref, self._path)
-        target = self._io.manager.construct(builder) if self._to_container else builder
-        return RegionSelection(target, ref.region) if ref.region is not None else target
-
-    def invert(self) -> _ResolvingDataset:
-        cls = self.get_inverse_class()
-        inverse = cls(self._io, self._path, self._doc, self.layout)
-        inverse._cache = self._cache
-        return inverse
-
-    def resolve(self, manager: Any = None) -> Any:
-        return self[:]
-
-
-class _ReferenceDataset(_ResolvingDataset):
-    @property
-    def dtype(self) -> str:
-        return str(self.storage.zarr_dtype)
-
-    def _convert(self, raw: Any) -> Any:
-        if isinstance(raw, np.ndarray):
-            return [self._convert(x) for x in raw]
-        return self._resolve(self._io._dialect.reference(raw, self.layout, self._path))
-
-
-class BuilderReferenceDataset(_ReferenceDataset, BuilderResolver):
-    """A dataset of object references whose elements read as Builders."""
-
-    @classmethod
-    def get_inverse_class(cls) -> type:
-        return ContainerReferenceDataset
-
-
-class ContainerReferenceDataset(_ReferenceDataset, ContainerResolver):
-    """A dataset of object references whose elements read as Containers."""
-
-    _to_container = True
-
-    @classmethod
-    def get_inverse_class(cls) -> type:
-        return BuilderReferenceDataset
-
-
-class _CompoundDataset(_ResolvingDataset):
-    """A compound dataset stored as JSON rows. Rows read as h5py's do under HDMF's HDF5IO: one row is an
-    ``np.void``, several a structured array; text fields hold ``str`` and reference fields the resolved
-    builder (or container)."""
-
-    @property
-    def dtype(self) -> list[Any]:
-        return [
-            D.builder_dtype(D.for_compound(f.dtype)) if f.nested else f.dtype if f.dtype != D.TEXT else "utf8"
-            for f in self.storage.fields
-        ]
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        """Rows as a structured array (strings and references in object fields)."""
-        out = self[:] if self.ndim else np.asarray(self[()])
-        return out.astype(dtype) if dtype is not None else out
-
-    def _convert(self, raw: Any) -> Any:
-        if isinstance(raw, np.ndarray):
-            out = np.empty(raw.shape, dtype=self.storage.row_dtype)
-            for index, row in np.ndenumerate(raw):
-                self._fill(out, index, row)
-            return out
-        out = np.empty((), dtype=self.storage.row_dtype)
-        self._fill(out, (), raw)
-        return out[()]
-
-    def _fill(self, out: np.ndarray, index: tuple[int, ...], raw: Any) -> None:
-        """Decode one stored row into ``out[index]``, field by field (a tuple assignment would let numpy
-        unpack builders, which are dicts, into object fields)."""
-        values = self._io._dialect.row(raw, self.layout, self._path)
-        for field, value in zip(self.storage.fields, values):
-            D.put_field(out[field.name], index, self._resolve_field(value, field), field)
-
-    def _resolve_field(self, value: Any, field: D.Field) -> Any:
-        """A field's value with its references resolved (in the fields of a compound field too)."""
-        if field.nested:
-            return tuple(self._resolve_field(v, f) for f, v in zip(field.dtype, value))
-        if isinstance(value, R.Reference) or (value is None and field.dtype in D.REFERENCE_DTYPES):
-            return self._resolve(value)
-        return value
-
-
-class BuilderCompoundDataset(_CompoundDataset, BuilderResolver):
-    @classmethod
-    def get_inverse_class(cls) -> type:
-        return ContainerCompoundDataset
-
-
-class ContainerCompoundDataset(_CompoundDataset, ContainerResolver):
-    _to_container = True
-
-    @classmethod
-    def get_inverse_class(cls) -> type:
-        return BuilderCompoundDataset
-
-
-def wrap(io: ZarrIO, path: str, doc: dict[str, Any], layout: ArrayLayout) -> ZarrDataset:
-    """The lazy dataset class for a stored array of the given layout."""
-    if layout.storage.kind == "reference":
-        return BuilderReferenceDataset(io, path, doc, layout)
-    if layout.storage.kind == "rows":
-        return BuilderCompoundDataset(io, path, doc, layout)
-    return ZarrDataset(io, path, doc, layout)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hdmf.backends.errors import UnsupportedOperation
@@ -27,22 +28,50 @@ from ..format.references import Reference
 from ..storage import locations
 
 if TYPE_CHECKING:
-    from .io import ZarrIO
+    from hdmf.build import BuildManager
+
+    from .contexts import ForeignZarrFile
+
+#: Opens another Zarr file read-only (with the opening file's store options), its links and references
+#: resolving through the given cache: ``(location, cache) -> io``.
+OpenZarr = Callable[[str, "ForeignFiles"], "ForeignZarrFile"]
 
 
 class ForeignFiles:
-    """The other files opened while reading one file, and the builders handed out for them."""
+    """The other files opened while reading one file, and the builders handed out for them.
 
-    def __init__(self, owner: ZarrIO):
-        self.owner = owner
+    Parameters
+    ----------
+    directory : callable
+        The directory (or URL prefix) holding the file being read, ``None`` if it has none (or is closed).
+    external_roots : list of str, optional
+        The other directories (or URL prefixes) the caller allowed.
+    manager : callable
+        The build manager of the file being read (other files are read with it).
+    open_zarr : callable
+        Opens another Zarr file (:data:`OpenZarr`); given by the io, so this module never imports it.
+    """
+
+    def __init__(
+        self,
+        directory: Callable[[], str | None],
+        external_roots: list[str] | None,
+        manager: Callable[[], BuildManager],
+        open_zarr: OpenZarr,
+    ):
+        self.directory = directory
+        self.external_roots = external_roots
+        self.manager = manager
+        self.open_zarr = open_zarr
         self.ios: dict[str, HDMFIO] = {}
+        self.zarr: dict[str, ForeignZarrFile] = {}  # those of ``ios`` that are Zarr files
         self.cache: dict[tuple[str, str], Builder] = {}
         self._reading: set[str] = set()  # files whose tree is being read (a link back to one is a cycle)
 
     def roots(self) -> list[str]:
         """Where other files may be: the directory holding the file, and the caller's ``external_roots``."""
-        directory = self.owner._handle.directory if self.owner._handle is not None else None
-        given = ([] if directory is None else [directory]) + list(self.owner._external_roots or [])
+        directory = self.directory()
+        given = ([] if directory is None else [directory]) + list(self.external_roots or [])
         return [
             locations.absolute(r) if locations.is_remote(r) else os.path.realpath(locations.local_path(r))
             for r in given
@@ -72,6 +101,7 @@ class ForeignFiles:
         for io in self.ios.values():
             io.close()
         self.ios.clear()
+        self.zarr.clear()
         self.cache.clear()
 
     def builder(self, ref: Reference, directory: str | None, where: str, missing_ok: bool = False) -> Builder | None:
@@ -93,25 +123,23 @@ class ForeignFiles:
                 raise CorruptStoreError(f"external file {ref.source!r} does not exist", where) from None
         found = self.node(target, ref.path)
         if found is None:
-            reader = getattr(self.ios[target], "_reader", None)  # a Zarr file says why (e.g. a link to a link)
-            why = reader.why_missing(ref.path, "") if reader is not None else f"{ref.path!r} does not exist"
+            zarr_file = self.zarr.get(target)  # a Zarr file says why (e.g. a link to a link)
+            why = zarr_file.why_missing(ref.path, "") if zarr_file is not None else f"{ref.path!r} does not exist"
             raise CorruptStoreError(f"in external file {ref.source!r}: {why}", where)
         return found
 
     def _open(self, target: str, ref: Reference, where: str) -> HDMFIO:
         if locations.is_remote(target) or os.path.isdir(target) or target.endswith(".zip"):
-            # Another file in the same place is opened with the same store options (credentials).
-            io = type(self.owner)(
-                target, mode="r", manager=self.owner.manager, storage_options=self.owner._storage_options
-            )
-            io._foreign = self  # its links and references resolve through this cache
-            return io
+            # Another file in the same place is opened with the same store options (credentials); its
+            # links and references resolve through this cache.
+            zarr_file = self.zarr[target] = self.open_zarr(target, self)
+            return zarr_file  # type: ignore[return-value]  # a ZarrIO, an HDMFIO
         import h5py
         from hdmf.backends.hdf5 import HDF5IO
 
         if not h5py.is_hdf5(target):
             raise CorruptStoreError(f"external file {ref.source!r} is neither a Zarr store nor an HDF5 file", where)
-        return HDF5IO(target, mode="r", manager=self.owner.manager)
+        return HDF5IO(target, mode="r", manager=self.manager())
 
     def node(self, file: str, path: str) -> Builder | None:
         """The parentless builder handed out for ``path`` in ``file`` (made on first use)."""
@@ -119,12 +147,13 @@ class ForeignFiles:
         if key in self.cache:
             return self.cache[key]
         io = self.ios[file]
-        if getattr(io, "_root", True) is None:  # its tree is not read yet
+        zarr_file = self.zarr.get(file)
+        if zarr_file is not None and not zarr_file.tree_is_read:
             if file in self._reading:
                 raise CorruptStoreError(f"links between files form a cycle back into {file}", path)
             self._reading.add(file)
         try:
-            original = _builder_at(io, path)
+            original = zarr_file.builder_at(path) if zarr_file is not None else _builder_at(io, path)
         finally:
             self._reading.discard(file)
         return None if original is None else self._copy(file, path, original)
@@ -172,13 +201,8 @@ class ForeignFiles:
 
 
 def _builder_at(io: HDMFIO, path: str) -> Builder | None:
-    """The builder at ``path`` in the full tree ``io`` reads (ours or HDF5IO's)."""
-    root = io.read_builder()
-    from .io import ZarrIO
-
-    if isinstance(io, ZarrIO):
-        return io._reader.built.get(path)
-    node: Any = root
+    """The builder at ``path`` in the full tree another backend's ``io`` reads (HDF5IO's)."""
+    node: Any = io.read_builder()
     for part in [p for p in path.split("/") if p]:
         if not isinstance(node, GroupBuilder):
             return None

@@ -18,7 +18,8 @@ from ..storage import locations
 from ..storage.remote import ready_store
 from ..storage.stores import CREATE_MODES, StoreHandle, open_store
 from . import spec_cache
-from .io import ZarrIO, _dialect_of
+from .io import ZarrIO
+from .opening import dialect_of
 
 
 def parse_nwb_version(value: Any) -> tuple[str | None, tuple | None]:
@@ -75,7 +76,7 @@ class NWBZarrIO(ZarrIO):
                 path, mode, kwargs.get("storage_options"), allow_incomplete=kwargs.get("allow_incomplete", False)
             )
             try:
-                self._opened_dialect = _dialect_of(self._opened)  # open() takes it over: detected once
+                self._opened_dialect = dialect_of(self._opened)  # open() takes it over: detected once
                 spec_cache.load_namespaces(self._opened, self._opened_dialect.documents, type_map, None)
             except BaseException:
                 self._opened.close()  # releases the write lock

@@ -27,10 +27,10 @@ from ..format.dialects import ArrayLayout, Dialect
 from ..format.orphans import orphans
 from ..format.references import Reference, decode_links
 from ..storage import nodes
-from .datasets import wrap
+from .resolving_datasets import wrap
 
 if TYPE_CHECKING:
-    from .io import ZarrIO
+    from .contexts import ReadContext
 
 ROOT_NAME = "root"
 
@@ -47,10 +47,11 @@ def children_index(documents: dict[str, dict[str, Any]]) -> dict[str, list[str]]
 
 
 class BuilderReader:
-    """Builds the GroupBuilder tree of one file from its node documents."""
+    """Builds the GroupBuilder tree of one file from its node documents (``context``: what the reader
+    needs of its io)."""
 
-    def __init__(self, io: ZarrIO, dialect: Dialect):
-        self.io = io
+    def __init__(self, context: ReadContext, dialect: Dialect):
+        self.context = context
         self.dialect = dialect
         self.docs = documents = dialect.documents
         self.children = children_index(documents)
@@ -75,7 +76,7 @@ class BuilderReader:
         if not self.dialect.typed_attributes:
             from ..format import spec_dtypes
 
-            spec_dtypes.restore(root, self.io.manager.namespace_catalog)
+            spec_dtypes.restore(root, self.context.manager.namespace_catalog)
         return root
 
     def _check_orphans(self) -> None:
@@ -85,10 +86,10 @@ class BuilderReader:
         missing = orphans(self.docs, self.ignore)
         if not missing:
             return
-        if not self.io._partial():
+        if not self.context.partial():
             raise missing[0]
         warnings.warn(
-            f"{self.io.source}: the file is incomplete; not read: {'; '.join(map(str, missing))}",
+            f"{self.context.source}: the file is incomplete; not read: {'; '.join(map(str, missing))}",
             IncompleteFileWarning,
             stacklevel=4,
         )
@@ -99,7 +100,7 @@ class BuilderReader:
         HDMF reads some arrays while it builds containers; fetched one by one, a remote read would
         cost a round trip per table. Batched, ``read()`` costs a constant number of round trips.
         """
-        store = self.io._handle.store
+        store = self.context.handle.store
         arrays = [(p, d) for p, d in self.docs.items() if d["node_type"] == "array" and not self._ignored(p)]
         items = [(p, d) for p, d in arrays if self.dialect.layout(p).scalar]
         # arrays only a whole read decodes (object arrays of Zarr v2 files), and on remote stores tiny ones
@@ -120,7 +121,7 @@ class BuilderReader:
     def _group(self, path: str, scalars: dict[str, Any]) -> GroupBuilder:
         doc = self.docs[path]
         name = ROOT_NAME if path == "/" else posixpath.basename(path)
-        builder = GroupBuilder(name, source=self.io.source)
+        builder = GroupBuilder(name, source=self.context.source)
         builder.location = posixpath.dirname(path) if path != "/" else "/"
         self.built[path] = builder
         for child in self.children.get(path, []):
@@ -132,7 +133,7 @@ class BuilderReader:
             else:
                 builder.set_dataset(self._dataset(child_path, scalars))
         self._deferred.append((builder, path, doc["attributes"]))
-        self.io._mark_written(builder)
+        self.context.mark_written(builder)
         return builder
 
     def _dataset(self, path: str, scalars: dict[str, Any]) -> DatasetBuilder:
@@ -143,16 +144,16 @@ class BuilderReader:
         if path in scalars:
             data: Any = self._scalar(path, scalars[path], layout)
         else:
-            data = wrap(self.io, path, doc, layout)
-            if path in self.prefetched and hasattr(data, "_prime"):
-                data._prime(self.prefetched[path])
+            data = wrap(self.context.datasets, path, doc, layout)
+            if path in self.prefetched:
+                data.prime(self.prefetched[path])
         pending = _has_lazy(data)
         names = doc.get("dimension_names")
         builder = DatasetBuilder(
             posixpath.basename(path),
             data=None if pending else data,
             dtype=D.builder_dtype(storage),
-            source=self.io.source,
+            source=self.context.source,
             dimension_labels=tuple(names) if isinstance(names, list) else None,
         )
         if pending:
@@ -160,7 +161,7 @@ class BuilderReader:
         builder.location = posixpath.dirname(path)
         self.built[path] = builder
         self._deferred.append((builder, path, attrs))
-        self.io._mark_written(builder)
+        self.context.mark_written(builder)
         return builder
 
     def _scalar(self, path: str, raw: Any, layout: ArrayLayout) -> Any:
@@ -210,10 +211,10 @@ class BuilderReader:
                         stacklevel=2,
                     )
                     continue
-                lb = LinkBuilder(builder=target, name=link.name, source=self.io.source)
+                lb = LinkBuilder(builder=target, name=link.name, source=self.context.source)
                 lb.location = path
                 builder.set_link(lb)
-                self.io._mark_written(lb)
+                self.context.mark_written(lb)
 
     def _finish_scalar(self, builder: DatasetBuilder, path: str) -> None:
         data = self._pending.pop(path, None)
@@ -248,16 +249,16 @@ class BuilderReader:
         if ref.is_internal:
             found = self.built.get(ref.path)
             if found is None and not missing_ok:
-                if not self.io._partial():
+                if not self.context.partial():
                     raise CorruptStoreError(self.why_missing(ref.path, where), where)
                 warnings.warn(
-                    f"{self.io.source}: the file is incomplete; {where} is left out: its target "
+                    f"{self.context.source}: the file is incomplete; {where} is left out: its target "
                     f"{ref.path!r} was not written",
                     IncompleteFileWarning,
                     stacklevel=2,
                 )
             return found
-        return self.io._external_builder(ref, where, missing_ok)
+        return self.context.external_builder(ref, where, missing_ok)
 
     def why_missing(self, target: str, where: str) -> str:
         """Why no group or dataset is at ``target``, the target of the link or reference at ``where``:

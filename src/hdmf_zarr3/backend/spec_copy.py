@@ -30,10 +30,9 @@ HDF5_SPEC_GROUP = "specifications"
 def source_specifications(src_io: HDMFIO) -> S.Cached | None:
     """The specifications cached in the file ``src_io`` reads, exactly as stored (``{}`` if it caches
     none), or ``None`` for a backend whose cache this package cannot read."""
-    from .io import ZarrIO
-
-    if isinstance(src_io, ZarrIO):
-        return spec_cache.read_cached(src_io._require_open(), src_io._documents)
+    cached_specifications = getattr(src_io, "cached_specifications", None)  # a ZarrIO's (not imported here)
+    if callable(cached_specifications):
+        return cached_specifications()
     if isinstance(src_io, HDF5IO) and src_io._file is not None:
         return read_hdf5(src_io._file)
     return None
@@ -92,7 +91,7 @@ def merged_catalog(dst_io: HDMFIO, src_io: HDMFIO) -> NamespaceCatalog:
 def cache_in_zarr(dst_io: Any, src_io: HDMFIO, rebuilt: bool, attributes: dict[str, Any] | None = None) -> None:
     """Cache specifications in a Zarr file (``dst_io``, a ZarrIO) just written from ``src_io``
     (:func:`to_cache`); ``attributes``: those of each spec document array."""
-    handle = dst_io._require_open()
+    handle = dst_io.store_handle
     kept = source_specifications(src_io)
     used = S.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
     spec_cache.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)

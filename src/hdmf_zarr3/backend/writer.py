@@ -40,7 +40,7 @@ from .reference_targets import ReferenceEncoder
 from .streaming import copy_blocks, stream_iterator, stream_layout
 
 if TYPE_CHECKING:
-    from .io import ZarrIO
+    from .contexts import WriteContext
 
 #: Sources larger than this are copied at most LARGE_COPIES at a time (each copy holds up to two
 #: blocks of BLOCK_BYTES: one being written, the next being read); smaller ones all at once.
@@ -61,11 +61,11 @@ class WritePlan:
 
 
 class BuilderWriter:
-    """Writes one builder tree into the store of ``io``."""
+    """Writes one builder tree into the store of a file (``context``: what the writer needs of its io)."""
 
     def __init__(
         self,
-        io: ZarrIO,
+        context: WriteContext,
         root: GroupBuilder,
         pools: WorkPools,
         link_data: bool = True,
@@ -75,7 +75,7 @@ class BuilderWriter:
         relayout: Relayout | None = None,
         parallel: ParallelOptions | None = None,
     ):
-        self.io = io
+        self.context = context
         self.pools = pools  # the io's: it shuts them down when it is closed
         self.root = root
         self.link_data = link_data
@@ -88,9 +88,9 @@ class BuilderWriter:
         self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
-        self.reference_to = ReferenceEncoder(root, io.manager, io._handle.directory, export_source)
-        self.convention = io._convention
-        self.separator = io._chunk_key_separator
+        self.reference_to = ReferenceEncoder(root, context.manager, context.handle.directory, export_source)
+        self.convention = context.convention
+        self.separator = context.chunk_key_separator
 
     # --- walk -------------------------------------------------------------------------------
     def write(self) -> WritePlan:
@@ -113,14 +113,14 @@ class BuilderWriter:
             key, value = self.convention.link_attribute(links)
             attrs[key] = value
         if path == "/":
-            previous = self.io._documents.get("/", {}).get("attributes", {})
+            previous = self.context.documents().get("/", {}).get("attributes", {})
             if N.SPECLOC_ATTR in previous:
                 attrs[N.SPECLOC_ATTR] = previous[N.SPECLOC_ATTR]
             attrs = self.convention.root_attributes(attrs)
         self.plan.groups[path] = docs.group_document(attrs)
         for lb in builder.links.values():
-            self.io._mark_written(lb)
-        self.io._mark_written(builder)
+            self.context.mark_written(lb)
+        self.context.mark_written(builder)
 
     def _attributes(self, builder: Any, path: str) -> dict[str, Any]:
         out = {}
@@ -174,12 +174,12 @@ class BuilderWriter:
         return {N.DTYPE_ATTR: D.REGION, "value": value_json}
 
     def _source_documents(self, source: str) -> dict[str, Any]:
-        if locations.same(source, self.io.source):
-            return self.io._documents  # appending to this very file
+        if locations.same(source, self.context.source):
+            return self.context.documents()  # appending to this very file
         from ..storage.stores import open_store
 
         try:
-            return open_store(source, "r", self.io._storage_options).documents()
+            return open_store(source, "r", self.context.storage_options).documents()
         except Exception:  # not (or no longer) a Zarr store: nothing to copy from
             return {}
 
@@ -193,7 +193,7 @@ class BuilderWriter:
         return Link(builder.name, self.reference_to(builder, N.join(parent, builder.name)))
 
     def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
-        if self.io.get_written(builder):
+        if self.context.is_written(builder):
             return
         data, options = builder.data, dataio_bridge.settings(self._dataio.get(id(builder)))
         link_data = self.link_data
@@ -204,11 +204,11 @@ class BuilderWriter:
         if link_data and isinstance(builder.data, DataIO) and dataio_sources.is_zarr_array(data):
             # hdmf-zarr's ZarrDataIO(<zarr.Array>, link_data=True): a link to that array, in its own file
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_to_array(data)))
-            self.io._mark_written(builder)
+            self.context.mark_written(builder)
             return
         if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
             self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
-            self.io._mark_written(builder)
+            self.context.mark_written(builder)
             return
         raw_regions = None if isinstance(data, ZarrDataset) else regions.raw_region_dataset(data)
         storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
@@ -296,7 +296,7 @@ class BuilderWriter:
             self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
-        self.io._mark_written(builder)
+        self.context.mark_written(builder)
 
     def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
         dtype = builder.dtype
@@ -318,17 +318,17 @@ class BuilderWriter:
         src = data.io.source
         if self.export_source is not None:
             return src != self.export_source or data.path != path
-        return not (src == self.io.source and data.path == path)
+        return not (src == self.context.source and data.path == path)
 
     def _reference_from(self, data: Any) -> Reference:
-        same = data.io.source == self.io.source or data.io.source == self.export_source
+        same = data.io.source == self.context.source or data.io.source == self.export_source
         source = N.SAME_FILE if same else self.reference_to.relative(data.io.source)
         oid = data.attrs.get("object_id") if hasattr(data, "attrs") else None
         return Reference(source, data.path, oid, data.io.root_object_id)
 
     def _reference_to_array(self, array: Any) -> Reference:
         location, path = dataio_sources.zarr_array_location(array)
-        if locations.same(location, self.io.source) or locations.same(location, self.export_source):
+        if locations.same(location, self.context.source) or locations.same(location, self.export_source):
             return Reference(N.SAME_FILE, path, array.attrs.get("object_id"), self.reference_to.root_oid)
         return Reference(
             self.reference_to.relative(location),
@@ -339,7 +339,7 @@ class BuilderWriter:
 
     # --- store operations ------------------------------------------------------------------------
     def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
-        store = self.io._handle.store
+        store = self.context.handle.store
         single = encode_single_chunk(doc, values)
         if single is not None:  # one chunk: put its bytes, skipping zarr's per-array setup
             key = N.store_key(path, single[0])
@@ -363,7 +363,7 @@ class BuilderWriter:
     def _copy_job(
         self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType, raw: bool = False
     ) -> Callable[[], Awaitable[None]]:
-        store = self.io._handle.store
+        store = self.context.handle.store
 
         def encode(block: Any) -> np.ndarray:
             if raw:  # already in stored form (region records copied between Zarr files)
@@ -388,7 +388,7 @@ class BuilderWriter:
         for h5file in self._h5files.values():
             if h5file is not None:
                 h5file.close()
-        handle = self.io._handle
+        handle = self.context.handle
         store = handle.store
         # The root's own attributes (its type, the NWB version) are stored first, marked incomplete: a writer
         # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from. The
@@ -460,4 +460,4 @@ class _RawElements:
         self.shape = data.shape
 
     def __getitem__(self, key: Any) -> Any:
-        return self.data._raw(key)
+        return self.data.stored_elements(key)

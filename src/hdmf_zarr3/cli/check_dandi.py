@@ -88,7 +88,7 @@ def check(path: str, storage_options: dict[str, Any] | None = None) -> list[Find
     elif not name.endswith(".nwb.zarr"):
         found.append(Finding("error", name, "an NWB Zarr asset must be named *.nwb.zarr"))
     with ZarrIO(path, mode="r", storage_options=storage_options) as io:
-        for node, doc in sorted(io._documents.items()):
+        for node, doc in sorted(io.documents.items()):
             if doc.get("node_type") == "array":
                 found += _array_findings(io, node, doc)
             elif _depth(node) + 1 > MAX_DEPTH:

@@ -42,7 +42,7 @@ def describe_file(
     from ..format.names import SPECLOC_ATTR
 
     with ZarrIO(path, mode="r", storage_options=storage_options, allow_incomplete=allow_incomplete) as io:
-        documents = io._documents
+        documents = io.documents
         specloc = documents.get("/", {}).get("attributes", {}).get(SPECLOC_ATTR)
         hidden = "/" + specloc.strip("/") if isinstance(specloc, str) and not specifications else None
         nodes = [
@@ -50,7 +50,7 @@ def describe_file(
             for p in sorted(documents)
             if hidden is None or not (p == hidden or p.startswith(hidden + "/"))
         ]
-        mark = io._handle.incomplete()
+        mark = io.store_handle.incomplete()
         return {
             "path": str(path),
             "convention": io.dialect,
@@ -75,8 +75,8 @@ def _array(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
     from ..backend.datasets import ZarrDataset
     from ..integrations.html import describe
 
-    layout = io._dialect.layout(path)
-    dataset = ZarrDataset(io, path, doc, layout)
+    layout = io.array_layout(path)
+    dataset = ZarrDataset(io.dataset_context, path, doc, layout)
     out: dict[str, Any] = {"shape": list(dataset.shape), "dtype": _dtype(layout.storage.zarr_dtype)}
     if layout.objects:  # hdmf-zarr <= 0.13 object arrays: no zarr array to ask
         return out

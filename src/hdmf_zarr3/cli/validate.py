@@ -95,7 +95,8 @@ def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_i
 def _dataset_problems(root: Any) -> list[str]:
     """The first chunk of every array decodes; every element of a dataset of references resolves."""
     from ..backend import integrity
-    from ..backend.datasets import ZarrDataset, _ResolvingDataset
+    from ..backend.datasets import ZarrDataset
+    from ..backend.resolving_datasets import ResolvingDataset
     from ..errors import HdmfZarrError
 
     out = []
@@ -104,7 +105,7 @@ def _dataset_problems(root: Any) -> list[str]:
         if not isinstance(data, ZarrDataset) or not data.shape or 0 in data.shape:
             continue
         try:
-            if isinstance(data, _ResolvingDataset):  # every element, a chunk of rows at a time
+            if isinstance(data, ResolvingDataset):  # every element, a chunk of rows at a time
                 step = max(1, data.chunks[0])
                 for start in range(0, data.shape[0], step):
                     data[start : start + step]

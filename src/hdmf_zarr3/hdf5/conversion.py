@@ -41,7 +41,7 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         self._dataset = dataset
         shape = dataset.shape
         chunks = tuple(min(c, s) for c, s in zip(dataset.chunks, shape))
-        row_bytes = max(1, math.prod(shape[1:]) * dataset._facts.itemsize)
+        row_bytes = max(1, math.prod(shape[1:]) * dataset.array_view.itemsize)
         rows = max(chunks[0], BUFFER_BYTES // row_bytes // chunks[0] * chunks[0])
         buffer = (min(shape[0], rows),) + tuple(shape[1:])
         super().__init__(
@@ -110,11 +110,11 @@ def _wrap(builder: DatasetBuilder, progress: bool) -> bool:
         return False
     if data.ndim == 0 or 0 in data.shape:
         return False
-    codecs = list(data._facts.inner_codecs)
+    codecs = list(data.array_view.inner_codecs)
     settings = hdf5_settings(codecs, tuple(min(c, s) for c, s in zip(data.chunks, data.shape)))
     settings.pop("chunks", None)  # the iterator carries the chunk shape
     settings["maxshape"] = (None,) + tuple(data.shape[1:])  # appendable, as the Zarr array was
-    large = data.size * data._facts.itemsize > BUFFER_BYTES  # more than one buffer of the iterator
+    large = data.size * data.array_view.itemsize > BUFFER_BYTES  # more than one buffer of the iterator
     builder["data"] = H5DataIO(ZarrChunkIterator(data, display_progress=progress and large), **settings)
     return True
 
@@ -237,8 +237,8 @@ def convert(
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
-        if src_io._reader.regions:
-            (path, key), _ = next(iter(src_io._reader.regions.items()))
+        if src_io.region_attribute_keys():
+            path, key = src_io.region_attribute_keys()[0]
             raise UnsupportedDataError(
                 f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
                 "cannot write; the Zarr file keeps them",

@@ -19,8 +19,9 @@ process (idempotent, under a lock), when it is first needed:
   (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
   declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
   check is harmless where numcodecs validates frames itself.
-- :func:`h5py_lock_released`, the only code touching h5py's private global lock, applied around each read of
-  a lazy dataset (not a patch: it does nothing unless this thread holds that lock).
+- :func:`.h5py_lock.h5py_lock_released` (its own module, which the lazy datasets import), the only code
+  touching h5py's private global lock, applied around each read of a lazy dataset (not a patch: it does
+  nothing unless this thread holds that lock).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ import importlib
 import re
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import hdmf.data_utils
+
+__all__ = ["activate", "extend_data", "extend_data_needed", "version_in"]
 
 #: hdmf versions (``(major, minor)``, lower bound included, upper excluded) whose ``extend_data`` does not
 #: know lazy datasets other than ``h5py.Dataset``: from the oldest hdmf this package supports to the newest
@@ -114,32 +115,3 @@ def activate(dataset_type: type[Any]) -> None:
             _install_extend_data()
         decoding.install()
         _ACTIVE = True
-
-
-@contextmanager
-def h5py_lock_released() -> Iterator[None]:
-    """Release h5py's global lock (``h5py._objects.phil``) around a Zarr read made while this thread holds it.
-
-    Needed because of how h5py converts values: ``Dataset.__setitem__`` (HDF5IO writes ``dset[:] = data``,
-    e.g. exporting a file read from Zarr to HDF5) holds ``phil`` while it calls ``np.asarray`` on the value,
-    which is our lazy dataset. Reading it waits on other threads (zarr's event-loop thread, the store's I/O and
-    decode threads); a garbage-collection pass on one of them that frees an h5py object needs ``phil`` in that
-    object's dealloc, and both threads wait forever (tests/hdf5/test_real_files.py reproduces it). No read is
-    synchronous in this thread for every store (remote stores are async-only), so the lock is let go for the
-    duration of the read -- h5py is between HDF5 calls there, only converting its input -- and taken back as
-    many times as it was held. Nothing happens when this thread does not hold it.
-    """
-    objects = sys.modules.get("h5py._objects")
-    lock = getattr(objects, "phil", None)
-    if lock is None or not lock._is_owned():
-        yield
-        return
-    held = 0
-    while lock._is_owned():
-        lock.release()
-        held += 1
-    try:
-        yield
-    finally:
-        for _ in range(held):
-            lock.acquire()

@@ -12,6 +12,9 @@ import os
 import posixpath
 from urllib.parse import urlsplit
 
+from zarr.abc.store import Store
+from zarr.storage import LocalStore
+
 #: Schemes opened through obstore; ``file://`` URLs are local paths.
 REMOTE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "http", "https"})
 
@@ -110,3 +113,9 @@ def overlap(a: str, b: str) -> str | None:
     if b.startswith(a.rstrip(sep) + sep):
         return "contains"
     return None
+
+
+def store_location(store: Store) -> str | None:
+    """Where a store the caller opened lives, when it says (local directories)."""
+    root = getattr(store, "root", None)
+    return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None

@@ -217,9 +217,7 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if isinstance(path, Store):
         if transactional(path):
             return None
-        from .stores import store_location
-
-        return LockPlace(path, IN_STORE_KEY, f"{store_location(path) or repr(path)} (key {IN_STORE_KEY})")
+        return LockPlace(path, IN_STORE_KEY, f"{locations.store_location(path) or repr(path)} (key {IN_STORE_KEY})")
     text = os.fspath(path)
     location = locations.absolute(text) if locations.is_remote(text) else locations.local_path(text)
     name, parent = locations.basename(location), locations.parent(location)

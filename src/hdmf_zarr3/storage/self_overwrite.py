@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import SelfOverwriteError
 from . import locations
-from .stores import store_location
+from .locations import store_location
 
 
 def refuse_self_overwrite(src: Any, dst: Any) -> None:

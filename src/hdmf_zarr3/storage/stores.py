@@ -31,6 +31,7 @@ from . import decoding, local_paths, locations, open_files, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
+from .locations import store_location
 from .locks import WriteLock, lock_place
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
@@ -157,12 +158,6 @@ def _lock(
         return None
     place = lock_place(path, storage_options)
     return None if place is None else WriteLock.acquire(place, location or repr(store), writer_name())
-
-
-def store_location(store: Store) -> str | None:
-    """Where a store the caller opened lives, when it says (local directories)."""
-    root = getattr(store, "root", None)
-    return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
 
 
 def _check_local(location: str, mode: str) -> None:

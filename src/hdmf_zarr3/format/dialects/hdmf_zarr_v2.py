@@ -27,7 +27,7 @@ import numpy as np
 from ...errors import CorruptStoreError
 from .. import dtypes as D
 from .. import names as N
-from . import ArrayLayout, HdmfZarrDialect
+from .base import ArrayLayout, HdmfZarrDialect
 
 SCALAR = "scalar"
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"

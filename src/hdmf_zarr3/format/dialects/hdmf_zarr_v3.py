@@ -29,7 +29,7 @@ from .. import names as N
 from .. import values as V
 from ..names import SAME_FILE
 from ..references import Reference
-from . import ArrayLayout, Convention, HdmfZarrDialect
+from .base import ArrayLayout, Convention, HdmfZarrDialect
 
 DTYPE = "_DTYPE"
 LINKS = "_LINKS"

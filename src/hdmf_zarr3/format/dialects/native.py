@@ -6,7 +6,7 @@ from typing import Any
 
 from ...errors import FormatVersionError
 from .. import names as N
-from . import Dialect
+from .base import Dialect
 
 _FOREIGN_MARKERS = ("_DTYPE", "_LINKS", "_REFERENCE_FIELDS")
 

@@ -1,0 +1,186 @@
+"""Modules talk through public names and explicit contexts, read from the source with ``ast`` (nothing
+is imported).
+
+- No module reads another object's private attributes: ``x._name`` (one leading underscore, not a
+  dunder; also ``getattr(x, "_name")`` and the like) appears only on ``self``, ``cls`` or ``super()``,
+  except for the third-party privates listed in :data:`THIRD_PARTY_PRIVATES`, each with its reason.
+- The modules of ``hdmf_zarr3`` import each other without a cycle: imports at module level and inside
+  functions count, those under ``if TYPE_CHECKING:`` do not (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import hdmf_zarr3
+
+PACKAGE = Path(hdmf_zarr3.__file__).parent
+
+#: (file relative to the package, expression) -> why reaching into that private is unavoidable.
+THIRD_PARTY_PRIVATES = {
+    ("backend/parallel.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
+    ("integrations/dask_arrays.py", "array._meta"): "dask's array metadata (the chunk type); no public name",
+    ("integrations/h5py_lock.py", "lock._is_owned"): "ownership test of h5py's global RLock; no public name",
+    ("backend/spec_copy.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
+    ("hdf5/conversion.py", "dst_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
+    ("backend/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
+    ("storage/decoding.py", "decode._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
+    ("storage/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
+    ("storage/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
+    ("storage/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
+    ("storage/journal.py", "journal._kept"): "a journal made by its own class's constructor method (storage/)",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _accesses(tree: ast.AST) -> Iterator[tuple[int, ast.expr, str]]:
+    """``(line, owner, name)`` of every ``owner.name``, and of every ``getattr``/``hasattr``/``setattr``/
+    ``delattr`` of an owner and a constant name."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            yield node.lineno, node.value, node.attr
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "hasattr", "setattr", "delattr")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            yield node.lineno, node.args[0], node.args[1].value
+
+
+def _private_reads(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    for line, owner, name in _accesses(tree):
+        if not _private(name):
+            continue
+        if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+            continue
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+            continue
+        yield line, f"{ast.unparse(owner)}.{name}"
+
+
+def private_reads(root: Path = PACKAGE) -> list[str]:
+    """``file:line: expression`` for every private attribute read on something other than self/cls."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
+        for line, expression in _private_reads(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if (relative, expression) not in THIRD_PARTY_PRIVATES:
+                found.append(f"{relative}:{line}: {expression}")
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement that can run: at any depth, skipping ``if TYPE_CHECKING:`` bodies."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports (``from . import x`` imports module ``x``; a name
+    imported from a module that is not a module counts as that module)."""
+    paths = {module_name(p): p for p in sorted(root.rglob("*.py"))}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                candidates = [alias.name for alias in node.names]
+            else:
+                if node.level:
+                    base = package.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    base_name = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    base_name = node.module or ""
+                candidates = [f"{base_name}.{alias.name}" for alias in node.names]
+                candidates = [c if c in paths else base_name for c in candidates]
+            targets.update(c for c in candidates if c in paths and c != name)
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (its modules, the first repeated at the end), or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return path[path.index(target) :] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for start in sorted(graph):
+        if start not in state:
+            found = visit(start)
+            if found:
+                return found
+    return None
+
+
+def test_the_checkers_see_what_they_look_for():
+    # each checker must catch its own kind of breach, or the rules below prove nothing
+    source = (
+        "def f(io, self):\n    io._handle\n    self._ok\n    super()._ok\n    io.__class__\n    getattr(io, '_root')\n"
+    )
+    assert sorted(e for _, e in _private_reads(ast.parse(source))) == ["io._handle", "io._root"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    graph = import_graph()
+    assert "hdmf_zarr3.backend.io" in graph["hdmf_zarr3.backend.nwb"]
+    assert "hdmf_zarr3.backend.spec_cache" in graph["hdmf_zarr3.backend.io"]  # ``from . import spec_cache``
+    assert "hdmf_zarr3.format.spec_dtypes" in graph["hdmf_zarr3.backend.reader"]  # imported inside a function
+
+
+def test_no_module_reads_the_private_attributes_of_another_object():
+    assert private_reads() == []
+
+
+def test_every_allowed_private_is_still_read():
+    # a stale entry would silently allow that read again later
+    seen = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE).as_posix()
+        seen.update((relative, e) for _, e in _private_reads(ast.parse(path.read_text(encoding="utf-8"))))
+    assert sorted(set(THIRD_PARTY_PRIVATES) - seen) == []
+
+
+def test_the_modules_import_each_other_without_a_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
