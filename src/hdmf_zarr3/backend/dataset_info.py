@@ -7,7 +7,7 @@ out (``data.compressors``, ``data.info``); our lazy datasets forward those read-
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class ZarrArrayInfo:
@@ -58,8 +58,13 @@ class SameArrayEquality:
     """Two lazy datasets are equal when they are the same array of the same file (as h5py datasets of one
     file and node are), whichever io or link read them."""
 
-    io: Any
-    path: str
+    if TYPE_CHECKING:  # provided by the dataset class
+
+        @property
+        def io(self) -> Any: ...
+
+        @property
+        def path(self) -> str: ...
 
     def array_identity(self) -> tuple[Any, str]:
         """What tells this array apart: its file's resolved location (or its io) and its node path."""

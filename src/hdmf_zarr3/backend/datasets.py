@@ -184,14 +184,12 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         )
 
     def _raw(self, key: Any) -> Any:
-        if self.layout.objects:  # decoded whole when the file was read (Zarr v2 object codecs)
-            res = self._cache[key]
-            return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
-        if not orthogonal and (self._cache is not None or self._small()):
+        # Zarr v2 object arrays were decoded whole when the file was read; small arrays are read whole once
+        if self.layout.objects or (not orthogonal and (self._cache is not None or self._small())):
             if self._cache is None:
                 with h5py_lock_released():
-                    whole = self.dataset[...]
+                    whole = np.asarray(self.dataset[...])  # (not 0-d: small arrays have a shape)
                 self._cache = self._text(whole)
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
@@ -231,10 +229,11 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         handle = self._open_handle()
         if self._decoder is None:
             self._decoder = UnitDecoder.for_document(handle.store, self._path, self._doc) or False
-        if not self._decoder:
+        decoder = self._decoder
+        if not isinstance(decoder, UnitDecoder):
             return None
         with h5py_lock_released(), self._pools() as pools:
-            res = read_key(self._decoder, key, self.shape, pools)
+            res = read_key(decoder, key, self.shape, pools)
         return res[()] if res is not None and res.ndim == 0 else res
 
     @contextmanager

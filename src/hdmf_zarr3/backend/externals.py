@@ -133,7 +133,7 @@ class ForeignFiles:
             # Another file in the same place is opened with the same store options (credentials); its
             # links and references resolve through this cache.
             zarr_file = self.zarr[target] = self.open_zarr(target, self)
-            return zarr_file  # type: ignore[return-value]  # a ZarrIO, an HDMFIO
+            return zarr_file
         import h5py
         from hdmf.backends.hdf5 import HDF5IO
 

@@ -17,7 +17,7 @@ import posixpath
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdmf.build import Builder
 from zarr.abc.store import Store
@@ -73,9 +73,13 @@ class HdmfZarrApi:
 
     _path: Any
     _handle: StoreHandle | None
-    source: str | None
     _written_builders: Any  # hdmf's WrittenBuilders, set by HDMFIO
     _require_open: Callable[[], StoreHandle]  # ZarrIO's
+
+    if TYPE_CHECKING:  # HDMFIO's
+
+        @property
+        def source(self) -> str | None: ...
 
     @property
     def path(self) -> str | Store | None:

@@ -80,6 +80,11 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
     """
 
+    #: A store a subclass opened before ``__init__`` (NWBZarrIO, to load the cached namespaces) and the
+    #: dialect it detected: :meth:`open` takes both over.
+    _opened: StoreHandle | None = None
+    _opened_dialect: Dialect | None = None
+
     def __init__(
         self,
         path: str | Path | Store | None = None,
@@ -145,29 +150,30 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
 
     def open(self) -> None:
         if self._handle is None:
-            opened = getattr(self, "_opened", None)  # a handle a subclass already opened (NWBZarrIO)
+            opened = self._opened  # a handle a subclass already opened (NWBZarrIO)
             # ... and the dialect it detected there to load namespaces: detected once per open
-            known = getattr(self, "_opened_dialect", None) if opened is not None else None
-            self._handle = (
+            known = self._opened_dialect if opened is not None else None
+            handle = (
                 opened
                 if opened is not None
                 else open_store(self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
             )
+            self._handle = handle
             self._opened = self._opened_dialect = None
             try:
-                self._dialect = known if known is not None else dialect_of(self._handle)
+                self._dialect = known if known is not None else dialect_of(handle)
                 if (
-                    self._handle.documents()
+                    handle.documents()
                     and self._convention.name != dialects.Convention.name
                     and self._mode not in CREATE_MODES
                 ):
                     raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
             except BaseException:
-                self._handle, handle = None, self._handle
+                self._handle = None
                 handle.close()  # releases the write lock
                 raise
-            if self._handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
-                locks.guard(self, self._handle.abandon)
+            if handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
+                locks.guard(self, handle.abandon)
 
     @property
     def pools(self) -> WorkPools:
@@ -185,8 +191,9 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         pools, self._pools = getattr(self, "_pools", None), None
         if pools is not None:
             pools.close(wait=True)  # every write given to them is stored before the commit below
-        if getattr(self, "_handle", None) is not None:
-            handle, self._handle = self._handle, None
+        handle: StoreHandle | None = getattr(self, "_handle", None)
+        if handle is not None:
+            self._handle = None
             try:
                 self._pending_refs.undo_if_waiting(handle)  # rows never completed are not stored with nulls
                 handle.commit()  # consolidate what was changed since the last write (appends)
@@ -196,9 +203,10 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
-        if exc_type is not None and getattr(self, "_handle", None) is not None:
+        handle: StoreHandle | None = getattr(self, "_handle", None)
+        if exc_type is not None and handle is not None:
             self._pending_refs.clear()
-            self._handle.rollback()
+            handle.rollback()
         self.close()
 
     def is_open(self) -> bool:
@@ -264,9 +272,8 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def root_object_id(self) -> str | None:
         """The object id of the file's root; still known once the file is closed (a link to one of its
         datasets names it)."""
-        if self._dialect is None:
-            self._require_open()
-        return self._dialect.documents.get("/", {}).get("attributes", {}).get("object_id")
+        dialect = self._dialect if self._dialect is not None else self._open_dialect()
+        return dialect.documents.get("/", {}).get("attributes", {}).get("object_id")
 
     # --- namespaces ---------------------------------------------------------------------------
     @classmethod

@@ -72,14 +72,15 @@ class NWBZarrIO(ZarrIO):
         if load_namespaces:
             type_map = get_type_map()
             # read once, for the namespaces and the file
-            self._opened = open_store(
+            opened = open_store(
                 path, mode, kwargs.get("storage_options"), allow_incomplete=kwargs.get("allow_incomplete", False)
             )
+            self._opened = opened  # open() takes it over, with its dialect: detected once
             try:
-                self._opened_dialect = dialect_of(self._opened)  # open() takes it over: detected once
-                spec_cache.load_namespaces(self._opened, self._opened_dialect.documents, type_map, None)
+                self._opened_dialect = dialect = dialect_of(opened)
+                spec_cache.load_namespaces(opened, dialect.documents, type_map, None)
             except BaseException:
-                self._opened.close()  # releases the write lock
+                opened.close()  # releases the write lock
                 raise
             manager = BuildManager(type_map)
         elif manager is None:
@@ -94,7 +95,7 @@ class NWBZarrIO(ZarrIO):
         """The NWB version of the file: its string and parsed parts, or ``(None, None)``."""
         return parse_nwb_version(self._documents.get("/", {}).get("attributes", {}).get("nwb_version"))
 
-    def read(self, skip_version_check: bool = False, **kwargs: Any) -> NWBFile:
+    def read(self, skip_version_check: bool = False, **kwargs: Any) -> NWBFile:  # type: ignore[override]  # NWBHDF5IO's
         """Read the NWBFile (lazily, as :meth:`ZarrIO.read`; ``dask=True`` is accepted too).
 
         Parameters
@@ -106,10 +107,10 @@ class NWBZarrIO(ZarrIO):
         self._check_readable()
         if not skip_version_check:
             version_str, version = self.nwb_version
-            if version is None and self._partial():
+            mark = self._require_open().incomplete()
+            if version is None and mark is not None and self._partial():
                 raise IncompleteFileError(
-                    f"{completion.describe(self._handle.incomplete())} before the root's "
-                    "attributes (nwb_version) were stored",
+                    f"{completion.describe(mark)} before the root's attributes (nwb_version) were stored",
                     "/",
                 )
             if version is None:
@@ -145,7 +146,7 @@ class NWBZarrIO(ZarrIO):
         )
         return io.read()
 
-    def export(
+    def export(  # type: ignore[override]  # NWBHDF5IO's and hdmf-zarr's signature (nwbfile second)
         self,
         src_io: HDMFIO,
         nwbfile: NWBFile | None = None,

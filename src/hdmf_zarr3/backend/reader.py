@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import posixpath
 import warnings
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -270,7 +271,7 @@ class BuilderReader:
         return f"reference target {target!r} does not exist"
 
     def _link_paths(self) -> set[str]:
-        found = set()
+        found: set[str] = set()
         for path, doc in self.docs.items():
             links = doc.get("attributes", {}).get(N.LINK_ATTR) if doc.get("node_type") == "group" else None
             if links is None:
@@ -305,7 +306,7 @@ def _squeeze(value: Any) -> Any:
     return value
 
 
-def _record(values: list[Any], storage: D.StorageType) -> np.ndarray:
+def _record(values: Sequence[Any], storage: D.StorageType) -> np.ndarray:
     """A scalar compound as a 0-d structured array, as a scalar ``struct`` reads (fields by name)."""
     out = np.empty((), dtype=storage.row_dtype)
     for field, value in zip(storage.fields, values):

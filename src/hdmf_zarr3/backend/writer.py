@@ -170,7 +170,10 @@ class BuilderWriter:
         if not items or not all(regions.is_region(r) for r in items):
             return None
         records = [regions.reference(r, h5file, self._locate) for r in items]
-        value_json = [r.to_json() for r in records] if isinstance(raw, np.ndarray) else records[0].to_json()
+        stored = [r for r in records if r is not None]
+        if len(stored) != len(records):  # (HDMF reads no attribute of null region references this far)
+            raise UnsupportedDataError("an attribute of null region references cannot be stored", f"{path}@{key}")
+        value_json = [r.to_json() for r in stored] if isinstance(raw, np.ndarray) else stored[0].to_json()
         return {N.DTYPE_ATTR: D.REGION, "value": value_json}
 
     def _source_documents(self, source: str) -> dict[str, Any]:
@@ -424,7 +427,8 @@ class BuilderWriter:
 
 def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
     """Every path a relayout names is a dataset of the tree (a typo must not pass silently)."""
-    found, stack = set(), [("/", root)]
+    found: set[str] = set()
+    stack = [("/", root)]
     while stack:
         path, group = stack.pop()
         stack.extend((N.join(path, g.name), g) for g in group.groups.values())

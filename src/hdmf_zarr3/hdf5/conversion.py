@@ -208,24 +208,27 @@ def convert(
 
     refuse_self_overwrite(src, dst)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
-    to_zarr = isinstance(dst, Store) or os.fspath(dst).rstrip("/").endswith(ZARR_SUFFIXES)
+    dst_path = None if isinstance(dst, Store) else os.fspath(dst)  # (a Store is Zarr)
+    to_zarr = dst_path is None or dst_path.rstrip("/").endswith(ZARR_SUFFIXES)
     relayout = make_relayout(chunks, shards, codec)
     if relayout and not to_zarr:
         raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
     for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):  # a Store is Zarr
-        if not is_zarr and locations.is_url(os.fspath(path)):
+        if not is_zarr and not isinstance(path, Store) and locations.is_url(os.fspath(path)):
             raise ValueError(
                 f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
                 "a Zarr file, ending in .zarr or .zarr.zip)"
             )
-    src_kwargs = {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
+    src_kwargs: dict[str, Any] = (
+        {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
+    )
     with src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs) as src_io:
-        if to_zarr:
+        if dst_path is None or to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
             return
         if src_cls is not NWBZarrIO:
-            with NWBHDF5IO(os.fspath(dst), mode="w", **io_kwargs) as dst_io:
+            with NWBHDF5IO(dst_path, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
                 spec_copy.cache_in_hdf5(
                     dst_io._file,
@@ -245,7 +248,7 @@ def convert(
                 path,
             )
         prepare_for_hdf5(root, progress=progress, src=src_io.source)
-        with NWBHDF5IO(os.fspath(dst), mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
+        with NWBHDF5IO(dst_path, mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
             dst_io.write_builder(root, link_data=True, export_source=src_io.source)
             spec_copy.cache_in_hdf5(
                 dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False

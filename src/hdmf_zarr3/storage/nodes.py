@@ -9,15 +9,15 @@ by zarr's own codec pipeline (``AsyncArray`` built from the document, without re
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
-import numpy as np
 import zarr
 from zarr import AsyncArray
-from zarr.abc.store import Store
+from zarr.abc.store import Store, SupportsGetSync
 from zarr.buffer import default_buffer_prototype
 from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
@@ -86,7 +86,7 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
         return key, None if buf is None else buf.to_bytes()
 
     docs = {}
-    for key, raw in await _bounded([lambda k=k: fetch(k) for k in keys]):
+    for key, raw in await _bounded([functools.partial(fetch, k) for k in keys]):
         if raw is None:
             continue
         path = normalize(key[: -len(ZARR_JSON)])
@@ -131,7 +131,7 @@ def read_documents(store: Store) -> dict[str, dict[str, Any]]:
     proto = default_buffer_prototype()
     docs = {}
     for key in sync(_list_documents(store)):
-        buf = store.get_sync(key, prototype=proto)
+        buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
         if buf is not None:
             path = normalize(key[: -len(ZARR_JSON)])
             docs[path] = parse_document(buf.to_bytes(), path)
@@ -144,7 +144,7 @@ async def _put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
     async def put(path: str, doc: dict[str, Any]) -> None:
         await store.set(store_key(path, ZARR_JSON), proto.buffer.from_bytes(dump_document(doc)))
 
-    await _bounded([lambda p=p, d=d: put(p, d) for p, d in docs.items()])
+    await _bounded([functools.partial(put, p, d) for p, d in docs.items()])
 
 
 def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
@@ -156,7 +156,7 @@ def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     """zarr's ``AsyncArray`` for a node whose document we already hold (no store access)."""
     try:
-        array = AsyncArray(doc, StorePath(store, path.strip("/")))
+        array = AsyncArray(cast(Any, doc), StorePath(store, path.strip("/")))  # a v3 or v2 document
     except UnknownCodecError as exc:
         raise UnsupportedCodecError(
             f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
@@ -185,14 +185,14 @@ def open_array(store: Store, path: str, doc: dict[str, Any]) -> zarr.Array:
     return zarr.Array(async_array(store, path, doc))
 
 
-async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[np.ndarray]:
-    async def get(path: str, doc: dict[str, Any]) -> np.ndarray:
+async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    async def get(path: str, doc: dict[str, Any]) -> Any:  # an array, or a numpy scalar for a 0-d array
         return await async_array(store, path, doc).getitem(())
 
-    return await _bounded([lambda p=p, d=d: get(p, d) for p, d in items])
+    return await _bounded([functools.partial(get, p, d) for p, d in items])
 
 
-def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[np.ndarray]:
+def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Read whole (small) arrays, e.g. every scalar dataset of a file at once.
 
     Object arrays of Zarr v2 files (Pickle or JSON codec) are decoded safely by :mod:`.v2`.
@@ -219,7 +219,7 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[n
                 rest.append(i)
                 continue
             key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
-            buf = store.get_sync(key, prototype=proto)
+            buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
             try:
                 out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
             except DECODE_ERRORS as exc:
