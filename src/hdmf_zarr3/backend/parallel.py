@@ -140,7 +140,7 @@ def write_streams(
     written, by path (not yet stored). The others are left to the serial writer.
 
     ``streams`` holds ``(path, (iterator, storage, attrs, options, dimension_names))`` as
-    :class:`.writer.WritePlan` does. ``progress``: show the bar even if no iterator asks for one.
+    :class:`.write_plan.WritePlan` does. ``progress``: show the bar even if no iterator asks for one.
     """
     if options.number_of_jobs < 2:
         return {}

@@ -1,9 +1,8 @@
 """Write a builder tree: one walk collects every node, then the store operations run in batches.
 
 The walk turns each GroupBuilder into a group document and each DatasetBuilder into an array
-document plus a job that writes its chunks. Nothing touches the store during the walk, so all
-documents and small arrays are written concurrently afterwards, and the root document, which
-marks the file as present, is written last.
+document plus a job that writes its chunks (a :class:`~.write_plan.WritePlan`). Nothing touches the
+store during the walk; :func:`~.write_plan.store_plan` then stores the plan in batches.
 """
 
 from __future__ import annotations
@@ -11,13 +10,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
-from zarr.buffer import default_buffer_prototype
 
 from ..errors import ReservedNameError, UnsupportedDataError
 from ..format import documents as docs
@@ -29,35 +26,17 @@ from ..format.references import Link, Reference
 from ..format.relayout import Relayout
 from ..hdf5 import regions
 from ..integrations import dask_arrays
-from ..storage import locations, nodes
-from ..storage.chunks import encode_single_chunk
-from ..storage.direct import UnitEncoder
+from ..storage import locations
 from ..storage.pools import WorkPools
 from . import dataio_bridge, dataio_sources, layout_choice
 from .datasets import ZarrDataset
-from .parallel import ParallelOptions, write_streams
+from .parallel import ParallelOptions
 from .reference_targets import ReferenceEncoder
-from .streaming import copy_blocks, stream_iterator, stream_layout
+from .streaming import stream_layout
+from .write_plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, fill_job, store_plan
 
 if TYPE_CHECKING:
     from .contexts import WriteContext
-
-#: Sources larger than this are copied at most LARGE_COPIES at a time (each copy holds up to two
-#: blocks of BLOCK_BYTES: one being written, the next being read); smaller ones all at once.
-LARGE_SOURCE_BYTES = 2**20
-LARGE_COPIES = 2
-
-
-@dataclass
-class WritePlan:
-    """Everything one write puts into the store."""
-
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
-    arrays: dict[str, dict[str, Any]] = field(default_factory=dict)
-    chunk_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
-    large_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # copies of large sources
-    streams: list[tuple[str, Any]] = field(default_factory=list)
-    dask_writes: list[tuple[str, Any, dict[str, Any], Any]] = field(default_factory=list)
 
 
 class BuilderWriter:
@@ -342,87 +321,23 @@ class BuilderWriter:
 
     # --- store operations ------------------------------------------------------------------------
     def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
-        store = self.context.handle.store
-        single = encode_single_chunk(doc, values)
-        if single is not None:  # one chunk: put its bytes, skipping zarr's per-array setup
-            key = N.store_key(path, single[0])
-            buffer = default_buffer_prototype().buffer.from_bytes(single[1])
-
-            async def put() -> None:
-                await store.set(key, buffer)
-
-            return put
-
-        direct = UnitEncoder.for_document(store, path, doc) if values.dtype.kind in "biuf" else None
-
-        async def job() -> None:
-            if direct is not None:
-                await direct.write_block((0,) * values.ndim, values, self.pools)
-            else:
-                await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
-
-        return job
+        return fill_job(self.context.handle.store, path, doc, values, self.pools)
 
     def _copy_job(
         self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType, raw: bool = False
     ) -> Callable[[], Awaitable[None]]:
-        store = self.context.handle.store
-
         def encode(block: Any) -> np.ndarray:
             if raw:  # already in stored form (region records copied between Zarr files)
                 return np.asarray(block, dtype=object)
             return self.convention.encode(block, storage, self.reference_to, path)
 
-        direct = None if raw else UnitEncoder.for_document(store, path, doc)
-
-        async def job() -> None:
-            await copy_blocks(
-                nodes.async_array(store, path, doc),
-                source,
-                encode,
-                self.pools,
-                progress=path if self.progress else None,
-                direct=direct,
-            )
-
-        return job
+        return copy_job(self.context.handle.store, path, doc, source, encode, self.pools, self.progress, raw)
 
     def _flush(self) -> None:
         for h5file in self._h5files.values():
             if h5file is not None:
                 h5file.close()
-        handle = self.context.handle
-        store = handle.store
-        # The root's own attributes (its type, the NWB version) are stored first, marked incomplete: a writer
-        # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from. The
-        # complete root is stored once, by the commit.
-        handle.will_change(self.plan.groups.get("/"))
-        handle.touching([path for path, _ in self.plan.streams] + [w[0] for w in self.plan.dask_writes])
-        # Groups before arrays (a killed writer leaves no array without its group), node documents before
-        # their chunks (transactional stores such as icechunk insist).
-        handle.put_documents(self.plan.groups)
-        handle.put_documents(self.plan.arrays)
-        nodes.run_jobs(self.plan.chunk_jobs)
-        nodes.run_jobs(self.plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
-        for path, data, doc, storage in self.plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
-            dask_arrays.write(data, store, path, doc, storage.numpy_dtype)
-        streamed = write_streams(handle, self.plan.streams, self.parallel, self.progress, self.separator)
-        for path, (iterator, storage, attrs, options, names) in self.plan.streams:
-            if path not in streamed:  # (else written by worker processes)
-                streamed[path] = stream_iterator(
-                    store,
-                    path,
-                    iterator,
-                    storage,
-                    attrs,
-                    options,
-                    self.pools,
-                    progress=self.progress,
-                    dimension_names=names,
-                    separator=self.separator,
-                )
-        self.plan.arrays.update(streamed)
-        handle.put_documents(streamed)
+        store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.separator)
 
 
 def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
