@@ -2,7 +2,7 @@
 
 Everything else in the package imports zarr's public modules only (``zarr``, ``zarr.abc.*``,
 ``zarr.buffer``, ``zarr.dtype``, ``zarr.storage``, ``zarr.registry``, ``zarr.errors``), and
-``tests/test_zarr_adapter.py`` holds it to that. What zarr offers only privately is wrapped here, so a zarr
+``tests/project/test_zarr_adapter.py`` holds it to that. What zarr offers only privately is wrapped here, so a zarr
 release that moves or changes it breaks one module, and the checks below say what to look at.
 
 Each wrapper was checked against zarr-python 3.4.2 (the version this package is developed with; it needs
