@@ -19,7 +19,7 @@ def h5py_lock_released() -> Iterator[None]:
     e.g. exporting a file read from Zarr to HDF5) holds ``phil`` while it calls ``np.asarray`` on the value,
     which is our lazy dataset. Reading it waits on other threads (zarr's event-loop thread, the store's I/O and
     decode threads); a garbage-collection pass on one of them that frees an h5py object needs ``phil`` in that
-    object's dealloc, and both threads wait forever (tests/test_real_files.py reproduces it). No read is
+    object's dealloc, and both threads wait forever (tests/hdf5/test_real_files.py reproduces it). No read is
     synchronous in this thread for every store (remote stores are async-only), so the lock is let go for the
     duration of the read -- h5py is between HDF5 calls there, only converting its input -- and taken back as
     many times as it was held. Nothing happens when this thread does not hold it.
