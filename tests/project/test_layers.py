@@ -17,35 +17,25 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from source_tree import PACKAGE, imported_from, package_of
+
 import hdmf_zarr3
 
-PACKAGE = Path(hdmf_zarr3.__file__).parent
 FORMAT = PACKAGE / "format"
 #: Modules outside ``format/`` that it may import: leaves importing nothing of ours.
 FORMAT_MAY_USE = {"hdmf_zarr3.errors"}
 THIRD_PARTY = {"numpy", "hdmf", "zarr"}
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def imported(path: Path) -> Iterator[tuple[int, str]]:
     """``(line, module)`` for every import in ``path`` (at any depth), relative ones resolved."""
-    name = module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = package_of(path)
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield node.lineno, alias.name
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                base_name = ".".join(base + ([node.module] if node.module else []))
-            else:
-                base_name = node.module or ""
+            base_name = imported_from(node, package)
             if node.module is None:  # ``from .. import x``: each name may be a module
                 for alias in node.names:
                     yield node.lineno, f"{base_name}.{alias.name}"

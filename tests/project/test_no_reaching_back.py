@@ -14,9 +14,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import hdmf_zarr3
-
-PACKAGE = Path(hdmf_zarr3.__file__).parent
+from source_tree import PACKAGE, imported_from, module_name, package_of
 
 #: (file relative to the package, expression) -> why reaching into that private is unavoidable.
 THIRD_PARTY_PRIVATES = {
@@ -32,11 +30,6 @@ THIRD_PARTY_PRIVATES = {
     ("storage/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
     ("storage/journal.py", "journal._kept"): "a journal made by its own class's constructor method (storage/)",
 }
-
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _private(name: str) -> bool:
@@ -108,18 +101,13 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     paths = {module_name(p): p for p in sorted(root.rglob("*.py"))}
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        package = package_of(path)
         targets: set[str] = set()
         for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
             if isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
             else:
-                if node.level:
-                    base = package.split(".")
-                    base = base[: len(base) - (node.level - 1)]
-                    base_name = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    base_name = node.module or ""
+                base_name = imported_from(node, package)
                 candidates = [f"{base_name}.{alias.name}" for alias in node.names]
                 candidates = [c if c in paths else base_name for c in candidates]
             targets.update(c for c in candidates if c in paths and c != name)

@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from source_tree import PACKAGE
 from zarr.storage import LocalStore, MemoryStore
 
-import hdmf_zarr3
 from hdmf_zarr3.storage import zarr_adapter
 
-PACKAGE = Path(hdmf_zarr3.__file__).parent
 ADAPTER = PACKAGE / "storage" / "zarr_adapter.py"
 
 
