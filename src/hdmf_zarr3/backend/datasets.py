@@ -86,7 +86,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         if handle is None:
             from .closed_files import handle_for
 
-            handle = handle_for(self)  # HDMF building a container that links here (see closed_reads)
+            handle = handle_for(self)  # HDMF building a container that links here (see closed_files)
         if handle is None:
             raise ClosedFileError(
                 f"the file {self.io.source} was closed: read the data while it is open "
@@ -238,7 +238,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
 
     @contextmanager
     def _pools(self) -> Iterator[WorkPools]:
-        """The io's thread pools; for a closed file read during a build (see closed_reads), pools of
+        """The io's thread pools; for a closed file read during a build (see closed_files), pools of
         this read alone, shut down when it ends."""
         if self.io.is_open():
             yield self.io.pools

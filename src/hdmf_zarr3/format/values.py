@@ -264,7 +264,7 @@ def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: st
         if isinstance(field.dtype, tuple):  # a compound field: a JSON array of its own fields, by the same rules
             out.append(encode_row(v, field.dtype, ref, where))
         elif field.dtype in D.REFERENCE_DTYPES:
-            encoded = None if v is None else ref(v)  # None: filled in later (see pending_refs)
+            encoded = None if v is None else ref(v)  # None: filled in later (see backend/pending_references.py)
             out.append(None if encoded is None else encoded.to_json())
         elif field.dtype in D.STRING_DTYPES:
             out.append(encode_string(v, field.dtype, where))
