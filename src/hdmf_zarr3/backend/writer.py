@@ -22,6 +22,7 @@ from ..format import dtypes as D
 from ..format import names as N
 from ..format import values as V
 from ..format.array_encoding import is_lazy_source, source_shape
+from ..format.layout_types import ZarrLayout
 from ..format.references import Link, Reference
 from ..format.relayout import Relayout
 from ..hdf5 import regions
@@ -226,17 +227,7 @@ class BuilderWriter:
         elif dask_arrays.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
             layout = layout_choice.choose(path, storage, shape, options, relayout=self.relayout)
-            doc = docs.array_document(
-                shape,
-                storage,
-                attrs,
-                chunks=layout.chunks,
-                codecs=layout.codecs,
-                dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                fill_value=layout.fill_value,
-                separator=self.separator,
-            )
-            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
+            doc = self._plan_array(builder, path, shape, storage, attrs, layout)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
             if options.get("zarr"):  # streams are written after the other nodes: check their settings now
@@ -245,17 +236,7 @@ class BuilderWriter:
         elif is_lazy_source(data):
             shape = source_shape(data)
             layout = layout_choice.choose(path, storage, shape, options, source=data, relayout=self.relayout)
-            doc = docs.array_document(
-                shape,
-                storage,
-                attrs,
-                chunks=layout.chunks,
-                codecs=layout.codecs,
-                dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
-                fill_value=layout.fill_value,
-                separator=self.separator,
-            )
-            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage)
+            doc = self._plan_array(builder, path, shape, storage, attrs, layout)
             jobs = (
                 self.plan.large_jobs
                 if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
@@ -265,20 +246,35 @@ class BuilderWriter:
         else:
             values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
-            doc = docs.array_document(
-                values.shape,
-                storage,
-                attrs,
-                chunks=layout.chunks,
-                codecs=layout.codecs,
-                dimension_names=layout.dimension_names or _dimension_names(builder, values.ndim),
-                fill_value=layout.fill_value,
-                separator=self.separator,
-            )
-            self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
+            doc = self._plan_array(builder, path, values.shape, storage, attrs, layout, values)
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         self.context.mark_written(builder)
+
+    def _plan_array(
+        self,
+        builder: DatasetBuilder,
+        path: str,
+        shape: tuple[int, ...],
+        storage: D.StorageType,
+        attrs: dict[str, Any],
+        layout: ZarrLayout,
+        values: np.ndarray | None = None,
+    ) -> dict[str, Any]:
+        """The document of the array at ``path`` laid out as ``layout``, finished by the convention (``values``:
+        the whole content, known only for values held in memory) and added to the plan."""
+        doc = docs.array_document(
+            shape,
+            storage,
+            attrs,
+            chunks=layout.chunks,
+            codecs=layout.codecs,
+            dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
+            fill_value=layout.fill_value,
+            separator=self.separator,
+        )
+        self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
+        return doc
 
     def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
         dtype = builder.dtype

@@ -22,29 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..format.array_view import SHARDING_CODEC, ArrayView
+from ..format.dtypes import FIXED_SIZE_TYPES
 from .arguments import add_storage_options
 
 MAX_DEPTH = 7
 MAX_OBJECT_BYTES = 5 * 2**30
 TENSORSTORE_CODECS = frozenset({"bytes", "transpose", "gzip", "blosc", "zstd", "crc32c", SHARDING_CODEC})
-TENSORSTORE_TYPES = frozenset(
-    {
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    }
-)
+TENSORSTORE_TYPES = FIXED_SIZE_TYPES  # (tensorstore reads every core data type of a fixed size)
 
 
 @dataclass

@@ -16,6 +16,8 @@ from typing import Any, Self
 
 import numpy as np
 
+from .dtypes import FIXED_SIZE_TYPES
+
 #: Name of the Zarr v3 sharding codec (the only place the package spells it).
 SHARDING_CODEC = "sharding_indexed"
 #: Array-to-bytes codecs (serializers) known to the package.
@@ -28,25 +30,6 @@ VARIABLE_ITEM_BYTES = 64
 #: axis; ``.`` keeps every chunk of an array in one directory, two levels deep whatever the rank,
 #: which archives that limit key depth (DANDI) need for arrays deep in an NWB file.
 SEPARATORS = ("/", ".")
-
-_FIXED = frozenset(
-    {
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    }
-)
 
 
 def is_sharding(codec: Any) -> bool:
@@ -84,7 +67,7 @@ def key_separator(doc: dict[str, Any]) -> str | None:
 def fixed_itemsize(data_type: Any) -> int | None:
     """Bytes per element of a Zarr v3 ``data_type``; ``None`` for variable-length or unknown types."""
     if isinstance(data_type, str):
-        if data_type in _FIXED:
+        if data_type in FIXED_SIZE_TYPES:
             return np.dtype(data_type).itemsize
         raw = re.fullmatch(r"r(\d{1,6})", data_type)
         return int(raw.group(1)) // 8 or 1 if raw else None

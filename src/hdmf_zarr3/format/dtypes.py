@@ -53,6 +53,8 @@ NUMERIC_NAMES = (
     "float32",
     "float64",
 )
+#: Zarr v3's core data types of a fixed size: the numeric names and the two complex types.
+FIXED_SIZE_TYPES = frozenset(NUMERIC_NAMES) | {"complex64", "complex128"}
 
 _ALIASES = {
     "float": "float32",
