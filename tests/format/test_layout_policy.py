@@ -57,6 +57,31 @@ def test_trailing_axes_round_up_to_whole_chunks():
     assert shards[1] == 256 and shards[0] % 5000 == 0
 
 
+def test_a_shard_wider_than_the_target_splits_its_trailing_axes():
+    float64 = dtypes.for_scalar_dtype("float64")
+    for shape in [(4, 10**9), (3, 40_000, 40_000), (10**6, 2**20)]:  # rows of 8 GB, 12.8 GB, 8 MiB
+        chunks = policy.chunk_shape(shape, float64)
+        shards = policy.shard_shape(shape, chunks, float64)
+        assert shards is not None and all(s % c == 0 for s, c in zip(shards, chunks))
+        assert math.prod(shards) * 8 <= policy.TARGET_SHARD_BYTES  # (far under DANDI's 5 GiB objects)
+    shape = (30_000 * 60, 384)  # a row of chunks under the target: still across all channels
+    assert policy.shard_shape(shape, policy.chunk_shape(shape, INT16), INT16)[1] == 384
+
+
+def test_chunk_keys_are_nested_unless_deeper_than_dandi_allows():
+    assert policy.MAX_KEY_DEPTH == 7
+    assert policy.nested_key_depth("/processing/ecephys/LFP/ElectricalSeries/data", 2) == 8  # .../data/c/0/0
+    assert policy.nested_key_depth("/acquisition/x/data", 0) == 4  # .../data/c
+    assert policy.chunk_key_separator("/acquisition/ElectricalSeries/data", 2) == "/"  # 6 levels
+    assert policy.chunk_key_separator("/processing/ecephys/LFP/ElectricalSeries/data", 1) == "/"  # 7
+    assert policy.chunk_key_separator("/processing/ecephys/LFP/ElectricalSeries/data", 2) == "."  # 8
+    assert policy.chunk_key_separator("/acquisition/TwoPhotonSeries/data", 3) == "/"  # 7
+    assert policy.chunk_key_separator("/acquisition/TwoPhotonSeries/data", 4) == "."  # volumes: 8
+    assert policy.chunk_key_separator("processing/a/b/c/d/e", 0) == "/"  # a 0-d key is "c" either way
+    assert policy.chunk_key_separator("/processing/ecephys/LFP/ElectricalSeries/data", 2, "/") == "/"  # asked
+    assert policy.chunk_key_separator("/x", 1, ".") == "."
+
+
 def test_written_array_is_sharded_and_readable_by_zarr(tmp_path, monkeypatch):
     # Shrink the thresholds so that a small array exercises the sharded path end to end.
     monkeypatch.setattr(policy, "SHARD_FROM_BYTES", 2**20)

@@ -122,8 +122,9 @@ class WriteContext:
         The io's build manager.
     convention : Convention
         How builders are spelled in Zarr (this package's convention or hdmf-zarr's).
-    chunk_key_separator : str
-        ``"/"`` or ``"."``: how the chunk keys of the arrays written are joined.
+    chunk_key_separator : str or None
+        ``"/"`` or ``"."``: how the chunk keys of the arrays written are joined; ``None``: by the
+        layout policy, array by array (:func:`.layout_policy.chunk_key_separator`).
     documents : callable
         The node documents of the file as read (the root's cached-specification attribute is kept).
     storage_options : dict or None
@@ -138,7 +139,7 @@ class WriteContext:
     source: str | None
     manager: BuildManager
     convention: Convention
-    chunk_key_separator: str
+    chunk_key_separator: str | None
     documents: Callable[[], dict[str, dict[str, Any]]]
     storage_options: dict[str, Any] | None
     mark_written: Callable[[Builder], None]

@@ -70,11 +70,12 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         besides the directory holding this file (always allowed). A ``source`` that leads anywhere
         else (an absolute path, ``..``, a URL, a symlink out) raises
         :class:`~hdmf_zarr3.UnsafeLinkError` before anything is opened.
-    chunk_key_separator : {"/", "."}
+    chunk_key_separator : {"/", "."}, optional
         How the chunk keys of arrays this object writes are joined (Zarr v3's ``default`` chunk key
-        encoding). ``"/"`` (the default) nests one directory per axis (``data/c/0/0``); ``"."`` keeps
-        them flat (``data/c.0.0``), which DANDI needs for 2-d or larger arrays deep in an NWB file
-        (it accepts keys at most 7 levels deep; see ``hdmf-zarr3 check-dandi``).
+        encoding). ``"/"`` nests one directory per axis (``data/c/0/0``); ``"."`` keeps them flat
+        (``data/c.0.0``). By default each array gets ``"/"`` unless its keys would then be more than
+        7 levels deep, the most DANDI accepts (a 2-d array deep in an NWB file), and ``"."`` if so
+        (:func:`hdmf_zarr3.format.layout_policy.chunk_key_separator`; see ``hdmf-zarr3 check-dandi``).
     force_overwrite : bool
         With mode ``"w"``: delete a local file or directory at ``path`` that is not a Zarr file (an HDF5
         file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
@@ -95,11 +96,11 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         convention: str | None = None,
         allow_incomplete: bool = False,
         external_roots: list[str | Path] | None = None,
-        chunk_key_separator: str = "/",
+        chunk_key_separator: str | None = None,
         force_overwrite: bool = False,
     ):
         hdmf_shims.activate(ZarrDataset)  # the hdmf/numcodecs shims, applied by the first ZarrIO made (see there)
-        if chunk_key_separator not in docs.SEPARATORS:
+        if chunk_key_separator is not None and chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
         path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
         if manager is None:

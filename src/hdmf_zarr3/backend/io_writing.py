@@ -37,7 +37,7 @@ class WritingMixin:
     _handle: StoreHandle | None
     _root: GroupBuilder | None
     _convention: Convention
-    _chunk_key_separator: str
+    _chunk_key_separator: str | None
     _storage_options: dict[str, Any] | None
     _pending_refs: PendingReferences
     _pending_dataio: dict[Any, Any]

@@ -134,7 +134,7 @@ def write_streams(
     streams: list[tuple[str, Any]],
     options: ParallelOptions,
     progress: bool = False,
-    separator: str = "/",
+    separator: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Write the streams of a write plan that go to worker processes; the final array documents of those
     written, by path (not yet stored). The others are left to the serial writer.

@@ -17,7 +17,7 @@ from zarr.abc.store import Store
 from ..errors import UnsupportedDataError
 from ..format import documents as docs
 from ..format import dtypes as D
-from ..format import limits
+from ..format import layout_policy, limits
 from ..storage import nodes
 from ..storage.direct import UnitEncoder
 from ..storage.pools import WorkPools
@@ -174,11 +174,15 @@ def plan_stream(
     attrs: dict[str, Any],
     options: dict[str, Any],
     dimension_names: list[str | None] | None = None,
-    separator: str = "/",
+    separator: str | None = None,
 ) -> StreamPlan:
-    """The layout and documents of a stream (see :func:`stream_layout`); nothing is read from it."""
+    """The layout and documents of a stream (see :func:`stream_layout`); nothing is read from it.
+
+    ``separator``: of the chunk keys, ``None`` for the layout policy's choice at ``path``.
+    """
     layout, estimate, initial, bounds = stream_layout(path, iterator, storage, options)
     chunks = tuple(layout.chunks or docs.default_chunks(estimate, storage))
+    separator = layout_policy.chunk_key_separator(path, len(chunks), separator)
     return StreamPlan(
         path, storage, attrs, layout, chunks, initial, bounds, layout.dimension_names or dimension_names, separator
     )
@@ -194,7 +198,7 @@ def stream_iterator(
     pools: WorkPools,
     progress: bool = False,
     dimension_names: list[str | None] | None = None,
-    separator: str = "/",
+    separator: str | None = None,
 ) -> dict[str, Any]:
     """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 

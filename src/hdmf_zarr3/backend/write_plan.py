@@ -103,7 +103,7 @@ def store_plan(
     pools: WorkPools,
     parallel: ParallelOptions,
     progress: bool,
-    separator: str,
+    separator: str | None,
 ) -> None:
     """Store everything ``plan`` holds through ``handle`` (see the module docstring for the order)."""
     store = handle.store

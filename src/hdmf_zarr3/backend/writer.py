@@ -19,6 +19,7 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 from ..errors import ReservedNameError, UnsupportedDataError
 from ..format import documents as docs
 from ..format import dtypes as D
+from ..format import layout_policy
 from ..format import names as N
 from ..format import values as V
 from ..format.array_encoding import is_lazy_source, source_shape
@@ -215,12 +216,14 @@ class BuilderWriter:
         ):
             data = _materialize(data)
         if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
-            doc = docs.array_document(data.shape, storage, attrs, chunks=data.chunks, separator=self.separator)
+            doc = docs.array_document(
+                data.shape, storage, attrs, chunks=data.chunks, separator=self._separator(path, len(data.shape))
+            )
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
         elif raw_regions is not None:
             values = regions.encode_dataset(raw_regions, self._locate)
-            doc = docs.array_document(values.shape, storage, attrs, separator=self.separator)
+            doc = docs.array_document(values.shape, storage, attrs, separator=self._separator(path, len(values.shape)))
             self.plan.arrays[path] = doc
             if values.size:
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
@@ -271,10 +274,14 @@ class BuilderWriter:
             codecs=layout.codecs,
             dimension_names=layout.dimension_names or _dimension_names(builder, len(shape)),
             fill_value=layout.fill_value,
-            separator=self.separator,
+            separator=self._separator(path, len(shape)),
         )
         self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
         return doc
+
+    def _separator(self, path: str, ndim: int) -> str:
+        """The chunk-key separator of the ``ndim``-d array at ``path``: the io's, else the policy's."""
+        return layout_policy.chunk_key_separator(path, ndim, self.separator)
 
     def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
         dtype = builder.dtype

@@ -3,9 +3,10 @@
 The rules, as the DANDI archive and its client apply them to Zarr assets:
 
 - the asset is a Zarr *directory* whose name ends in ``.nwb.zarr`` (zip files are not Zarr assets);
-- no key is more than 7 directories deep (dandi-cli's ``MAX_ZARR_DEPTH``): with the ``/`` chunk-key
+- no key is more than 7 levels deep (dandi-cli's ``MAX_ZARR_DEPTH``): with the ``/`` chunk-key
   separator a 2-D array in ``processing/<module>/<interface>/<series>/data`` already needs 8, with
-  ``.`` (``convert --chunk-key-separator .``) every chunk key is one level below its array;
+  ``.`` every chunk key is one level below its array (hdmf_zarr3 writes ``.`` by default wherever
+  ``/`` would be too deep; older files: ``convert --chunk-key-separator .``);
 - every object is uploaded with one PUT, so no chunk or shard may exceed 5 GiB;
 - arrays are also opened with TensorStore's ``zarr3`` driver, which reads numeric and boolean data
   types with the ``bytes``, ``transpose``, ``gzip``, ``blosc``, ``zstd``, ``crc32c`` and
@@ -23,9 +24,10 @@ from typing import Any
 
 from ..format.array_view import SHARDING_CODEC, ArrayView
 from ..format.dtypes import FIXED_SIZE_TYPES
+from ..format.layout_policy import MAX_KEY_DEPTH, nested_key_depth
 from .arguments import add_storage_options
 
-MAX_DEPTH = 7
+MAX_DEPTH = MAX_KEY_DEPTH
 MAX_OBJECT_BYTES = 5 * 2**30
 TENSORSTORE_CODECS = frozenset({"bytes", "transpose", "gzip", "blosc", "zstd", "crc32c", SHARDING_CODEC})
 TENSORSTORE_TYPES = FIXED_SIZE_TYPES  # (tensorstore reads every core data type of a fixed size)
@@ -117,8 +119,10 @@ def _array_findings(io: Any, node: str, doc: dict[str, Any]) -> list[Finding]:
     )
     if separator != "/":
         key_depth = _depth(node) + 1
-    else:  # v3 keys are c/i/j, v2 keys i/j (a 0-d array's key is one level either way)
-        key_depth = _depth(node) + max(ndim, 1) + (0 if v2 or ndim == 0 else 1)
+    elif v2:  # v2 keys are i/j (a 0-d array's key is one level)
+        key_depth = _depth(node) + max(ndim, 1)
+    else:  # v3 keys are c/i/j
+        key_depth = nested_key_depth(node, ndim)
     if key_depth > MAX_DEPTH:
         out.append(
             Finding(

@@ -54,7 +54,8 @@ def add_parser(commands: Any) -> None:
         "--chunk-key-separator",
         choices=["/", "."],
         default=None,
-        help="'.' keeps chunk keys one level under their array, as DANDI needs for deep arrays (default '/')",
+        help="'.' keeps chunk keys one level under their array, '/' nests one level per axis "
+        "(default: '/' unless that is deeper than DANDI's 7 levels, then '.')",
     )
     add_storage_options(parser, "DST")
     add_storage_options(parser, "SRC", flag="--src-storage-options")

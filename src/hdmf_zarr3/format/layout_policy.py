@@ -14,10 +14,16 @@ Measured on 2 cores with int16 ephys (samples x 384 channels; see ``docs/perform
   imaging data) keep whole frames in a chunk, halving the largest frame axes only when one frame
   alone exceeds the target.
 - **Shards** group chunks into storage objects for arrays of at least :data:`SHARD_FROM_BYTES`, so a
-  1 GiB dataset is about eight objects of ~:data:`TARGET_SHARD_BYTES` (far under S3's 5 GiB object
-  limit, and small enough that writing one whole shard at a time bounds memory). A shard spans the
-  full trailing axes and whole chunks along the first. Smaller arrays are not sharded: reading one
-  chunk of a sharded array costs an extra request for the shard index.
+  1 GiB dataset is about eight objects of ~:data:`TARGET_SHARD_BYTES` (far under S3's and DANDI's
+  5 GiB object limit, and small enough that writing one whole shard at a time bounds memory). A shard
+  spans the full trailing axes and whole chunks along the first, unless one row of chunks across the
+  trailing axes alone exceeds the target: then the trailing axes are split too, so no default shard
+  exceeds the target by more than one chunk. Smaller arrays are not sharded: reading one chunk of a
+  sharded array costs an extra request for the shard index.
+- **Chunk keys** are nested (``c/0/0``, Zarr v3's default and what zarr-python, TensorStore and
+  zarrs write), so an array's directory lists only ``zarr.json`` and ``c``, unless the deepest key
+  of the array would then be more than :data:`MAX_KEY_DEPTH` levels deep, the most DANDI accepts:
+  then they are flat (``c.0.0``), one level below the array (:func:`chunk_key_separator`).
 
 Everything here is pure: it computes shapes and codec documents, never touches a store.
 """
@@ -33,12 +39,15 @@ from .dtypes import StorageType
 
 __all__ = [
     "CHANNEL_BLOCK",
+    "MAX_KEY_DEPTH",
     "SHARD_FROM_BYTES",
     "TARGET_CHUNK_BYTES",
     "TARGET_SHARD_BYTES",
     "VARIABLE_ITEM_BYTES",
+    "chunk_key_separator",
     "chunk_shape",
     "itemsize",
+    "nested_key_depth",
     "shard_shape",
     "sharding_codec",
 ]
@@ -51,6 +60,9 @@ CHANNEL_BLOCK = 64
 SHARD_FROM_BYTES = 256 * 2**20
 #: Target size of one uncompressed shard.
 TARGET_SHARD_BYTES = 128 * 2**20
+#: The most levels deep a key may be in a DANDI Zarr asset (dandi-cli's ``MAX_ZARR_DEPTH``), counting
+#: every name of the key, its last included (``a/b/zarr.json`` is 3 levels deep).
+MAX_KEY_DEPTH = 7
 
 
 def itemsize(storage: StorageType) -> int:
@@ -97,13 +109,41 @@ def shard_shape(
     size = itemsize(storage)
     if math.prod(int(s) for s in shape) * size < from_bytes:
         return None
-    trailing = [math.ceil(max(1, int(s)) / c) * c for s, c in zip(shape[1:], chunks[1:])]
     chunk_rows = int(chunks[0])
+    chunk_bytes = chunk_rows * math.prod(int(c) for c in chunks[1:]) * size
+    # chunks per shard along each trailing axis: all of them, halved while a row of chunks exceeds the target
+    counts = [math.ceil(max(1, int(s)) / int(c)) for s, c in zip(shape[1:], chunks[1:])]
+    while chunk_bytes * math.prod(counts) > target_bytes and max(counts, default=1) > 1:
+        widest = max(range(len(counts)), key=lambda k: counts[k])
+        counts[widest] = math.ceil(counts[widest] / 2)
+    trailing = [n * int(c) for n, c in zip(counts, chunks[1:])]
     row_block = chunk_rows * math.prod(trailing) * size
     per_shard = max(1, target_bytes // max(1, row_block))
     rows = min(per_shard, math.ceil(max(1, int(shape[0])) / chunk_rows)) * chunk_rows
     shards = (rows, *trailing)
     return None if tuple(shards) == tuple(chunks) else shards
+
+
+def nested_key_depth(path: str, ndim: int) -> int:
+    """How many levels deep the chunk keys of an ``ndim``-d array at ``path`` are with ``/`` separators.
+
+    ``c/i/j`` adds one level for ``c`` and one per axis to the array's own depth; a 0-d array's one
+    key ``c`` adds one (as a flat key does for an array of any rank).
+    """
+    names = [name for name in path.split("/") if name]
+    return len(names) + 1 + ndim
+
+
+def chunk_key_separator(path: str, ndim: int, requested: str | None = None) -> str:
+    """The separator of the chunk keys of an ``ndim``-d array at ``path``: ``requested`` if given, else
+    ``"/"`` unless nested keys would be more than :data:`MAX_KEY_DEPTH` levels deep, then ``"."``.
+
+    Flat keys are one level below the array whatever its rank, so an array whose flat keys are still
+    too deep is too deep for any separator (its depth is the group tree's, not the layout's).
+    """
+    if requested is not None:
+        return requested
+    return "/" if nested_key_depth(path, ndim) <= MAX_KEY_DEPTH else "."
 
 
 def sharding_codec(chunks: Sequence[int], codecs: list[dict[str, Any]]) -> dict[str, Any]:
