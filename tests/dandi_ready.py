@@ -1,0 +1,30 @@
+"""Whether a Zarr NWB file is ready for DANDI as written: ``check-dandi`` finds no error, and
+zarr-python (a reader other than ours) opens every array and reads a corner of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import zarr
+
+from hdmf_zarr3.cli.check_dandi import check
+
+
+def read_every_array(path: Path) -> int:
+    """Open every array of the file at ``path`` with zarr-python and read its first elements; return
+    how many arrays there are."""
+    arrays = 0
+    for _, array in zarr.open_group(str(path), mode="r").members(max_depth=None):
+        if isinstance(array, zarr.Array):
+            array[tuple(slice(0, min(2, n)) for n in array.shape)]
+            arrays += 1
+    assert arrays
+    return arrays
+
+
+def assert_dandi_ready(path: Path) -> int:
+    """Assert ``path`` passes check-dandi without errors and every array reads in zarr-python; return
+    how many arrays were read."""
+    errors = [str(f) for f in check(str(path)) if f.level == "error"]
+    assert not errors, errors
+    return read_every_array(path)
