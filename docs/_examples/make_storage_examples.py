@@ -198,6 +198,12 @@ class Files:
         root.set_dataset(DatasetBuilder("tall", data=np.ones((1_000_000, 4), dtype="float32")))
         root.set_dataset(DatasetBuilder("wide", data=np.ones((3, 1_000_000), dtype="float64")))
         root.set_dataset(DatasetBuilder("labels", data=np.array(["x"] * 100_000, dtype=object), dtype="text"))
+        group = root  # a 2-d array as deep as an LFP series: nested keys would be 8 levels deep
+        for name in ("processing", "ecephys", "LFP", "lfp"):
+            child = GroupBuilder(name)
+            group.set_group(child)
+            group = child
+        group.set_dataset(DatasetBuilder("data", data=np.ones((10, 3), dtype="float32")))
         with ZarrIO(self.chunks, mode="w") as io:
             io.write_builder(root)
 
@@ -418,7 +424,7 @@ def ex_chunks(files: Files) -> tuple[str, str]:
         doc = load(files.node(files.chunks, name))
         out[name] = {"shape": doc["shape"], "data_type": doc["data_type"], "chunk_grid": doc["chunk_grid"]}
     keys = []
-    for name in ("tall", "wide"):
+    for name in ("tall", "wide", "processing/ecephys/LFP/lfp/data"):
         base = files.node(files.chunks, name)
         for dirpath, _, names in os.walk(base):
             keys += [os.path.relpath(os.path.join(dirpath, n), files.chunks).replace(os.sep, "/")

@@ -150,7 +150,7 @@ def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
 
 
 def _deep_file(path: Path) -> None:
-    """A 2-D array as deep as an LFP series in a processing module: its chunk keys are 8 levels deep."""
+    """A 2-D array as deep as an LFP series in a processing module, asked for nested chunk keys: 8 levels deep."""
     import numpy as np
     from hdmf.build import DatasetBuilder, GroupBuilder
 
@@ -172,7 +172,7 @@ def _deep_file(path: Path) -> None:
         },
         datasets={"big": DatasetBuilder("big", np.zeros(3))},
     )
-    with ZarrIO(path, mode="w") as io:
+    with ZarrIO(path, mode="w", chunk_key_separator="/") as io:  # (by default its keys would be flat)
         io.write_builder(tree)
     doc = json.loads((path / "big" / "zarr.json").read_text())  # declare 8 GiB chunks (nothing stored)
     doc["shape"] = [2**30]
