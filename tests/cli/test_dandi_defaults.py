@@ -119,17 +119,26 @@ def test_ophys_is_ready_for_dandi(tmp_path):
         )
 
 
-def test_streamed_arrays_follow_the_same_rule(tmp_path):
+@pytest.mark.parametrize("source", ["iterator", "dask"])
+def test_streamed_and_dask_arrays_follow_the_same_rule(tmp_path, source):
     from hdmf.data_utils import DataChunkIterator
 
+    values = np.arange(300.0).reshape(60, 5)
+    if source == "dask":
+        import dask.array as da
+
+        data = da.from_array(values, chunks=(16, 5))
+    else:
+        data = DataChunkIterator(values, buffer_size=7)
     nwbfile = small_nwbfile()
-    series = mock_ElectricalSeries(name="lfp", data=np.arange(300.0).reshape(60, 5), nwbfile=nwbfile)
+    series = mock_ElectricalSeries(name="lfp", data=values, nwbfile=nwbfile)
     nwbfile.acquisition.pop("lfp")
     series.parent = None
-    series.fields["data"] = DataChunkIterator(np.arange(300.0).reshape(60, 5), buffer_size=7)
+    series.fields["data"] = data
     nwbfile.create_processing_module("ecephys", "LFP").add(LFP(electrical_series=series))
-    path = tmp_path / "streamed.nwb.zarr"
+    path = tmp_path / f"{source}.nwb.zarr"
     with NWBZarrIO(path, mode="w") as io:
         io.write(nwbfile)
     assert _separator(path, LFP_DATA) == "."
     assert_dandi_ready(path)
+    np.testing.assert_array_equal(zarr.open_array(str(path / LFP_DATA), mode="r")[:], values)
