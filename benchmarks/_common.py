@@ -15,12 +15,15 @@ from pathlib import Path
 
 GB = 1e9
 
-#: Targets from issue #4: (comparison, ">=" or "<=", bound). Ratios without an entry print "-".
+#: Targets from issues #4 and #19: (comparison, ">=" or "<=", bound). Ratios without an entry print "-".
 TARGETS: dict[str, tuple[str, float]] = {
     "write vs HDF5 gzip": (">=", 30.0),
     "write vs codec 2-thread rate": (">=", 0.6),
     "write until close vs codec 2-thread rate": (">=", 0.6),
     "latency read+tables hdmf-zarr/ours": (">=", 10.0),
+    # issue #19, point 1: many small objects
+    "write HDF5/ours": (">=", 1.2),
+    "read+tables HDF5/ours": (">=", 3.0),
 }
 
 

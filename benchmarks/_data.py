@@ -89,8 +89,12 @@ def ephys_nwbfile(data: object, channels: int = CHANNELS) -> NWBFile:
     return nwb
 
 
-def many_small(series: int = 500, units: int = 1000, trials: int = 200, electrodes: int = 384) -> NWBFile:
-    """An NWBFile of many small objects: TimeSeries, units with spike times and electrodes, trials."""
+def many_small(
+    series: int = 500, units: int = 1000, trials: int = 200, electrodes: int = 384, rich: bool = False
+) -> NWBFile:
+    """An NWBFile of many small objects: TimeSeries, units with spike times and electrodes, trials;
+    ``rich`` adds optical physiology, intracellular electrophysiology, images and a scratch table
+    (:func:`add_rich_parts`)."""
     rng = np.random.default_rng(0)
     nwb = NWBFile(session_description="many small objects", identifier="bench", session_start_time=START)
     device = nwb.create_device(name="probe")
@@ -103,7 +107,60 @@ def many_small(series: int = 500, units: int = 1000, trials: int = 200, electrod
         nwb.add_unit(spike_times=np.sort(rng.uniform(0, 100, rng.integers(1, 50))), electrodes=[u % electrodes])
     for t in range(trials):
         nwb.add_trial(start_time=float(t), stop_time=t + 0.5)
+    if rich:
+        add_rich_parts(nwb, rng, max(1, series // 10))
     return nwb
+
+
+def add_rich_parts(nwb: NWBFile, rng: np.random.Generator, count: int) -> None:
+    """Add ``count`` ROIs with fluorescence traces (ophys), ``count`` current-clamp sweeps in the
+    intracellular recordings table (icephys), ``count`` small images and a scratch table of ``count`` rows."""
+    from pynwb.base import Images
+    from pynwb.icephys import CurrentClampSeries, CurrentClampStimulusSeries
+    from pynwb.image import GrayscaleImage
+    from pynwb.ophys import Fluorescence, ImageSegmentation, OpticalChannel, RoiResponseSeries
+
+    microscope = nwb.create_device(name="microscope")
+    channel = OpticalChannel(name="green", description="GCaMP", emission_lambda=520.0)
+    plane = nwb.create_imaging_plane(
+        name="plane",
+        optical_channel=channel,
+        description="one plane",
+        device=microscope,
+        excitation_lambda=920.0,
+        imaging_rate=30.0,
+        indicator="GCaMP6f",
+        location="V1",
+    )
+    ophys = nwb.create_processing_module(name="ophys", description="optical physiology")
+    segmentation = ImageSegmentation()
+    ophys.add(segmentation)
+    rois = segmentation.create_plane_segmentation(name="rois", description="ROIs", imaging_plane=plane)
+    for _ in range(count):
+        rois.add_roi(image_mask=(rng.random((16, 16)) > 0.8).astype(np.float32))
+    region = rois.create_roi_table_region(region=list(range(count)), description="all ROIs")
+    traces = RoiResponseSeries(name="dff", data=rng.random((100, count)), rois=region, unit="a.u.", rate=30.0)
+    ophys.add(Fluorescence(roi_response_series=traces))
+
+    amplifier = nwb.create_device(name="amplifier")
+    pipette = nwb.create_icephys_electrode(name="pipette", description="patch", device=amplifier)
+    for i in range(count):
+        stimulus = CurrentClampStimulusSeries(
+            name=f"stim{i:04d}", data=rng.random(50), electrode=pipette, rate=10_000.0, gain=1.0, sweep_number=i
+        )
+        response = CurrentClampSeries(
+            name=f"resp{i:04d}", data=rng.random(50), electrode=pipette, rate=10_000.0, gain=1.0, sweep_number=i
+        )
+        nwb.add_intracellular_recording(electrode=pipette, stimulus=stimulus, response=response)
+
+    images = [GrayscaleImage(name=f"img{i:04d}", data=rng.random((8, 8))) for i in range(count)]
+    nwb.add_acquisition(Images(name="images", images=images, description="small images"))
+
+    scratch = DynamicTable(name="scratch_table", description="a scratch table")
+    scratch.add_column(name="value", description="a value")
+    for _ in range(count):
+        scratch.add_row(value=float(rng.random()))
+    nwb.add_scratch(scratch)
 
 
 def tables(nwb: NWBFile) -> int:

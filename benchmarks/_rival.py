@@ -165,7 +165,7 @@ def task_small(p: dict[str, Any], out: _Out) -> None:
     from _measure import small_write_read
     from hdmf_zarr.nwb import NWBZarrIO
 
-    nwb = many_small(p["series"], p["units"], p["trials"])
+    nwb = many_small(p["series"], p["units"], p["trials"], rich=p.get("rich", False))
     small_write_read(NWBZarrIO, nwb, p["path"], p["evict"], out.__setitem__)
 
 

@@ -3,9 +3,10 @@
 Builds its own data (``_data.many_small``): N TimeSeries, U units with spike times and electrode
 regions, 384 electrodes, T trials. Measures the write (until the IO closes), ``read()``, and
 ``read()`` + ``to_dataframe()`` of every DynamicTable; reads start from a cold page cache unless
-``--hot``. Usage::
+``--hot``. ``--rich`` adds ophys (ROIs and their traces), icephys (sweeps in the intracellular
+recordings table), images and a scratch table, one tenth of ``--series`` of each. Usage::
 
-    python benchmarks/many_small_objects.py [--series 500] [--units 1000] [--trials 200] [--hot]
+    python benchmarks/many_small_objects.py [--series 500] [--units 1000] [--trials 200] [--hot] [--rich]
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ FILES = {"ours": "small.nwb.zarr", "hdf5": "small.nwb", "hdmf-zarr 0.14": "small
 
 
 def run(
-    work: Path, series: int = 500, units: int = 1000, trials: int = 200, evict: bool = True, rival: bool = True
+    work: Path,
+    series: int = 500,
+    units: int = 1000,
+    trials: int = 200,
+    evict: bool = True,
+    rival: bool = True,
+    rich: bool = False,
 ) -> dict[str, Any]:
     """Write and read the file with every backend in ``work`` (files are left there for part c)."""
     from pynwb import NWBHDF5IO
@@ -36,11 +43,12 @@ def run(
         "units": units,
         "trials": trials,
         "evict": evict,
+        "rich": rich,
         "paths": {name: str(work / f) for name, f in FILES.items()},
         "backends": {},
     }
     for name, io_cls in (("ours", NWBZarrIO), ("hdf5", NWBHDF5IO)):
-        nwb = many_small(series, units, trials)
+        nwb = many_small(series, units, trials, rich=rich)
         out["backends"][name] = small_write_read(io_cls, nwb, out["paths"][name], evict)
     res = None
     if rival:
@@ -51,6 +59,7 @@ def run(
                 "units": units,
                 "trials": trials,
                 "evict": evict,
+                "rich": rich,
                 "path": out["paths"]["hdmf-zarr 0.14"],
             },
         )
@@ -62,7 +71,8 @@ def report(r: dict[str, Any]) -> None:
     """Print the table and the ratios of one :func:`run`."""
     b = r["backends"]
     cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
-    print(f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials; reads {cache}")
+    rich = ", ophys, icephys, images, a scratch table" if r.get("rich") else ""
+    print(f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials{rich}; reads {cache}")
     rows = [
         [
             name,
@@ -80,6 +90,13 @@ def report(r: dict[str, Any]) -> None:
     for step in ("write", "read", "read+tables"):
         print(ratio_line(f"{step} HDF5/ours", ratio(b["hdf5"].get(step), b["ours"].get(step))))
         print(ratio_line(f"{step} hdmf-zarr/ours", ratio(b["hdmf-zarr 0.14"].get(step), b["ours"].get(step))))
+    print("  " + objects_per_file(b))
+
+
+def objects_per_file(b: dict[str, Any]) -> str:
+    """The stored objects (regular files) of each backend's file, e.g. ``objects per file: ours 2599, ...``."""
+    counts = [f"{name} {fmt(b[name].get('files'), 'd')}" for name in BACKENDS]
+    return "objects per file: " + ", ".join(counts) + " (an HDF5 file is one object)"
 
 
 def main() -> None:
@@ -89,10 +106,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
+    parser.add_argument("--rich", action="store_true", help="add ophys, icephys, images and a scratch table")
     args = parser.parse_args()
     print("(b) many small objects")
     with workdir() as work:
-        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival))
+        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival, args.rich))
 
 
 if __name__ == "__main__":
