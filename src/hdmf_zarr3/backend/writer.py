@@ -17,6 +17,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ..errors import ReservedNameError, UnsupportedDataError
+from ..format import chunkless
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import names as N
@@ -247,7 +248,9 @@ class BuilderWriter:
             values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
             doc = self._plan_array(builder, path, values.shape, storage, attrs, layout, values)
-            if values.size:
+            if values.ndim == 0 and layout.fill_value is None:  # (a fill value the user chose stays theirs)
+                self.plan.arrays[path] = doc = self.convention.scalar_document(doc, storage, values)
+            if values.size and not chunkless.is_chunkless(doc):
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         self.context.mark_written(builder)
 

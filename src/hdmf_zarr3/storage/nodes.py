@@ -24,6 +24,7 @@ from zarr.storage import StorePath
 
 from ..errors import CorruptStoreError, UnsupportedCodecError
 from ..format import limits
+from ..format.chunkless import stored_value
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
@@ -195,15 +196,27 @@ async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) ->
 def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Read whole (small) arrays, e.g. every scalar dataset of a file at once.
 
+    Chunkless 0-d arrays (:mod:`..format.chunkless`) are read from their documents, with no request.
     Object arrays of Zarr v2 files (Pickle or JSON codec) are decoded safely by :mod:`.v2`.
     Single-chunk arrays on stores with synchronous I/O are read and decoded in this thread; the rest
     are read concurrently through zarr.
     """
+    if not items:
+        return []
+    out: list[Any] = [stored_value(doc) for _, doc in items]
+    if all(value is not None for value in out):
+        return out
+    items_left = [i for i, value in enumerate(out) if value is None]
+    for i, value in zip(items_left, _read_stored_arrays(store, [items[i] for i in items_left])):
+        out[i] = value
+    return out
+
+
+def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """:func:`read_arrays` of arrays whose values are in chunks."""
     from . import v2
     from .chunks import decode_single_chunk
 
-    if not items:
-        return []
     out: list[Any] = [None] * len(items)
     objects = [i for i, (_, doc) in enumerate(items) if v2.is_object_array(doc)]
     for i, value in zip(objects, v2.read_object_arrays(store, [items[i] for i in objects]) if objects else []):
