@@ -31,7 +31,7 @@ SCALARS = {
     "inf": (np.float32("inf"), "float32"),
     "ninf": (np.float64("-inf"), "float64"),
     "yes": (np.bool_(True), "bool"),
-    "text": ("héllo \U0001f600 \"quoted\"\n", "text"),
+    "text": ('héllo \U0001f600 "quoted"\n', "text"),
     "empty": ("", "text"),
 }
 
@@ -54,7 +54,7 @@ def test_scalars_have_no_chunk_and_zarr_python_reads_the_same_values(tmp_path):
     with ZarrIO(path, mode="w") as io:
         io.write_builder(_root_with_scalars())
     assert not [p for p in path.rglob("c") if p.is_file()]  # no chunk object at all
-    for name, (value, dtype) in SCALARS.items():
+    for name, (value, _) in SCALARS.items():
         doc = json.loads((path / name / "zarr.json").read_text())
         assert doc["attributes"][CHUNKLESS_ATTR] is True and doc["shape"] == []
         stored = zarr.open_array(str(path / name), mode="r")[()]
@@ -138,7 +138,9 @@ def test_files_written_with_scalar_chunks_stay_readable(tmp_path, old_writer, mo
     nwb_path = tmp_path / "old.nwb.zarr"
     write_nwb(nwb_path)
     monkeypatch.undo()
-    assert (path / "text" / "c").is_file() and CHUNKLESS_ATTR not in json.loads((path / "text" / "zarr.json").read_text())
+    assert (path / "text" / "c").is_file() and CHUNKLESS_ATTR not in json.loads(
+        (path / "text" / "zarr.json").read_text()
+    )
     with ZarrIO(path, mode="r") as io:
         root = io.read_builder()
         for name, (value, _) in SCALARS.items():

@@ -192,7 +192,9 @@ def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, An
     for path, text in texts.items():
         doc = docs.array_document((), _TEXT, dict(spec_attrs))
         if spec_attrs.get(N.CHUNKLESS_ATTR) is True:  # the text is the fill value; no chunk
-            doc = chunkless.chunkless_document({**doc, "attributes": _without_marker(spec_attrs)}, _TEXT, _text_array(text))
+            doc = chunkless.chunkless_document(
+                {**doc, "attributes": _without_marker(spec_attrs)}, _TEXT, _text_array(text)
+            )
         new_docs[path] = doc
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items() if not chunkless.is_chunkless(new_docs[p])]
