@@ -223,6 +223,16 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
         out[i] = value
     todo = [i for i in range(len(items)) if not v2.is_object_array(items[i][1])]
     rest = []
+
+    def decode(i: int, raw: bytes | None) -> None:
+        path, doc = items[i]
+        try:
+            out[i] = decode_single_chunk(doc, raw)
+        except DECODE_ERRORS as exc:
+            raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), key_separator(doc))}") from exc
+        if out[i] is None:
+            rest.append(i)
+
     if store_supports_sync_io(store):
         proto = default_buffer_prototype()
         for i in todo:
@@ -233,17 +243,39 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
                 continue
             key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
             buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
-            try:
-                out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
-            except DECODE_ERRORS as exc:
-                raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), separator)}") from exc
-            if out[i] is None:
-                rest.append(i)
+            decode(i, None if buf is None else buf.to_bytes())
     else:
-        rest = todo
+        # One concurrent batch of gets, decoded here: building zarr's AsyncArray for each of many tiny
+        # arrays costs more than their requests (those left to zarr below are multi-chunk arrays).
+        keyed = {i: key for i in todo if (key := _single_chunk_key(*items[i])) is not None}
+        rest = [i for i in todo if i not in keyed]
+        for i, raw in zip(keyed, sync(_get_all(store, list(keyed.values())))):
+            decode(i, raw)
     for i, value in zip(rest, sync(_read_arrays(store, [items[i] for i in rest])) if rest else []):
         out[i] = value
     return out
+
+
+def _single_chunk_key(path: str, doc: dict[str, Any]) -> str | None:
+    """The key of the one chunk of a non-empty Zarr v3 array stored as a single chunk, else ``None``."""
+    if doc.get("zarr_format") == 2:
+        return None
+    separator = key_separator(doc)
+    grid = doc.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
+    shape = doc.get("shape")
+    if separator is None or not isinstance(shape, list) or grid != shape or 0 in shape:
+        return None
+    return store_key(path, chunk_key([0] * len(shape), separator))
+
+
+async def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
+    proto = default_buffer_prototype()
+
+    async def get(key: str) -> bytes | None:
+        buf = await store.get(key, prototype=proto)
+        return None if buf is None else buf.to_bytes()
+
+    return await _bounded([functools.partial(get, k) for k in keys])
 
 
 WriteJob = Callable[[], Awaitable[None]]
