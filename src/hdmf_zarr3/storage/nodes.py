@@ -229,7 +229,8 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
         try:
             out[i] = decode_single_chunk(doc, raw)
         except DECODE_ERRORS as exc:
-            raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), key_separator(doc))}") from exc
+            separator = key_separator(doc) or "/"  # (only arrays with default chunk keys get here)
+            raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), separator)}") from exc
         if out[i] is None:
             rest.append(i)
 
@@ -247,7 +248,7 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
     else:
         # One concurrent batch of gets, decoded here: building zarr's AsyncArray for each of many tiny
         # arrays costs more than their requests (those left to zarr below are multi-chunk arrays).
-        keyed = {i: key for i in todo if (key := _single_chunk_key(*items[i])) is not None}
+        keyed = {i: chunk for i in todo if (chunk := _single_chunk_key(*items[i])) is not None}
         rest = [i for i in todo if i not in keyed]
         for i, raw in zip(keyed, sync(_get_all(store, list(keyed.values())))):
             decode(i, raw)
