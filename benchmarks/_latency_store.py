@@ -19,6 +19,30 @@ from zarr.core.buffer import Buffer, BufferPrototype
 from zarr.storage import WrapperStore
 
 
+class Rounds:
+    """Counts rounds of requests: a round starts when a request starts while none is in flight.
+
+    Requests sent together (concurrently) share one round; requests sent one after the other take one
+    round each. With a fixed latency per request, the time spent waiting is about ``rounds * latency``.
+    Thread-safe: the HTTP server of :mod:`_http_range` counts from its handler threads.
+    """
+
+    def __init__(self) -> None:
+        self.rounds = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._in_flight == 0:
+                self.rounds += 1
+            self._in_flight += 1
+
+    def end(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+
 class LatencyStore(WrapperStore[Store]):
     """Wrap ``store``, sleeping ``latency`` seconds before each request and counting requests by kind.
 
@@ -30,16 +54,21 @@ class LatencyStore(WrapperStore[Store]):
         Seconds added to each request (``asyncio.sleep``; concurrent requests overlap).
     counts : collections.Counter, optional
         Where to count requests; shared by the copies zarr makes (``with_read_only``).
+    rounds : Rounds, optional
+        Where to count rounds of requests (also shared by the copies).
     """
 
-    def __init__(self, store: Store, latency: float = 0.02, counts: Counter | None = None) -> None:
+    def __init__(
+        self, store: Store, latency: float = 0.02, counts: Counter | None = None, rounds: Rounds | None = None
+    ) -> None:
         super().__init__(store)
         self.latency = latency
         self.counts = Counter() if counts is None else counts
+        self.rounds = Rounds() if rounds is None else rounds
         self._lock = threading.Lock()
 
     def _with_store(self, store: Store) -> LatencyStore:
-        return type(self)(store, self.latency, self.counts)
+        return type(self)(store, self.latency, self.counts, self.rounds)
 
     @property
     def _supports_sync_io(self) -> bool:
@@ -48,7 +77,11 @@ class LatencyStore(WrapperStore[Store]):
     async def _delay(self, kind: str, n: int = 1) -> None:
         with self._lock:
             self.counts[kind] += n
-        await asyncio.sleep(self.latency)
+        self.rounds.start()
+        try:
+            await asyncio.sleep(self.latency)
+        finally:
+            self.rounds.end()
 
     @property
     def requests(self) -> int:

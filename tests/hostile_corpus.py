@@ -99,7 +99,8 @@ def layouts_builder() -> GroupBuilder:
                 "text", io(np.array(["a", "bb", "ccc", "d", "e"], dtype=object), (2,)), dtype="text"
             ),
             "grid": DatasetBuilder("grid", io(np.arange(24.0).reshape(4, 6), (2, 3))),
-            "scalar": DatasetBuilder("scalar", 2.5),
+            # a scalar in a chunk, as written before format 1.1 (a fill value of one's own keeps the chunk)
+            "scalar": DatasetBuilder("scalar", ZarrDataIO(np.array(2.5), fill_value=-1.0)),
             "single": DatasetBuilder("single", np.arange(5, dtype="int64")),
         },
     )

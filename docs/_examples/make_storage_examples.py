@@ -486,8 +486,8 @@ def ex_errors(files: Files) -> tuple[str, str]:
             bad={"zarr_dtype": "float64", "value": "nan"}))),
         ("reference element not JSON", lambda p: zarr.open_array(os.path.join(p, "data/refs"), mode="r+")
          .__setitem__(0, "not json")),
-        ("dangling reference", lambda p: zarr.open_array(os.path.join(p, "data/scalar_ref"), mode="r+")
-         .__setitem__((), '{"source":".","path":"/missing","object_id":null,"source_object_id":null}')),
+        ("dangling reference", lambda p: _edit(os.path.join(p, "data/scalar_ref/zarr.json"), lambda d: d.update(
+            fill_value='{"source":".","path":"/missing","object_id":null,"source_object_id":null}'))),
         ("Zarr v2 metadata in zarr.json", lambda p: _edit(os.path.join(p, "attrs/zarr.json"),
                                                           lambda d: d.update(zarr_format=2))),
         ("newer major format version", lambda p: _edit(os.path.join(p, "zarr.json"), lambda d: d["attributes"].update(

@@ -49,3 +49,34 @@ def test_the_revision_comparison_runs_against_head_at_toy_sizes():
     proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
     assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-3000:]  # 1: a step timed slower
     assert "bulk read" in proc.stdout and "base = HEAD" in proc.stdout
+
+
+def _benchmark_module(name):
+    import importlib
+
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    return importlib.import_module(name)
+
+
+def test_the_range_server_serves_byte_ranges_and_counts_requests_and_rounds(tmp_path):
+    """Part (c) reads the HDF5 file through it: a Range must be honoured, requests and rounds counted."""
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    http_range = _benchmark_module("_http_range")
+    (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 4)
+    with http_range.serving(tmp_path, latency=0.2) as server:
+
+        def get(byte_range):
+            request = urllib.request.Request(server.url("f.bin"), headers={"Range": byte_range})
+            with urllib.request.urlopen(request) as response:
+                return response.status, response.headers["Content-Range"], response.read()
+
+        assert get("bytes=10-13") == (206, "bytes 10-13/1024", bytes([10, 11, 12, 13]))
+        assert get("bytes=-2")[2] == bytes([254, 255])
+        assert server.counts["GET"] == 2 and server.rounds.rounds == 2  # one after another: two rounds
+        server.reset()
+        with ThreadPoolExecutor(8) as pool:  # sent together: one round
+            assert len(list(pool.map(get, ["bytes=0-0"] * 8))) == 8
+        assert server.counts["GET"] == 8 and server.rounds.rounds == 1

@@ -105,15 +105,24 @@ class BuilderReader:
         arrays = [(p, d) for p, d in self.docs.items() if d["node_type"] == "array" and not self._ignored(p)]
         items = [(p, d) for p, d in arrays if self.dialect.layout(p).scalar]
         # arrays only a whole read decodes (object arrays of Zarr v2 files), and on remote stores tiny ones
+        # that reading a file or its tables uses: table columns, and texts (dates HDMF converts); a tiny
+        # number array elsewhere (a TimeSeries' data) waits until it is indexed, as it does locally
         ahead = [
             (p, d)
             for p, d in arrays
             if not self.dialect.layout(p).scalar
-            and (self.dialect.layout(p).objects or (not nodes.local_io(store) and _tiny(d)))
+            and (
+                self.dialect.layout(p).objects
+                or (not nodes.local_io(store) and _tiny(d) and (self._in_table(p) or not _numeric(d)))
+            )
         ]
         values = nodes.read_arrays(store, items + ahead)
         self.prefetched = {p: v for (p, _), v in zip(ahead, values[len(items) :]) if v is not None}
         return {p: _squeeze(v) for (p, _), v in zip(items, values)}
+
+    def _in_table(self, path: str) -> bool:
+        """Whether ``path`` is a column (or the ids) of a table: its group lists ``colnames``."""
+        return "colnames" in self.docs.get(posixpath.dirname(path), {}).get("attributes", {})
 
     def _ignored(self, path: str) -> bool:
         return any(path == i or path.startswith(i + "/") for i in self.ignore)
@@ -336,6 +345,10 @@ class _LazyReference:
 
 #: Arrays prefetched by ``read()`` on remote stores: one chunk of at most this many bytes.
 TINY_BYTES = 64 * 1024
+
+
+def _numeric(doc: dict[str, Any]) -> bool:
+    return isinstance(doc.get("data_type"), str) and doc["data_type"] != "string"
 
 
 def _tiny(doc: dict[str, Any]) -> bool:

@@ -10,10 +10,12 @@ from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
 from ..errors import CorruptStoreError
+from ..format import chunkless
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import names as N
 from ..format import speccache as S
+from ..format.dialects import Convention
 from ..storage import nodes
 from ..storage.stores import StoreHandle
 
@@ -186,17 +188,33 @@ def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, An
             for name, text in named.items():
                 N.check_name(name, group)
                 texts[N.join(group, name)] = text
-    for path in texts:
-        new_docs[path] = docs.array_document(
-            (), _TEXT, dict({N.DTYPE_ATTR: D.TEXT} if attributes is None else attributes)
-        )
+    spec_attrs = Convention().spec_attributes() if attributes is None else attributes
+    for path, text in texts.items():
+        doc = docs.array_document((), _TEXT, dict(spec_attrs))
+        if spec_attrs.get(N.CHUNKLESS_ATTR) is True:  # the text is the fill value; no chunk
+            doc = chunkless.chunkless_document(
+                {**doc, "attributes": _without_marker(spec_attrs)}, _TEXT, _text_array(text)
+            )
+        new_docs[path] = doc
     store = handle.store
-    jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items()]
+    jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items() if not chunkless.is_chunkless(new_docs[p])]
     if new_docs:
         handle.put_documents(new_docs)  # documents before their chunks
     nodes.run_jobs(jobs)
     if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
         handle.put_documents({"/": {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}})
+
+
+def _without_marker(attributes: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attributes.items() if k != N.CHUNKLESS_ATTR}
+
+
+def _text_array(text: str) -> Any:
+    import numpy as np
+
+    value = np.empty((), dtype=object)
+    value[()] = text
+    return value
 
 
 def _ancestors(group: str) -> list[str]:

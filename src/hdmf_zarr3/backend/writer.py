@@ -17,9 +17,9 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ..errors import ReservedNameError, UnsupportedDataError
+from ..format import chunkless, layout_policy
 from ..format import documents as docs
 from ..format import dtypes as D
-from ..format import layout_policy
 from ..format import names as N
 from ..format import values as V
 from ..format.array_encoding import is_lazy_source, source_shape
@@ -250,7 +250,9 @@ class BuilderWriter:
             values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
             doc = self._plan_array(builder, path, values.shape, storage, attrs, layout, values)
-            if values.size:
+            if values.ndim == 0 and layout.fill_value is None:  # (a fill value the user chose stays theirs)
+                self.plan.arrays[path] = doc = self.convention.scalar_document(doc, storage, values)
+            if values.size and not chunkless.is_chunkless(doc):
                 self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
         self.context.mark_written(builder)
 

@@ -6,7 +6,7 @@ import posixpath
 
 #: Name and version of this format; written to the root group's attributes.
 FORMAT_ATTR = "hdmf_zarr3_format"
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 #: Major versions this implementation reads.
 READABLE_MAJOR_VERSIONS = frozenset({"1"})
 
@@ -21,8 +21,10 @@ SPEC_GROUP = "specifications"
 
 #: Root attribute present while a write is in progress (see :mod:`.completion`).
 INCOMPLETE_ATTR = "hdmf_zarr3_incomplete"
+#: Attribute (``true``) of a 0-d array stored without a chunk: its value is its ``fill_value`` (:mod:`.chunkless`).
+CHUNKLESS_ATTR = "hdmf_zarr3_chunkless"
 
-RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR})
+RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR, CHUNKLESS_ATTR})
 
 #: ``source`` of a link or reference whose target lives in the same file.
 SAME_FILE = "."

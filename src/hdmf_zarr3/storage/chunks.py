@@ -10,6 +10,7 @@ and goes through zarr.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -71,14 +72,29 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
     return chunk_key([0] * len(shape), separator), raw
 
 
+def _zarr_dtype(data_type: Any) -> Any:
+    """zarr's data type for a Zarr v3 ``data_type``; names (all but ``struct``) parsed once: zarr matches
+    each against its whole registry, which costs more than decoding a tiny chunk."""
+    from zarr.dtype import parse_dtype
+
+    if isinstance(data_type, str):
+        return _named_zarr_dtype(data_type)
+    return parse_dtype(data_type, zarr_format=3)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_zarr_dtype(data_type: str) -> Any:
+    from zarr.dtype import parse_dtype
+
+    return parse_dtype(data_type, zarr_format=3)
+
+
 def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | None:
     """The values of an array stored as one chunk, or ``None`` to let zarr read it.
 
     The inverse of :func:`encode_single_chunk`, for the same codecs; a missing chunk reads as the
     fill value, as in zarr.
     """
-    from zarr.dtype import parse_dtype
-
     view = ArrayView.from_document(doc)
     shape, codecs = view.shape, view.codecs
     if view.zarr_format == 2 or shape != view.chunk_grid or 0 in shape:
@@ -86,7 +102,7 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     decoders = [_bytes_to_bytes(c) for c in codecs[1:]]
     if any(d is None for d in decoders) or codecs[0]["name"] not in ("bytes", "vlen-utf8"):
         return None
-    zdtype = parse_dtype(doc["data_type"], zarr_format=3)
+    zdtype = _zarr_dtype(doc["data_type"])
     if raw is None:
         fill = zdtype.from_json_scalar(doc["fill_value"], zarr_format=3)
         return np.full(shape, fill, dtype=zdtype.to_native_dtype() if codecs[0]["name"] == "bytes" else object)

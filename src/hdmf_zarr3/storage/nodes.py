@@ -24,6 +24,7 @@ from zarr.storage import StorePath
 
 from ..errors import CorruptStoreError, UnsupportedCodecError
 from ..format import limits
+from ..format.chunkless import stored_value
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
@@ -195,21 +196,44 @@ async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) ->
 def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """Read whole (small) arrays, e.g. every scalar dataset of a file at once.
 
+    Chunkless 0-d arrays (:mod:`..format.chunkless`) are read from their documents, with no request.
     Object arrays of Zarr v2 files (Pickle or JSON codec) are decoded safely by :mod:`.v2`.
     Single-chunk arrays on stores with synchronous I/O are read and decoded in this thread; the rest
     are read concurrently through zarr.
     """
+    if not items:
+        return []
+    out: list[Any] = [stored_value(doc) for _, doc in items]
+    if all(value is not None for value in out):
+        return out
+    items_left = [i for i, value in enumerate(out) if value is None]
+    for i, value in zip(items_left, _read_stored_arrays(store, [items[i] for i in items_left])):
+        out[i] = value
+    return out
+
+
+def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """:func:`read_arrays` of arrays whose values are in chunks."""
     from . import v2
     from .chunks import decode_single_chunk
 
-    if not items:
-        return []
     out: list[Any] = [None] * len(items)
     objects = [i for i, (_, doc) in enumerate(items) if v2.is_object_array(doc)]
     for i, value in zip(objects, v2.read_object_arrays(store, [items[i] for i in objects]) if objects else []):
         out[i] = value
     todo = [i for i in range(len(items)) if not v2.is_object_array(items[i][1])]
     rest = []
+
+    def decode(i: int, raw: bytes | None) -> None:
+        path, doc = items[i]
+        try:
+            out[i] = decode_single_chunk(doc, raw)
+        except DECODE_ERRORS as exc:
+            separator = key_separator(doc) or "/"  # (only arrays with default chunk keys get here)
+            raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), separator)}") from exc
+        if out[i] is None:
+            rest.append(i)
+
     if store_supports_sync_io(store):
         proto = default_buffer_prototype()
         for i in todo:
@@ -220,17 +244,39 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[A
                 continue
             key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
             buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
-            try:
-                out[i] = decode_single_chunk(doc, None if buf is None else buf.to_bytes())
-            except DECODE_ERRORS as exc:
-                raise decode_error(exc, path, f"chunk {chunk_key([0] * len(doc['shape']), separator)}") from exc
-            if out[i] is None:
-                rest.append(i)
+            decode(i, None if buf is None else buf.to_bytes())
     else:
-        rest = todo
+        # One concurrent batch of gets, decoded here: building zarr's AsyncArray for each of many tiny
+        # arrays costs more than their requests (those left to zarr below are multi-chunk arrays).
+        keyed = {i: chunk for i in todo if (chunk := _single_chunk_key(*items[i])) is not None}
+        rest = [i for i in todo if i not in keyed]
+        for i, raw in zip(keyed, sync(_get_all(store, list(keyed.values())))):
+            decode(i, raw)
     for i, value in zip(rest, sync(_read_arrays(store, [items[i] for i in rest])) if rest else []):
         out[i] = value
     return out
+
+
+def _single_chunk_key(path: str, doc: dict[str, Any]) -> str | None:
+    """The key of the one chunk of a non-empty Zarr v3 array stored as a single chunk, else ``None``."""
+    if doc.get("zarr_format") == 2:
+        return None
+    separator = key_separator(doc)
+    grid = doc.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
+    shape = doc.get("shape")
+    if separator is None or not isinstance(shape, list) or grid != shape or 0 in shape:
+        return None
+    return store_key(path, chunk_key([0] * len(shape), separator))
+
+
+async def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
+    proto = default_buffer_prototype()
+
+    async def get(key: str) -> bytes | None:
+        buf = await store.get(key, prototype=proto)
+        return None if buf is None else buf.to_bytes()
+
+    return await _bounded([functools.partial(get, k) for k in keys])
 
 
 WriteJob = Callable[[], Awaitable[None]]

@@ -210,8 +210,15 @@ class Convention:
         """The array document, adjusted to the convention once its values are known."""
         return doc
 
-    def spec_attributes(self) -> dict[str, Any]:
-        """Attributes of the arrays holding cached spec documents."""
-        from ..names import DTYPE_ATTR
+    def scalar_document(self, doc: dict[str, Any], storage: D.StorageType, values: np.ndarray) -> dict[str, Any]:
+        """The document of a 0-d array holding ``values``: ours holds a number or a string as its
+        ``fill_value``, with no chunk (:mod:`..chunkless`)."""
+        from ..chunkless import chunkless_document
 
-        return {DTYPE_ATTR: D.TEXT}
+        return chunkless_document(doc, storage, values)
+
+    def spec_attributes(self) -> dict[str, Any]:
+        """Attributes of the arrays holding cached spec documents (ours: chunkless, :mod:`..chunkless`)."""
+        from ..names import CHUNKLESS_ATTR, DTYPE_ATTR
+
+        return {DTYPE_ATTR: D.TEXT, CHUNKLESS_ATTR: True}

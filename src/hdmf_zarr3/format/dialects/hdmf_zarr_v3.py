@@ -247,6 +247,9 @@ class HdmfZarrV3Convention(Convention):
             ]
         return doc
 
+    def scalar_document(self, doc: dict[str, Any], storage: D.StorageType, values: np.ndarray) -> dict[str, Any]:
+        return doc  # hdmf-zarr writes a chunk for every scalar
+
     def spec_attributes(self) -> dict[str, Any]:
         return {}
 

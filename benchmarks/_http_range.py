@@ -1,0 +1,114 @@
+"""A local HTTP server that honours ``Range`` requests, adds a delay to each request and counts them.
+
+Benchmark (c) reads the HDF5 benchmark file through it with ``NWBHDF5IO`` (h5py on fsspec's
+``HTTPFileSystem``), as one streams an NWB file from DANDI, so that the HDF5 baseline pays per request
+what the Zarr files pay through :class:`_latency_store.LatencyStore`. It listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from _latency_store import Rounds
+
+_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+
+
+class RangeServer(ThreadingHTTPServer):
+    """Serves the files of ``root``; every request waits ``latency`` seconds (in its own thread, so
+    concurrent requests overlap) and is counted by method in ``counts`` and in ``rounds``."""
+
+    daemon_threads = True
+
+    def __init__(self, root: Path, latency: float) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.root = Path(root)
+        self.latency = latency
+        self.counts: Counter = Counter()
+        self.rounds = Rounds()
+        self.lock = threading.Lock()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/{name}"
+
+    def reset(self) -> None:
+        with self.lock:
+            self.counts.clear()
+            self.rounds.rounds = 0
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: RangeServer
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
+
+    def _file(self) -> Path | None:
+        path = (self.server.root / self.path.lstrip("/").split("?")[0]).resolve()
+        return path if path.is_file() and self.server.root.resolve() in path.parents else None
+
+    def _serve(self, body: bool) -> None:
+        with self.server.lock:
+            self.server.counts[self.command] += 1
+        self.server.rounds.start()
+        try:
+            time.sleep(self.server.latency)
+            path = self._file()
+            if path is None:
+                self.send_error(404)
+                return
+            size = os.path.getsize(path)
+            start, end = 0, size - 1
+            match = _RANGE.match(self.headers.get("Range", ""))
+            if match and (match.group(1) or match.group(2)):
+                if match.group(1):
+                    start = int(match.group(1))
+                    end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
+                else:  # the last N bytes
+                    start, end = max(size - int(match.group(2)), 0), size - 1
+                if start >= size or start > end:
+                    self.send_response(416)
+                    self.send_header("Content-Range", f"bytes */{size}")
+                    self.end_headers()
+                    return
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+            else:
+                self.send_response(200)
+            self.send_header("Accept-Ranges", "bytes")
+            self.send_header("Content-Length", str(end - start + 1))
+            self.end_headers()
+            if body:
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    self.wfile.write(f.read(end - start + 1))
+        finally:
+            self.server.rounds.end()
+
+    def do_GET(self) -> None:
+        self._serve(body=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(body=False)
+
+
+@contextmanager
+def serving(root: Path, latency: float) -> Iterator[RangeServer]:
+    """A :class:`RangeServer` for ``root`` running in a background thread while the block runs."""
+    server = RangeServer(root, latency)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
