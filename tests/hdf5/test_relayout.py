@@ -203,7 +203,9 @@ def test_dot_separator_writes_flat_keys_every_reader_follows(tmp_path, dataio):
         io.write(f)
     keys = sorted(p.name for p in (path / "acquisition" / "x" / "data").iterdir())
     assert keys[0] == "c.0.0" and all("/" not in k and not (path / "acquisition/x/data" / k).is_dir() for k in keys)
-    assert (path / "acquisition" / "x" / "starting_time" / "c").is_file()
+    scalar = _doc(path, "/acquisition/x/starting_time")  # stored in its document, no chunk (storage.md §3)
+    assert scalar["chunk_key_encoding"]["configuration"]["separator"] == "."
+    assert not (path / "acquisition" / "x" / "starting_time" / "c").exists()
     assert _doc(path, "/acquisition/x/data")["chunk_key_encoding"]["configuration"]["separator"] == "."
     with NWBZarrIO(path, mode="r") as io:
         series = io.read().acquisition["x"]
