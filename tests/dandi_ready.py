@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import zarr
+from hdmf.build import DatasetBuilder, GroupBuilder
 
 from hdmf_zarr3.cli.check_dandi import check
 
@@ -28,3 +30,13 @@ def assert_dandi_ready(path: Path) -> int:
     errors = [str(f) for f in check(str(path)) if f.level == "error"]
     assert not errors, errors
     return read_every_array(path)
+
+
+def deep_lfp_tree(**root_datasets: DatasetBuilder) -> GroupBuilder:
+    """A builder tree with a 2-D array as deep as an LFP series in a processing module
+    (``processing/ecephys/LFP/ElectricalSeries/data``: nested chunk keys 8 levels deep), plus
+    ``root_datasets`` at the root."""
+    series = GroupBuilder("ElectricalSeries", datasets={"data": DatasetBuilder("data", np.zeros((4, 3)))})
+    lfp = GroupBuilder("LFP", groups={"ElectricalSeries": series})
+    processing = GroupBuilder("processing", groups={"ecephys": GroupBuilder("ecephys", groups={"LFP": lfp})})
+    return GroupBuilder("root", groups={"processing": processing}, datasets=root_datasets)

@@ -152,26 +152,12 @@ def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
 def _deep_file(path: Path) -> None:
     """A 2-D array as deep as an LFP series in a processing module, asked for nested chunk keys: 8 levels deep."""
     import numpy as np
-    from hdmf.build import DatasetBuilder, GroupBuilder
+    from dandi_ready import deep_lfp_tree
+    from hdmf.build import DatasetBuilder
 
     from hdmf_zarr3 import ZarrIO
 
-    data = DatasetBuilder("data", np.zeros((4, 3)))
-    series = GroupBuilder("ElectricalSeries", datasets={"data": data})
-    tree = GroupBuilder(
-        "root",
-        groups={
-            "processing": GroupBuilder(
-                "processing",
-                groups={
-                    "ecephys": GroupBuilder(
-                        "ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})}
-                    )
-                },
-            )
-        },
-        datasets={"big": DatasetBuilder("big", np.zeros(3))},
-    )
+    tree = deep_lfp_tree(big=DatasetBuilder("big", np.zeros(3)))
     with ZarrIO(path, mode="w", chunk_key_separator="/") as io:  # (by default its keys would be flat)
         io.write_builder(tree)
     doc = json.loads((path / "big" / "zarr.json").read_text())  # declare 8 GiB chunks (nothing stored)

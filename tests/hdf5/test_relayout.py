@@ -217,22 +217,9 @@ def test_dot_separator_writes_flat_keys_every_reader_follows(tmp_path, dataio):
 
 
 def test_dot_separator_passes_dandis_depth_rule(tmp_path, capsys):
-    from hdmf.build import DatasetBuilder, GroupBuilder
+    from dandi_ready import deep_lfp_tree
 
-    series = GroupBuilder("ElectricalSeries", datasets={"data": DatasetBuilder("data", np.zeros((4, 3)))})
-    tree = GroupBuilder(
-        "root",
-        groups={
-            "processing": GroupBuilder(
-                "processing",
-                groups={
-                    "ecephys": GroupBuilder(
-                        "ecephys", groups={"LFP": GroupBuilder("LFP", groups={"ElectricalSeries": series})}
-                    )
-                },
-            )
-        },
-    )
+    tree = deep_lfp_tree()
     for separator, status in (("/", 1), (".", 0)):
         path = tmp_path / f"deep{len(separator)}{separator == '.'}.nwb.zarr"
         with ZarrIO(path, mode="w", chunk_key_separator=separator) as io:
