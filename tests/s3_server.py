@@ -45,3 +45,28 @@ def new_bucket(server: dict[str, Any]) -> str:
     name = f"test-{uuid.uuid4().hex[:12]}"
     server["client"]().create_bucket(Bucket=name)
     return name
+
+
+def public_file(server: dict[str, Any]) -> str:
+    """The URL of the small NWB file (``small_nwbfile()``) written to a fresh bucket whose policy lets
+    anyone read it (a public dataset)."""
+    import json
+
+    from writing import write_nwb
+
+    bucket = new_bucket(server)
+    url = f"s3://{bucket}/public.nwb.zarr"
+    write_nwb(url, storage_options=server["options"])
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": ["s3:GetObject", "s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+            }
+        ],
+    }
+    server["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
+    return url

@@ -10,7 +10,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from nwb_factories import small_nwbfile
 from parallel_iterators import ArrayIterator
 from pynwb import NWBHDF5IO, TimeSeries
-from s3_server import new_bucket
+from s3_server import new_bucket, public_file
 from writing import write_nwb
 from zarr.storage import WrapperStore
 
@@ -117,23 +117,7 @@ def test_opening_and_reading_costs_a_constant_number_of_sequential_requests(s3):
 
 
 def test_anonymous_reads_need_no_credentials(s3):
-    bucket = new_bucket(s3)
-    url = f"s3://{bucket}/public.nwb.zarr"
-    write_nwb(url, storage_options=s3["options"])
-    import json
-
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": ["s3:GetObject", "s3:ListBucket"],
-                "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
-            }
-        ],
-    }
-    s3["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))  # a public dataset
+    url = public_file(s3)
     anonymous = {
         "endpoint": s3["endpoint"],
         "region": "us-east-1",

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from nwb_factories import small_nwbfile
-from s3_server import new_bucket
+from s3_server import new_bucket, public_file
 from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, StoreError
@@ -563,22 +563,7 @@ def test_s3_round_trip_with_an_aws_profile(s3, signed, tmp_path, monkeypatch):
 
 
 def test_s3_anonymous_read_with_anon(s3):
-    bucket = new_bucket(s3)
-    url = f"s3://{bucket}/public.nwb.zarr"
-    with NWBZarrIO(url, mode="w", storage_options=s3["options"]) as io:
-        io.write(small_nwbfile())
-    policy = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Principal": "*",
-                "Action": ["s3:GetObject", "s3:ListBucket"],
-                "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
-            }
-        ],
-    }
-    s3["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
+    url = public_file(s3)
     # moto cannot check unsigned requests against a policy (it fails on the missing signature), so
     # what is asserted is that the store sends none, and that the public file reads
     with NWBZarrIO(url, mode="r", storage_options={"anon": True, "endpoint_url": s3["endpoint"]}) as io:
