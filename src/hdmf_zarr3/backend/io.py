@@ -30,6 +30,7 @@ from ..storage.pools import WorkPools
 from ..storage.remote import ready_store
 from ..storage.stores import CREATE_MODES, StoreHandle, open_store
 from . import hdmf_zarr_api, spec_cache
+from .appended_rows import AppendedRows
 from .contexts import DatasetContext
 from .datasets import ZarrDataset
 from .externals import ForeignFiles
@@ -126,6 +127,7 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
         self._written_builders = WriteStatusTracker()
         self._pending_refs = PendingReferences()  # appended rows whose targets the next write adds
+        self._appended_rows = AppendedRows()  # datasets holding appended rows the next write stores
         self._dataset_context: DatasetContext | None = None  # made on first use (io_reading)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
@@ -193,9 +195,18 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
             pools.close(wait=True)  # every write given to them is stored before the commit below
         handle: StoreHandle | None = getattr(self, "_handle", None)
         if handle is not None:
-            self._handle = None
             try:
-                self._pending_refs.undo_if_waiting(handle)  # rows never completed are not stored with nulls
+                try:  # (the datasets store their rows through the open handle)
+                    if self._pending_refs:  # rows never completed are not stored with nulls: undone
+                        self._appended_rows.clear()
+                        self._pending_refs.undo_if_waiting(handle)
+                    self._appended_rows.store()  # rows appended since the last write, once per dataset
+                except BaseException:
+                    self._appended_rows.clear()
+                    handle.rollback()
+                    raise
+                finally:
+                    self._handle = None
                 handle.commit()  # consolidate what was changed since the last write (appends)
             finally:
                 handle.close()  # releases the write lock even if the commit failed
@@ -206,6 +217,7 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         handle: StoreHandle | None = getattr(self, "_handle", None)
         if exc_type is not None and handle is not None:
             self._pending_refs.clear()
+            self._appended_rows.clear()
             handle.rollback()
         self.close()
 
