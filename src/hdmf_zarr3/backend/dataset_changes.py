@@ -38,6 +38,7 @@ class InPlaceChanges:
     _cache: np.ndarray | None
     _decoder: Any
     _appended: list[np.ndarray]  # rows appended and not stored yet, as encoded
+    appended_count: int  # how many (they count in the shape)
     storage: StorageType
 
     if TYPE_CHECKING:
@@ -131,21 +132,17 @@ class InPlaceChanges:
         if not len(values):
             return
         self._appended.append(values)  # stored by the next write() or close(), once (see .appended_rows)
+        self.appended_count += len(values)
         self._context.appended_rows.holding(self)
         if waiting:
             self._context.pending_references.add(cast("ZarrDataset", self), shape[0], rows, waiting)
-
-    @property
-    def appended_count(self) -> int:
-        """Rows appended and not stored yet (they count in :attr:`shape`)."""
-        return sum(len(block) for block in self._appended)
 
     def store_appended(self) -> None:
         """Store the rows appended since the last store, in one append: the chunks (or shards) they land
         in and the document that takes the new shape are journaled first."""
         if not self._appended:
             return
-        blocks, self._appended = self._appended, []
+        blocks, self._appended, self.appended_count = self._appended, [], 0
         self._context.appended_rows.stored(self)
         values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
         array = self._zarr_array()
@@ -160,7 +157,7 @@ class InPlaceChanges:
 
     def drop_appended(self) -> None:
         """Forget the rows appended and not stored (the session is undone)."""
-        self._appended = []
+        self._appended, self.appended_count = [], 0
         self._context.appended_rows.stored(self)
 
 

@@ -65,6 +65,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
         self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
         self._appended: list[np.ndarray] = []  # rows appended, stored by the next write (dataset_changes)
+        self.appended_count = 0  # rows in _appended (they count in the shape)
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -133,7 +134,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     @property
     def shape(self) -> tuple[int, ...]:
         shape = self.array_view.shape
-        if self._appended:  # rows appended and not stored yet count
+        if self.appended_count:  # rows appended and not stored yet count
             return (shape[0] + self.appended_count, *shape[1:])
         return shape
 
