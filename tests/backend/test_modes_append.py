@@ -145,9 +145,8 @@ def _file_bytes(path):
 def test_rows_added_in_a_loop_are_stored_once_by_the_write(tmp_path):
     """Each add_row used to rewrite the last chunk and the document of every column at once (a store
     round per column and row); the rows are now held until write() and read as if stored meanwhile."""
-    from zarr.storage import LocalStore
-
     from counting_store import CountingStore
+    from zarr.storage import LocalStore
 
     write_nwb(tmp_path / "f.zarr")
     before = _file_bytes(tmp_path / "f.zarr")
