@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ from .locks import WriteLock, lock_place
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
+from .zip_overlay import ZipOverlayStore
 
 
 def exists(store: Store) -> bool:
@@ -181,16 +181,27 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     lock = _lock(location, None, location, mode, None)
     zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
     work = working_directory(location)  # named as zipped.leftovers expects
-    try:
-        if present and mode in ("r+", "a"):
-            with zipfile.ZipFile(location) as archive:
-                zipped.extract_all(archive, work)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        if lock is not None:
-            lock.release()
-        raise
     ours = lock.ours if lock is not None else None
+    if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
+        try:
+            overlay = ZipOverlayStore(location, work)
+            if not exists(overlay):
+                raise UnsupportedOperation(f"Unable to open {location} in {mode!r} mode: no Zarr group found.")
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            if lock is not None:
+                lock.release()
+            raise
+        return StoreHandle(
+            overlay,
+            mode,
+            location,
+            _on_close=lambda: zipped.update_zip(work, location, overlay.deleted, ours),
+            _on_discard=lambda: shutil.rmtree(work, ignore_errors=True),
+            lock=lock,
+            allow_incomplete=allow_incomplete,
+            _on_abandon=lambda: zipped.abandon_update(work, location, overlay.deleted, ours),
+        )
     handle = StoreHandle(
         GuardedLocalStore(work),
         mode,
