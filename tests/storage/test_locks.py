@@ -23,7 +23,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from s3_server import new_bucket
 from writing import write_builder
 
-from hdmf_zarr3 import FileLockedError, IncompleteFileError, NWBZarrIO, StoreError, ZarrIO, break_lock, recover
+from hdmf_zarr3 import FileLockedError, NWBZarrIO, StoreError, ZarrIO, break_lock
 
 TESTS = Path(__file__).resolve().parents[1]  # tests/: the helper modules and scripts
 
@@ -192,7 +192,7 @@ NEVER_CLOSED = textwrap.dedent("""
         if name.startswith("written"):  # write() finished: what it wrote is committed
             io = NWBZarrIO(path, mode="w")
             io.write(small_nwbfile(20))
-        elif name.startswith("appended"):  # a row stored in place, never committed by write() or close()
+        elif name.startswith("appended"):  # a row held until a write() or close() that never comes
             io = NWBZarrIO(path, mode="a")
             io.read().add_trial(start_time=2.0, stop_time=3.0)
         else:  # opened, nothing changed
@@ -225,17 +225,11 @@ def test_writers_never_closed_release_their_locks_at_exit(tmp_path):
     for suffix in ("zarr", "zarr.zip"):
         assert _trials(paths[f"written.{suffix}"]) == 2
         assert _contents(paths[f"opened.{suffix}"]) == before[f"opened.{suffix}"]
-    # the appended row: a zip drops it (the zip is as before); a directory keeps it, marked incomplete
-    assert (
-        paths["appended.zarr.zip"].read_bytes() and _contents(paths["appended.zarr.zip"]) == before["appended.zarr.zip"]
-    )
-    with pytest.raises(IncompleteFileError, match="an append started at"):
-        _trials(paths["appended.zarr"])
-    assert _trials(paths["appended.zarr"], allow_incomplete=True) == 3
-    # its journal puts the file back as it was before the row, and the next writer gets in (no stale lock)
-    assert "restored the file" in recover(paths["appended.zarr"])
-    assert _contents(paths["appended.zarr"]) == before["appended.zarr"]
-    for path in paths.values():
+    # the appended row was held in memory until a write() or close() that never came: both files are as before
+    for suffix in ("zarr", "zarr.zip"):
+        assert _contents(paths[f"appended.{suffix}"]) == before[f"appended.{suffix}"]
+        assert _trials(paths[f"appended.{suffix}"]) == 2
+    for path in paths.values():  # the next writer gets in (no stale lock)
         with ZarrIO(path, mode="a"):
             pass
 
@@ -256,16 +250,11 @@ def test_a_writer_never_closed_releases_its_lock_when_collected(tmp_path, suffix
     assert _trials(path) == 2  # write() had committed it; a zip's working copy was packed
     io = NWBZarrIO(path, mode="a")  # an append never committed, then collected
     io.read().add_trial(start_time=2.0, stop_time=3.0)
-    before = _contents(path) if suffix.endswith("zip") else None
+    before = _contents(path)
     del io
     gc.collect()
     assert _leftovers(tmp_path) == []
-    if before is not None:
-        assert _contents(path) == before and _trials(path) == 2  # the zip stays as it was
-    else:
-        assert _trials(path, allow_incomplete=True) == 3  # on disk already, marked incomplete
-        assert "restored the file" in recover(path)  # from its journal: the row is undone
-        assert _trials(path) == 2
+    assert _contents(path) == before and _trials(path) == 2  # the row, held until a write or close, is dropped
     with ZarrIO(path, mode="a"):
         pass
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +185,8 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     ours = lock.ours if lock is not None else None
     if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
         try:
+            with zipfile.ZipFile(location) as archive:
+                zipped.check_member_names(archive, work)
             overlay = ZipOverlayStore(location, work)
             if not exists(overlay):
                 raise UnsupportedOperation(f"Unable to open {location} in {mode!r} mode: no Zarr group found.")

@@ -45,12 +45,18 @@ APPENDING = ".appending"
 
 def extract_all(archive: zipfile.ZipFile, directory: str) -> None:
     """Extract every member into ``directory``, refusing names that would land outside it."""
+    check_member_names(archive, directory)
+    archive.extractall(os.path.realpath(directory))
+
+
+def check_member_names(archive: zipfile.ZipFile, directory: str) -> None:
+    """Refuse an archive with a member whose name would land outside ``directory`` if extracted there
+    (a zip opened to be changed is not extracted, but such a name is no member of a Zarr file)."""
     root = os.path.realpath(directory)
     for info in archive.infolist():
         target = os.path.realpath(os.path.join(root, info.filename))
         if os.path.isabs(info.filename) or not target.startswith(root + os.sep):
             raise CorruptStoreError(f"zip member {info.filename!r} points outside the archive")
-    archive.extractall(root)
 
 
 def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None = None) -> None:
