@@ -137,7 +137,7 @@ def run(work: Path, sizes: list[int], rows: int, opens: int, samples: int, rival
         res = _rival.call(
             "appends",
             {"sizes": sizes, "rows": rows, "opens": opens, "samples": samples, "dir": str(work)},
-            timeout=600,
+            timeout=300,
         )
     out["backends"]["hdmf-zarr 0.14"] = res or {}
     return out
