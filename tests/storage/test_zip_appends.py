@@ -100,3 +100,18 @@ def test_a_failed_write_leaves_the_zip_as_it_was(tmp_path):
     with NWBZarrIO(path, mode="r") as io:
         assert io.read().trials["start_time"][:].tolist() == [0.0, 1.0, 2.0]
     assert path.read_bytes().startswith(before)
+
+
+def test_an_update_killed_after_it_finished_but_before_its_record_was_removed_is_kept(tmp_path):
+    path = _zip(tmp_path)
+    before = len(path.read_bytes())
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        nwb.add_trial(start_time=2.0, stop_time=3.0)
+        io.write(nwb)
+    finished = path.read_bytes()
+    (tmp_path / (path.name + zipped.APPENDING)).write_text(f'{{"size": {before}}}')
+    with NWBZarrIO(path, mode="a") as io:
+        assert io.read().trials["start_time"][:].tolist() == [0.0, 1.0, 2.0]
+    assert path.read_bytes() == finished
+    assert zipped.leftovers(str(path)) == []

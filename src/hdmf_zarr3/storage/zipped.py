@@ -15,7 +15,8 @@ chunks written), not of the archive. The old versions of changed members stay in
 unreferenced, until they take more than half of it; the zip is then packed again, whole. Before the
 zip is touched its length is recorded in ``<zip>.appending``; a writer killed before the new central
 directory is complete leaves that record, and the next writer (or :func:`~hdmf_zarr3.break_lock`,
-:func:`~hdmf_zarr3.recover`) cuts the zip back to that length, which is the previous zip, byte for byte.
+:func:`~hdmf_zarr3.recover`) cuts the zip back to that length, which is the previous zip, byte for byte
+(a zip that ends with its complete end record, written last, was finished: only the record is removed).
 
 A writer killed outright leaves its working directory (``<zip>.<random>.partial/``, as large as the
 file) and perhaps a half-packed ``<zip>.partial`` beside the zip; :func:`remove_leftovers` removes them
@@ -138,10 +139,25 @@ def undo_unfinished_update(location: str) -> bool:
         return False
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise CorruptStoreError(f"unreadable record of an unfinished zip update ({exc})", record) from exc
-    if os.path.getsize(location) > size:
+    if os.path.getsize(location) > size and not _ends_complete(location):
         os.truncate(location, size)
         _fsync(location)
     os.remove(record)
+    return True
+
+
+def _ends_complete(location: str) -> bool:
+    """Whether the zip ends with its end record (written last by :func:`update_zip`) and reads as a zip:
+    the update finished, and only the deletion of its record was missed."""
+    try:
+        with open(location, "rb") as f:
+            f.seek(-22, os.SEEK_END)
+            if f.read(4) != b"PK\x05\x06":
+                return False
+        with zipfile.ZipFile(location) as archive:
+            archive.infolist()
+    except (OSError, zipfile.BadZipFile, ValueError, EOFError):
+        return False
     return True
 
 
