@@ -1,10 +1,9 @@
-"""Single-file Zarr stores (``.nwb.zarr.zip``): safe extraction and atomic replacement.
+"""Single-file Zarr stores (``.nwb.zarr.zip``): atomic replacement, and changes added in place.
 
 A zip is read in place by zarr's ``ZipStore`` (as :class:`.guarded.GuardedZipStore`: members bounded in
-size, stored or deflated only). Writing one in place cannot replace an entry (the
-root ``zarr.json`` is rewritten when a write finishes), so writes go to a working directory which,
-when the file is closed, is packed into a new zip that atomically replaces the old one: a crash
-leaves the previous file (or none) and never a half-written one.
+size, stored or deflated only). A new file (mode ``w``) is written in a working directory which, when
+the file is closed after a finished write, is packed into a new zip that atomically replaces the old
+one: a crash leaves the previous file (or none) and never a half-written one.
 
 A zip opened to be changed (modes ``r+`` and ``a``) is not extracted: it is read in place, and the
 session's changes go to a working directory (:mod:`.zip_overlay`). Closing without a change leaves
@@ -18,8 +17,8 @@ directory is complete leaves that record, and the next writer (or :func:`~hdmf_z
 :func:`~hdmf_zarr3.recover`) cuts the zip back to that length, which is the previous zip, byte for byte
 (a zip that ends with its complete end record, written last, was finished: only the record is removed).
 
-A writer killed outright leaves its working directory (``<zip>.<random>.partial/``, as large as the
-file) and perhaps a half-packed ``<zip>.partial`` beside the zip; :func:`remove_leftovers` removes them
+A writer killed outright leaves its working directory (``<zip>.<random>.partial/``: the new file, or the
+changes) and perhaps a half-packed ``<zip>.partial`` beside the zip; :func:`remove_leftovers` removes them
 when the next writer holds the zip's lock, and :func:`~hdmf_zarr3.break_lock` does too. A directory
 replaced with mode ``w`` (see :mod:`.replacing`) leaves the same kind of working directory beside it,
 removed the same way.
@@ -42,12 +41,6 @@ from ..format import completion
 _WORKING = r"\.[A-Za-z0-9_]+\.partial"
 #: Beside the zip while :func:`update_zip` changes it: the zip's length before (JSON ``{"size": n}``).
 APPENDING = ".appending"
-
-
-def extract_all(archive: zipfile.ZipFile, directory: str) -> None:
-    """Extract every member into ``directory``, refusing names that would land outside it."""
-    check_member_names(archive, directory)
-    archive.extractall(os.path.realpath(directory))
 
 
 def check_member_names(archive: zipfile.ZipFile, directory: str) -> None:
