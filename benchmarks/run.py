@@ -1,12 +1,12 @@
 """Run every benchmark part (issue #4, part 5) and print their tables and ratios against the targets.
 
 Parts: (a) bulk ephys write & read, (b) many small objects, (c) the (b) file through a store with
-latency, (d) peak memory of a streaming write, (f) the bulk array through zarr-python's codec
-pipelines and zarrs beside our own codec path. hdmf-zarr 0.14 runs in a scratch venv created on
-first use (``_rival.py``); without it its columns print "n/a". Results also go to
-``benchmarks/results/latest.json`` (git-ignored; each run replaces it). Usage::
+latency, (d) peak memory of a streaming write, (e) appends in mode ``a`` (rows and samples), (f) the
+bulk array through zarr-python's codec pipelines and zarrs beside our own codec path. hdmf-zarr 0.14
+runs in a scratch venv created on first use (``_rival.py``); without it its columns print "n/a".
+Results also go to ``benchmarks/results/latest.json`` (git-ignored; each run replaces it). Usage::
 
-    python benchmarks/run.py [--parts abcdf] [--seconds 46.6] [--hot] [--no-rival] ...
+    python benchmarks/run.py [--parts abcdef] [--seconds 46.6] [--hot] [--no-rival] ...
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ def print_machine(m: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="abcdf", help="which parts to run, e.g. 'ab'")
+    parser.add_argument("--parts", default="abcdef", help="which parts to run, e.g. 'ab'")
     parser.add_argument("--seconds", type=float, default=46.6, help="(a) recording length; 46.6 s = 1 GiB")
     parser.add_argument("--series", type=int, default=500, help="(b) TimeSeries")
     parser.add_argument("--units", type=int, default=1000, help="(b) units")
@@ -96,12 +96,17 @@ def main() -> None:
     parser.add_argument("--rival-timeout", type=float, default=150.0, help="(c) kill hdmf-zarr after this long")
     parser.add_argument("--stream-seconds", type=float, default=46.6, help="(d) streamed recording length")
     parser.add_argument("--buffer-mb", type=float, default=256.0, help="(d) iterator buffer size")
+    parser.add_argument("--append-sizes", default="1000,10000,60000", help="(e) table sizes, comma-separated")
+    parser.add_argument("--append-rows", type=int, default=2000, help="(e) rows added in a loop, one write")
+    parser.add_argument("--append-opens", type=int, default=20, help="(e) open + one row + write + close, times")
+    parser.add_argument("--append-samples", type=int, default=2000, help="(e) samples appended to a TimeSeries")
     parser.add_argument("--pipeline-seconds", type=float, default=10.0, help="(f) recording length")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     parser.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="where to write results")
     args = parser.parse_args()
 
+    import appends
     import bulk_ephys
     import latency
     import many_small_objects
@@ -154,6 +159,20 @@ def main() -> None:
         streaming_memory.report,
     )
 
+    with workdir() as work:
+        part(
+            "e",
+            "appends in mode a (rows to trials, samples to a TimeSeries)",
+            lambda: appends.run(
+                work,
+                [int(s) for s in args.append_sizes.split(",")],
+                args.append_rows,
+                args.append_opens,
+                args.append_samples,
+                rival,
+            ),
+            appends.report,
+        )
     part(
         "f",
         "codec pipelines on the bulk array (ours, zarr's, zarrs)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
@@ -136,3 +138,75 @@ def test_read_nwb_static_method(tmp_path):
     nwb = NWBZarrIO.read_nwb(path=tmp_path / "f.nwb.zarr")
     assert nwb.identifier == "TEST123"
     nwb.get_read_io().close()
+
+
+def _file_bytes(path):
+    return {p.relative_to(path): p.read_bytes() for p in path.rglob("*") if p.is_file() and p.name != "hdmf_zarr3.lock"}
+
+
+def test_rows_added_in_a_loop_are_stored_once_by_the_write(tmp_path):
+    """Each add_row used to rewrite the last chunk and the document of every column at once (a store
+    round per column and row); the rows are now held until write() and read as if stored meanwhile."""
+    from counting_store import CountingStore
+    from zarr.storage import LocalStore
+
+    write_nwb(tmp_path / "f.zarr")
+    before = _file_bytes(tmp_path / "f.zarr")
+    store = CountingStore(LocalStore(tmp_path / "f.zarr"))
+    with NWBZarrIO(store, mode="a") as io:
+        nwb = io.read()
+        for i in range(20):
+            nwb.add_trial(start_time=2.0 + i, stop_time=2.5 + i)
+        assert not store.sets and _file_bytes(tmp_path / "f.zarr") == before  # nothing stored yet
+        assert len(nwb.trials) == 22 and nwb.trials.id[:].tolist() == list(range(22))
+        assert nwb.trials["start_time"][5] == 5.0  # row 5 (2.0 + 3): the read stores the rows first
+        nwb.add_trial(start_time=100.0, stop_time=101.0)  # and appending goes on after a read
+        io.write(nwb)
+        chunk_sets = {k: n for k, n in store.sets.items() if "/trials/start_time/c" in k}
+        assert chunk_sets and max(chunk_sets.values()) <= 2  # the read above, then the write: not per row
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        start = io.read().trials["start_time"][:].tolist()
+    assert start == [0.0, 1.0] + [2.0 + i for i in range(20)] + [100.0]
+
+
+def test_rows_appended_and_closed_without_write_are_stored(tmp_path):
+    """As with h5py, rows appended to a dataset read from the file are kept by a close without write()."""
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        data = io.read().acquisition["ts"].data
+        for v in range(5):
+            data.append(float(v))
+        assert data[1000:1005].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+        data.append(5.0)
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read().acquisition["ts"].data[-6:].tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+def test_rows_of_a_wrong_shape_are_refused_at_the_append(tmp_path):
+    write_nwb(tmp_path / "f.zarr")
+    with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        data = io.read().acquisition["ts"].data
+        with pytest.raises(ValueError, match="shape"):
+            data.extend(np.zeros((2, 3)))
+        assert len(data) == 1000
+
+
+def test_held_rows_are_stored_once_they_reach_the_bound_so_memory_stays_bounded(tmp_path, monkeypatch):
+    """A long stream of appends before any write() does not grow memory without bound: past
+    HELD_BYTES a dataset's held rows are stored (uncommitted; the close commits them)."""
+    from hdmf_zarr3.backend import dataset_changes
+
+    monkeypatch.setattr(dataset_changes, "HELD_BYTES", 10 * 8)  # ten float64 samples
+    write_nwb(tmp_path / "f.zarr")
+    doc = tmp_path / "f.zarr" / "acquisition" / "ts" / "data" / "zarr.json"
+    with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:
+        data = io.read().acquisition["ts"].data
+        for v in range(9):
+            data.append(float(v))
+        assert json.loads(doc.read_text())["shape"] == [1000]  # held
+        data.append(9.0)  # the tenth: stored at once
+        assert json.loads(doc.read_text())["shape"] == [1010] and data.appended_count == 0
+        data.append(10.0)
+        assert len(data) == 1011
+    with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
+        assert io.read().acquisition["ts"].data[1000:].tolist() == [float(v) for v in range(11)]

@@ -224,6 +224,22 @@ def test_zip_files_are_written_in_parallel_through_their_working_directory(tmp_p
     np.testing.assert_array_equal(_read(tmp_path / "f.zarr.zip", "d"), data)
 
 
+def test_a_zip_opened_to_be_changed_is_appended_to_in_parallel_through_its_working_directory(tmp_path, pools):
+    path = tmp_path / "f.zarr.zip"
+    with ZarrIO(path, mode="w") as io:
+        io.write_builder(_tree({"old": np.arange(5)}))
+    before = path.read_bytes()
+    data = np.arange(40).reshape(20, 2)
+    with ZarrIO(path, mode="a") as io:
+        root = io.read_builder()
+        root.set_dataset(DatasetBuilder("d", _it(ArrayIterator, data, (4, 2))))
+        io.write_builder(root, number_of_jobs=2)
+    assert pools == [2]
+    assert path.read_bytes().startswith(before)  # added to the zip in place
+    np.testing.assert_array_equal(_read(path, "d"), data)
+    np.testing.assert_array_equal(_read(path, "old"), np.arange(5))
+
+
 # --- failures ---------------------------------------------------------------------------------------------
 def test_a_failing_read_raises_and_a_replaced_file_stays(tmp_path):
     path = tmp_path / "f.zarr"

@@ -33,13 +33,21 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
         "8",
         "--pipeline-seconds",
         "0.2",
+        "--append-sizes",
+        "10,20",
+        "--append-rows",
+        "5",
+        "--append-opens",
+        "2",
+        "--append-samples",
+        "5",
         "--json",
         str(results),
     ]
     proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found = json.loads(results.read_text())
-    for part in "abcdf":
+    for part in "abcdef":
         assert part in found and "error" not in found[part], f"part {part}: {found.get(part)}"
 
 

@@ -66,7 +66,9 @@ def test_a_change_outside_write_drops_it_until_close(tmp_path):
     io = ZarrIO(path, mode="a")
     try:
         data = io.read_builder()["acquisition/ts/data"].data
-        data.append(1000.0)
+        data.append(1000.0)  # held in memory until a write or the close: the file is unchanged
+        assert _root(path)["consolidated_metadata"]["metadata"]["acquisition/ts/data"]["shape"] == [1000]
+        data[0] = -1.0  # stored now, with the row appended before
         assert "consolidated_metadata" not in _root(path)  # a reader now lists the store: never stale
         with pytest.raises(IncompleteFileError, match="append"):  # until the change is committed
             ZarrIO(path, mode="r")

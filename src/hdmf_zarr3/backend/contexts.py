@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..format.references import Reference
     from ..storage.pools import WorkPools
     from ..storage.stores import StoreHandle
+    from .appended_rows import AppendedRows
     from .pending_references import PendingReferences
 
 
@@ -66,6 +67,8 @@ class DatasetContext:
         :meth:`ZarrIO._reference_for_append`).
     pending_references : PendingReferences
         Appended rows whose reference targets the next write adds.
+    appended_rows : AppendedRows
+        The datasets holding appended rows that the next write (or the close) stores.
     """
 
     owner: DatasetOwner
@@ -75,6 +78,7 @@ class DatasetContext:
     resolve_reference: Callable[[Reference, str], Builder]
     reference_for_append: Callable[..., Reference | None]
     pending_references: PendingReferences
+    appended_rows: AppendedRows
 
 
 @dataclass(frozen=True)

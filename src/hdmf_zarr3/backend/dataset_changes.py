@@ -2,7 +2,8 @@
 appending rows along the first axis (a mixin of :class:`~hdmf_zarr3.backend.datasets.ZarrDataset`).
 
 Every change keeps the chunks (and document) it rewrites first (``handle.preserve``), so an error that
-leaves the ``with`` block, or a failed write, puts them back; the file is committed on close.
+leaves the ``with`` block, or a failed write, puts them back; the file is committed on close. Appended
+rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.appended_rows`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from .contexts import DatasetContext, DatasetOwner
     from .datasets import ZarrDataset
 
+#: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
+#: a long stream of appends (samples to a TimeSeries) before any write() keeps memory bounded.
+HELD_BYTES = 64 * 2**20
+
 
 class InPlaceChanges:
     """Assignment, ``append`` and ``extend`` of a lazy dataset (what they need of it is declared below)."""
@@ -36,6 +41,9 @@ class InPlaceChanges:
     _doc: dict[str, Any]
     _cache: np.ndarray | None
     _decoder: Any
+    _appended: list[np.ndarray]  # rows appended and not stored yet, as encoded
+    appended_count: int  # how many (they count in the shape)
+    _appended_bytes: int  # their size in memory (stored once it reaches HELD_BYTES)
     storage: StorageType
 
     if TYPE_CHECKING:
@@ -48,6 +56,8 @@ class InPlaceChanges:
 
         @property
         def dataset(self) -> zarr.Array: ...
+
+        def _zarr_array(self) -> zarr.Array: ...
 
         @property
         def array_view(self) -> ArrayView: ...
@@ -69,6 +79,7 @@ class InPlaceChanges:
                 self._path,
             )
         values = self._encode_values(value)
+        self.store_appended()
         # (an IndexError here comes before anything is kept or written)
         cells = touched_cells(key, self.shape, self.array_view.chunk_grid)
         handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
@@ -115,20 +126,47 @@ class InPlaceChanges:
         """Append several elements along the first axis."""
         if not self._open_handle().writable:
             raise ModeError(f"cannot append: file opened in mode {self.io.mode!r}", self._path)
+        self._zarr_array()  # (an array that cannot be appended to says so now, not at the write)
         rows, waiting = list(args), list[Any]()
-        values = self._encode_rows(rows, waiting)
-        start = self.shape[0]
-        array = self.dataset
+        values = np.asarray(self._encode_rows(rows, waiting))
+        shape = self.shape
+        if not shape or values.ndim != len(shape) or values.shape[1:] != shape[1:]:
+            raise ValueError(
+                f"{self._path}: cannot append rows of shape {values.shape[1:]} to a dataset of shape {shape}"
+            )
+        if not len(values):
+            return
+        self._appended.append(values)  # stored by the next write() or close(), once (see .appended_rows)
+        self.appended_count += len(values)
+        self._appended_bytes += values.nbytes
+        self._context.appended_rows.holding(self)
+        if waiting:
+            self._context.pending_references.add(cast("ZarrDataset", self), shape[0], rows, waiting)
+        if self._appended_bytes >= HELD_BYTES:  # a long stream of appends before any write: memory stays bounded
+            self.store_appended()
+
+    def store_appended(self) -> None:
+        """Store the rows appended since the last store, in one append: the chunks (or shards) they land
+        in and the document that takes the new shape are journaled first."""
+        if not self._appended:
+            return
+        blocks, self._appended, self.appended_count, self._appended_bytes = self._appended, [], 0, 0
+        self._context.appended_rows.stored(self)
+        values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
+        array = self._zarr_array()
         self._cache = None
         handle = self._open_handle()
-        # the chunks the rows land in and the document that takes the new shape
         handle.preserve(_rewritten_keys(self._path, self._doc, len(values)) + [store_key(self._path, "zarr.json")])
-        array.append(values, axis=0)
+        with h5py_lock_released():
+            array.append(values, axis=0)
         self._doc = array.metadata.to_dict()
         self._decoder = None  # its shape changed
         handle.changed(self._path, self._doc)
-        if waiting:
-            self._context.pending_references.add(cast("ZarrDataset", self), start, rows, waiting)
+
+    def drop_appended(self) -> None:
+        """Forget the rows appended and not stored (the session is undone)."""
+        self._appended, self.appended_count, self._appended_bytes = [], 0, 0
+        self._context.appended_rows.stored(self)
 
 
 def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:

@@ -64,6 +64,9 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         self._cache: np.ndarray | None = cache  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
         self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
+        self._appended: list[np.ndarray] = []  # rows appended, stored by the next write (dataset_changes)
+        self.appended_count = 0  # rows in _appended (they count in the shape)
+        self._appended_bytes = 0  # their size (dataset_changes.HELD_BYTES bounds it)
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -109,7 +112,13 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
 
     @property
     def dataset(self) -> zarr.Array:
-        """The underlying zarr array (created on first use, without a store round trip)."""
+        """The underlying zarr array (created on first use, without a store round trip); rows appended
+        and not stored yet are stored first."""
+        self.store_appended()
+        return self._zarr_array()
+
+    def _zarr_array(self) -> zarr.Array:
+        """The zarr array of the stored rows."""
         if self.layout.objects:
             from ..errors import CorruptStoreError
 
@@ -125,7 +134,10 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     # --- shape and type ---------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.array_view.shape
+        shape = self.array_view.shape
+        if self.appended_count:  # rows appended and not stored yet count
+            return (shape[0] + self.appended_count, *shape[1:])
+        return shape
 
     @property
     def ndim(self) -> int:
@@ -151,7 +163,9 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
 
     @property
     def document(self) -> dict[str, Any]:
-        """The array's metadata document as stored (``zarr.json``, or ``.zarray`` for Zarr v2)."""
+        """The array's metadata document as stored (``zarr.json``, or ``.zarray`` for Zarr v2); rows appended
+        and not stored yet are stored first."""
+        self.store_appended()
         return self._doc
 
     @property
@@ -177,19 +191,22 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     # --- reading ----------------------------------------------------------------------------
     def _small(self) -> bool:
         """One chunk of at most SMALL_BYTES: read once, then served from memory (tables, ids)."""
+        shape = self.array_view.shape
         return (
-            bool(self.shape)
-            and self.size * self.array_view.itemsize <= SMALL_BYTES
-            and all(s <= c for s, c in zip(self.shape, self.chunks))
+            bool(shape)
+            and int(np.prod(shape)) * self.array_view.itemsize <= SMALL_BYTES
+            and all(s <= c for s, c in zip(shape, self.chunks))
         )
 
     def _raw(self, key: Any) -> Any:
+        if self._appended and not _within(key, self.array_view.shape):
+            self.store_appended()  # the selection reaches rows appended and not stored yet
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
         # Zarr v2 object arrays were decoded whole when the file was read; small arrays are read whole once
         if self.layout.objects or (not orthogonal and (self._cache is not None or self._small())):
             if self._cache is None:
                 with h5py_lock_released():
-                    whole = np.asarray(self.dataset[...])  # (not 0-d: small arrays have a shape)
+                    whole = np.asarray(self._zarr_array()[...])  # (not 0-d: small arrays have a shape)
                 self._cache = self._text(whole)
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
@@ -197,7 +214,8 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         if direct is not None:
             return direct
         with h5py_lock_released():
-            res = self.dataset.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else self.dataset[key]
+            array = self._zarr_array()
+            res = array.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else array[key]
         if isinstance(res, np.ndarray):
             res = self._text(res)
             if res.ndim == 0:
@@ -233,7 +251,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         if not isinstance(decoder, UnitDecoder):
             return None
         with h5py_lock_released(), self._pools() as pools:
-            res = read_key(decoder, key, self.shape, pools)
+            res = read_key(decoder, key, self.array_view.shape, pools)
         return res[()] if res is not None and res.ndim == 0 else res
 
     @contextmanager
@@ -266,6 +284,25 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
 
     def __next__(self) -> Any:
         raise TypeError(f"{type(self).__name__} is not an iterator; use iter()")
+
+
+def _within(key: Any, stored: tuple[int, ...]) -> bool:
+    """Whether ``key`` selects only stored rows (of ``stored``, the stored shape), whatever the rows
+    appended after them: a non-negative index or a slice with non-negative bounds below the stored
+    length along the first axis (anything else may reach the appended rows)."""
+    first = key[0] if isinstance(key, tuple) and key else key
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool):
+        return bool(0 <= first < stored[0])
+    if isinstance(first, slice):
+        start, stop, step = first.start or 0, first.stop, first.step or 1
+        return bool(
+            isinstance(start, (int, np.integer))
+            and isinstance(stop, (int, np.integer))
+            and 0 <= start
+            and 0 <= stop <= stored[0]
+            and step > 0
+        )
+    return False
 
 
 class RegionSelection:

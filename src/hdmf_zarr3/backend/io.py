@@ -6,6 +6,8 @@ halves are :mod:`.io_reading` and :mod:`.io_writing`; the work lives in :mod:`.w
 from __future__ import annotations
 
 import os
+import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from ..storage.pools import WorkPools
 from ..storage.remote import ready_store
 from ..storage.stores import CREATE_MODES, StoreHandle, open_store
 from . import hdmf_zarr_api, spec_cache
+from .appended_rows import AppendedRows, RowTally
 from .contexts import DatasetContext
 from .datasets import ZarrDataset
 from .externals import ForeignFiles
@@ -127,6 +130,7 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
         self._written_builders = WriteStatusTracker()
         self._pending_refs = PendingReferences()  # appended rows whose targets the next write adds
+        self._appended_rows = AppendedRows()  # datasets holding appended rows the next write stores
         self._dataset_context: DatasetContext | None = None  # made on first use (io_reading)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
@@ -174,7 +178,14 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                 handle.close()  # releases the write lock
                 raise
             if handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
-                locks.guard(self, handle.abandon)
+                abandon = partial(_abandon, handle, self._appended_rows.tally, self.source)
+                locks.guard(self, abandon, before_exit=self._store_held_rows)
+
+    def _store_held_rows(self) -> None:
+        """At exit, never closed: rows held since the last write are stored, not committed (see
+        :mod:`.appended_rows`)."""
+        if self._handle is not None:
+            self._appended_rows.store()
 
     @property
     def pools(self) -> WorkPools:
@@ -194,9 +205,18 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
             pools.close(wait=True)  # every write given to them is stored before the commit below
         handle: StoreHandle | None = getattr(self, "_handle", None)
         if handle is not None:
-            self._handle = None
             try:
-                self._pending_refs.undo_if_waiting(handle)  # rows never completed are not stored with nulls
+                try:  # (the datasets store their rows through the open handle)
+                    if self._pending_refs:  # rows never completed are not stored with nulls: undone
+                        self._appended_rows.clear()
+                        self._pending_refs.undo_if_waiting(handle)
+                    self._appended_rows.store()  # rows appended since the last write, once per dataset
+                except BaseException:
+                    self._appended_rows.clear()
+                    handle.rollback()
+                    raise
+                finally:
+                    self._handle = None
                 handle.commit()  # consolidate what was changed since the last write (appends)
             finally:
                 handle.close()  # releases the write lock even if the commit failed
@@ -207,6 +227,7 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         handle: StoreHandle | None = getattr(self, "_handle", None)
         if exc_type is not None and handle is not None:
             self._pending_refs.clear()
+            self._appended_rows.clear()
             handle.rollback()
         self.close()
 
@@ -337,3 +358,15 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def generate_dataset_html(dataset: Any) -> str:
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset, ZarrDataset)
+
+
+def _abandon(handle: StoreHandle, held: RowTally, source: str | None) -> None:
+    """What becomes of a writer never closed (see :func:`~hdmf_zarr3.storage.locks.guard`)."""
+    if held.datasets:  # collected: no write or close can store them any more
+        warnings.warn(
+            f"{source}: the file was never closed; rows appended to {held.datasets} dataset(s) since the last "
+            "write() are not stored (close files, or use `with`)",
+            RuntimeWarning,
+            stacklevel=1,
+        )
+    handle.abandon()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from ..format.dialects import Dialect
     from ..storage.stores import StoreHandle
+    from .appended_rows import AppendedRows
     from .contexts import DatasetOwner
     from .externals import ForeignFiles
     from .pending_references import PendingReferences
@@ -47,6 +48,7 @@ class ReadingMixin:
     _foreign_files: ForeignFiles
     _written_builders: WriteStatusTracker
     _pending_refs: PendingReferences
+    _appended_rows: AppendedRows
     _dataset_context: DatasetContext | None
 
     if TYPE_CHECKING:
@@ -132,6 +134,7 @@ class ReadingMixin:
                 resolve_reference=self._resolve_reference,
                 reference_for_append=self._reference_for_append,
                 pending_references=self._pending_refs,
+                appended_rows=self._appended_rows,
             )
         return self._dataset_context
 

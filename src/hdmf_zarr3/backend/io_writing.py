@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..format.dialects import Convention
     from ..storage.pools import WorkPools
     from ..storage.stores import StoreHandle
+    from .appended_rows import AppendedRows
     from .pending_references import PendingReferences
 
 
@@ -40,6 +41,7 @@ class WritingMixin:
     _chunk_key_separator: str | None
     _storage_options: dict[str, Any] | None
     _pending_refs: PendingReferences
+    _appended_rows: AppendedRows
     _pending_dataio: dict[Any, Any]
 
     if TYPE_CHECKING:
@@ -93,6 +95,7 @@ class WritingMixin:
                     )
             finally:
                 self._pending_dataio = {}
+            self._appended_rows.store()  # rows appended since the last write, once per dataset
             self._pending_refs.fill_in()
             if cache_spec:
                 self._cache_spec()
@@ -106,6 +109,7 @@ class WritingMixin:
             yield
         except BaseException:
             self._pending_refs.clear()
+            self._appended_rows.clear()
             if self._handle is not None:
                 self._handle.rollback()
             raise

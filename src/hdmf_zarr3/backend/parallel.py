@@ -49,6 +49,7 @@ from ..storage import direct, locations, nodes
 from ..storage.pools import WorkPools
 from ..storage.stores import StoreHandle
 from ..storage.zarr_adapter import sync
+from ..storage.zip_overlay import ZipOverlayStore
 from .streaming import StreamPlan, plan_stream
 
 Region = tuple[slice, ...]
@@ -118,6 +119,8 @@ def worker_root(handle: StoreHandle) -> tuple[str | None, str]:
         return None, "worker processes do not reopen object stores reached by URL"
     if isinstance(store, LocalStore) and not store.read_only:
         return str(store.root), ""
+    if isinstance(store, ZipOverlayStore):  # a zip being changed: what is written goes to its working directory
+        return store.work, ""
     return None, f"another process cannot reopen a {type(store).__name__}"
 
 

@@ -1,12 +1,13 @@
 """References in appended rows whose target is added to the file by the same write.
 
-In modes ``a`` and ``r+`` a table row is stored the moment it is added (HDMF appends to the dataset read
-from the file), but a container added at the same time (a new ``TimeSeries`` that the new epoch points to)
-is written only by the next ``write()``: when the row is appended its target has no place in the file yet.
-Such a row is appended at once with a null reference (so the table keeps its length and the journal
-keeps what the append overwrote), and the reference is filled in by ``write()`` once the target is
-stored. A row still waiting when the file is closed without a write is undone with the rest of the
-changes since the last write, and the close raises :class:`~hdmf_zarr3.errors.ReferenceError_`.
+In modes ``a`` and ``r+`` a table row is appended to the dataset read from the file the moment it is added
+(HDMF appends to it; the row is held in memory until the next ``write()`` stores it, see
+:mod:`.appended_rows`), but a container added at the same time (a new ``TimeSeries`` that the new epoch
+points to) is written only by that ``write()``: when the row is appended its target has no place in the
+file yet. Such a row is appended with a null reference (so the table keeps its length), and the reference
+is filled in by ``write()`` once the rows and the target are stored. A row still waiting when the file
+is closed without a write is undone with the rest of the changes since the last write, and the close
+raises :class:`~hdmf_zarr3.errors.ReferenceError_`.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ class ResolvingDataset(ZarrDataset):
 
     def invert(self) -> ResolvingDataset:
         cls = self.get_inverse_class()
+        self.store_appended()  # the inverse reads the same stored array
         return cls(self._context, self._path, self._doc, self.layout, cache=self._cache)
 
     def resolve(self, manager: Any = None) -> Any:

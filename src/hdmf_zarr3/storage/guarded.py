@@ -295,3 +295,5 @@ def limit_reads(store: Any, documents: Mapping[str, dict[str, Any]]) -> None:
     """Bound the reads of a guarded ``store`` by the node documents of its file (any other store: nothing)."""
     if isinstance(store, _Bounds):
         store.limit(documents)
+    elif callable(getattr(store, "limit_reads", None)):  # a store made of guarded ones (a zip being changed)
+        store.limit_reads(documents)

@@ -23,6 +23,7 @@ import os
 import zipfile
 
 from ..errors import NotZarrError, StoreError
+from . import zipped
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -68,7 +69,7 @@ def check(location: str, mode: str) -> None:
             )
         if not is_zip:
             raise NotZarrError("this is a file, not a Zarr store (a directory, or a zip file named *.zip)", location)
-        if not zipfile.is_zipfile(location):
+        if not zipfile.is_zipfile(location) and not zipped.update_unfinished(location):  # (the opener says so)
             raise NotZarrError("this is not a zip file (a path ending in .zip must be a zipped Zarr store)", location)
         return
     if os.path.isdir(location):

@@ -27,6 +27,7 @@ import gc
 import json
 import os
 import socket
+import threading
 import uuid
 import warnings
 import weakref
@@ -290,27 +291,47 @@ def _clean_unlocked(place: LockPlace, location: str) -> None:
 
 # --- writers never closed ---------------------------------------------------------------------------
 _guarded: weakref.WeakKeyDictionary[Any, weakref.finalize] = weakref.WeakKeyDictionary()
+_before_exit: weakref.WeakKeyDictionary[Any, weakref.WeakMethod[Callable[[], None]]] = weakref.WeakKeyDictionary()
 _exit_hook: list[bool] = []
 
 
-def guard(owner: object, abandon: Callable[[], None]) -> None:
+def guard(owner: object, abandon: Callable[[], None], before_exit: Callable[[], None] | None = None) -> None:
     """Call ``abandon`` (it must not refer to ``owner``) if ``owner``, an io open for writing, is garbage
     collected, or still open when the interpreter exits, unless :func:`unguard` is called first.
 
     At exit it runs before HDMF closes the ios left open and before zarr stops its event loop (the hook
-    is registered after both, and atexit runs hooks last-in first-out).
+    is registered after both, and atexit runs hooks last-in first-out). ``before_exit``, a method of
+    ``owner`` (held weakly), is called at exit only, earlier: when the main thread ends, while the owner is
+    still whole and zarr's event loop and thread pools still run.
     """
     if not _exit_hook:
         atexit.register(_abandon_all)
+        # zarr's stores run on thread pools that refuse work once the main thread has ended, before atexit
+        # hooks run: what must still be stored is stored from CPython's hook before that (its only one)
+        threading._register_atexit(_before_exit_all)  # type: ignore[attr-defined]  # (not in typeshed)
         _exit_hook.append(True)
     _guarded[owner] = weakref.finalize(owner, abandon)
+    if before_exit is not None:
+        _before_exit[owner] = weakref.WeakMethod(before_exit)
 
 
 def unguard(owner: object) -> None:
     """``owner`` was closed: nothing to do when it goes."""
+    _before_exit.pop(owner, None)
     finalizer = _guarded.pop(owner, None)
     if finalizer is not None:
         finalizer.detach()
+
+
+def _before_exit_all() -> None:
+    for weak in list(_before_exit.values()):
+        before_exit = weak()
+        try:
+            if before_exit is not None:
+                before_exit()
+        except Exception as exc:  # its lock is released all the same (atexit, below)
+            warnings.warn(f"hdmf_zarr3: a file left open at exit: {exc}", RuntimeWarning, stacklevel=1)
+    _before_exit.clear()
 
 
 def _abandon_all() -> None:

@@ -10,7 +10,7 @@ from zarr.abc.store import Store
 
 from ..errors import CorruptStoreError, IncompleteFileError
 from ..format import completion
-from . import journal, locks
+from . import journal, locks, zipped
 from .nodes import INTERRUPTED_WRITE, read_root
 from .stores import open_store
 
@@ -49,6 +49,8 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
     """
     if break_lock:
         locks.break_lock(path, storage_options)
+    local = os.fspath(path) if isinstance(path, (str, Path)) else ""
+    zip_cut = local.endswith(".zip") and zipped.update_unfinished(local)  # opening it cuts it back (.zipped)
     handle = open_store(path, "r+", storage_options)
     where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
     try:
@@ -62,6 +64,8 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
                 journal.discard(handle.store)
                 handle.committed = True  # a zip is packed again without the stale journal
                 return f"{where}: the file is complete; removed the journal of an append that had finished"
+            if zip_cut:
+                return f"{where}: cut the zip back to what it was before a change that did not finish"
             return f"{where}: the file is complete; nothing to recover"
         if not journal.undo(handle.store):
             raise IncompleteFileError(

@@ -26,7 +26,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from ..errors import ModeError
+from ..errors import IncompleteFileError, ModeError
 from . import decoding, local_paths, locations, open_files, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
@@ -36,6 +36,7 @@ from .locks import WriteLock, lock_place
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
+from .zip_overlay import ZipOverlayStore
 
 
 def exists(store: Store) -> bool:
@@ -174,6 +175,13 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
+        if not allow_incomplete and zipped.update_unfinished(location):  # readers take no lock: see .zipped
+            raise IncompleteFileError(
+                "the file is incomplete: a change being added to the zip did not finish (its writer was "
+                f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
+                "as it was before, or open it with allow_incomplete=True to read what is there",
+                location,
+            )
         store = GuardedZipStore(location, mode="r")  # reads: see .guarded
         if not exists(store):
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
@@ -181,16 +189,29 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     lock = _lock(location, None, location, mode, None)
     zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
     work = working_directory(location)  # named as zipped.leftovers expects
-    try:
-        if present and mode in ("r+", "a"):
-            with zipfile.ZipFile(location) as archive:
-                zipped.extract_all(archive, work)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        if lock is not None:
-            lock.release()
-        raise
     ours = lock.ours if lock is not None else None
+    if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
+        try:
+            with zipfile.ZipFile(location) as archive:
+                zipped.check_member_names(archive, work)
+            overlay = ZipOverlayStore(location, work)
+            if not exists(overlay):
+                raise UnsupportedOperation(f"Unable to open {location} in {mode!r} mode: no Zarr group found.")
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            if lock is not None:
+                lock.release()
+            raise
+        return StoreHandle(
+            overlay,
+            mode,
+            location,
+            _on_close=lambda: zipped.update_zip(work, location, overlay.deleted, ours),
+            _on_discard=lambda: shutil.rmtree(work, ignore_errors=True),
+            lock=lock,
+            allow_incomplete=allow_incomplete,
+            _on_abandon=lambda: zipped.abandon_update(work, location, overlay.deleted, ours),
+        )
     handle = StoreHandle(
         GuardedLocalStore(work),
         mode,
