@@ -32,8 +32,17 @@ def run(
     evict: bool = True,
     rival: bool = True,
     rich: bool = False,
+    rounds: int = 3,
 ) -> dict[str, Any]:
-    """Write and read the file with every backend in ``work`` (files are left there for part c)."""
+    """Write and read the file with every backend in ``work`` (files are left there for part c).
+
+    Each backend first writes and reads a tiny file (imports, HDMF's caches: what the first use in a
+    process pays, whichever backend comes first), then ours and HDF5 take ``rounds`` turns, in
+    alternating order, each on a fresh NWBFile; each step keeps its best time. hdmf-zarr 0.14 runs once
+    (its write takes ~10x as long).
+    """
+    import shutil
+
     from pynwb import NWBHDF5IO
 
     from hdmf_zarr3 import NWBZarrIO
@@ -44,12 +53,27 @@ def run(
         "trials": trials,
         "evict": evict,
         "rich": rich,
+        "rounds": rounds,
         "paths": {name: str(work / f) for name, f in FILES.items()},
         "backends": {},
     }
-    for name, io_cls in (("ours", NWBZarrIO), ("hdf5", NWBHDF5IO)):
-        nwb = many_small(series, units, trials, rich=rich)
-        out["backends"][name] = small_write_read(io_cls, nwb, out["paths"][name], evict)
+    ios = {"ours": NWBZarrIO, "hdf5": NWBHDF5IO}
+    for name, io_cls in ios.items():  # warm-up, not recorded
+        small_write_read(io_cls, many_small(5, 5, 5, rich=rich), work / f"warm.{FILES[name]}", evict=False)
+    best: dict[str, dict[str, Any]] = {name: {} for name in ios}
+    for turn in range(max(1, rounds)):
+        for name in ios if turn % 2 == 0 else reversed(list(ios)):
+            path = Path(out["paths"][name])
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+            res = small_write_read(ios[name], many_small(series, units, trials, rich=rich), path, evict)
+            for key, value in res.items():
+                kept = best[name].get(key)
+                timed = key in ("write", "read", "read+tables")
+                best[name][key] = min(value, kept) if timed and kept is not None else value
+    out["backends"].update(best)
     res = None
     if rival:
         res = _rival.call(
@@ -72,7 +96,11 @@ def report(r: dict[str, Any]) -> None:
     b = r["backends"]
     cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
     rich = ", ophys, icephys, images, a scratch table" if r.get("rich") else ""
-    print(f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials{rich}; reads {cache}")
+    rounds = f"; ours and HDF5 best of {r['rounds']} alternating rounds" if r.get("rounds", 1) > 1 else ""
+    print(
+        f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials{rich}; "
+        f"reads {cache}{rounds}"
+    )
     rows = [
         [
             name,
@@ -107,10 +135,11 @@ def main() -> None:
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     parser.add_argument("--rich", action="store_true", help="add ophys, icephys, images and a scratch table")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of ours and HDF5 (best kept)")
     args = parser.parse_args()
     print("(b) many small objects")
     with workdir() as work:
-        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival, args.rich))
+        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival, args.rich, args.rounds))
 
 
 if __name__ == "__main__":

@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--series", type=int, default=500, help="(b) TimeSeries")
     parser.add_argument("--units", type=int, default=1000, help="(b) units")
     parser.add_argument("--trials", type=int, default=200, help="(b) trials")
+    parser.add_argument("--small-rounds", type=int, default=3, help="(b) alternating rounds, best kept")
     parser.add_argument("--latency", type=float, default=0.02, help="(c) seconds per store request")
     parser.add_argument("--rival-timeout", type=float, default=150.0, help="(c) kill hdmf-zarr after this long")
     parser.add_argument("--stream-seconds", type=float, default=46.6, help="(d) streamed recording length")
@@ -141,7 +142,9 @@ def main() -> None:
         small = part(
             "b",
             "many small objects",
-            lambda: many_small_objects.run(work, args.series, args.units, args.trials, evict, rival),
+            lambda: many_small_objects.run(
+                work, args.series, args.units, args.trials, evict, rival, rounds=args.small_rounds
+            ),
             many_small_objects.report,
             needed="c" in args.parts,
         )
@@ -152,6 +155,16 @@ def main() -> None:
                 lambda: latency.run(small["paths"], args.latency, args.rival_timeout, rival),
                 latency.report,
             )
+    with workdir() as work:
+        part(
+            "b-rich",
+            "many small objects, the richer file (ophys, icephys, images, a scratch table)",
+            lambda: many_small_objects.run(
+                work, args.series, args.units, args.trials, evict, rival, rich=True, rounds=args.small_rounds
+            ),
+            many_small_objects.report,
+            needed="b" in args.parts,
+        )
     part(
         "d",
         "streaming write peak memory",

@@ -25,6 +25,8 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
         "10",
         "--trials",
         "5",
+        "--small-rounds",
+        "2",
         "--latency",
         "0.001",
         "--stream-seconds",
@@ -47,7 +49,7 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
     proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found = json.loads(results.read_text())
-    for part in "abcdef":
+    for part in [*"abcdef", "b-rich"]:
         assert part in found and "error" not in found[part], f"part {part}: {found.get(part)}"
 
 

@@ -38,25 +38,33 @@ UNSAFE_CODECS = frozenset({"pickle", "numcodecs.pickle"})
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether JSON ``value`` nests lists/objects deeper than ``limit`` (iterative: no recursion)."""
+    """Whether JSON ``value`` nests lists/objects deeper than ``limit`` (iterative: no recursion).
+
+    Only lists and objects are visited (a node's metadata is mostly strings and numbers: read once per
+    node, this is on the path of every open)."""
+    if not isinstance(value, (list, dict)):
+        return False
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, (list, dict)):
-            if depth > limit:
-                return True
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+        if depth > limit:
+            return True
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (list, dict)):
+                stack.append((child, depth + 1))
     return False
 
 
 def check_node(doc: dict[str, Any], path: str) -> None:
     """Check a Zarr v3 node document (already known to be an object with ``zarr_format`` 3)."""
-    if depth_exceeds(doc, MAX_DOCUMENT_DEPTH):
-        raise CorruptStoreError(f"zarr.json nests deeper than {MAX_DOCUMENT_DEPTH} levels", path)
     attrs = doc.get("attributes", {})
     for key, value in attrs.items() if isinstance(attrs, dict) else ():
         if depth_exceeds(value, MAX_ATTRIBUTE_DEPTH):
             raise CorruptStoreError(f"attribute {key!r} nests deeper than {MAX_ATTRIBUTE_DEPTH} levels", path)
+    # the attributes (two levels below the document, at most MAX_ATTRIBUTE_DEPTH deep) are within its bound
+    rest = {k: v for k, v in doc.items() if k != "attributes" or not isinstance(attrs, dict)}
+    if depth_exceeds(rest, MAX_DOCUMENT_DEPTH):
+        raise CorruptStoreError(f"zarr.json nests deeper than {MAX_DOCUMENT_DEPTH} levels", path)
     if doc.get("node_type") == "array":
         check_array(doc, path)
 
