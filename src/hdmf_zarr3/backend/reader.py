@@ -191,6 +191,7 @@ class BuilderReader:
 
     # --- attributes and links -----------------------------------------------------------------
     def _finish(self, builder: Builder, path: str, attrs: dict[str, Any]) -> None:
+        decoded_attrs: dict[str, Any] = {}
         for key, value in attrs.items():
             if key in N.RESERVED_ATTRS:
                 continue
@@ -203,7 +204,12 @@ class BuilderReader:
                 )
             if decoded is None and isinstance(value, dict):  # a reference whose target a partial file lacks
                 continue
-            builder.set_attribute(key, decoded)
+            decoded_attrs[key] = decoded
+        if isinstance(builder, DatasetBuilder):  # what its set_attribute does, without a docval call per name
+            builder.attributes.update(decoded_attrs)
+        else:  # (a group's set_attribute also refuses a name its groups, datasets or links use)
+            for key, decoded in decoded_attrs.items():
+                builder.set_attribute(key, decoded)
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)
         if isinstance(builder, GroupBuilder) and N.LINK_ATTR in attrs:
