@@ -134,8 +134,8 @@ def _builders_again(root: Any) -> Any:
 
 
 def raw_files(tree: Path, scratch: Path, rename: bool = False) -> float:
-    """Seconds to create ``tree``'s directories and files again under ``scratch``, one after another, with plain ``mkdir`` and
-    ``open``/``write`` (no zarr), the file system's own cost of that many objects; ``rename``: each file
+    """Seconds to create ``tree``'s directories and files again under ``scratch``, one after another, with
+    plain ``mkdir`` and ``open``/``write`` (no zarr): the file system's cost of that many objects; ``rename``: each file
     written to a temporary name and renamed into place, as zarr's ``LocalStore`` and we do so that a key
     that exists is whole even after a SIGKILL."""
     import os
