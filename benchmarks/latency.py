@@ -42,11 +42,34 @@ def run(
     if rival and Path(paths.get("hdmf-zarr 0.14", "")).exists():
         res = _rival.call("latency", {"path": paths["hdmf-zarr 0.14"], "latency": latency}, timeout=rival_timeout)
     out["backends"]["hdmf-zarr 0.14"] = res or {}
+    out["growth"] = requests_by_size(Path(paths["ours"]).parent / "growth")
     try:
         out["backends"]["NWBHDF5IO (HTTP)"] = http_hdf5_read(paths["hdf5"], latency) if "hdf5" in paths else {}
     except ImportError as exc:  # fsspec's HTTP file system needs aiohttp
         print(f"  NWBHDF5IO over HTTP: n/a ({exc})")
         out["backends"]["NWBHDF5IO (HTTP)"] = {}
+    return out
+
+
+def requests_by_size(work: Path, sizes: tuple[int, ...] = (20, 200)) -> dict[str, Any]:
+    """Requests and rounds of open + ``read()`` of ours for files of ``n`` TimeSeries each (every one with
+    a scalar ``starting_time`` and cached specifications): issue #19 asks that they not grow with ``n``."""
+    from _data import many_small
+    from _latency_store import LatencyStore
+    from zarr.storage import LocalStore
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    out: dict[str, Any] = {}
+    work.mkdir(parents=True, exist_ok=True)
+    for n in sizes:
+        path = work / f"growth_{n}.nwb.zarr"
+        with NWBZarrIO(str(path), mode="w") as io:
+            io.write(many_small(n, 2, 2))
+        store = LatencyStore(LocalStore(str(path), read_only=True), latency=0.0)
+        with NWBZarrIO(store, mode="r") as io:
+            io.read()
+            out[str(n)] = {"requests": sum(store.counts.values()), "rounds": store.rounds.rounds}
     return out
 
 
@@ -103,6 +126,17 @@ def report(r: dict[str, Any]) -> None:
         print(
             f"  target (issue #19): ours read() with {r['latency'] * 1e3:.0f} ms latency <= local read() + "
             f"{TARGET_EXTRA_SECONDS} s: {remote:.2f} s <= {local:.2f} + {TARGET_EXTRA_SECONDS} = {limit:.2f} s  {met}"
+        )
+    growth = r.get("growth") or {}
+    if growth:
+        sizes = sorted(growth, key=int)
+        seen = ", ".join(
+            f"{n} TimeSeries: {growth[n]['requests']} requests / {growth[n]['rounds']} rounds" for n in sizes
+        )
+        flat = len({growth[n]["requests"] for n in sizes}) == 1
+        print(
+            f"  target (issue #19): open + read() requests do not grow with N scalars: {seen}  "
+            + ("OK" if flat else "MISSED")
         )
     print("  ratios (time of hdmf-zarr / time of ours; '>' = hdmf-zarr was killed, a lower bound):")
     rival = b["hdmf-zarr 0.14"]
