@@ -121,3 +121,8 @@ class ParallelWriteError(HdmfZarrError, RuntimeError):
 class ParallelWriteWarning(UserWarning):
     """``number_of_jobs > 1`` was asked for, but some datasets are written serially in this process because
     worker processes cannot reopen the store (the datasets and the reason are named)."""
+
+
+class SourceChangedError(StoreError):
+    """A virtual array's bytes cannot be read as recorded: the file holding them changed since the
+    repository was made, or it lies where the reader did not allow (see ``hdmf_zarr3.storage.virtual_repo``)."""

@@ -161,7 +161,13 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
             handle = (
                 opened
                 if opened is not None
-                else open_store(self._path, self._mode, self._storage_options, allow_incomplete=self._allow_incomplete)
+                else open_store(
+                    self._path,
+                    self._mode,
+                    self._storage_options,
+                    allow_incomplete=self._allow_incomplete,
+                    external_roots=self._external_roots,
+                )
             )
             self._handle = handle
             self._opened = self._opened_dialect = None

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ..storage.stores import StoreHandle
     from .appended_rows import AppendedRows
     from .pending_references import PendingReferences
+    from .virtual_writes import VirtualOptions
 
 
 class WritingMixin:
@@ -122,6 +123,7 @@ class WritingMixin:
         export_source: str | None = None,
         progress: bool = False,
         relayout: Relayout | None = None,
+        virtual: VirtualOptions | None = None,
         **kwargs: Any,
     ) -> None:
         """Write a GroupBuilder tree (the root of a file) to this file.
@@ -140,6 +142,8 @@ class WritingMixin:
             Show a progress bar while copying large datasets.
         relayout : Relayout, optional
             New chunks, shards or codecs for the datasets copied (see :func:`hdmf_zarr3.convert`).
+        virtual : VirtualOptions, optional
+            Read large datasets of this HDF5 source in place (``convert(..., virtual=True)``).
         **kwargs
             hdmf-zarr's ``consolidate_metadata`` (default True; False: the root without the other nodes'
             metadata inlined), ``number_of_jobs``, ``max_threads_per_process``, ``multiprocessing_context``
@@ -162,6 +166,7 @@ class WritingMixin:
                 progress=progress,
                 relayout=relayout,
                 parallel=parallel,
+                virtual=virtual,
             ).write()
         if self._root is None:
             self._root = builder

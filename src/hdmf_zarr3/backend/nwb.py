@@ -73,7 +73,11 @@ class NWBZarrIO(ZarrIO):
             type_map = get_type_map()
             # read once, for the namespaces and the file
             opened = open_store(
-                path, mode, kwargs.get("storage_options"), allow_incomplete=kwargs.get("allow_incomplete", False)
+                path,
+                mode,
+                kwargs.get("storage_options"),
+                allow_incomplete=kwargs.get("allow_incomplete", False),
+                external_roots=_roots(kwargs.get("external_roots")),
             )
             self._opened = opened  # open() takes it over, with its dialect: detected once
             try:
@@ -181,3 +185,8 @@ def _exists(path: str | Path, kwargs: dict[str, Any]) -> bool:
         return open_store(text, "r", kwargs.get("storage_options")).documents() is not None
     except Exception:  # not there (or not reachable: opening in 'a' will say so)
         return False
+
+
+def _roots(roots: Any) -> list[str] | None:
+    """``external_roots`` as strings (the io keeps them so)."""
+    return None if roots is None else [os.fspath(r) for r in roots]

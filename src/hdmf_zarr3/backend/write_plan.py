@@ -43,6 +43,7 @@ class WritePlan:
     large_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # copies of large sources
     streams: list[tuple[str, Any]] = field(default_factory=list)
     dask_writes: list[tuple[str, Any, dict[str, Any], Any]] = field(default_factory=list)
+    virtual_writes: list[Callable[[], None]] = field(default_factory=list)  # virtual chunks (.virtual_writes)
 
 
 def fill_job(
@@ -117,6 +118,8 @@ def store_plan(
     nodes.run_jobs(plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
     for path, data, doc, storage in plan.dask_writes:  # by Dask's scheduler, off zarr's event loop
         dask_arrays.write(data, store, path, doc, storage.numpy_dtype)
+    for record in plan.virtual_writes:  # (their documents are stored: icechunk records chunks of arrays it knows)
+        record()
     streamed = write_streams(handle, plan.streams, parallel, progress, separator)
     for path, (iterator, storage, attrs, options, names) in plan.streams:
         if path not in streamed:  # (else written by worker processes)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,11 +31,12 @@ from ..hdf5 import regions
 from ..integrations import dask_arrays
 from ..storage import locations
 from ..storage.pools import WorkPools
-from . import dataio_bridge, dataio_sources, layout_choice
+from . import dataio_bridge, dataio_sources, layout_choice, virtual_writes
 from .datasets import ZarrDataset
 from .parallel import ParallelOptions
 from .reference_targets import ReferenceEncoder
 from .streaming import stream_layout
+from .virtual_writes import VirtualOptions
 from .write_plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, fill_job, store_plan
 
 if TYPE_CHECKING:
@@ -55,6 +57,7 @@ class BuilderWriter:
         progress: bool = False,
         relayout: Relayout | None = None,
         parallel: ParallelOptions | None = None,
+        virtual: VirtualOptions | None = None,
     ):
         self.context = context
         self.pools = pools  # the io's: it shuts them down when it is closed
@@ -65,6 +68,7 @@ class BuilderWriter:
         self.progress = progress
         self.relayout = relayout
         self.parallel = parallel or ParallelOptions()
+        self.virtual = virtual  # convert(virtual=True): large HDF5 datasets read in place
         self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
         self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
@@ -236,6 +240,16 @@ class BuilderWriter:
             if options.get("zarr"):  # streams are written after the other nodes: check their settings now
                 stream_layout(path, data, storage, options)
             self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
+        elif is_lazy_source(data) and self.virtual is not None and (found := self.virtual.plan(data, path, storage)):
+            ndim = len(found.shape)
+            doc = virtual_writes.virtual_document(
+                found, storage, attrs, _dimension_names(builder, ndim), self._separator(path, ndim)
+            )
+            self.plan.arrays[path] = self.convention.finish_document(doc, storage, None)
+            store = self.context.handle.store
+            self.plan.virtual_writes.append(
+                partial(virtual_writes.store_virtual, store, path, found, data, self.virtual.source)
+            )
         elif is_lazy_source(data):
             shape = source_shape(data)
             layout = layout_choice.choose(path, storage, shape, options, source=data, relayout=self.relayout)

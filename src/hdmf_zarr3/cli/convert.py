@@ -57,6 +57,12 @@ def add_parser(commands: Any) -> None:
         help="'.' keeps chunk keys one level under their array, '/' nests one level per axis "
         "(default: '/' unless that is deeper than DANDI's 7 levels, then '.')",
     )
+    parser.add_argument(
+        "--virtual",
+        action="store_true",
+        help="SRC is a local HDF5 file, DST a new local icechunk repository: large numeric datasets read "
+        "their chunks in place from SRC (nothing copied); prints what became of each dataset",
+    )
     add_storage_options(parser, "DST")
     add_storage_options(parser, "SRC", flag="--src-storage-options")
     parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
@@ -78,8 +84,12 @@ def run(args: argparse.Namespace) -> int:
     for name in ("chunks", "shards", "codec"):
         if getattr(args, name):
             kwargs[name] = dict(parse_rule(text) for text in getattr(args, name))
-    convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
-    print(f"converted {args.src} -> {args.dst}")
+    if args.virtual:
+        kwargs["virtual"] = True
+    report = convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
+    for path, what in (report or {}).items():
+        print(f"{path}: {what}")
+    print(f"converted {args.src} -> {args.dst}" + (" (virtual)" if args.virtual else ""))
     return 0
 
 

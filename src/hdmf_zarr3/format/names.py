@@ -23,8 +23,13 @@ SPEC_GROUP = "specifications"
 INCOMPLETE_ATTR = "hdmf_zarr3_incomplete"
 #: Attribute (``true``) of a 0-d array stored without a chunk: its value is its ``fill_value`` (:mod:`.chunkless`).
 CHUNKLESS_ATTR = "hdmf_zarr3_chunkless"
+#: Root attribute of a repository with virtual chunks: each source file's URL, size and modification time
+#: (``[{"location": ..., "size": ..., "mtime_ns": ...}]``, see ``storage/virtual_repo``).
+VIRTUAL_SOURCES_ATTR = "hdmf_zarr3_virtual_sources"
 
-RESERVED_ATTRS = frozenset({DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR, CHUNKLESS_ATTR})
+RESERVED_ATTRS = frozenset(
+    {DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR, CHUNKLESS_ATTR, VIRTUAL_SOURCES_ATTR}
+)
 
 #: ``source`` of a link or reference whose target lives in the same file.
 SAME_FILE = "."

@@ -29,6 +29,7 @@ from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
 from .relayout_text import parse_codec, parse_shape
+from .virtual_conversion import convert_virtual
 
 #: Memory used for one block of a dataset while converting it.
 BUFFER_BYTES = 256 * 2**20
@@ -160,8 +161,9 @@ def convert(
     shards: Any = KEEP,
     codec: Any = KEEP,
     src_storage_options: dict[str, Any] | None = None,
+    virtual: bool = False,
     **io_kwargs: Any,
-) -> None:
+) -> dict[str, str] | None:
     """Convert the NWB file ``src`` to ``dst``; the direction follows from the paths.
 
     A zarr ``Store``, or a path ending in ``.zarr`` or ``.zarr.zip`` (or an existing directory) is a Zarr
@@ -198,6 +200,10 @@ def convert(
     src_storage_options : dict, optional
         Options of the object store a Zarr ``src`` URL lives in (``storage_options`` in ``io_kwargs``
         are the destination's). HDF5 files are local paths on either side.
+    virtual : bool
+        ``src`` is a local HDF5 file and ``dst`` a new local icechunk repository whose large numeric
+        datasets read their chunks in place from ``src`` (see :mod:`.virtual_conversion`); returns what
+        became of each dataset (``"virtual: ..."`` or ``"copied: <why>"``).
     **io_kwargs
         Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
         ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).
@@ -207,6 +213,12 @@ def convert(
     from ..backend.nwb import NWBZarrIO
 
     refuse_self_overwrite(src, dst)
+    if virtual:
+        if isinstance(src, Store) or isinstance(dst, Store) or _is_zarr(src):
+            raise ValueError("virtual=True reads a local HDF5 file into a new icechunk repository (paths)")
+        if make_relayout(chunks, shards, codec):
+            raise ValueError("a virtual array keeps the HDF5 layout: chunks, shards and codec do not apply")
+        return convert_virtual(src, dst, progress=progress, **io_kwargs)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
     dst_path = None if isinstance(dst, Store) else os.fspath(dst)  # (a Store is Zarr)
     to_zarr = dst_path is None or dst_path.rstrip("/").endswith(ZARR_SUFFIXES)
@@ -226,7 +238,7 @@ def convert(
         if dst_path is None or to_zarr:
             with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
-            return
+            return None
         if src_cls is not NWBZarrIO:
             with NWBHDF5IO(dst_path, mode="w", **io_kwargs) as dst_io:
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
@@ -236,7 +248,7 @@ def convert(
                     spec_copy.merged_catalog(dst_io, src_io),
                     rebuilt=True,
                 )
-            return
+            return None
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
         root = src_io.read_builder()
@@ -253,6 +265,7 @@ def convert(
             spec_copy.cache_in_hdf5(
                 dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
             )
+    return None
 
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:

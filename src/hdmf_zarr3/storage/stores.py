@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +28,14 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
 from ..errors import IncompleteFileError, ModeError
-from . import decoding, local_paths, locations, open_files, zipped
+from ..format.names import VIRTUAL_SOURCES_ATTR
+from . import decoding, local_paths, locations, open_files, virtual_repo, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locations import store_location
 from .locks import WriteLock, lock_place
+from .nodes import read_root
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
@@ -58,6 +61,7 @@ def open_store(
     mode: str = "r",
     storage_options: dict[str, Any] | None = None,
     allow_incomplete: bool = False,
+    external_roots: Sequence[str] | None = None,
 ) -> StoreHandle:
     """Open ``path`` in ``mode``: a zarr ``Store`` (or an obstore store, an fsspec mapper), a local path, a
     ``.zip`` file or a URL. URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore,
@@ -67,10 +71,12 @@ def open_store(
     one is finished (see :mod:`.replacing`). Writers take the file's write lock (see :mod:`.locks`);
     ``allow_incomplete`` lets a reader (mode ``r``) open a file whose last write did not finish. Mode ``r-``
     (hdmf-zarr's) reads as ``r`` but lists the store instead of trusting the consolidated metadata of the root.
+    A local icechunk repository (``convert(..., virtual=True)``) opens read-only, its virtual chunks read
+    only from its own directory and ``external_roots`` (see :mod:`.virtual_repo`).
     """
     decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
     if mode == "r-":
-        handle = open_store(path, "r", storage_options, allow_incomplete)
+        handle = open_store(path, "r", storage_options, allow_incomplete, external_roots)
         handle.use_consolidated = False
         return handle
     if mode not in MODES:
@@ -94,6 +100,8 @@ def open_store(
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
+            if virtual_repo.is_repository(location):
+                return _open_repository(location, mode, allow_incomplete, external_roots)
             local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
             if mode in CREATE_MODES:
                 open_files.check_replaceable(location, None, mode)
@@ -165,6 +173,26 @@ def _check_local(location: str, mode: str) -> None:
     # a file where a directory belongs was refused already (local_paths.check)
     if mode in ("r", "r+") and not os.path.exists(location):
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
+
+
+def _open_repository(
+    location: str, mode: str, allow_incomplete: bool, external_roots: Sequence[str] | None
+) -> StoreHandle:
+    """A local icechunk repository, read-only (branch ``main``)."""
+    if mode != "r":
+        raise ModeError(
+            f"an icechunk repository opens by its path in mode 'r' only, not {mode!r}; to change it, open a "
+            "writable session with icechunk and pass session.store",
+            location,
+        )
+    store = virtual_repo.open_readonly(location, external_roots or ())
+    root = read_root(store)
+    if root is None:
+        raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
+    record = root.get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
+    if record is not None:
+        virtual_repo.check_sources(record, location)  # a changed source is refused here, not read wrong
+    return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:

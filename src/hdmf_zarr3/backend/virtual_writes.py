@@ -1,0 +1,105 @@
+"""Virtual arrays of a conversion from HDF5 (``convert(..., virtual=True)``): what the writer does instead
+of copying a large HDF5 dataset.
+
+For each ``h5py.Dataset`` the writer meets, :meth:`VirtualOptions.plan` asks
+:func:`~hdmf_zarr3.hdf5.virtual_chunks.plan_virtual` whether its chunks can be read in place. If they
+can, the array's document takes the HDF5 chunk shape and the codec chain that reads HDF5's bytes
+(:mod:`hdmf_zarr3.format.virtual_codecs`), and :func:`store_virtual` records one virtual chunk per
+stored HDF5 chunk (:func:`hdmf_zarr3.storage.virtual_repo.set_refs`), then copies the few chunks
+that cannot be read in place (a chunk HDF5 stored with a filter skipped, the partial last chunk cut
+from a contiguous dataset). Anything else is copied as in any conversion, and the reason is kept in
+:attr:`VirtualOptions.report` for the command to print.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..format import documents as docs
+from ..format import dtypes as D
+from ..format.virtual_codecs import NotVirtual
+from ..hdf5.virtual_chunks import VirtualArray, describe, plan_virtual
+from ..storage import virtual_repo
+
+#: Datasets smaller than this are copied: a virtual chunk costs a request of its own.
+MIN_VIRTUAL_BYTES = 1 << 20
+
+
+@dataclass
+class VirtualOptions:
+    """What :func:`hdmf_zarr3.convert` hands the writer for ``virtual=True``.
+
+    Parameters
+    ----------
+    source : str
+        The local HDF5 file whose chunks are read in place.
+    min_bytes : int
+        Datasets smaller than this are copied.
+    report : dict
+        Filled by the writer: each dataset path of the source and what became of it.
+    """
+
+    source: str
+    min_bytes: int = MIN_VIRTUAL_BYTES
+    report: dict[str, str] = field(default_factory=dict)
+
+    def plan(self, data: Any, path: str, storage: D.StorageType) -> VirtualArray | None:
+        """The virtual layout of ``data`` (an ``h5py.Dataset`` of the source) at ``path``, or ``None``
+        when it is copied (the reason is reported)."""
+        filename = getattr(getattr(data, "file", None), "filename", None)
+        if filename is None or storage.kind != "numeric":
+            return None
+        if os.path.realpath(filename) != os.path.realpath(self.source):
+            self.report[path] = "copied: its data is in another file than the source"
+            return None
+        found = plan_virtual(data, min_bytes=self.min_bytes)
+        if not isinstance(found, NotVirtual) and found.dtype.newbyteorder("=") != storage.numpy_dtype:
+            found = NotVirtual(f"its stored type {found.dtype} is not the type written ({storage.numpy_dtype})")
+        self.report[path] = describe(found) if not isinstance(found, NotVirtual) else f"copied: {found.reason}"
+        return None if isinstance(found, NotVirtual) else found
+
+
+def virtual_document(
+    planned: VirtualArray,
+    storage: D.StorageType,
+    attrs: dict[str, Any],
+    dimension_names: list[str | None] | None,
+    separator: str,
+) -> dict[str, Any]:
+    """The ``zarr.json`` of a virtual array: HDF5's chunk shape, fill value and codecs."""
+    return docs.array_document(
+        planned.shape,
+        storage,
+        attrs,
+        chunks=planned.chunk_shape,
+        codecs=planned.codecs,
+        dimension_names=dimension_names,
+        fill_value=_json_number(planned.fill_value),
+        separator=separator,
+    )
+
+
+def store_virtual(store: Any, path: str, planned: VirtualArray, source: Any, source_file: str) -> None:
+    """Record the virtual chunks of the array at ``path`` and copy the chunks that cannot be read in
+    place (from ``source``, the ``h5py.Dataset``)."""
+    import zarr
+
+    virtual_repo.set_refs(store, path, ((c.cell, c.offset, c.length) for c in planned.chunks), source_file)
+    if not planned.copies:
+        return
+    array = zarr.open_array(store=store, path=path.strip("/"), mode="r+")
+    for cell in planned.copies:
+        region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(cell, planned.chunk_shape, planned.shape))
+        array[region] = np.asarray(source[region])
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return "NaN" if np.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value

@@ -1,0 +1,208 @@
+"""Icechunk repositories whose large arrays read chunks in place from HDF5 files (virtual chunks).
+
+A virtual chunk is a byte range of another file, recorded in the repository with the file's modification
+time: icechunk refuses to return it once that file changed (:class:`~hdmf_zarr3.errors.SourceChangedError`
+here), instead of returning wrong bytes. A repository records where its chunks may live (a *virtual chunk
+container* per directory of sources), but a repository is data, and data can be crafted: reading one, we
+authorize only the containers that are local directories the caller allows (the repository's own
+directory and the ``external_roots`` given), as external links are confined. A chunk elsewhere is never
+fetched: icechunk refuses it, and we say which location was not allowed.
+
+Only local repositories and local sources are handled here; the repository is written in one
+transaction (a writable session committed at the end of the conversion).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.request import url2pathname
+
+from zarr.storage import WrapperStore
+
+from ..errors import CorruptStoreError, SourceChangedError, StoreError
+from ..format.names import VIRTUAL_SOURCES_ATTR
+from . import nodes
+
+#: Files an icechunk repository on a local disk holds at its top (spec 1 and 2).
+_MARKERS = ("repo", "snapshots")
+
+
+def is_repository(location: str) -> bool:
+    """Whether the local directory ``location`` is an icechunk repository."""
+    return os.path.isdir(location) and all(os.path.exists(os.path.join(location, m)) for m in _MARKERS)
+
+
+def file_url(path: str | os.PathLike[str]) -> str:
+    """The ``file://`` URL icechunk records for a local file or directory (absolute, resolved)."""
+    return Path(os.path.realpath(path)).as_uri()
+
+
+def _prefix(directory: str | os.PathLike[str]) -> str:
+    return file_url(directory).rstrip("/") + "/"
+
+
+def create(location: str | os.PathLike[str], source_directories: Sequence[str | os.PathLike[str]]) -> Any:
+    """A writable session of a new repository at ``location`` that may hold virtual chunks of files in
+    ``source_directories``; the caller writes through ``session.store`` and commits.
+
+    Raises
+    ------
+    StoreError
+        ``location`` exists already (a repository is created, never replaced), or icechunk is missing.
+    """
+    icechunk = _icechunk()
+    target = os.fspath(location)
+    if os.path.exists(target):
+        raise StoreError("the destination exists; a virtual repository is created, never replaced", target)
+    config = icechunk.RepositoryConfig.default()
+    prefixes = sorted({_prefix(d) for d in source_directories})
+    for prefix in prefixes:
+        directory = Path(prefix.removeprefix("file://")).as_posix()
+        config.set_virtual_chunk_container(
+            icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(directory))
+        )
+    repo = icechunk.Repository.create(
+        icechunk.local_filesystem_storage(target),
+        config,
+        authorize_virtual_chunk_access=_grants(icechunk, prefixes),
+    )
+    return repo.writable_session("main")
+
+
+def open_readonly(location: str | os.PathLike[str], allowed_roots: Iterable[str | os.PathLike[str]] = ()) -> Any:
+    """The read-only store of the repository at ``location`` (branch ``main``), authorized to read virtual
+    chunks only from its own directory and ``allowed_roots`` (and their subdirectories)."""
+    icechunk = _icechunk()
+    target = os.fspath(location)
+    storage = icechunk.local_filesystem_storage(target)
+    config = icechunk.Repository.fetch_config(storage)
+    roots = [_prefix(os.path.dirname(os.path.realpath(target)))] + [_prefix(r) for r in allowed_roots]
+    recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
+    granted = [p for p in recorded if any(p.startswith(root) for root in roots)]
+    repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=_grants(icechunk, granted))
+    return VirtualReadStore(repo.readonly_session("main").store)
+
+
+class VirtualReadStore(WrapperStore[Any]):
+    """An icechunk store whose refusals to read a virtual chunk raise our typed errors (:func:`translate`)."""
+
+    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
+        try:
+            return await self._store.get(key, prototype, byte_range)
+        except Exception as exc:
+            ours = translate(exc, key)
+            if ours is exc:
+                raise
+            raise ours from exc
+
+    async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
+        try:
+            return await self._store.get_partial_values(prototype, key_ranges)
+        except Exception as exc:
+            ours = translate(exc, "/")
+            if ours is exc:
+                raise
+            raise ours from exc
+
+
+def set_refs(
+    store: Any, array_path: str, refs: Iterable[tuple[Sequence[int], int, int]], source: str | os.PathLike[str]
+) -> None:
+    """Record ``refs`` (chunk grid index, byte offset, length) of the array at ``array_path`` as byte
+    ranges of the local file ``source``, stamped with its modification time."""
+    icechunk = _icechunk()
+    if not hasattr(store, "set_virtual_refs"):
+        raise StoreError("virtual chunks are kept in icechunk repositories only", array_path)
+    url = file_url(source)
+    # icechunk keeps this stamp to the second and refuses a chunk whose file was modified after it: the
+    # next second, then (the exact time is checked at open, see check_sources)
+    stamp = datetime.datetime.fromtimestamp(-(-os.stat(source).st_mtime_ns // 10**9), tz=datetime.UTC)
+    specs = [
+        icechunk.VirtualChunkSpec(
+            index=list(cell), location=url, offset=int(offset), length=int(length), last_updated_at_checksum=stamp
+        )
+        for cell, offset, length in refs
+    ]
+    if not specs:
+        return
+    failed = store.set_virtual_refs(array_path.strip("/"), specs, validate_containers=True)
+    if failed:
+        raise StoreError(f"icechunk refused {len(failed)} virtual chunk(s) of {url}", array_path)
+
+
+def source_record(sources: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
+    """What the repository's root records of each source (:data:`~..format.names.VIRTUAL_SOURCES_ATTR`)."""
+    out = []
+    for source in sources:
+        stat = os.stat(source)
+        out.append({"location": file_url(source), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    return out
+
+
+def record_sources(store: Any, sources: Iterable[str | os.PathLike[str]]) -> None:
+    """Add :func:`source_record` of ``sources`` to the root document in ``store`` (before the commit)."""
+    root = nodes.read_root(store)
+    if root is None:
+        raise StoreError("no root to record the sources in", "/")
+    root.setdefault("attributes", {})[VIRTUAL_SOURCES_ATTR] = source_record(sources)
+    nodes.put_documents(store, {"/": root})
+
+
+def check_sources(record: Any, where: str) -> None:
+    """Refuse a repository whose recorded sources changed (size or modification time) or are gone."""
+    if not isinstance(record, list):
+        raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR} must be a list", where)
+    for entry in record:
+        if not isinstance(entry, dict) or not isinstance(entry.get("location"), str):
+            raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
+        location = entry["location"]
+        if not location.startswith("file://"):
+            continue  # (only local sources are recorded so far)
+        path = url2pathname(location.removeprefix("file://"))
+        try:
+            stat = os.stat(path)
+        except OSError as exc:
+            raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: {exc})", where) from exc
+        if (stat.st_size, stat.st_mtime_ns) != (entry.get("size"), entry.get("mtime_ns")):
+            raise SourceChangedError(
+                f"the file holding virtual chunks changed since the repository was made ({location}: size "
+                f"{entry.get('size')} -> {stat.st_size}, modified {entry.get('mtime_ns')} -> {stat.st_mtime_ns} ns); "
+                "make the repository again from the file as it is now",
+                where,
+            )
+
+
+def translate(exc: BaseException, path: str) -> BaseException:
+    """Our error for icechunk's refusal to read a virtual chunk (``exc`` itself for anything else)."""
+    text = str(exc)
+    if "checksum of the object owning the virtual chunk has changed" in text:
+        where = text.split("changed (", 1)[-1].split(")", 1)[0]
+        return SourceChangedError(
+            f"the file holding this array's bytes changed since the repository was made ({where}); "
+            "make the repository again from the file as it is now",
+            path,
+        )
+    if "authorize the virtual chunk container" in text:
+        return SourceChangedError(
+            "this array's bytes are in a location that was not allowed (a repository reads virtual chunks "
+            "from its own directory and the external_roots given)",
+            path,
+        )
+    return exc
+
+
+def _grants(icechunk: Any, prefixes: Iterable[str]) -> dict[str, Any]:
+    access = icechunk.credentials.LocalFileSystemAccess
+    return {p: access for p in prefixes}
+
+
+def _icechunk() -> Any:
+    try:
+        import icechunk
+    except ImportError as exc:  # pragma: no cover - the extra is installed in the test environment
+        raise StoreError("virtual repositories need icechunk: pip install 'hdmf-zarr3[icechunk]'", None) from exc
+    return icechunk

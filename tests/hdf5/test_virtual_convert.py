@@ -1,0 +1,154 @@
+"""convert(..., virtual=True): an HDF5 NWB file as an icechunk repository whose large datasets are read
+in place from the HDF5 file (issue #20)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from dateutil.tz import tzutc
+from hdmf.backends.hdf5 import H5DataIO
+from pynwb import NWBHDF5IO, NWBFile, TimeSeries
+from pynwb.ecephys import ElectricalSeries
+
+from hdmf_zarr3 import NWBZarrIO, SourceChangedError, convert
+
+pytest.importorskip("icechunk")
+
+RNG = np.random.default_rng(0)
+EPHYS = RNG.integers(-2000, 2000, size=(60_000, 16), dtype=np.int16)  # 1.9 MB, chunked gzip + shuffle
+IMAGING = RNG.normal(size=(300, 40, 40)).astype(np.float32)  # 1.9 MB, contiguous
+
+
+def _source(path: Path) -> Path:
+    nwb = NWBFile("virtual", "virtual", datetime(2024, 1, 1, tzinfo=tzutc()))
+    device = nwb.create_device("probe")
+    group = nwb.create_electrode_group("shank", "a shank", "brain", device)
+    for _ in range(16):
+        nwb.add_electrode(group=group, location="brain")
+    region = nwb.create_electrode_table_region(list(range(16)), "all")
+    nwb.add_acquisition(
+        ElectricalSeries(
+            name="ephys",
+            data=H5DataIO(EPHYS, chunks=(10_000, 16), compression="gzip", shuffle=True),
+            electrodes=region,
+            rate=30_000.0,
+        )
+    )
+    nwb.add_acquisition(TimeSeries(name="imaging", data=IMAGING, unit="a.u.", rate=30.0))
+    nwb.add_acquisition(TimeSeries(name="small", data=np.arange(10.0), unit="s", rate=1.0))
+    nwb.add_trial(start_time=0.0, stop_time=1.0)
+    with NWBHDF5IO(path, "w") as io:
+        io.write(nwb)
+    return path
+
+
+@pytest.fixture
+def converted(tmp_path):
+    (tmp_path / "data").mkdir()
+    src = _source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    report = convert(src, dst, virtual=True)
+    return src, dst, report
+
+
+def _size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def test_large_datasets_become_virtual_and_the_rest_is_copied_with_the_reason(converted):
+    src, dst, report = converted
+    assert report["/acquisition/ephys/data"].startswith("virtual")
+    assert report["/acquisition/imaging/data"].startswith("virtual")
+    assert report["/acquisition/small/data"].startswith("copied") and "smaller" in report["/acquisition/small/data"]
+    assert _size(dst) < 0.05 * (EPHYS.nbytes + IMAGING.nbytes)  # the bulk stays in the HDF5 file
+
+
+def test_the_repository_reads_as_the_hdf5_file_does(converted):
+    src, dst, _ = converted
+    with NWBHDF5IO(src, "r") as h5_io, NWBZarrIO(dst, "r") as io:
+        ours, theirs = io.read(), h5_io.read()
+        np.testing.assert_array_equal(ours.acquisition["ephys"].data[:], EPHYS)
+        np.testing.assert_array_equal(ours.acquisition["ephys"].data[12_345:15_000, 3], EPHYS[12_345:15_000, 3])
+        np.testing.assert_array_equal(ours.acquisition["imaging"].data[:], IMAGING)
+        np.testing.assert_array_equal(ours.acquisition["imaging"].data[299], IMAGING[299])
+        assert ours.acquisition["ephys"].electrodes.table.to_dataframe().shape == (16, 3)
+        assert ours.trials.to_dataframe().equals(theirs.trials.to_dataframe())
+        assert ours.acquisition["small"].data[:].tolist() == list(range(10))
+        assert ours.acquisition["ephys"].rate == theirs.acquisition["ephys"].rate
+
+
+def _touch(path: Path, seconds: int = 2) -> None:
+    stat = os.stat(path)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + seconds * 10**9))
+
+
+def test_a_changed_source_is_refused_at_open_instead_of_giving_wrong_bytes(converted):
+    src, dst, _ = converted
+    _touch(src)
+    with pytest.raises(SourceChangedError, match="changed since the repository was made") as err:
+        NWBZarrIO(dst, "r")
+    assert err.value.path == str(dst) and "s.nwb" in str(err.value)
+
+
+def test_a_source_changed_while_the_repository_is_open_is_refused_when_read(converted):
+    src, dst, _ = converted
+    with NWBZarrIO(dst, "r") as io:
+        data = io.read().acquisition["ephys"].data
+        _touch(src)
+        with pytest.raises(SourceChangedError, match="changed since the repository was made") as err:
+            data[:100]
+        assert "acquisition/ephys/data" in err.value.path
+
+
+def test_a_source_gone_is_refused_at_open(converted):
+    src, dst, _ = converted
+    src.unlink()
+    with pytest.raises(SourceChangedError, match="is gone"):
+        NWBZarrIO(dst, "r")
+
+
+def test_virtual_chunks_outside_the_allowed_directories_are_never_read(converted, tmp_path):
+    src, dst, _ = converted
+    moved = tmp_path / "elsewhere" / "s.icechunk"
+    moved.parent.mkdir()
+    shutil.move(dst, moved)  # its chunks now point outside its directory: not allowed by default
+    with NWBZarrIO(moved, "r") as io:
+        with pytest.raises(SourceChangedError, match="not allowed"):
+            io.read().acquisition["ephys"].data[:100]
+    with NWBZarrIO(moved, "r", external_roots=[src.parent]) as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:100], EPHYS[:100])
+
+
+def test_a_repository_opens_by_its_path_for_reading_only(converted):
+    _, dst, _ = converted
+    with pytest.raises(Exception, match="mode 'r' only"):
+        NWBZarrIO(dst, "a")
+
+
+def test_an_existing_destination_is_never_replaced(tmp_path):
+    (tmp_path / "data").mkdir()
+    src = _source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "taken"
+    dst.mkdir()
+    (dst / "keep.txt").write_text("mine")
+    with pytest.raises(Exception, match="never replaced"):
+        convert(src, dst, virtual=True)
+    assert (dst / "keep.txt").read_text() == "mine"
+
+
+def test_the_command_converts_virtually_and_says_what_became_of_each_dataset(tmp_path, capsys):
+    from hdmf_zarr3.cli import main
+
+    (tmp_path / "data").mkdir()
+    src = _source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    assert main(["convert", "--virtual", "--no-progress", str(src), str(dst)]) == 0
+    out = capsys.readouterr().out
+    assert "/acquisition/ephys/data: virtual" in out and "/acquisition/small/data: copied" in out
+    with NWBZarrIO(dst, "r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:10], EPHYS[:10])
