@@ -17,6 +17,12 @@ one pass over HDF5's chunk index (h5py >= 3.8 built on HDF5 >= 1.12.3 / 1.14); o
 - A chunk with a non-zero ``filter_mask`` was stored with some optional filter skipped (e.g. Blosc
   declines incompressible data); the array has one codec chain, so that chunk cannot be decoded in place:
   its cell goes to :attr:`VirtualArray.copies`, and the writer copies its values.
+- A partial edge chunk whose stored size is exactly a whole unfiltered chunk's, in a dataset with filters,
+  is copied too. HDF5's ``H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`` option (set by ``H5Pset_chunk_opts``)
+  stores edge chunks without filters *and with ``filter_mask`` 0*, and h5py can neither set nor report
+  the option; such chunks always have exactly that size, while a filtered chunk has it only by chance
+  (deflate, zstd and Blosc frames and fletcher32's checksum change the size; with shuffle alone, every
+  edge chunk is copied). A false alarm costs one chunk's copy, never a wrong value.
 
 *Contiguous datasets* are one extent of C-ordered bytes (``DatasetID.get_offset``). They are cut along the
 first axis into chunks of whole rows, about ``contiguous_chunk_bytes`` each (``(k, *shape[1:])``); each
@@ -167,7 +173,8 @@ def plan_virtual(
         return stat
     if plist.get_layout() == _CHUNKED:
         chunk_shape = tuple(int(n) for n in dset.chunks)
-        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape)
+        unfiltered_size = math.prod(chunk_shape) * dtype.itemsize if plist.get_nfilters() else None
+        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape, unfiltered_size)
     else:
         axis, steps = _contiguous_cut(shape, dtype.itemsize, contiguous_chunk_bytes)
         chunk_shape = (1,) * axis + (steps,) + shape[axis + 1 :]
@@ -249,9 +256,13 @@ def _source_stat(dset: Any) -> tuple[int, int] | NotVirtual:
 
 
 def _stored_chunks(
-    dsid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...]
+    dsid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...], unfiltered_size: int | None
 ) -> tuple[list[VirtualChunk], list[tuple[int, ...]]]:
-    """The chunks HDF5 stored, split into those read in place and the cells to copy."""
+    """The chunks HDF5 stored, split into those read in place and the cells to copy.
+
+    ``unfiltered_size`` is the bytes of a whole chunk stored without filters, if the dataset has filters
+    (``None`` if it has none): an edge chunk of that size may have been stored unfiltered.
+    """
     infos: list[Any] = []
     chunk_iter = getattr(dsid, "chunk_iter", None)
     if chunk_iter is not None:
@@ -267,6 +278,8 @@ def _stored_chunks(
             continue  # not allocated, or outside the current extent: reads as the fill value
         if info.filter_mask:  # an optional filter was skipped: the chain cannot decode these bytes
             copies.append(cell)
+        elif info.size == unfiltered_size and any((i + 1) * c > n for i, c, n in zip(cell, chunk_shape, shape)):
+            copies.append(cell)  # a partial edge chunk perhaps stored unfiltered (see the module's notes)
         else:
             chunks.append(VirtualChunk(cell, int(info.byte_offset), int(info.size)))
     chunks.sort(key=lambda chunk: chunk.cell)
