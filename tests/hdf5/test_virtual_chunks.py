@@ -161,6 +161,17 @@ def test_chunks_never_written_are_absent_and_read_as_the_fill_value(tmp_path):
     _assert_reads_as_h5py(path, plan)
 
 
+def test_where_hdf5_never_writes_the_fill_value_unwritten_chunks_read_as_h5py_does(tmp_path):
+    # fill time "never": HDF5 leaves unwritten values undefined and h5py reads its zeroed buffer
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset("d", shape=(1000, 7), dtype="<f4", chunks=(100, 7), fillvalue=5, fill_time="never")
+        dset[:100] = VALUES[:100]
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray) and plan.fill_value == 0
+    _assert_reads_as_h5py(path, plan)
+
+
 def test_chunks_stored_with_an_optional_filter_skipped_are_copied(tmp_path):
     # Blosc declines data it cannot compress and HDF5 stores those chunks raw, with filter_mask=1
     values = np.zeros((1000, 10), "<i2")

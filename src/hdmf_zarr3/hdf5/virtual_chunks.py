@@ -13,7 +13,8 @@ one pass over HDF5's chunk index (h5py >= 3.8 built on HDF5 >= 1.12.3 / 1.14); o
 ``get_num_chunks`` + ``get_chunk_info(i)``, which is correct but walks the index once per chunk.
 
 - A chunk HDF5 never wrote is absent from the index: it is absent from the plan too, and Zarr reads it as
-  the fill value, which is what h5py reads there (``fill_value`` is the dataset's HDF5 fill value).
+  the fill value, which is what h5py reads there (``fill_value`` is the dataset's HDF5 fill value; 0 when
+  HDF5 leaves unwritten values undefined, fill time "never" or no fill value, as h5py then reads zeros).
 - A chunk with a non-zero ``filter_mask`` was stored with some optional filter skipped (e.g. Blosc
   declines incompressible data); the array has one codec chain, so that chunk cannot be decoded in place:
   its cell goes to :attr:`VirtualArray.copies`, and the writer copies its values.
@@ -66,6 +67,8 @@ __all__ = ["NotVirtual", "VirtualArray", "VirtualChunk", "describe", "plan_virtu
 
 # HDF5's layout classes (H5D_COMPACT, H5D_CONTIGUOUS, H5D_CHUNKED, H5D_VIRTUAL); fixed by the file format
 _COMPACT, _CONTIGUOUS, _CHUNKED = 0, 1, 2
+# H5D_FILL_TIME_NEVER and H5D_FILL_VALUE_UNDEFINED, from HDF5's API enums
+_FILL_TIME_NEVER, _FILL_VALUE_UNDEFINED = 1, 0
 # drivers whose addresses are not offsets into one file
 _SPLIT_DRIVERS = {"family", "split", "multi"}
 
@@ -104,7 +107,8 @@ class VirtualArray:
     codecs : list of dict
         The Zarr v3 codec chain decoding the stored bytes (``bytes`` first).
     fill_value : Any
-        The dataset's HDF5 fill value, a Python number: what chunks absent from both lists read as.
+        What chunks absent from both lists read as, a Python number: the dataset's HDF5 fill value, or 0
+        where HDF5 leaves unwritten values undefined (h5py reads zeros there).
     chunks : list of VirtualChunk
         The chunks read in place, ordered by cell.
     copies : list of tuple of int
@@ -191,7 +195,7 @@ def plan_virtual(
         dtype=dtype,
         chunk_shape=chunk_shape,
         codecs=codecs,
-        fill_value=np.asarray(dset.fillvalue, dtype=dtype).item(),
+        fill_value=_fill_value(dset, plist, dtype),
         chunks=chunks,
         copies=copies,
         source_size=int(size),
@@ -233,6 +237,14 @@ def _layout_refusal(dset: Any, layout: int) -> str | None:
     if layout not in (_CONTIGUOUS, _CHUNKED):
         return f"HDF5 layout {layout} is neither chunked nor contiguous: copied"
     return None
+
+
+def _fill_value(dset: Any, plist: Any, dtype: np.dtype) -> Any:
+    """What h5py reads where nothing was written: the fill value, or 0 where HDF5 leaves it undefined
+    (fill time "never", or no fill value) and h5py's zeroed buffer shows through."""
+    if plist.get_fill_time() == _FILL_TIME_NEVER or plist.fill_value_defined() == _FILL_VALUE_UNDEFINED:
+        return np.zeros((), dtype).item()
+    return np.asarray(dset.fillvalue, dtype=dtype).item()
 
 
 def _filters(plist: Any) -> list[Filter]:
