@@ -42,9 +42,10 @@ reports) and the writer copies it; the first reason that applies is given:
   external raw files (``dset.external``): no extent of this file holds their bytes;
 - compact layout: the bytes sit inside the object header, among metadata;
 - types other than fixed-size numbers, and filters no Zarr v3 codec decodes (as ``virtual_codecs`` says);
-- datasets of fewer than ``min_bytes`` bytes (``size * itemsize``): a copy costs less than a reference;
-- datasets with no elements, files split by the ``family``, ``split`` or ``multi`` drivers, sources that
-  are not a local file (unless their size and time are given), and byte ranges past the end of the file.
+- datasets with no elements, and those of fewer than ``min_bytes`` bytes (``size * itemsize``): a copy
+  costs less than a reference;
+- files split by the ``family``, ``split`` or ``multi`` drivers, sources that are not a local file (unless
+  their size and time are given), and byte ranges past the end of the file (a file not flushed).
 
 The plan records the source's size and modification time (``st_mtime_ns``) so that a reader can refuse a
 source changed since (issue #20, point 4). HDF5's addresses from ``get_offset`` and the chunk index are
