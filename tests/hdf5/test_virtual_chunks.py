@@ -6,6 +6,7 @@ plan's codecs, the cells in ``copies`` written from h5py's values, and comparing
 
 from __future__ import annotations
 
+import ctypes
 import io
 import json
 import os
@@ -104,6 +105,50 @@ def test_big_endian_floats_keep_their_byte_order(tmp_path):
     _assert_reads_as_h5py(path, plan)
 
 
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+@pytest.mark.parametrize(
+    "index",
+    [dict(chunks=(100, 7)), dict(chunks=(100, 7), maxshape=(None, 7)), dict(chunks=(70, 3), maxshape=(None, None))]
+    + [dict(chunks=(1000, 7))],
+    ids=["fixed", "one unlimited axis", "two unlimited axes", "single chunk"],
+)
+def test_every_kind_of_chunk_index_is_listed_in_cell_order(tmp_path, libver, index):
+    # HDF5 indexes chunks by B-tree (v1 or v2), fixed array, extensible array or a single chunk, by
+    # libver and maxshape; the plan lists them by cell whatever the index walks first
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        dset = f.create_dataset("d", shape=(1000, 7), dtype="<i2", compression="gzip", shuffle=True, **index)
+        for start in (900, 0, 500, 200):  # written out of order
+            dset[start : start + 100] = VALUES[start : start + 100]
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray)
+    cells = [c.cell for c in plan.chunks]
+    assert cells == sorted(cells) and len(set(cells)) == len(cells)
+    _assert_reads_as_h5py(path, plan)
+
+
+@pytest.mark.parametrize("dtype", ["|u1", "|b1", "<f2", ">i8", "<u4", ">f8"])
+def test_every_fixed_size_number_type_reads_as_h5py(tmp_path, dtype):
+    path = tmp_path / "f.h5"
+    _write(path, data=(VALUES % 3).astype(dtype), chunks=(300, 7), compression="gzip", fillvalue=1)
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray) and plan.dtype == np.dtype(dtype)
+    assert plan.fill_value == 1 and type(plan.fill_value) is type(np.ones(1, dtype)[0].item())
+    _assert_reads_as_h5py(path, plan)
+
+
+def test_a_dataset_shrunk_then_grown_reads_as_h5py(tmp_path):
+    # HDF5 drops the chunks past a shrunk extent and resets the cut-off part of edge chunks to the fill value
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset("d", data=VALUES, chunks=(300, 7), maxshape=(None, 7), compression="gzip")
+        dset.resize((450, 7))
+        dset.resize((1000, 7))
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray) and [c.cell for c in plan.chunks] == [(0, 0), (1, 0)]
+    _assert_reads_as_h5py(path, plan)
+
+
 def test_chunks_never_written_are_absent_and_read_as_the_fill_value(tmp_path):
     path = tmp_path / "f.h5"
     with h5py.File(path, "w") as f:
@@ -113,6 +158,17 @@ def test_chunks_never_written_are_absent_and_read_as_the_fill_value(tmp_path):
     assert isinstance(plan, VirtualArray)
     assert [c.cell for c in plan.chunks] == [(1, 0), (2, 0), (3, 0)]
     assert plan.fill_value == -7 and isinstance(plan.fill_value, int)
+    _assert_reads_as_h5py(path, plan)
+
+
+def test_where_hdf5_never_writes_the_fill_value_unwritten_chunks_read_as_h5py_does(tmp_path):
+    # fill time "never": HDF5 leaves unwritten values undefined and h5py reads its zeroed buffer
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        dset = f.create_dataset("d", shape=(1000, 7), dtype="<f4", chunks=(100, 7), fillvalue=5, fill_time="never")
+        dset[:100] = VALUES[:100]
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray) and plan.fill_value == 0
     _assert_reads_as_h5py(path, plan)
 
 
@@ -129,6 +185,42 @@ def test_chunks_stored_with_an_optional_filter_skipped_are_copied(tmp_path):
     assert plan.copies == [(i, 0) for i in range(5, 10)]
     _assert_reads_as_h5py(path, plan)
     assert describe(plan) == "virtual: 5 chunks in place, 5 copied"
+
+
+def _libhdf5() -> ctypes.CDLL:
+    """The HDF5 library h5py runs on, for an option h5py does not expose."""
+    try:
+        with open("/proc/self/maps") as maps:
+            path = next(line.split()[-1] for line in maps if "/libhdf5" in line and "_hl" not in line)
+    except (OSError, StopIteration):
+        pytest.skip("the HDF5 library h5py loaded is not found on this platform")
+    return ctypes.CDLL(path)
+
+
+def test_edge_chunks_that_hdf5_may_have_stored_unfiltered_are_copied(tmp_path):
+    # H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS stores partial edge chunks raw, with filter_mask 0
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((300, 4))
+        dcpl.set_deflate(4)
+        assert _libhdf5().H5Pset_chunk_opts(ctypes.c_int64(dcpl.id), ctypes.c_uint(0x0002)) >= 0
+        h5py.h5d.create(f.id, b"d", h5py.h5t.STD_I16LE, h5py.h5s.create_simple((1000, 7)), dcpl=dcpl)
+        f["d"][...] = VALUES
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray)
+    assert [c.cell for c in plan.chunks] == [(0, 0), (1, 0), (2, 0)]
+    assert plan.copies == [(0, 1), (1, 1), (2, 1), (3, 0), (3, 1)]
+    _assert_reads_as_h5py(path, plan)
+
+
+def test_with_shuffle_alone_edge_chunks_cannot_be_told_apart_and_are_copied(tmp_path):
+    path = tmp_path / "f.h5"
+    _write(path, data=VALUES, chunks=(300, 4), shuffle=True)
+    plan = _plan(path)
+    assert isinstance(plan, VirtualArray)
+    assert [c.cell for c in plan.chunks] == [(0, 0), (1, 0), (2, 0)] and len(plan.copies) == 5
+    _assert_reads_as_h5py(path, plan)
 
 
 def test_contiguous_is_cut_into_chunks_of_whole_rows_and_the_partial_last_one_is_copied(tmp_path):
@@ -208,8 +300,11 @@ def test_the_chunk_index_walk_of_older_h5py_finds_the_same_chunks(tmp_path):
     with h5py.File(path, "r") as f:
         dsid = f["d"].id
         assert hasattr(dsid, "chunk_iter")
-        expected = _stored_chunks(dsid, (1000, 10), (100, 10))
-        assert _stored_chunks(WithoutChunkIter(dsid), (1000, 10), (100, 10)) == expected
+        expected = _stored_chunks(dsid, (1000, 10), (100, 10), 2000)
+        assert _stored_chunks(WithoutChunkIter(dsid), (1000, 10), (100, 10), 2000) == expected
+        backwards = WithoutChunkIter(dsid)  # an index walked in another order: the plan is still by cell
+        backwards.get_chunk_info = lambda i: dsid.get_chunk_info(dsid.get_num_chunks() - 1 - i)
+        assert _stored_chunks(backwards, (1000, 10), (100, 10), 2000) == expected
     assert len(expected[0]) == 5 and len(expected[1]) == 5
 
 

@@ -13,10 +13,17 @@ one pass over HDF5's chunk index (h5py >= 3.8 built on HDF5 >= 1.12.3 / 1.14); o
 ``get_num_chunks`` + ``get_chunk_info(i)``, which is correct but walks the index once per chunk.
 
 - A chunk HDF5 never wrote is absent from the index: it is absent from the plan too, and Zarr reads it as
-  the fill value, which is what h5py reads there (``fill_value`` is the dataset's HDF5 fill value).
+  the fill value, which is what h5py reads there (``fill_value`` is the dataset's HDF5 fill value; 0 when
+  HDF5 leaves unwritten values undefined, fill time "never" or no fill value, as h5py then reads zeros).
 - A chunk with a non-zero ``filter_mask`` was stored with some optional filter skipped (e.g. Blosc
   declines incompressible data); the array has one codec chain, so that chunk cannot be decoded in place:
   its cell goes to :attr:`VirtualArray.copies`, and the writer copies its values.
+- A partial edge chunk whose stored size is exactly a whole unfiltered chunk's, in a dataset with filters,
+  is copied too. HDF5's ``H5D_CHUNK_DONT_FILTER_PARTIAL_CHUNKS`` option (set by ``H5Pset_chunk_opts``)
+  stores edge chunks without filters *and with ``filter_mask`` 0*, and h5py can neither set nor report
+  the option; such chunks always have exactly that size, while a filtered chunk has it only by chance
+  (deflate, zstd and Blosc frames and fletcher32's checksum change the size; with shuffle alone, every
+  edge chunk is copied). A false alarm costs one chunk's copy, never a wrong value.
 
 *Contiguous datasets* are one extent of C-ordered bytes (``DatasetID.get_offset``). They are cut along the
 first axis into chunks of whole rows, about ``contiguous_chunk_bytes`` each (``(k, *shape[1:])``); each
@@ -35,9 +42,10 @@ reports) and the writer copies it; the first reason that applies is given:
   external raw files (``dset.external``): no extent of this file holds their bytes;
 - compact layout: the bytes sit inside the object header, among metadata;
 - types other than fixed-size numbers, and filters no Zarr v3 codec decodes (as ``virtual_codecs`` says);
-- datasets of fewer than ``min_bytes`` bytes (``size * itemsize``): a copy costs less than a reference;
-- datasets with no elements, files split by the ``family``, ``split`` or ``multi`` drivers, sources that
-  are not a local file (unless their size and time are given), and byte ranges past the end of the file.
+- datasets with no elements, and those of fewer than ``min_bytes`` bytes (``size * itemsize``): a copy
+  costs less than a reference;
+- files split by the ``family``, ``split`` or ``multi`` drivers, sources that are not a local file (unless
+  their size and time are given), and byte ranges past the end of the file (a file not flushed).
 
 The plan records the source's size and modification time (``st_mtime_ns``) so that a reader can refuse a
 source changed since (issue #20, point 4). HDF5's addresses from ``get_offset`` and the chunk index are
@@ -60,6 +68,8 @@ __all__ = ["NotVirtual", "VirtualArray", "VirtualChunk", "describe", "plan_virtu
 
 # HDF5's layout classes (H5D_COMPACT, H5D_CONTIGUOUS, H5D_CHUNKED, H5D_VIRTUAL); fixed by the file format
 _COMPACT, _CONTIGUOUS, _CHUNKED = 0, 1, 2
+# H5D_FILL_TIME_NEVER and H5D_FILL_VALUE_UNDEFINED, from HDF5's API enums
+_FILL_TIME_NEVER, _FILL_VALUE_UNDEFINED = 1, 0
 # drivers whose addresses are not offsets into one file
 _SPLIT_DRIVERS = {"family", "split", "multi"}
 
@@ -98,7 +108,8 @@ class VirtualArray:
     codecs : list of dict
         The Zarr v3 codec chain decoding the stored bytes (``bytes`` first).
     fill_value : Any
-        The dataset's HDF5 fill value, a Python number: what chunks absent from both lists read as.
+        What chunks absent from both lists read as, a Python number: the dataset's HDF5 fill value, or 0
+        where HDF5 leaves unwritten values undefined (h5py reads zeros there).
     chunks : list of VirtualChunk
         The chunks read in place, ordered by cell.
     copies : list of tuple of int
@@ -167,7 +178,8 @@ def plan_virtual(
         return stat
     if plist.get_layout() == _CHUNKED:
         chunk_shape = tuple(int(n) for n in dset.chunks)
-        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape)
+        unfiltered_size = math.prod(chunk_shape) * dtype.itemsize if plist.get_nfilters() else None
+        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape, unfiltered_size)
     else:
         axis, steps = _contiguous_cut(shape, dtype.itemsize, contiguous_chunk_bytes)
         chunk_shape = (1,) * axis + (steps,) + shape[axis + 1 :]
@@ -184,7 +196,7 @@ def plan_virtual(
         dtype=dtype,
         chunk_shape=chunk_shape,
         codecs=codecs,
-        fill_value=np.asarray(dset.fillvalue, dtype=dtype).item(),
+        fill_value=_fill_value(dset, plist, dtype),
         chunks=chunks,
         copies=copies,
         source_size=int(size),
@@ -228,6 +240,14 @@ def _layout_refusal(dset: Any, layout: int) -> str | None:
     return None
 
 
+def _fill_value(dset: Any, plist: Any, dtype: np.dtype) -> Any:
+    """What h5py reads where nothing was written: the fill value, or 0 where HDF5 leaves it undefined
+    (fill time "never", or no fill value) and h5py's zeroed buffer shows through."""
+    if plist.get_fill_time() == _FILL_TIME_NEVER or plist.fill_value_defined() == _FILL_VALUE_UNDEFINED:
+        return np.zeros((), dtype).item()
+    return np.asarray(dset.fillvalue, dtype=dtype).item()
+
+
 def _filters(plist: Any) -> list[Filter]:
     """The filter pipeline of a dataset creation property list, first applied first."""
     stages = (plist.get_filter(i) for i in range(plist.get_nfilters()))
@@ -249,9 +269,13 @@ def _source_stat(dset: Any) -> tuple[int, int] | NotVirtual:
 
 
 def _stored_chunks(
-    dsid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...]
+    dsid: Any, shape: tuple[int, ...], chunk_shape: tuple[int, ...], unfiltered_size: int | None
 ) -> tuple[list[VirtualChunk], list[tuple[int, ...]]]:
-    """The chunks HDF5 stored, split into those read in place and the cells to copy."""
+    """The chunks HDF5 stored, split into those read in place and the cells to copy.
+
+    ``unfiltered_size`` is the bytes of a whole chunk stored without filters, if the dataset has filters
+    (``None`` if it has none): an edge chunk of that size may have been stored unfiltered.
+    """
     infos: list[Any] = []
     chunk_iter = getattr(dsid, "chunk_iter", None)
     if chunk_iter is not None:
@@ -267,6 +291,8 @@ def _stored_chunks(
             continue  # not allocated, or outside the current extent: reads as the fill value
         if info.filter_mask:  # an optional filter was skipped: the chain cannot decode these bytes
             copies.append(cell)
+        elif info.size == unfiltered_size and any((i + 1) * c > n for i, c, n in zip(cell, chunk_shape, shape)):
+            copies.append(cell)  # a partial edge chunk perhaps stored unfiltered (see the module's notes)
         else:
             chunks.append(VirtualChunk(cell, int(info.byte_offset), int(info.size)))
     chunks.sort(key=lambda chunk: chunk.cell)
