@@ -59,3 +59,25 @@ def test_parallel_writes_to_a_session_are_serial_with_a_warning(tmp_path):
         io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", iterator)}), number_of_jobs=2)
     with ZarrIO(session.store, mode="r") as io:
         assert np.array_equal(io.read_builder()["d"].data[:], np.arange(20))
+
+
+def test_deep_arrays_take_nested_chunk_keys_in_icechunk(tmp_path):
+    """The DANDI depth rule picks flat keys ("c.0.0") for arrays deeper than 7 levels, but icechunk
+    accepts only "/"-separated chunk keys: an icechunk store always gets nested keys."""
+    from dandi_ready import deep_lfp_tree
+
+    from hdmf_zarr3 import StoreError
+
+    repo = _repo(tmp_path)
+    session = repo.writable_session("main")
+    tree = deep_lfp_tree()
+    data = tree["processing/ecephys/LFP/ElectricalSeries/data"].data
+    with ZarrIO(session.store, mode="w") as io:
+        io.write_builder(tree)
+    session.commit("deep")
+    with ZarrIO(repo.readonly_session(branch="main").store, mode="r") as io:
+        found = io.read_builder()["processing/ecephys/LFP/ElectricalSeries/data"]
+        assert found.data.document["chunk_key_encoding"]["configuration"]["separator"] == "/"
+        np.testing.assert_array_equal(found.data[:], data)
+    with pytest.raises(StoreError, match="icechunk"):  # asked for explicitly: refused, with the reason
+        ZarrIO(repo.writable_session("main").store, mode="w", chunk_key_separator=".").write_builder(deep_lfp_tree())

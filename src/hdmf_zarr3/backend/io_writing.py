@@ -12,7 +12,7 @@ from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
 
-from ..errors import ModeError
+from ..errors import ModeError, StoreError
 from ..format.relayout import Relayout
 from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
@@ -173,12 +173,18 @@ class WritingMixin:
 
     def write_context(self) -> WriteContext:
         """What :class:`~.writer.BuilderWriter` is given of this io (the file must be open)."""
+        handle = self._require_open()
+        separator = self._chunk_key_separator
+        if handle.nested_keys_only:  # icechunk: no depth limit to keep under, and "/" keys only
+            if separator not in (None, "/"):
+                raise StoreError(f"icechunk stores take '/'-separated chunk keys only, not {separator!r}", "/")
+            separator = "/"
         return WriteContext(
-            handle=self._require_open(),
+            handle=handle,
             source=self.source,
             manager=self.manager,
             convention=self._convention,
-            chunk_key_separator=self._chunk_key_separator,
+            chunk_key_separator=separator,
             documents=lambda: self._documents,
             storage_options=self._storage_options,
             mark_written=self._mark_written,

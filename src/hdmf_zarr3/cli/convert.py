@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from .arguments import add_storage_options
@@ -86,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             kwargs[name] = dict(parse_rule(text) for text in getattr(args, name))
     if args.virtual:
         kwargs["virtual"] = True
+        _quiet_icechunk(args.debug)
     report = convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
     for path, what in (report or {}).items():
         print(f"{path}: {what}")
@@ -105,3 +107,13 @@ def parse_rule(text: str) -> tuple[str, str]:
         path, _, value = text.partition("=")
         return path.rstrip("/") or "/", value
     return EVERY, text
+
+
+def _quiet_icechunk(debug: bool) -> None:
+    """icechunk warns on every local repository that local storage is unsafe for concurrent commits (a
+    conversion commits once): its warnings are kept for --debug or an ICECHUNK_LOG the user set."""
+    if debug or "ICECHUNK_LOG" in os.environ:
+        return
+    import icechunk
+
+    icechunk.set_logs_filter("error")

@@ -60,6 +60,16 @@ class StoreHandle:
         return self.mode in WRITE_MODES
 
     @property
+    def nested_keys_only(self) -> bool:
+        """Whether the store takes only "/"-separated chunk keys (icechunk refuses "c.0.0")."""
+        store: Any = self.store
+        while store is not None:
+            if type(store).__module__.split(".")[0] == "icechunk":
+                return True
+            store = getattr(store, "_store", None)  # (zarr's WrapperStore keeps the store it wraps so)
+        return False
+
+    @property
     def directory(self) -> str | None:
         """Directory (or URL prefix) that relative link and reference sources are resolved against."""
         return locations.parent(self.location) if self.location else None
