@@ -152,3 +152,28 @@ def test_the_command_converts_virtually_and_says_what_became_of_each_dataset(tmp
     assert "/acquisition/ephys/data: virtual" in out and "/acquisition/small/data: copied" in out
     with NWBZarrIO(dst, "r") as io:
         np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:10], EPHYS[:10])
+
+
+def test_info_shows_which_arrays_are_virtual_and_where_their_bytes_live(converted, capsys):
+    from hdmf_zarr3.cli import main
+
+    src, dst, _ = converted
+    assert main(["info", str(dst)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ephys = next(line for line in lines if line.strip().startswith("data") and "(60000, 16)" in line)
+    assert f"virtual: 6 chunks in {src.resolve().as_uri()}" in ephys
+    small = next(line for line in lines if "(10,)" in line and line.strip().startswith("data"))
+    assert "virtual" not in small
+
+
+@pytest.mark.parametrize("suffix", [".nwb.zarr", ".nwb"])
+def test_a_virtual_repository_converts_to_a_file_holding_every_byte(converted, suffix):
+    src, dst, _ = converted
+    out = dst.parent / f"materialized{suffix}"
+    convert(dst, out)
+    src.unlink()  # the copy no longer needs the HDF5 file
+    opener = NWBZarrIO if suffix.endswith("zarr") else NWBHDF5IO
+    with opener(str(out), "r") as io:
+        nwb = io.read()
+        np.testing.assert_array_equal(nwb.acquisition["ephys"].data[:], EPHYS)
+        np.testing.assert_array_equal(nwb.acquisition["imaging"].data[:], IMAGING)

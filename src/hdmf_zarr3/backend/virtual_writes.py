@@ -21,6 +21,7 @@ import numpy as np
 
 from ..format import documents as docs
 from ..format import dtypes as D
+from ..format.names import VIRTUAL_ATTR
 from ..format.virtual_codecs import NotVirtual
 from ..hdf5.virtual_chunks import VirtualArray, describe, plan_virtual
 from ..storage import virtual_repo
@@ -69,12 +70,19 @@ def virtual_document(
     attrs: dict[str, Any],
     dimension_names: list[str | None] | None,
     separator: str,
+    source_file: str,
 ) -> dict[str, Any]:
-    """The ``zarr.json`` of a virtual array: HDF5's chunk shape, fill value and codecs."""
+    """The ``zarr.json`` of a virtual array: HDF5's chunk shape, fill value and codecs, and where its
+    bytes live (:data:`~hdmf_zarr3.format.names.VIRTUAL_ATTR`, which ``hdmf-zarr3 info`` shows)."""
+    where = {
+        "location": virtual_repo.file_url(source_file),
+        "chunks": len(planned.chunks),
+        "copied": len(planned.copies),
+    }
     return docs.array_document(
         planned.shape,
         storage,
-        attrs,
+        {**attrs, VIRTUAL_ATTR: where},
         chunks=planned.chunk_shape,
         codecs=planned.codecs,
         dimension_names=dimension_names,

@@ -243,7 +243,7 @@ class BuilderWriter:
         elif is_lazy_source(data) and self.virtual is not None and (found := self.virtual.plan(data, path, storage)):
             ndim = len(found.shape)
             doc = virtual_writes.virtual_document(
-                found, storage, attrs, _dimension_names(builder, ndim), self._separator(path, ndim)
+                found, storage, attrs, _dimension_names(builder, ndim), self._separator(path, ndim), self.virtual.source
             )
             self.plan.arrays[path] = self.convention.finish_document(doc, storage, None)
             store = self.context.handle.store

@@ -73,6 +73,7 @@ def _node(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 def _array(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
     from ..backend.datasets import ZarrDataset
+    from ..format.names import VIRTUAL_ATTR
     from ..integrations.html import describe
 
     layout = io.array_layout(path)
@@ -84,6 +85,9 @@ def _array(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
     out["chunks"] = list(details["Chunk shape"])
     out["shards"] = list(details["Shard shape"]) if details["Shard shape"] else None
     out["codecs"] = details["Codecs"].split(", ") if details["Codecs"] else []
+    virtual = doc.get("attributes", {}).get(VIRTUAL_ATTR)
+    if isinstance(virtual, dict):  # chunks read in place from another file (convert --virtual)
+        out["virtual"] = {k: virtual.get(k) for k in ("location", "chunks", "copied")}
     out["logical_bytes"] = int(dataset.nbytes)
     try:
         out["stored_bytes"] = int(dataset.dataset.nbytes_stored())
@@ -128,6 +132,11 @@ def _line(node: dict[str, Any]) -> str:
             text += f"  shards {tuple(node['shards'])}"
         if node.get("codecs"):
             text += f"  [{'+'.join(node['codecs'])}]"
+        if node.get("virtual"):
+            v = node["virtual"]
+            text += f"  virtual: {v['chunks']} chunks in {v['location']}" + (
+                f", {v['copied']} copied" if v["copied"] else ""
+            )
         if node.get("logical_bytes") is not None:
             stored = node.get("stored_bytes")
             text += f"  {_size(node['logical_bytes'])}" + (f" -> {_size(stored)} stored" if stored is not None else "")

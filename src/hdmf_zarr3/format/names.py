@@ -26,9 +26,21 @@ CHUNKLESS_ATTR = "hdmf_zarr3_chunkless"
 #: Root attribute of a repository with virtual chunks: each source file's URL, size and modification time
 #: (``[{"location": ..., "size": ..., "mtime_ns": ...}]``, see ``storage/virtual_repo``).
 VIRTUAL_SOURCES_ATTR = "hdmf_zarr3_virtual_sources"
+#: Attribute of an array whose chunks are byte ranges of another file: ``{"location": <URL>, "chunks": n,
+#: "copied": m}`` (the chunks read in place, and those copied because they could not be).
+VIRTUAL_ATTR = "hdmf_zarr3_virtual"
 
 RESERVED_ATTRS = frozenset(
-    {DTYPE_ATTR, LINK_ATTR, SPECLOC_ATTR, FORMAT_ATTR, INCOMPLETE_ATTR, CHUNKLESS_ATTR, VIRTUAL_SOURCES_ATTR}
+    {
+        DTYPE_ATTR,
+        LINK_ATTR,
+        SPECLOC_ATTR,
+        FORMAT_ATTR,
+        INCOMPLETE_ATTR,
+        CHUNKLESS_ATTR,
+        VIRTUAL_SOURCES_ATTR,
+        VIRTUAL_ATTR,
+    }
 )
 
 #: ``source`` of a link or reference whose target lives in the same file.
