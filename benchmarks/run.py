@@ -2,11 +2,12 @@
 
 Parts: (a) bulk ephys write & read, (b) many small objects, (c) the (b) file through a store with
 latency, (d) peak memory of a streaming write, (e) appends in mode ``a`` (rows and samples), (f) the
-bulk array through zarr-python's codec pipelines and zarrs beside our own codec path. hdmf-zarr 0.14
+bulk array through zarr-python's codec pipelines and zarrs beside our own codec path, (g) an HDF5 file
+as a virtual icechunk repository against a full conversion and h5py. hdmf-zarr 0.14
 runs in a scratch venv created on first use (``_rival.py``); without it its columns print "n/a".
 Results also go to ``benchmarks/results/latest.json`` (git-ignored; each run replaces it). Usage::
 
-    python benchmarks/run.py [--parts abcdef] [--seconds 46.6] [--hot] [--no-rival] ...
+    python benchmarks/run.py [--parts abcdefg] [--seconds 46.6] [--hot] [--no-rival] ...
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def print_machine(m: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="abcdef", help="which parts to run, e.g. 'ab'")
+    parser.add_argument("--parts", default="abcdefg", help="which parts to run, e.g. 'ab'")
     parser.add_argument("--seconds", type=float, default=46.6, help="(a) recording length; 46.6 s = 1 GiB")
     parser.add_argument("--series", type=int, default=500, help="(b) TimeSeries")
     parser.add_argument("--units", type=int, default=1000, help="(b) units")
@@ -102,6 +103,7 @@ def main() -> None:
     parser.add_argument("--append-opens", type=int, default=20, help="(e) open + one row + write + close, times")
     parser.add_argument("--append-samples", type=int, default=2000, help="(e) samples appended to a TimeSeries")
     parser.add_argument("--pipeline-seconds", type=float, default=10.0, help="(f) recording length")
+    parser.add_argument("--virtual-seconds", type=float, default=46.6, help="(g) recording length (46.6 s: 1 GiB)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     parser.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="where to write results")
@@ -113,6 +115,7 @@ def main() -> None:
     import many_small_objects
     import pipelines
     import streaming_memory
+    import virtual
 
     t0 = time.perf_counter()
     rival = not args.no_rival and _rival.ensure() is not None
@@ -192,6 +195,14 @@ def main() -> None:
         lambda: pipelines.run(args.pipeline_seconds, evict),
         pipelines.report,
     )
+
+    with workdir() as work:
+        part(
+            "g",
+            "virtual copies of an HDF5 file (icechunk) against a full conversion and h5py",
+            lambda: virtual.run(work, args.virtual_seconds, evict, args.latency),
+            virtual.report,
+        )
 
     results["total_s"] = time.perf_counter() - t0
     out = Path(args.json)
