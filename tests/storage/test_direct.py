@@ -163,3 +163,18 @@ def test_the_stage_clock_counts_the_stages_of_writes_while_measuring_only(pools)
     before = dict(seconds)
     sync(encoder.write_block((0, 0), values, pools))
     assert seconds == before
+
+
+def test_copy_rows_copies_runs_of_the_last_axis_and_casts_other_arrays():
+    rows = np.arange(100 * 384, dtype="<i2").reshape(100, 384)
+    cut = np.empty((50, 64), dtype="<i2")
+    direct.copy_rows(cut, rows[10:60, 64:128])  # a chunk out of 384-channel rows
+    np.testing.assert_array_equal(cut, rows[10:60, 64:128])
+    back = np.zeros((100, 384), dtype="=i2")
+    direct.copy_rows(back[5:55, 128:192], cut)  # and into the rows of a result
+    assert (back[5:55, 128:192] == cut).all() and back.sum() == cut.sum(dtype=np.int64)
+    swapped = np.random.default_rng(0).random((7, 9)).astype(">f8")
+    for source in (swapped[:, 2:5], swapped[:, ::3], swapped[0, ::3]):  # another byte order; strided; 1-d
+        target = np.empty(source.shape, dtype="<f8")
+        direct.copy_rows(target, source)
+        np.testing.assert_array_equal(target, source)

@@ -26,7 +26,7 @@ from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
-from .direct import _EMPTY, JOB_BYTES, DirectArray, _scratch
+from .direct import _EMPTY, JOB_BYTES, DirectArray, _scratch, copy_rows
 from .pools import WorkPools
 from .zarr_adapter import sync
 
@@ -256,7 +256,7 @@ class UnitDecoder(DirectArray):
                 values[...] = np.frombuffer(raw, dtype=self.dtype).reshape(chunk_region)
         except DECODE_ERRORS as exc:
             raise decode_error(exc, self.path, f"chunk {self._key_of(origin)}") from exc
-        out[target] = values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))]
+        copy_rows(out[target], values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))])
 
 
 def coalesce(chunks: list[tuple[Any, int, int]], limit: int, gap: int = RUN_GAP) -> list[list[tuple[Any, int, int]]]:
