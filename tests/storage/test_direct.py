@@ -178,3 +178,20 @@ def test_copy_rows_copies_runs_of_the_last_axis_and_casts_other_arrays():
         target = np.empty(source.shape, dtype="<f8")
         direct.copy_rows(target, source)
         np.testing.assert_array_equal(target, source)
+
+
+def test_shard_buffers_are_not_reused_for_a_store_that_may_keep_them(tmp_path, pools):
+    class Keeping(LocalStore):  # a local directory that keeps what it was given (as a cache might)
+        kept: list = []
+
+        async def set(self, key, value):
+            self.kept.append((key, value))
+            await super().set(key, value)
+
+    store = Keeping(tmp_path / "f.zarr")
+    array = zarr.create_array(store, name="a", shape=(1000, 96), chunks=(100, 32), shards=(200, 96), dtype="int16")
+    encoder = UnitEncoder.for_document(store, "/a", array.metadata.to_dict())
+    values = (np.arange(1000 * 96) % 1000).astype("int16").reshape(1000, 96)
+    sync(encoder.write_block((0, 0), values, pools))
+    shards = [buffer for key, buffer in store.kept if key.startswith("a/c/")]
+    assert len(shards) == 5 and len({id(buffer.as_numpy_array().base) for buffer in shards}) == 5  # none shared

@@ -153,8 +153,10 @@ class UnitEncoder(DirectArray):
         # Shards encode their chunks in parallel already; plain chunks are the parallel unit themselves.
         limit = asyncio.Semaphore(UNITS_IN_FLIGHT if self.sharded else 4 * pools.encoder_threads)
         # Shard buffers whose object is stored, for the next shards: a fresh ~100 MB buffer costs as much
-        # in page faults as encoding its shard. Only a local directory is known to keep no reference.
-        spare: list[np.ndarray] | None = [] if isinstance(self.store, LocalStore) else None
+        # in page faults as encoding its shard. Only zarr's own local-directory writes are known to keep
+        # no reference to what they stored (a subclass overriding ``set`` might).
+        local = isinstance(self.store, LocalStore) and type(self.store).set is LocalStore.set
+        spare: list[np.ndarray] | None = [] if local else None
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
