@@ -10,9 +10,11 @@ shards, codecs) is then used to write and read the same values as a bare array t
 - the ``zarrs`` pipeline (Rust; ``pip install zarrs``; "n/a" when it is not installed).
 
 Every write is timed until every file is fsynced; reads start from a cold page cache unless ``--hot``.
-Usage::
+Each path runs ``--rounds`` times, in a rotated order (whoever runs first pays for fresh memory), and
+the median is reported, with the CPU time of this process (all its threads: a measure of the work
+that the load of a shared machine does not inflate). Usage::
 
-    python benchmarks/pipelines.py [--seconds 10] [--hot]
+    python benchmarks/pipelines.py [--seconds 10] [--rounds 3] [--hot]
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import resource
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +39,24 @@ PIPELINES = {
 DATA_PATH = "acquisition/ephys/data"
 
 
+class Clock(Timer):
+    """:class:`Timer` that also measures the CPU seconds of this process (``.cpu``, every thread)."""
+
+    @staticmethod
+    def _cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        return usage.ru_utime + usage.ru_stime
+
+    def __enter__(self) -> Clock:
+        self.cpu_start = self._cpu()
+        super().__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        self.cpu = self._cpu() - self.cpu_start
+
+
 def _ours(data: np.ndarray, doc: dict[str, Any], path: Path, evict: bool) -> dict[str, float]:
     from zarr.storage import LocalStore
 
@@ -46,7 +68,7 @@ def _ours(data: np.ndarray, doc: dict[str, Any], path: Path, evict: bool) -> dic
 
     store = LocalStore(path)
     with WorkPools() as pools:
-        with Timer() as write:
+        with Clock() as write:
             put_documents(store, {"/": {"zarr_format": 3, "node_type": "group", "attributes": {}}, "/a": doc})
             encoder = UnitEncoder.for_document(store, "/a", doc)
             assert encoder is not None, "the default document is one the direct path writes"
@@ -54,18 +76,18 @@ def _ours(data: np.ndarray, doc: dict[str, Any], path: Path, evict: bool) -> dic
             fsync_tree(path)
         if evict:
             evict_tree(path)
-        with Timer() as read:
+        with Clock() as read:
             decoder = UnitDecoder.for_document(store, "/a", doc)
             back = read_key(decoder, (slice(None),) * data.ndim, data.shape, pools)
     assert back is not None and np.array_equal(back, data)
-    return {"write": write.seconds, "read": read.seconds}
+    return {"write": write.seconds, "read": read.seconds, "write cpu": write.cpu, "read cpu": read.cpu}
 
 
 def _zarr(data: np.ndarray, doc: dict[str, Any], path: Path, pipeline: str, evict: bool) -> dict[str, float]:
     import zarr
 
     with zarr.config.set({"codec_pipeline.path": pipeline}):
-        with Timer() as write:
+        with Clock() as write:
             store = zarr.storage.LocalStore(path)
             root = zarr.open_group(store=store, mode="w")
             array = zarr.create_array(store, name="a", overwrite=True, **_creation(doc))
@@ -74,10 +96,10 @@ def _zarr(data: np.ndarray, doc: dict[str, Any], path: Path, pipeline: str, evic
         del root
         if evict:
             evict_tree(path)
-        with Timer() as read:
+        with Clock() as read:
             back = zarr.open_array(store=zarr.storage.LocalStore(path), path="a", mode="r")[...]
     assert np.array_equal(back, data)
-    return {"write": write.seconds, "read": read.seconds}
+    return {"write": write.seconds, "read": read.seconds, "write cpu": write.cpu, "read cpu": read.cpu}
 
 
 def _creation(doc: dict[str, Any]) -> dict[str, Any]:
@@ -100,12 +122,12 @@ def _creation(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def run(seconds: float = 10.0, evict: bool = True) -> dict[str, Any]:
-    """Write the recording with ``NWBZarrIO``, then the bare array with each codec path."""
+def run(seconds: float = 10.0, evict: bool = True, rounds: int = 3) -> dict[str, Any]:
+    """Write the recording with ``NWBZarrIO``, then the bare array with each codec path, ``rounds`` times."""
     from hdmf_zarr3 import NWBZarrIO
 
     data = ephys(seconds)
-    out: dict[str, Any] = {"seconds": seconds, "bytes": data.nbytes, "evict": evict, "paths": {}}
+    out: dict[str, Any] = {"seconds": seconds, "bytes": data.nbytes, "evict": evict, "rounds": rounds, "paths": {}}
     with workdir() as work:
         with Timer() as full:
             with NWBZarrIO(work / "full.nwb.zarr", mode="w") as io:
@@ -114,12 +136,19 @@ def run(seconds: float = 10.0, evict: bool = True) -> dict[str, Any]:
         out["full pipeline write"] = full.seconds
         doc = json.loads((work / "full.nwb.zarr" / DATA_PATH / "zarr.json").read_text())
         out["document"] = {k: doc[k] for k in ("chunk_grid", "codecs", "chunk_key_encoding")}
-        out["paths"]["ours"] = _ours(data, doc, work / "ours.zarr", evict)
-        for name, pipeline in PIPELINES.items():
-            if importlib.util.find_spec(pipeline.split(".")[0]) is None:
-                out["paths"][name] = {}
-                continue
-            out["paths"][name] = _zarr(data, doc, work / f"{name.replace(' ', '_')}.zarr", pipeline, evict)
+        names = ["ours"] + [n for n, p in PIPELINES.items() if importlib.util.find_spec(p.split(".")[0]) is not None]
+        samples: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+        for turn in range(rounds):
+            for name in names[turn % len(names) :] + names[: turn % len(names)]:
+                path = work / f"{name.replace(' ', '_')}.zarr"
+                if name == "ours":
+                    samples[name].append(_ours(data, doc, path, evict))
+                else:
+                    samples[name].append(_zarr(data, doc, path, PIPELINES[name], evict))
+                shutil.rmtree(path)
+    for name in ["ours", *PIPELINES]:
+        taken = samples.get(name, [])
+        out["paths"][name] = {k: float(np.median([t[k] for t in taken])) for k in (taken[0] if taken else {})}
     return out
 
 
@@ -128,7 +157,9 @@ def report(r: dict[str, Any]) -> None:
     cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
     size = r["bytes"] / GB
     print(f"  {r['seconds']:g} s x 384 channels int16 ({size:.2f} GB), our default layout; reads {cache}")
+    print(f"  layout: {json.dumps(r['document']['chunk_grid']['configuration'])}, {_inner(r['document'])}")
     print(f"  ours through NWBZarrIO (whole pipeline): write {r['full pipeline write']:.2f} s")
+    print(f"  median of {r['rounds']} rounds; cpu = CPU seconds of the process over all its threads")
     rows = []
     for name, res in r["paths"].items():
         write, read = res.get("write"), res.get("read")
@@ -137,11 +168,13 @@ def report(r: dict[str, Any]) -> None:
                 name,
                 fmt(write),
                 fmt(None if not write else size / write),
+                fmt(res.get("write cpu")),
                 fmt(read),
                 fmt(None if not read else size / read),
+                fmt(res.get("read cpu")),
             ]
         )
-    print(table(["codec path (bare array)", "write s", "GB/s", "read s", "GB/s"], rows))
+    print(table(["codec path (bare array)", "write s", "GB/s", "cpu s", "read s", "GB/s", "cpu s"], rows))
     print("  ratios (time of the other / time of ours; >1 = ours faster):")
     ours = r["paths"]["ours"]
     for name in PIPELINES:
@@ -150,12 +183,20 @@ def report(r: dict[str, Any]) -> None:
             print(ratio_line(f"pipeline {step} {name}/ours", ratio(other.get(step), ours.get(step))))
 
 
+def _inner(document: dict[str, Any]) -> str:
+    codecs = document["codecs"]
+    if codecs and codecs[0]["name"] == "sharding_indexed":
+        return f"sharded, chunks {codecs[0]['configuration']['chunk_shape']}"
+    return "not sharded"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=10.0, help="recording length")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each path (the median is reported)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     args = parser.parse_args()
-    report(run(args.seconds, not args.hot))
+    report(run(args.seconds, not args.hot, args.rounds))
 
 
 if __name__ == "__main__":

@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--append-samples", type=int, default=2000, help="(e) samples appended to a TimeSeries")
     parser.add_argument("--pipeline-seconds", type=float, default=10.0, help="(f) recording length")
     parser.add_argument("--virtual-seconds", type=float, default=46.6, help="(g) recording length (46.6 s: 1 GiB)")
+    parser.add_argument("--pipeline-rounds", type=int, default=3, help="(f) runs of each codec path (median)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     parser.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="where to write results")
@@ -192,7 +193,7 @@ def main() -> None:
     part(
         "f",
         "codec pipelines on the bulk array (ours, zarr's, zarrs)",
-        lambda: pipelines.run(args.pipeline_seconds, evict),
+        lambda: pipelines.run(args.pipeline_seconds, evict, args.pipeline_rounds),
         pipelines.report,
     )
 

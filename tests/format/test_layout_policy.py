@@ -46,6 +46,24 @@ def test_large_arrays_get_shards_of_whole_chunks_across_all_channels():
     assert 4 <= objects <= 16  # a handful of objects, not hundreds of chunks
 
 
+def test_a_sharded_time_series_takes_small_chunks_and_an_unsharded_one_keeps_4_mib():
+    from hdmf_zarr3.backend.layout_choice import choose
+
+    recording = (1_398_000, 384)  # 1 GiB of 384-channel ephys: sharded
+    rows = policy.SHARDED_SERIES_CHUNK_BYTES // (64 * 2)
+    assert policy.chunk_shape(recording, INT16, sharded=True) == (rows, 64)
+    for settings in ({}, ZarrDataIO(np.zeros(1)).write_settings):
+        layout = choose("/d", INT16, recording, settings)
+        sharding = layout.codecs[0]["configuration"]
+        assert tuple(sharding["chunk_shape"]) == (rows, 64)
+        assert layout.chunks[1] == 384 and layout.chunks[0] % rows == 0
+        assert layout.chunks[0] * 384 * 2 <= policy.TARGET_SHARD_BYTES
+    ten_seconds = (300_000, 384)  # 230 MB: not sharded, so each chunk is an object of its own
+    assert choose("/d", INT16, ten_seconds, {}).chunks is None  # the default chunks, not sharded:
+    assert policy.chunk_shape(ten_seconds, INT16) == (policy.TARGET_CHUNK_BYTES // (64 * 2), 64)
+    assert policy.chunk_shape((10**8, 16), INT16, sharded=True) == policy.chunk_shape((10**8, 16), INT16)  # narrow
+
+
 def test_small_and_variable_length_arrays_are_not_sharded():
     assert policy.shard_shape((1000, 384), (1000, 64), INT16) is None
     assert policy.shard_shape((10**8,), (65536,), TEXT) is None
@@ -87,6 +105,7 @@ def test_written_array_is_sharded_and_readable_by_zarr(tmp_path, monkeypatch):
     monkeypatch.setattr(policy, "SHARD_FROM_BYTES", 2**20)
     monkeypatch.setattr(policy, "TARGET_SHARD_BYTES", 2**19)
     monkeypatch.setattr(policy, "TARGET_CHUNK_BYTES", 2**16)
+    monkeypatch.setattr(policy, "SHARDED_SERIES_CHUNK_BYTES", 2**16)
     values = np.arange(600_000, dtype="int16").reshape(-1, 200)
     nwb = small_nwbfile()
     nwb.add_acquisition(TimeSeries(name="x", data=values, unit="V", rate=1.0))

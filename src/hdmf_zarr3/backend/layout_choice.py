@@ -130,7 +130,8 @@ def _choose(
 
 def with_default_shards(layout: ZarrLayout, storage: D.StorageType, shape: tuple[int, ...]) -> ZarrLayout:
     """``layout`` grouped into shards when the policy shards an array of this size."""
-    chunks = layout.chunks or policy.chunk_shape(shape, storage)
+    sharded = policy.sharded_by_default(shape, storage)
+    chunks = layout.chunks or policy.chunk_shape(shape, storage, sharded=sharded)
     shards = policy.shard_shape(shape, chunks, storage)
     if shards is None:
         return layout
@@ -153,7 +154,8 @@ def from_zarr_settings(
             raise UnsupportedDataError(f"{name} {tuple(value)} do not fit a {ndim}-d dataset of shape {shape}", path)
     if ndim == 0 and shards not in (None, AUTO, POLICY):
         raise UnsupportedDataError("a scalar dataset cannot be sharded", path)
-    inner = tuple(chunks) if chunks is not None else policy.chunk_shape(shape, storage)
+    sharded = shards == POLICY and policy.sharded_by_default(shape, storage)
+    inner = tuple(chunks) if chunks is not None else policy.chunk_shape(shape, storage, sharded=sharded)
     if chunks is None and shards not in (None, AUTO, POLICY):  # inner chunks that tile the shards given
         inner = tuple(_divisor_at_most(s, c) for s, c in zip(shards, inner))
     defaults = docs.default_codecs(storage)

@@ -10,7 +10,10 @@ Measured on 2 cores with int16 ephys (samples x 384 channels; see ``docs/perform
   for bytes rather than round trips, small enough to read a window cheaply. A 2-d array is a time
   series (time x channels): long, wide ones are split into blocks of :data:`CHANNEL_BLOCK` channels, so
   one channel across all time reads 1/6 of a 384-channel file instead of all of it, while a 1 s
-  window across all channels still reads a few chunks. Arrays of 3 or more dimensions (frames of
+  window across all channels still reads a few chunks. In shards such a series takes chunks of
+  :data:`SHARDED_SERIES_CHUNK_BYTES` (1 MiB): more chunks cost no more objects there, neighbouring
+  chunks are read by one request, and a 1 s window (30000 rows) decodes ~1.2x what it returns
+  instead of ~2x with 4 MiB chunks (32768 rows). Arrays of 3 or more dimensions (frames of
   imaging data) keep whole frames in a chunk, halving the largest frame axes only when one frame
   alone exceeds the target.
 - **Shards** group chunks into storage objects for arrays of at least :data:`SHARD_FROM_BYTES`, so a
@@ -40,6 +43,7 @@ from .dtypes import StorageType
 __all__ = [
     "CHANNEL_BLOCK",
     "MAX_KEY_DEPTH",
+    "SHARDED_SERIES_CHUNK_BYTES",
     "SHARD_FROM_BYTES",
     "TARGET_CHUNK_BYTES",
     "TARGET_SHARD_BYTES",
@@ -49,6 +53,7 @@ __all__ = [
     "itemsize",
     "nested_key_depth",
     "shard_shape",
+    "sharded_by_default",
     "sharding_codec",
 ]
 
@@ -56,6 +61,8 @@ __all__ = [
 TARGET_CHUNK_BYTES = 4 * 2**20
 #: Channels per chunk of a wide 2-d array (time x channels).
 CHANNEL_BLOCK = 64
+#: Target size of one uncompressed chunk of a long multi-channel time series stored in shards.
+SHARDED_SERIES_CHUNK_BYTES = 2**20
 #: Arrays at least this large (uncompressed) are sharded by default.
 SHARD_FROM_BYTES = 256 * 2**20
 #: Target size of one uncompressed shard.
@@ -72,15 +79,23 @@ def itemsize(storage: StorageType) -> int:
     return VARIABLE_ITEM_BYTES
 
 
-def chunk_shape(shape: Sequence[int], storage: StorageType, target_bytes: int | None = None) -> tuple[int, ...]:
-    """The default chunk shape of an array of ``shape``: about ``target_bytes`` per chunk."""
-    target_bytes = TARGET_CHUNK_BYTES if target_bytes is None else target_bytes
+def chunk_shape(
+    shape: Sequence[int], storage: StorageType, target_bytes: int | None = None, sharded: bool = False
+) -> tuple[int, ...]:
+    """The default chunk shape of an array of ``shape``: about ``target_bytes`` per chunk.
+
+    ``sharded``: the array is stored in shards; a long multi-channel time series then takes chunks
+    of :data:`SHARDED_SERIES_CHUNK_BYTES` (unless ``target_bytes`` is given).
+    """
     if len(shape) == 0:
         return ()
     dims = [max(1, int(s)) for s in shape]
     size = itemsize(storage)
     row = [1] + dims[1:]
-    if len(dims) == 2 and dims[1] > 2 * CHANNEL_BLOCK and dims[0] * CHANNEL_BLOCK * size >= target_bytes:
+    series = len(dims) == 2 and dims[1] > 2 * CHANNEL_BLOCK
+    if target_bytes is None:
+        target_bytes = SHARDED_SERIES_CHUNK_BYTES if sharded and series else TARGET_CHUNK_BYTES
+    if series and dims[0] * CHANNEL_BLOCK * size >= target_bytes:
         row[1] = CHANNEL_BLOCK  # a long time series: blocks of channels (a short, wide array keeps rows)
     while math.prod(row) * size > target_bytes and max(row[1:], default=1) > 1:
         i = 1 + max(range(len(row) - 1), key=lambda k: row[k + 1])
@@ -88,6 +103,13 @@ def chunk_shape(shape: Sequence[int], storage: StorageType, target_bytes: int | 
     rows = max(1, target_bytes // (math.prod(row) * size))
     row[0] = min(rows, dims[0])
     return tuple(row)
+
+
+def sharded_by_default(shape: Sequence[int], storage: StorageType) -> bool:
+    """Whether :func:`shard_shape` shards an array of ``shape`` (by its size and kind)."""
+    if storage.kind not in ("numeric", "struct") or len(shape) == 0:
+        return False
+    return math.prod(int(s) for s in shape) * itemsize(storage) >= SHARD_FROM_BYTES
 
 
 def shard_shape(

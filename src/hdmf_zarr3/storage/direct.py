@@ -13,16 +13,20 @@ nbytes)`` pairs as little-endian uint64 followed by its crc32c). Anything else g
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import math
 import threading
+import time
+from collections.abc import Iterator
 from typing import Any, Self
 
 import numcodecs
 import numpy as np
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
+from zarr.storage import LocalStore
 
 from ..format.array_view import ArrayView
 from ..format.codec_rules import stored_bound
@@ -33,6 +37,8 @@ from .pools import WorkPools
 
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).
 UNITS_IN_FLIGHT = 2
+#: Uncompressed bytes one encoding or decoding job takes (several small chunks make one job).
+JOB_BYTES = 4 * 2**20
 _EMPTY = np.iinfo(np.uint64).max
 _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
 
@@ -112,6 +118,7 @@ class UnitEncoder(DirectArray):
 
         ``None`` for a chunk holding only the fill value, which is not stored (as zarr does).
         """
+        started = time.perf_counter()
         part = values[region]
         if part.flat[0] == self.fill and (part == self.fill).all() and self._same_sign(part):  # (first test: cheap)
             return None
@@ -121,13 +128,16 @@ class UnitEncoder(DirectArray):
             scratch = _scratch(self.chunks, self.dtype)
             if part.shape != self.chunks:
                 scratch.fill(self.fill)
-                scratch[tuple(slice(0, n) for n in part.shape)] = part
+                copy_rows(scratch[tuple(slice(0, n) for n in part.shape)], part)
             else:
-                np.copyto(scratch, part, casting="unsafe")
+                copy_rows(scratch, part)
             part = scratch
+        cut = time.perf_counter()
         raw: Any = part
         for compressor in self.compressors:
             raw = compressor.encode(raw)
+        STAGES.add("cut", cut - started)
+        STAGES.add("encode", time.perf_counter() - cut)
         return bytes(raw)
 
     # --- blocks of whole units ---------------------------------------------------------------
@@ -142,39 +152,120 @@ class UnitEncoder(DirectArray):
         loop = asyncio.get_running_loop()
         # Shards encode their chunks in parallel already; plain chunks are the parallel unit themselves.
         limit = asyncio.Semaphore(UNITS_IN_FLIGHT if self.sharded else 4 * pools.encoder_threads)
+        # Shard buffers whose object is stored, for the next shards: a fresh ~100 MB buffer costs as much
+        # in page faults as encoding its shard. Only zarr's own local-directory writes are known to keep
+        # no reference to what they stored (a subclass overriding ``set`` might).
+        local = isinstance(self.store, LocalStore) and type(self.store).set is LocalStore.set
+        spare: list[np.ndarray] | None = [] if local else None
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
                 origin = tuple(c * u for c, u in zip(cell, self.unit))
                 local = tuple(slice(o - s, min(o + u, e) - s) for o, u, s, e in zip(origin, self.unit, start, stop))
                 unit_values = values[local]
+                reused = spare.pop() if spare else None
                 if self.sharded:
-                    data = await self._shard(unit_values, loop, pools)
+                    data = await self._shard(unit_values, loop, pools, reused)
                 else:
                     data = await loop.run_in_executor(
                         pools.encoders, self._encode, unit_values, tuple(slice(0, n) for n in unit_values.shape)
                     )
                 if data is not None:  # the array is new: a unit never stored reads as the fill value
                     key = store_key(self.path, chunk_key(cell, self.separator))
-                    await self.store.set(key, default_buffer_prototype().buffer.from_bytes(data))
+                    started = time.perf_counter()
+                    await self.store.set(key, _buffer(data))
+                    STAGES.add("store", time.perf_counter() - started)
+                kept = data if isinstance(data, np.ndarray) else reused
+                if spare is not None and kept is not None:
+                    spare.append(kept if kept.base is None else kept.base)
 
+        started = time.perf_counter()
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
+        STAGES.add("blocks", time.perf_counter() - started)
 
-    async def _shard(self, values: np.ndarray, loop: asyncio.AbstractEventLoop, pools: WorkPools) -> bytes | None:
+    async def _shard(
+        self, values: np.ndarray, loop: asyncio.AbstractEventLoop, pools: WorkPools, into: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """The bytes of the shard holding ``values`` (assembled in ``into`` when it is large enough)."""
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
-        jobs, slots = [], []
+        regions, slots = [], []
         for index in itertools.product(*[range(g) for g in grid]):
             region = tuple(slice(i * c, min((i + 1) * c, n)) for i, c, n in zip(index, self.chunks, values.shape))
             if any(r.start >= r.stop for r in region):
                 continue  # beyond the array's edge: an empty chunk
             slots.append(index)
-            jobs.append(loop.run_in_executor(pools.encoders, self._encode, values, region))
-        encoded = await asyncio.gather(*jobs)
+            regions.append(region)
+        # Small chunks are encoded a few per job: a job costs a thread hand-off (~0.1 ms).
+        per_job = max(1, JOB_BYTES // (math.prod(self.chunks) * self.dtype.itemsize))
+
+        def encode(batch: list[tuple[slice, ...]]) -> list[bytes | None]:
+            return [self._encode(values, region) for region in batch]
+
+        batches = [regions[k : k + per_job] for k in range(0, len(regions), per_job)]
+        done = await asyncio.gather(*(loop.run_in_executor(pools.encoders, encode, b) for b in batches))
+        encoded = [data for batch in done for data in batch]
         # Assembling ~100 MB is a copy: off the event loop, which must keep serving the store.
-        return await loop.run_in_executor(pools.encoders, _assemble, grid, slots, encoded)
+        return await loop.run_in_executor(pools.encoders, _assemble, grid, slots, encoded, into)
 
 
 _LOCAL = threading.local()
+
+
+class StageClock:
+    """Seconds spent in each stage of the direct writes made while :meth:`measuring` (for benchmarks).
+
+    Stages: ``cut`` (copying a chunk out of the values), ``encode`` (the compressors), ``assemble``
+    (copying encoded chunks into a shard) and ``store`` (``Store.set``, awaited) are summed over the
+    threads doing them; ``blocks`` is the wall time of :meth:`UnitEncoder.write_block` calls.
+    """
+
+    def __init__(self) -> None:
+        self._seconds: dict[str, float] | None = None
+        self._lock = threading.Lock()
+
+    def add(self, stage: str, seconds: float) -> None:
+        """Count ``seconds`` for ``stage`` (nothing unless measuring)."""
+        if self._seconds is not None:
+            with self._lock:
+                self._seconds[stage] = self._seconds.get(stage, 0.0) + seconds
+
+    @contextlib.contextmanager
+    def measuring(self) -> Iterator[dict[str, float]]:
+        """A dict filled with the seconds of each stage until the block ends."""
+        seconds: dict[str, float] = dict.fromkeys(("cut", "encode", "assemble", "store", "blocks"), 0.0)
+        self._seconds = seconds
+        try:
+            yield seconds
+        finally:
+            self._seconds = None
+
+
+#: The stages of direct writes in this process (see :class:`StageClock`).
+STAGES = StageClock()
+
+
+def _buffer(data: bytes | np.ndarray) -> Any:
+    """``data`` as a zarr buffer, without copying it."""
+    buffer = default_buffer_prototype().buffer
+    return buffer.from_bytes(data) if isinstance(data, bytes) else buffer.from_array_like(data)
+
+
+def copy_rows(target: np.ndarray, values: np.ndarray) -> None:
+    """``target[...] = values`` (cast as needed); when both hold the same type with their last axis
+    contiguous, each run along it is copied as one item: cutting a 64-channel chunk out of 384-channel
+    rows then takes half the time of numpy's element-wise strided copy."""
+    width = values.shape[-1] * values.itemsize if values.ndim >= 2 else 0
+    if (
+        width
+        and target.shape == values.shape
+        and target.dtype == values.dtype
+        and values.strides[-1] == values.itemsize
+        and target.strides[-1] == target.itemsize
+    ):
+        row = np.dtype((np.void, width))
+        np.copyto(target.view(row), values.view(row))
+    else:
+        np.copyto(target, values, casting="unsafe")
 
 
 def _scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
@@ -185,8 +276,16 @@ def _scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return buffer
 
 
-def _assemble(grid: tuple[int, ...], slots: list[tuple[int, ...]], encoded: list[bytes | None]) -> bytes | None:
-    """A shard's bytes: its stored chunks in order, then the index and the index's crc32c."""
+def _assemble(
+    grid: tuple[int, ...], slots: list[tuple[int, ...]], encoded: list[bytes | None], into: np.ndarray | None = None
+) -> np.ndarray | None:
+    """A shard's bytes: its stored chunks in order, then the index and the index's crc32c.
+
+    Assembled with numpy copies into the start of ``into`` when it is large enough, else into a new
+    array (with room to spare, for reuse): ``bytes.join`` holds the GIL while it copies (~100 MB here),
+    stalling the threads still encoding; numpy releases it.
+    """
+    started = time.perf_counter()
     index_table = np.full(grid + (2,), _EMPTY, dtype="<u8")
     offset = 0
     stored = []
@@ -198,8 +297,18 @@ def _assemble(grid: tuple[int, ...], slots: list[tuple[int, ...]], encoded: list
     if not stored:
         return None
     index_bytes = index_table.tobytes()
-    checksum = numcodecs.CRC32C().encode(index_bytes)
-    return b"".join([*stored, bytes(checksum)])
+    checksum = bytes(numcodecs.CRC32C().encode(index_bytes))
+    size = offset + len(checksum)
+    if into is None or into.size < size:
+        into = np.empty(size + size // 8, dtype=np.uint8)
+    shard = into[:size]
+    start = 0
+    for data in stored:
+        shard[start : start + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        start += len(data)
+    shard[start:] = np.frombuffer(checksum, dtype=np.uint8)
+    STAGES.add("assemble", time.perf_counter() - started)
+    return shard
 
 
 _NUMERIC = frozenset(

@@ -1,9 +1,11 @@
 """Read rectangular selections of numeric arrays by decoding their chunks directly (see :mod:`.direct`).
 
-The counterpart of :class:`.direct.UnitEncoder`: for each storage object a selection touches, a
-shard is fetched whole when the selection covers most of it, else its index (a suffix request,
-checksum verified) and then only the chunks needed; chunks are decoded on the encoder thread pool
-straight into the result. Missing objects and chunks read as the fill value, as in zarr.
+The counterpart of :class:`.direct.UnitEncoder`: for each storage object a selection touches, its
+index is read (a suffix request, checksum verified), then the chunks needed, neighbouring ones by one
+ranged request (:func:`coalesce`); from a store other than a local directory, a shard is fetched
+whole when the selection covers most of it. Chunks are decoded on the encoder thread pool, a run of
+chunks as soon as it arrives, and copied into the result. Missing objects and chunks read as the
+fill value, as in zarr.
 """
 
 from __future__ import annotations
@@ -18,19 +20,31 @@ import numcodecs
 import numpy as np
 from zarr.abc.store import RangeByteRequest, SuffixByteRequest
 from zarr.buffer import default_buffer_prototype
+from zarr.storage import LocalStore
 
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
-from .direct import _EMPTY, DirectArray, _scratch
+from .direct import _EMPTY, JOB_BYTES, DirectArray, _scratch, copy_rows
 from .pools import WorkPools
 from .zarr_adapter import sync
 
-#: Fetch a whole shard when the selection needs at least this fraction of its chunks.
+#: Fetch a whole shard from a store other than a local directory when the selection needs at least
+#: this fraction of its chunks (one request instead of its index and a few ranges).
 WHOLE_SHARD_FRACTION = 0.5
 #: Storage objects read at once.
 OBJECTS_IN_FLIGHT = 8
+#: The most bytes one ranged request for chunks of a shard asks for (unless one chunk alone is larger),
+#: from a local directory and from other stores. Locally, small requests finish early, so their chunks
+#: are decoded while the next ones are read, and their buffers are recycled by the allocator (a fresh
+#: 100 MB shard buffer costs as much in page faults as decoding it); a remote request pays a round trip.
+RUN_BYTES = {"local": 4 * 2**20, "remote": 16 * 2**20}
+#: Ranged requests for chunks under way at once over a whole read, from a local directory and from
+#: other stores (few locally: the first ones finish early and decoding starts).
+READS_IN_FLIGHT = {"local": 4, "remote": 16}
+#: Chunks at most this many bytes apart are read by one request (the bytes between are read and dropped).
+RUN_GAP = 64 * 2**10
 
 Selection = tuple[slice, ...]
 
@@ -77,6 +91,11 @@ def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pool
 class UnitDecoder(DirectArray):
     """Reads selections of one array by decoding its chunks directly."""
 
+    @property
+    def _where(self) -> str:
+        """``"local"`` for a directory on this machine (zarr's ``LocalStore``), else ``"remote"``."""
+        return "local" if isinstance(self.store, LocalStore) else "remote"
+
     async def read(self, selection: Selection, pools: WorkPools) -> np.ndarray:
         """The values at ``selection`` (unit-step slices within the array), in full dimensionality;
         chunks are decoded on ``pools.encoders``."""
@@ -86,15 +105,18 @@ class UnitDecoder(DirectArray):
         first = tuple(s.start // u for s, u in zip(selection, self.unit))
         last = tuple((s.stop - 1) // u + 1 for s, u in zip(selection, self.unit))
         limit = asyncio.Semaphore(OBJECTS_IN_FLIGHT)
+        reads = asyncio.Semaphore(READS_IN_FLIGHT[self._where])
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
-                await self._read_unit(cell, selection, out, pools)
+                await self._read_unit(cell, selection, out, pools, reads)
 
         await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
         return out
 
-    async def _read_unit(self, cell: tuple[int, ...], selection: Selection, out: np.ndarray, pools: WorkPools) -> None:
+    async def _read_unit(
+        self, cell: tuple[int, ...], selection: Selection, out: np.ndarray, pools: WorkPools, reads: asyncio.Semaphore
+    ) -> None:
         origin = tuple(c * u for c, u in zip(cell, self.unit))
         key = store_key(self.path, chunk_key(cell, self.separator))
         loop = asyncio.get_running_loop()
@@ -112,48 +134,69 @@ class UnitDecoder(DirectArray):
             if self._overlaps(tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection)
         ]
         index_bytes = 16 * math.prod(grid) + 4
-        if len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
+        if self._where == "remote" and len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
             buf = await self.store.get(key, prototype=proto)
             if buf is None:
                 return self._fill_missing(origin, wanted, selection, out)
             shard = _view(buf)
             index = self._index(shard[-index_bytes:], grid, key)
             parts = {i: self._slice(shard, index[i], key) for i in wanted}
-        else:
-            buf = await self.store.get(key, prototype=proto, byte_range=SuffixByteRequest(index_bytes))
-            if buf is None:
-                return self._fill_missing(origin, wanted, selection, out)
-            index = self._index(_view(buf), grid, key)
+            await self._place_all(parts, origin, selection, out, pools)
+            return
+        buf = await self.store.get(key, prototype=proto, byte_range=SuffixByteRequest(index_bytes))
+        if buf is None:
+            return self._fill_missing(origin, wanted, selection, out)
+        index = self._index(_view(buf), grid, key)
+        stored = []
+        for i in wanted:
+            offset, size = (int(v) for v in index[i])
+            if offset == _EMPTY:
+                self._place(None, self._chunk_origin(origin, i), selection, out)
+            elif offset + size > self.bound:
+                raise self._past_end(key)
+            else:
+                stored.append((i, offset, size))
 
-            async def fetch(i: tuple[int, ...]) -> memoryview | None:
-                offset, size = (int(v) for v in index[i])
-                if offset == _EMPTY:
-                    return None
-                if offset + size > self.bound:
-                    raise self._past_end(key)
-                got = await self.store.get(key, prototype=proto, byte_range=RangeByteRequest(offset, offset + size))
-                if got is not None and len(got) != size:
-                    raise self._past_end(key)
-                return None if got is None else _view(got)
+        async def fetch(run: list[tuple[tuple[int, ...], int, int]]) -> None:
+            start = run[0][1]
+            stop = max(offset + size for _, offset, size in run)
+            async with reads:
+                got = await self.store.get(key, prototype=proto, byte_range=RangeByteRequest(start, stop))
+            if got is not None and len(got) != stop - start:
+                raise self._past_end(key)
+            data = None if got is None else _view(got)
+            parts = {i: None if data is None else data[o - start : o - start + n] for i, o, n in run}
+            await self._place_all(parts, origin, selection, out, pools)
 
-            parts = dict(zip(wanted, await asyncio.gather(*(fetch(i) for i in wanted))))
-        await asyncio.gather(
-            *(
-                loop.run_in_executor(
-                    pools.encoders,
-                    self._place,
-                    data,
-                    tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)),
-                    selection,
-                    out,
-                )
-                for i, data in parts.items()
-            )
-        )
+        await asyncio.gather(*(fetch(run) for run in coalesce(stored, RUN_BYTES[self._where])))
+
+    def _chunk_origin(self, origin: tuple[int, ...], inner: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(o + j * c for o, j, c in zip(origin, inner, self.chunks))
+
+    async def _place_all(
+        self,
+        parts: dict[tuple[int, ...], Any],
+        origin: tuple[int, ...],
+        selection: Selection,
+        out: np.ndarray,
+        pools: WorkPools,
+    ) -> None:
+        """Decode the chunks ``parts`` holds (inner index -> bytes or ``None``) on ``pools.encoders``, a
+        few chunks per job when they are small (a job costs a thread hand-off, ~0.1 ms)."""
+        loop = asyncio.get_running_loop()
+        per_job = max(1, JOB_BYTES // (math.prod(self.chunks) * self.dtype.itemsize))
+        items = [(data, self._chunk_origin(origin, i)) for i, data in parts.items()]
+
+        def place(batch: list[tuple[Any, tuple[int, ...]]]) -> None:
+            for data, at in batch:
+                self._place(data, at, selection, out)
+
+        jobs = [items[k : k + per_job] for k in range(0, len(items), per_job)]
+        await asyncio.gather(*(loop.run_in_executor(pools.encoders, place, job) for job in jobs))
 
     def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection, out: np.ndarray) -> None:
         for i in wanted:
-            self._place(None, tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection, out)
+            self._place(None, self._chunk_origin(origin, i), selection, out)
 
     def _key_of(self, origin: tuple[int, ...]) -> str:
         """The chunk key of the chunk at ``origin`` (with its place in the shard, when sharded)."""
@@ -213,7 +256,28 @@ class UnitDecoder(DirectArray):
                 values[...] = np.frombuffer(raw, dtype=self.dtype).reshape(chunk_region)
         except DECODE_ERRORS as exc:
             raise decode_error(exc, self.path, f"chunk {self._key_of(origin)}") from exc
-        out[target] = values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))]
+        copy_rows(out[target], values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))])
+
+
+def coalesce(chunks: list[tuple[Any, int, int]], limit: int, gap: int = RUN_GAP) -> list[list[tuple[Any, int, int]]]:
+    """``(name, offset, size)`` of stored chunks grouped into runs that one ranged request each reads.
+
+    Chunks follow each other in a shard (in the order of their inner grid): a window across all
+    channels is a few runs of neighbouring chunks, read by one request each instead of one per chunk.
+    A run grows while the next chunk starts at most ``gap`` bytes after its end and the run stays
+    within ``limit`` bytes.
+    """
+    runs: list[list[tuple[Any, int, int]]] = []
+    start = stop = 0
+    for item in sorted(chunks, key=lambda c: c[1]):
+        _, offset, size = item
+        if runs and offset <= stop + gap and max(stop, offset + size) - start <= limit:
+            runs[-1].append(item)
+            stop = max(stop, offset + size)
+        else:
+            runs.append([item])
+            start, stop = offset, offset + size
+    return runs
 
 
 def _decode(codec: Any, data: Any) -> Any:
