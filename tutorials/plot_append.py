@@ -113,8 +113,9 @@ def samples_from_a_flaky_device():
 
 with NWBZarrIO(PATH, mode="a") as io:
     nwb = io.read()
-    nwb.add_acquisition(TimeSeries(name="flaky", data=DataChunkIterator(samples_from_a_flaky_device()),
-                                   unit="V", rate=1000.0))
+    nwb.add_acquisition(
+        TimeSeries(name="flaky", data=DataChunkIterator(samples_from_a_flaky_device()), unit="V", rate=1000.0)
+    )
     nwb.add_trial(start_time=3.0, stop_time=4.0)
     try:
         io.write(nwb)

@@ -47,8 +47,16 @@ with NWBHDF5IO("session.nwb", mode="w") as io:
 
 with h5py.File("session.nwb", "r") as f:
     dset = f["acquisition/ephys/data"]
-    print("HDF5:", dset.shape, dset.dtype, "chunks", dset.chunks, dset.compression, dset.compression_opts,
-          "shuffle" if dset.shuffle else "no shuffle")
+    print(
+        "HDF5:",
+        dset.shape,
+        dset.dtype,
+        "chunks",
+        dset.chunks,
+        dset.compression,
+        dset.compression_opts,
+        "shuffle" if dset.shuffle else "no shuffle",
+    )
 
 # %%
 # Convert it to Zarr
@@ -99,8 +107,17 @@ convert("session.nwb.zarr", "roundtrip.nwb")
 
 with h5py.File("roundtrip.nwb", "r") as f:
     dset = f["acquisition/ephys/data"]
-    print("HDF5 again:", dset.shape, "chunks", dset.chunks, dset.compression, dset.compression_opts,
-          "shuffle" if dset.shuffle else "no shuffle", "maxshape", dset.maxshape)
+    print(
+        "HDF5 again:",
+        dset.shape,
+        "chunks",
+        dset.chunks,
+        dset.compression,
+        dset.compression_opts,
+        "shuffle" if dset.shuffle else "no shuffle",
+        "maxshape",
+        dset.maxshape,
+    )
     assert dset.chunks == (10_000, 16) and dset.compression == "gzip" and dset.shuffle
 
 with NWBHDF5IO("session.nwb", mode="r") as original, NWBHDF5IO("roundtrip.nwb", mode="r") as roundtrip:

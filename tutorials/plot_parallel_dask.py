@@ -46,8 +46,11 @@ print(recording)
 
 def session(data, identifier):
     """An NWB file holding ``data`` as its ElectricalSeries."""
-    nwbfile = NWBFile(session_description="dask tutorial", identifier=identifier,
-                      session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC))
+    nwbfile = NWBFile(
+        session_description="dask tutorial",
+        identifier=identifier,
+        session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC),
+    )
     device = nwbfile.create_device(name="probe")
     group = nwbfile.create_electrode_group("shank0", description="a shank", location="CA1", device=device)
     for _ in range(n_channels):
@@ -73,8 +76,11 @@ print(f"written with the threaded scheduler in {time.perf_counter() - start:.2f}
 
 arr = zarr.open_array("threads.nwb.zarr/acquisition/ephys/data", mode="r")
 print("chunks", arr.chunks, "shards", arr.shards)
-shard_files = sorted(os.path.relpath(os.path.join(folder, name), "threads.nwb.zarr/acquisition/ephys/data")
-                     for folder, _, names in os.walk("threads.nwb.zarr/acquisition/ephys/data/c") for name in names)
+shard_files = sorted(
+    os.path.relpath(os.path.join(folder, name), "threads.nwb.zarr/acquisition/ephys/data")
+    for folder, _, names in os.walk("threads.nwb.zarr/acquisition/ephys/data/c")
+    for name in names
+)
 print("stored objects:", shard_files)
 assert len(shard_files) == 4
 
@@ -89,13 +95,18 @@ assert len(shard_files) == 4
 # (``rechunk-split``), and one store step per shard (``store-map``). Dask fuses each store step with
 # the merge that assembles the shard's samples, so each of the four ``rechunk-merge-store-map``
 # tasks builds one whole shard, encodes it and writes it as one object.
-with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
-        Client(cluster) as client:
+with (
+    LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster,
+    Client(cluster) as client,
+):
     print(client)
     with get_task_stream(client) as stream:
         with NWBZarrIO("cluster.nwb.zarr", mode="w") as io:
-            io.write(session(ZarrDataIO(recording, chunks=(30_000, n_channels), shards=(150_000, n_channels)),
-                             "dask-cluster"))
+            io.write(
+                session(
+                    ZarrDataIO(recording, chunks=(30_000, n_channels), shards=(150_000, n_channels)), "dask-cluster"
+                )
+            )
     names = Counter(key_split(task["key"]) for task in stream.data)
     print("tasks run:", dict(names))
     print("store steps:", names["store-map"], "for", len(shard_files), "shards")

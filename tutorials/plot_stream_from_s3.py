@@ -25,24 +25,36 @@ server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
 server.start()
 host, port = server.get_host_and_port()
 endpoint = f"http://{host}:{port}"
-boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing",
-             region_name="us-east-1").create_bucket(Bucket="lab-data")
-storage_options = {"endpoint": endpoint, "region": "us-east-1", "access_key_id": "testing",
-                   "secret_access_key": "testing", "client_options": {"allow_http": True}}
+boto3.client(
+    "s3", endpoint_url=endpoint, aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+).create_bucket(Bucket="lab-data")
+storage_options = {
+    "endpoint": endpoint,
+    "region": "us-east-1",
+    "access_key_id": "testing",
+    "secret_access_key": "testing",
+    "client_options": {"allow_http": True},
+}
 
 # %%
 # Write a 64-channel recording straight to the bucket
 # ---------------------------------------------------
-nwbfile = NWBFile(session_description="streaming tutorial", identifier="s3-1",
-                  session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC))
+nwbfile = NWBFile(
+    session_description="streaming tutorial",
+    identifier="s3-1",
+    session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC),
+)
 device = nwbfile.create_device(name="probe")
 group = nwbfile.create_electrode_group("shank0", description="a shank", location="CA1", device=device)
 for _ in range(64):
     nwbfile.add_electrode(group=group, location="CA1")
 rng = np.random.default_rng(0)
 data = rng.normal(0, 50, (30_000 * 10, 64)).astype("int16")  # 10 s at 30 kHz
-nwbfile.add_acquisition(ElectricalSeries(name="ephys", data=data, rate=30_000.0,
-                                         electrodes=nwbfile.create_electrode_table_region(list(range(64)), "all")))
+nwbfile.add_acquisition(
+    ElectricalSeries(
+        name="ephys", data=data, rate=30_000.0, electrodes=nwbfile.create_electrode_table_region(list(range(64)), "all")
+    )
+)
 url = "s3://lab-data/sessions/s3-1.nwb.zarr"
 with NWBZarrIO(url, mode="w", storage_options=storage_options) as io:
     io.write(nwbfile)

@@ -60,8 +60,11 @@ print(traces.shape, traces.dtype, f"{traces.nbytes / 2**20:.1f} MiB")
 
 def write(name, data):
     """Write ``data`` as the ElectricalSeries of a new file; return the path and the seconds it took."""
-    nwbfile = NWBFile(session_description="layout tutorial", identifier=name,
-                      session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC))
+    nwbfile = NWBFile(
+        session_description="layout tutorial",
+        identifier=name,
+        session_start_time=datetime.datetime(2025, 1, 1, 10, 0, tzinfo=datetime.UTC),
+    )
     device = nwbfile.create_device(name="probe")
     group = nwbfile.create_electrode_group("shank0", description="a shank", location="CA1", device=device)
     for _ in range(n_channels):
@@ -114,13 +117,24 @@ def report(name, data=None, written=None):
         assert np.array_equal(dataset[30_000:60_000], traces[30_000:60_000])
         channel_ms = best_time(lambda: dataset[:, 5])  # one channel, all 10 s
         window_ms = best_time(lambda: dataset[30_000:60_000])  # 1 s, all channels
-    row = dict(name=name, chunks=arr.chunks, shards=arr.shards, codecs=codec_names(arr), objects=len(objects),
-               mib=stored / 2**20, ratio=traces.nbytes / stored, write_s=seconds, channel_ms=channel_ms,
-               window_ms=window_ms)
+    row = dict(
+        name=name,
+        chunks=arr.chunks,
+        shards=arr.shards,
+        codecs=codec_names(arr),
+        objects=len(objects),
+        mib=stored / 2**20,
+        ratio=traces.nbytes / stored,
+        write_s=seconds,
+        channel_ms=channel_ms,
+        window_ms=window_ms,
+    )
     rows.append(row)
-    print(f"{name}: chunks {arr.chunks}, shards {arr.shards}, codecs {row['codecs']}, {len(objects)} objects, "
-          f"{row['mib']:.1f} MiB stored ({row['ratio']:.2f}x); write {seconds:.2f} s, "
-          f"one channel {channel_ms:.1f} ms, 1 s window {window_ms:.1f} ms")
+    print(
+        f"{name}: chunks {arr.chunks}, shards {arr.shards}, codecs {row['codecs']}, {len(objects)} objects, "
+        f"{row['mib']:.1f} MiB stored ({row['ratio']:.2f}x); write {seconds:.2f} s, "
+        f"one channel {channel_ms:.1f} ms, 1 s window {window_ms:.1f} ms"
+    )
     return arr
 
 
@@ -176,8 +190,13 @@ assert arr.chunks == (30_000, 8) and arr.shards == (150_000, 64)
 #         --chunks /acquisition/ephys/data=30000,8 --shards /acquisition/ephys/data=150000,64
 source = "default.nwb.zarr"  # written by the first variant above
 start = time.perf_counter()
-convert(source, "relaid.nwb.zarr", chunks={"/acquisition/ephys/data": (30_000, 8)},
-        shards={"/acquisition/ephys/data": (150_000, 64)}, codec="zstd:3")
+convert(
+    source,
+    "relaid.nwb.zarr",
+    chunks={"/acquisition/ephys/data": (30_000, 8)},
+    shards={"/acquisition/ephys/data": (150_000, 64)},
+    codec="zstd:3",
+)
 arr = report("convert: relaid", written=("relaid.nwb.zarr", time.perf_counter() - start))
 assert arr.chunks == (30_000, 8) and arr.shards == (150_000, 64)
 
@@ -187,11 +206,15 @@ assert arr.chunks == (30_000, 8) and arr.shards == (150_000, 64)
 # Timings are of warm reads from a local disk (the fastest of three), so they mostly measure
 # decoding; on remote storage the number of requests weighs more. They vary between runs and
 # machines: compare them with each other, not with the numbers of another computer.
-header = f"{'variant':<22}{'chunks':<14}{'shards':<14}{'codecs':<28}{'objects':>8}{'MiB':>7}{'ratio':>7}" \
-         f"{'write s':>9}{'channel ms':>12}{'window ms':>11}"
+header = (
+    f"{'variant':<22}{'chunks':<14}{'shards':<14}{'codecs':<28}{'objects':>8}{'MiB':>7}{'ratio':>7}"
+    f"{'write s':>9}{'channel ms':>12}{'window ms':>11}"
+)
 print(header)
 print("-" * len(header))
 for row in rows:
-    print(f"{row['name']:<22}{str(row['chunks']):<14}{str(row['shards']):<14}{row['codecs']:<28}"
-          f"{row['objects']:>8}{row['mib']:>7.1f}{row['ratio']:>7.2f}{row['write_s']:>9.2f}"
-          f"{row['channel_ms']:>12.1f}{row['window_ms']:>11.1f}")
+    print(
+        f"{row['name']:<22}{str(row['chunks']):<14}{str(row['shards']):<14}{row['codecs']:<28}"
+        f"{row['objects']:>8}{row['mib']:>7.1f}{row['ratio']:>7.2f}{row['write_s']:>9.2f}"
+        f"{row['channel_ms']:>12.1f}{row['window_ms']:>11.1f}"
+    )
