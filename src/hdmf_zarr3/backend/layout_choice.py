@@ -12,10 +12,13 @@ import warnings
 from dataclasses import replace
 from typing import Any
 
+from hdmf.build import GroupBuilder
+
 from ..errors import LayoutWarning, UnsupportedDataError
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import layout_policy as policy
+from ..format import names as N
 from ..format.hdf5_layout import HDF5Layout, zarr_layout
 from ..format.layout_types import ZarrLayout
 from ..format.relayout import Relayout, kept_layout
@@ -197,3 +200,15 @@ def zarr_auto_shards(shape: tuple[int, ...], chunks: tuple[int, ...], itemsize: 
         ):
             per_axis += 1
     return tuple(c * per_axis for c in chunks)
+
+
+def check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
+    """Every path a relayout names is a dataset of the tree (a typo must not pass silently)."""
+    found: set[str] = set()
+    stack = [("/", root)]
+    while stack:
+        path, group = stack.pop()
+        stack.extend((N.join(path, g.name), g) for g in group.groups.values())
+        found.update(N.join(path, d) for d in group.datasets)
+    for path in sorted(relayout.paths() - found):
+        raise UnsupportedDataError("no dataset at this path to re-chunk or re-compress", path)

@@ -80,7 +80,7 @@ class BuilderWriter:
     # --- walk -------------------------------------------------------------------------------
     def write(self) -> WritePlan:
         if self.relayout:
-            _check_relayout_paths(self.relayout, self.root)
+            layout_choice.check_relayout_paths(self.relayout, self.root)
         self._group(self.root, "/")
         self._flush()
         return self.plan
@@ -357,18 +357,6 @@ class BuilderWriter:
             if h5file is not None:
                 h5file.close()
         store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.separator)
-
-
-def _check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
-    """Every path a relayout names is a dataset of the tree (a typo must not pass silently)."""
-    found: set[str] = set()
-    stack = [("/", root)]
-    while stack:
-        path, group = stack.pop()
-        stack.extend((N.join(path, g.name), g) for g in group.groups.values())
-        found.update(N.join(path, d) for d in group.datasets)
-    for path in sorted(relayout.paths() - found):
-        raise UnsupportedDataError("no dataset at this path to re-chunk or re-compress", path)
 
 
 def _materialize(data: Any) -> Any:

@@ -161,9 +161,10 @@ class UnitEncoder(DirectArray):
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
                 origin = tuple(c * u for c, u in zip(cell, self.unit))
-                local = tuple(slice(o - s, min(o + u, e) - s) for o, u, s, e in zip(origin, self.unit, start, stop))
-                unit_values = values[local]
+                within = tuple(slice(o - s, min(o + u, e) - s) for o, u, s, e in zip(origin, self.unit, start, stop))
+                unit_values = values[within]
                 reused = spare.pop() if spare else None
+                data: np.ndarray | bytes | None
                 if self.sharded:
                     data = await self._shard(unit_values, loop, pools, reused)
                 else:
