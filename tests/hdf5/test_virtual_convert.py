@@ -177,3 +177,18 @@ def test_a_virtual_repository_converts_to_a_file_holding_every_byte(converted, s
         nwb = io.read()
         np.testing.assert_array_equal(nwb.acquisition["ephys"].data[:], EPHYS)
         np.testing.assert_array_equal(nwb.acquisition["imaging"].data[:], IMAGING)
+
+
+def test_plain_zarr_python_and_icechunk_read_the_virtual_arrays(converted):
+    import icechunk
+    import zarr
+
+    src, dst, _ = converted
+    prefix = src.parent.resolve().as_uri() + "/"
+    repo = icechunk.Repository.open(
+        icechunk.local_filesystem_storage(str(dst)),
+        authorize_virtual_chunk_access={prefix: icechunk.credentials.LocalFileSystemAccess},
+    )
+    root = zarr.open_group(repo.readonly_session("main").store, mode="r")
+    np.testing.assert_array_equal(root["acquisition/ephys/data"][:], EPHYS)
+    np.testing.assert_array_equal(root["acquisition/imaging/data"][:], IMAGING)
