@@ -234,3 +234,17 @@ def test_dot_separator_passes_dandis_depth_rule(tmp_path, capsys):
 def test_unknown_separator_is_refused(tmp_path):
     with pytest.raises(ValueError, match="chunk_key_separator"):
         ZarrIO(tmp_path / "x.zarr", mode="w", chunk_key_separator="-")
+
+
+def test_auto_chunks_of_a_large_series_are_the_default_layouts_own_when_it_is_sharded():
+    """chunks="auto" on a series large enough to be sharded gives the default layout's smaller chunks
+    (what a fresh write of the same shape gets), not the unsharded default."""
+    from hdmf_zarr3.backend.layout_choice import with_default_shards
+
+    storage = D.for_hdmf_dtype("int16", None)
+    shape = (1_398_000, 384)  # 1 GiB: sharded by default
+    fresh = with_default_shards(ZarrLayout(None, None), storage, shape)
+    plain = ZarrLayout((65536, 64), [{"name": "bytes", "configuration": {"endian": "little"}}])
+    repacked = Relayout(chunks={"*": "auto"}, shards={"*": "auto"}).apply("/x", storage, shape, plain)
+    assert repacked.chunks == fresh.chunks
+    assert repacked.codecs[0]["configuration"]["chunk_shape"] == fresh.codecs[0]["configuration"]["chunk_shape"]

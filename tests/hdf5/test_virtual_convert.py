@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dateutil.tz import tzutc
+from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.hdf5 import H5DataIO
 from pynwb import NWBHDF5IO, NWBFile, TimeSeries
 from pynwb.ecephys import ElectricalSeries
@@ -192,3 +193,38 @@ def test_plain_zarr_python_and_icechunk_read_the_virtual_arrays(converted):
     root = zarr.open_group(repo.readonly_session("main").store, mode="r")
     np.testing.assert_array_equal(root["acquisition/ephys/data"][:], EPHYS)
     np.testing.assert_array_equal(root["acquisition/imaging/data"][:], IMAGING)
+
+
+def test_a_crafted_source_record_outside_the_allowed_directories_is_not_probed(converted, tmp_path):
+    """The root's record of sources is data: one naming a file elsewhere (here a missing one, which would
+    be refused as gone if it were looked at) is ignored; its chunks could not be read anyway."""
+    import icechunk
+
+    from hdmf_zarr3.format.names import VIRTUAL_SOURCES_ATTR
+
+    _, dst, _ = converted
+    repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(dst)))
+    session = repo.writable_session("main")
+    from hdmf_zarr3.storage import nodes
+
+    root = nodes.read_root(session.store)
+    root["attributes"][VIRTUAL_SOURCES_ATTR].append(
+        {"location": (tmp_path / "nowhere" / "secret").as_uri(), "size": 1, "mtime_ns": 1}
+    )
+    nodes.put_documents(session.store, {"/": root})
+    session.commit("crafted")
+    with NWBZarrIO(dst, "r") as io:  # opens: the crafted entry is outside the repository's directory
+        assert io.read().acquisition["small"].data[:].tolist() == list(range(10))
+
+
+def test_an_unfinished_conversion_says_how_to_start_again(tmp_path):
+    (tmp_path / "data").mkdir()
+    src = _source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    import icechunk
+
+    icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))  # what a killed conversion leaves
+    with pytest.raises(UnsupportedOperation, match="no Zarr group found"):  # it opens as empty
+        NWBZarrIO(dst, "r")
+    with pytest.raises(Exception, match="remove it first"):
+        convert(src, dst, virtual=True)

@@ -71,8 +71,17 @@ class Relayout:
         inner, stored_codecs, shards = split_sharding(grid, tuple(layout.codecs or default_codecs(storage)))
         codecs = list(stored_codecs)
         if chunk_rule is not _KEEP:
+            # "auto" is the default layout's chunk, which is smaller when the array will be sharded
+            if shard_rule is _KEEP:
+                sharded = shards is not None
+            elif shard_rule == AUTO:
+                sharded = policy.sharded_by_default(shape, storage)
+            else:
+                sharded = shard_rule is not None
             inner = (
-                policy.chunk_shape(shape, storage) if chunk_rule == AUTO else _fit(chunk_rule, shape, "chunks", path)
+                policy.chunk_shape(shape, storage, sharded=sharded)
+                if chunk_rule == AUTO
+                else _fit(chunk_rule, shape, "chunks", path)
             )
         if codec_rule is not _KEEP:
             codecs = _recompressed(codecs, codec_rule, storage)

@@ -191,7 +191,8 @@ def _open_repository(
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
     record = root.get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
     if record is not None:
-        virtual_repo.check_sources(record, location)  # a changed source is refused here, not read wrong
+        prefixes = virtual_repo.allowed_prefixes(location, external_roots or ())
+        virtual_repo.check_sources(record, location, prefixes)  # a changed source is refused here, not read wrong
     return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
 
 

@@ -57,7 +57,11 @@ def create(location: str | os.PathLike[str], source_directories: Sequence[str | 
     icechunk = _icechunk()
     target = os.fspath(location)
     if os.path.exists(target):
-        raise StoreError("the destination exists; a virtual repository is created, never replaced", target)
+        raise StoreError(
+            "the destination exists; a virtual repository is created, never replaced (a conversion that did "
+            "not finish leaves a repository without a commit there: remove it first)",
+            target,
+        )
     config = icechunk.RepositoryConfig.default()
     prefixes = sorted({_prefix(d) for d in source_directories})
     for prefix in prefixes:
@@ -80,11 +84,19 @@ def open_readonly(location: str | os.PathLike[str], allowed_roots: Iterable[str 
     target = os.fspath(location)
     storage = icechunk.local_filesystem_storage(target)
     config = icechunk.Repository.fetch_config(storage)
-    roots = [_prefix(os.path.dirname(os.path.realpath(target)))] + [_prefix(r) for r in allowed_roots]
+    roots = allowed_prefixes(target, allowed_roots)
     recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
     granted = [p for p in recorded if any(p.startswith(root) for root in roots)]
     repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=_grants(icechunk, granted))
     return VirtualReadStore(repo.readonly_session("main").store)
+
+
+def allowed_prefixes(
+    location: str | os.PathLike[str], allowed_roots: Iterable[str | os.PathLike[str]] = ()
+) -> list[str]:
+    """The URL prefixes virtual chunks of the repository at ``location`` may be read from: its own
+    directory and ``allowed_roots``."""
+    return [_prefix(os.path.dirname(os.path.realpath(location)))] + [_prefix(r) for r in allowed_roots]
 
 
 class VirtualReadStore(WrapperStore[Any]):
@@ -152,16 +164,19 @@ def record_sources(store: Any, sources: Iterable[str | os.PathLike[str]]) -> Non
     nodes.put_documents(store, {"/": root})
 
 
-def check_sources(record: Any, where: str) -> None:
-    """Refuse a repository whose recorded sources changed (size or modification time) or are gone."""
+def check_sources(record: Any, where: str, prefixes: Sequence[str]) -> None:
+    """Refuse a repository whose recorded sources changed (size or modification time) or are gone.
+
+    Only sources under ``prefixes`` (:func:`allowed_prefixes`) are looked at: a crafted record must not
+    make us probe arbitrary files, and chunks elsewhere are never read anyway."""
     if not isinstance(record, list):
         raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR} must be a list", where)
     for entry in record:
         if not isinstance(entry, dict) or not isinstance(entry.get("location"), str):
             raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
         location = entry["location"]
-        if not location.startswith("file://"):
-            continue  # (only local sources are recorded so far)
+        if not location.startswith("file://") or not any(location.startswith(p) for p in prefixes):
+            continue  # (only local sources are recorded so far; others cannot be read)
         path = url2pathname(location.removeprefix("file://"))
         try:
             stat = os.stat(path)
