@@ -228,3 +228,13 @@ def test_an_unfinished_conversion_says_how_to_start_again(tmp_path):
         NWBZarrIO(dst, "r")
     with pytest.raises(Exception, match="remove it first"):
         convert(src, dst, virtual=True)
+
+
+def test_sources_in_directories_whose_names_need_quoting_in_a_url(tmp_path):
+    folder = tmp_path / "lab data #1 (%)"
+    folder.mkdir()
+    src = _source(folder / "s e.nwb")
+    dst = folder / "s e.icechunk"
+    assert convert(src, dst, virtual=True)["/acquisition/ephys/data"].startswith("virtual")
+    with NWBZarrIO(dst, "r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:100], EPHYS[:100])
