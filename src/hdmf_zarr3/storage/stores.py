@@ -35,7 +35,7 @@ from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locations import store_location
 from .locks import WriteLock, lock_place
-from .nodes import read_root
+from .nodes import parse_document
 from .remote import read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
@@ -186,14 +186,14 @@ def _open_repository(
             location,
         )
     store = virtual_repo.open_readonly(location, external_roots or ())
-    root = read_root(store)
-    if root is None:
+    raw = read_root_bytes(store, location)
+    if raw is None:
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
-    record = root.get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
+    record = parse_document(raw, "/").get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
     if record is not None:
         prefixes = virtual_repo.allowed_prefixes(location, external_roots or ())
         virtual_repo.check_sources(record, location, prefixes)  # a changed source is refused here, not read wrong
-    return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
+    return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
