@@ -5,53 +5,23 @@ from __future__ import annotations
 
 import os
 import shutil
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
-from dateutil.tz import tzutc
 from hdmf.backends.errors import UnsupportedOperation
-from hdmf.backends.hdf5 import H5DataIO
-from pynwb import NWBHDF5IO, NWBFile, TimeSeries
-from pynwb.ecephys import ElectricalSeries
+from pynwb import NWBHDF5IO
+from virtual_files import EPHYS, IMAGING, hdf5_source
 
 from hdmf_zarr3 import NWBZarrIO, SourceChangedError, convert
 
 pytest.importorskip("icechunk")
 
-RNG = np.random.default_rng(0)
-EPHYS = RNG.integers(-2000, 2000, size=(60_000, 16), dtype=np.int16)  # 1.9 MB, chunked gzip + shuffle
-IMAGING = RNG.normal(size=(300, 40, 40)).astype(np.float32)  # 1.9 MB, contiguous
-
-
-def _source(path: Path) -> Path:
-    nwb = NWBFile("virtual", "virtual", datetime(2024, 1, 1, tzinfo=tzutc()))
-    device = nwb.create_device("probe")
-    group = nwb.create_electrode_group("shank", "a shank", "brain", device)
-    for _ in range(16):
-        nwb.add_electrode(group=group, location="brain")
-    region = nwb.create_electrode_table_region(list(range(16)), "all")
-    nwb.add_acquisition(
-        ElectricalSeries(
-            name="ephys",
-            data=H5DataIO(EPHYS, chunks=(10_000, 16), compression="gzip", shuffle=True),
-            electrodes=region,
-            rate=30_000.0,
-        )
-    )
-    nwb.add_acquisition(TimeSeries(name="imaging", data=IMAGING, unit="a.u.", rate=30.0))
-    nwb.add_acquisition(TimeSeries(name="small", data=np.arange(10.0), unit="s", rate=1.0))
-    nwb.add_trial(start_time=0.0, stop_time=1.0)
-    with NWBHDF5IO(path, "w") as io:
-        io.write(nwb)
-    return path
-
 
 @pytest.fixture
 def converted(tmp_path):
     (tmp_path / "data").mkdir()
-    src = _source(tmp_path / "data" / "s.nwb")
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "s.icechunk"
     report = convert(src, dst, virtual=True)
     return src, dst, report
@@ -133,7 +103,7 @@ def test_a_repository_opens_by_its_path_for_reading_only(converted):
 
 def test_an_existing_destination_is_never_replaced(tmp_path):
     (tmp_path / "data").mkdir()
-    src = _source(tmp_path / "data" / "s.nwb")
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "taken"
     dst.mkdir()
     (dst / "keep.txt").write_text("mine")
@@ -146,7 +116,7 @@ def test_the_command_converts_virtually_and_says_what_became_of_each_dataset(tmp
     from hdmf_zarr3.cli import main
 
     (tmp_path / "data").mkdir()
-    src = _source(tmp_path / "data" / "s.nwb")
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "s.icechunk"
     assert main(["convert", "--virtual", "--no-progress", str(src), str(dst)]) == 0
     out = capsys.readouterr().out
@@ -219,7 +189,7 @@ def test_a_crafted_source_record_outside_the_allowed_directories_is_not_probed(c
 
 def test_an_unfinished_conversion_says_how_to_start_again(tmp_path):
     (tmp_path / "data").mkdir()
-    src = _source(tmp_path / "data" / "s.nwb")
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "s.icechunk"
     import icechunk
 
@@ -233,7 +203,7 @@ def test_an_unfinished_conversion_says_how_to_start_again(tmp_path):
 def test_sources_in_directories_whose_names_need_quoting_in_a_url(tmp_path):
     folder = tmp_path / "lab data #1 (%)"
     folder.mkdir()
-    src = _source(folder / "s e.nwb")
+    src = hdf5_source(folder / "s e.nwb")
     dst = folder / "s e.icechunk"
     assert convert(src, dst, virtual=True)["/acquisition/ephys/data"].startswith("virtual")
     with NWBZarrIO(dst, "r") as io:

@@ -13,7 +13,6 @@ from a contiguous dataset). Anything else is copied as in any conversion, and th
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..format.names import VIRTUAL_ATTR
 from ..format.virtual_codecs import NotVirtual
 from ..hdf5.virtual_chunks import VirtualArray, describe, plan_virtual
 from ..storage import virtual_repo
+from ..storage.virtual_sources import Source
 
 #: Datasets smaller than this are copied: a virtual chunk costs a request of its own.
 MIN_VIRTUAL_BYTES = 1 << 20
@@ -36,28 +36,32 @@ class VirtualOptions:
 
     Parameters
     ----------
-    source : str
-        The local HDF5 file whose chunks are read in place.
+    source : Source
+        The HDF5 file whose chunks are read in place (a local file or an S3 object).
+    h5file : h5py.File
+        That file, open: only datasets of it are made virtual.
     min_bytes : int
         Datasets smaller than this are copied.
     report : dict
         Filled by the writer: each dataset path of the source and what became of it.
     """
 
-    source: str
+    source: Source
+    h5file: Any
     min_bytes: int = MIN_VIRTUAL_BYTES
     report: dict[str, str] = field(default_factory=dict)
 
     def plan(self, data: Any, path: str, storage: D.StorageType) -> VirtualArray | None:
         """The virtual layout of ``data`` (an ``h5py.Dataset`` of the source) at ``path``, or ``None``
         when it is copied (the reason is reported)."""
-        filename = getattr(getattr(data, "file", None), "filename", None)
-        if filename is None or storage.kind != "numeric":
+        file = getattr(data, "file", None)
+        if file is None or storage.kind != "numeric" or getattr(data, "id", None) is None:
             return None
-        if os.path.realpath(filename) != os.path.realpath(self.source):
+        if file != self.h5file:
             self.report[path] = "copied: its data is in another file than the source"
             return None
-        found = plan_virtual(data, min_bytes=self.min_bytes)
+        stat = (self.source.size, self.source.mtime_ns or 0)
+        found = plan_virtual(data, min_bytes=self.min_bytes, source_stat=stat)
         if not isinstance(found, NotVirtual) and found.dtype.newbyteorder("=") != storage.numpy_dtype:
             found = NotVirtual(f"its stored type {found.dtype} is not the type written ({storage.numpy_dtype})")
         self.report[path] = describe(found) if not isinstance(found, NotVirtual) else f"copied: {found.reason}"
@@ -70,12 +74,12 @@ def virtual_document(
     attrs: dict[str, Any],
     dimension_names: list[str | None] | None,
     separator: str,
-    source_file: str,
+    source: Source,
 ) -> dict[str, Any]:
     """The ``zarr.json`` of a virtual array: HDF5's chunk shape, fill value and codecs, and where its
     bytes live (:data:`~hdmf_zarr3.format.names.VIRTUAL_ATTR`, which ``hdmf-zarr3 info`` shows)."""
     where = {
-        "location": virtual_repo.file_url(source_file),
+        "location": source.url,
         "chunks": len(planned.chunks),
         "copied": len(planned.copies),
     }
@@ -91,18 +95,18 @@ def virtual_document(
     )
 
 
-def store_virtual(store: Any, path: str, planned: VirtualArray, source: Any, source_file: str) -> None:
+def store_virtual(store: Any, path: str, planned: VirtualArray, dataset: Any, source: Source) -> None:
     """Record the virtual chunks of the array at ``path`` and copy the chunks that cannot be read in
-    place (from ``source``, the ``h5py.Dataset``)."""
+    place (from ``dataset``, the ``h5py.Dataset``)."""
     import zarr
 
-    virtual_repo.set_refs(store, path, ((c.cell, c.offset, c.length) for c in planned.chunks), source_file)
+    virtual_repo.set_refs(store, path, ((c.cell, c.offset, c.length) for c in planned.chunks), source)
     if not planned.copies:
         return
     array = zarr.open_array(store=store, path=path.strip("/"), mode="r+")
     for cell in planned.copies:
         region = tuple(slice(i * c, min((i + 1) * c, s)) for i, c, s in zip(cell, planned.chunk_shape, planned.shape))
-        array[region] = np.asarray(source[region])
+        array[region] = np.asarray(dataset[region])
 
 
 def _json_number(value: Any) -> Any:

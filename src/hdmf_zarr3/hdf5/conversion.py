@@ -201,9 +201,10 @@ def convert(
         Options of the object store a Zarr ``src`` URL lives in (``storage_options`` in ``io_kwargs``
         are the destination's). HDF5 files are local paths on either side.
     virtual : bool
-        ``src`` is a local HDF5 file and ``dst`` a new local icechunk repository whose large numeric
-        datasets read their chunks in place from ``src`` (see :mod:`.virtual_conversion`); returns what
-        became of each dataset (``"virtual: ..."`` or ``"copied: <why>"``).
+        ``src`` is an HDF5 file (a local path, or an ``s3://`` URL read with ``src_storage_options``) and
+        ``dst`` a new local icechunk repository whose large numeric datasets read their chunks in place
+        from ``src`` (see :mod:`.virtual_conversion`); returns what became of each dataset
+        (``"virtual: ..."`` or ``"copied: <why>"``).
     **io_kwargs
         Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
         ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).
@@ -215,10 +216,10 @@ def convert(
     refuse_self_overwrite(src, dst)
     if virtual:
         if isinstance(src, Store) or isinstance(dst, Store) or _is_zarr(src):
-            raise ValueError("virtual=True reads a local HDF5 file into a new icechunk repository (paths)")
+            raise ValueError("virtual=True reads an HDF5 file (a path or s3:// URL) into a new icechunk repository")
         if make_relayout(chunks, shards, codec):
             raise ValueError("a virtual array keeps the HDF5 layout: chunks, shards and codec do not apply")
-        return convert_virtual(src, dst, progress=progress, **io_kwargs)
+        return convert_virtual(src, dst, progress=progress, src_storage_options=src_storage_options, **io_kwargs)
     src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
     dst_path = None if isinstance(dst, Store) else os.fspath(dst)  # (a Store is Zarr)
     to_zarr = dst_path is None or dst_path.rstrip("/").endswith(ZARR_SUFFIXES)

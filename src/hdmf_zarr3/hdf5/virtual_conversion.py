@@ -16,7 +16,7 @@ from typing import Any
 
 from ..backend.virtual_writes import MIN_VIRTUAL_BYTES, VirtualOptions
 from ..errors import StoreError
-from ..storage import locations, virtual_repo
+from ..storage import locations, virtual_repo, virtual_sources
 
 
 def convert_virtual(
@@ -25,29 +25,40 @@ def convert_virtual(
     *,
     progress: bool = False,
     min_bytes: int = MIN_VIRTUAL_BYTES,
+    src_storage_options: dict[str, Any] | None = None,
     **io_kwargs: Any,
 ) -> dict[str, str]:
-    """Write the HDF5 NWB file ``src`` as the icechunk repository ``dst`` with virtual large datasets.
+    """Write the HDF5 NWB file ``src`` (a local path or an ``s3://`` URL, read with
+    ``src_storage_options``) as the local icechunk repository ``dst`` with virtual large datasets.
 
     Returns
     -------
     dict
         Each dataset path considered and what became of it (``"virtual: ..."`` or ``"copied: <why>"``).
     """
+    import h5py
     from pynwb import NWBHDF5IO
 
     from ..backend.nwb import NWBZarrIO
 
-    source, target = os.fspath(src), os.fspath(dst)
-    if locations.is_url(source) or locations.is_url(target):
-        raise StoreError("virtual conversion reads a local HDF5 file into a local repository", source)
-    if not os.path.isfile(source):
-        raise StoreError("no such HDF5 file", source)
-    session = virtual_repo.create(target, [os.path.dirname(os.path.realpath(source))])
-    options = VirtualOptions(source=os.path.realpath(source), min_bytes=min_bytes)
-    with NWBHDF5IO(source, mode="r") as src_io:
-        with NWBZarrIO(session.store, mode="w", **io_kwargs) as dst_io:
-            dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "virtual": options})
+    source_text, target = os.fspath(src), os.fspath(dst)
+    if locations.is_url(target):
+        raise StoreError("a virtual repository is written to a local directory", target)
+    if virtual_sources.is_s3(source_text):
+        source = virtual_sources.s3_source(source_text, src_storage_options)
+    elif locations.is_url(source_text):
+        raise StoreError("virtual chunks are read from local files or s3:// objects", source_text)
+    elif not os.path.isfile(source_text):
+        raise StoreError("no such HDF5 file", source_text)
+    else:
+        source = virtual_sources.local_source(source_text)
+    session = virtual_repo.create(target, [source], src_storage_options)
+    with virtual_sources.open_file(source, src_storage_options) as raw, h5py.File(raw, "r") as h5file:
+        options = VirtualOptions(source=source, h5file=h5file, min_bytes=min_bytes)
+        with NWBHDF5IO(file=h5file, mode="r") as src_io:
+            with NWBZarrIO(session.store, mode="w", **io_kwargs) as dst_io:
+                write_args = {"link_data": True, "progress": progress, "virtual": options}
+                dst_io.export(src_io=src_io, write_args=write_args)
     virtual_repo.record_sources(session.store, [source])  # checked when the repository is opened
-    session.commit(f"hdmf_zarr3: virtual copy of {os.path.basename(source)}")
+    session.commit(f"hdmf_zarr3: virtual copy of {source.url.rsplit('/', 1)[-1]}")
     return dict(sorted(options.report.items()))

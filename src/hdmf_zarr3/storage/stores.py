@@ -101,7 +101,7 @@ def open_store(
         else:
             location = locations.local_path(text)
             if virtual_repo.is_repository(location):
-                return _open_repository(location, mode, allow_incomplete, external_roots)
+                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
             local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
             if mode in CREATE_MODES:
                 open_files.check_replaceable(location, None, mode)
@@ -176,23 +176,27 @@ def _check_local(location: str, mode: str) -> None:
 
 
 def _open_repository(
-    location: str, mode: str, allow_incomplete: bool, external_roots: Sequence[str] | None
+    location: str,
+    mode: str,
+    allow_incomplete: bool,
+    external_roots: Sequence[str] | None,
+    storage_options: dict[str, Any] | None,
 ) -> StoreHandle:
-    """A local icechunk repository, read-only (branch ``main``)."""
+    """A local icechunk repository, read-only (branch ``main``); ``storage_options`` read its S3 sources."""
     if mode != "r":
         raise ModeError(
             f"an icechunk repository opens by its path in mode 'r' only, not {mode!r}; to change it, open a "
             "writable session with icechunk and pass session.store",
             location,
         )
-    store = virtual_repo.open_readonly(location, external_roots or ())
+    store = virtual_repo.open_readonly(location, external_roots or (), storage_options)
     raw = read_root_bytes(store, location)
     if raw is None:
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
     record = parse_document(raw, "/").get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
     if record is not None:
         prefixes = virtual_repo.allowed_prefixes(location, external_roots or ())
-        virtual_repo.check_sources(record, location, prefixes)  # a changed source is refused here, not read wrong
+        virtual_repo.check_sources(record, location, prefixes, storage_options)  # refused here, not read wrong
     return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
 
 

@@ -8,16 +8,14 @@ authorize only the containers that are local directories the caller allows (the 
 directory and the ``external_roots`` given), as external links are confined. A chunk elsewhere is never
 fetched: icechunk refuses it, and we say which location was not allowed.
 
-Only local repositories and local sources are handled here; the repository is written in one
-transaction (a writable session committed at the end of the conversion).
+Repositories are local directories; sources are local files or S3 objects (:mod:`.virtual_sources`).
+A repository is written in one transaction (a writable session committed at the end of the conversion).
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 from urllib.request import url2pathname
 
@@ -25,7 +23,8 @@ from zarr.storage import WrapperStore
 
 from ..errors import CorruptStoreError, SourceChangedError, StoreError
 from ..format.names import VIRTUAL_SOURCES_ATTR
-from . import nodes
+from . import nodes, virtual_sources
+from .virtual_sources import Source, is_s3
 
 #: Files an icechunk repository on a local disk holds at its top (spec 1 and 2).
 _MARKERS = ("repo", "snapshots")
@@ -36,11 +35,6 @@ def is_repository(location: str) -> bool:
     return os.path.isdir(location) and all(os.path.exists(os.path.join(location, m)) for m in _MARKERS)
 
 
-def file_url(path: str | os.PathLike[str]) -> str:
-    """The ``file://`` URL (percent-encoded) of a virtual chunk's local file (absolute, resolved)."""
-    return Path(os.path.realpath(path)).as_uri()
-
-
 def _prefix(directory: str | os.PathLike[str]) -> str:
     """The URL prefix of a virtual chunk container for a local directory. icechunk matches chunk URLs
     (percent-encoded) against container prefixes written as plain paths: a directory named with a space,
@@ -49,14 +43,19 @@ def _prefix(directory: str | os.PathLike[str]) -> str:
 
 
 def _within(url: str, prefixes: Sequence[str]) -> bool:
-    """Whether the ``file://`` URL ``url`` names a file under one of the container ``prefixes``."""
+    """Whether ``url`` (``file://``, percent-encoded, or ``s3://``) names a file under one of ``prefixes``."""
+    if is_s3(url):
+        return any(url.startswith(p) for p in prefixes)
+    if not url.startswith("file://"):
+        return False
     path = url2pathname(url.removeprefix("file://"))
-    return any(path.startswith(p.removeprefix("file://")) for p in prefixes)
+    return any(p.startswith("file://") and path.startswith(p.removeprefix("file://")) for p in prefixes)
 
 
-def create(location: str | os.PathLike[str], source_directories: Sequence[str | os.PathLike[str]]) -> Any:
-    """A writable session of a new repository at ``location`` that may hold virtual chunks of files in
-    ``source_directories``; the caller writes through ``session.store`` and commits.
+def create(location: str | os.PathLike[str], sources: Sequence[Source], options: dict[str, Any] | None) -> Any:
+    """A writable session of a new repository at ``location`` that may hold virtual chunks of ``sources``
+    (``options``: the storage options of S3 sources); the caller writes through ``session.store`` and
+    commits.
 
     Raises
     ------
@@ -72,31 +71,51 @@ def create(location: str | os.PathLike[str], source_directories: Sequence[str | 
             target,
         )
     config = icechunk.RepositoryConfig.default()
-    prefixes = sorted({_prefix(d) for d in source_directories})
-    for prefix in prefixes:
-        directory = prefix.removeprefix("file://")
-        config.set_virtual_chunk_container(
-            icechunk.VirtualChunkContainer(prefix, icechunk.local_filesystem_store(directory))
-        )
+    grants: dict[str, Any] = {}
+    for prefix in sorted({container_prefix(s.url) for s in sources}):
+        found, grants[prefix] = _container(icechunk, prefix, options)
+        config.set_virtual_chunk_container(found)
     repo = icechunk.Repository.create(
         icechunk.local_filesystem_storage(target),
         config,
-        authorize_virtual_chunk_access=_grants(icechunk, prefixes),
+        authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
     )
     return repo.writable_session("main")
 
 
-def open_readonly(location: str | os.PathLike[str], allowed_roots: Iterable[str | os.PathLike[str]] = ()) -> Any:
+def container_prefix(url: str) -> str:
+    """The prefix of the container holding the chunks of the file at ``url``: its directory (a plain
+    path for a local file, see :func:`_prefix`)."""
+    if url.startswith("file://"):
+        return _prefix(os.path.dirname(url2pathname(url.removeprefix("file://"))))
+    return url.rsplit("/", 1)[0] + "/"
+
+
+def _container(icechunk: Any, prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
+    if prefix.startswith("file://"):
+        store = icechunk.local_filesystem_store(prefix.removeprefix("file://"))
+        return icechunk.VirtualChunkContainer(prefix, store), icechunk.credentials.LocalFileSystemAccess
+    if is_s3(prefix):
+        return virtual_sources.container(prefix, options)
+    raise StoreError("virtual chunks live in local files or on S3 only", prefix)
+
+
+def open_readonly(
+    location: str | os.PathLike[str],
+    allowed_roots: Iterable[str | os.PathLike[str]] = (),
+    options: dict[str, Any] | None = None,
+) -> Any:
     """The read-only store of the repository at ``location`` (branch ``main``), authorized to read virtual
-    chunks only from its own directory and ``allowed_roots`` (and their subdirectories)."""
+    chunks only from its own directory and ``allowed_roots`` (local directories or ``s3://`` prefixes, and
+    what is below them; ``options``: the storage options S3 sources are read with)."""
     icechunk = _icechunk()
     target = os.fspath(location)
     storage = icechunk.local_filesystem_storage(target)
     config = icechunk.Repository.fetch_config(storage)
     roots = allowed_prefixes(target, allowed_roots)
     recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
-    granted = [p for p in recorded if any(p.startswith(root) for root in roots)]
-    repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=_grants(icechunk, granted))
+    grants = {p: _container(icechunk, p, options)[1] for p in recorded if any(p.startswith(r) for r in roots)}
+    repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=icechunk.containers_credentials(grants))
     return VirtualReadStore(repo.readonly_session("main").store)
 
 
@@ -105,7 +124,9 @@ def allowed_prefixes(
 ) -> list[str]:
     """The URL prefixes virtual chunks of the repository at ``location`` may be read from: its own
     directory and ``allowed_roots``."""
-    return [_prefix(os.path.dirname(os.path.realpath(location)))] + [_prefix(r) for r in allowed_roots]
+    roots = [os.fspath(r) for r in allowed_roots]
+    here = _prefix(os.path.dirname(os.path.realpath(location)))
+    return [here] + [r.rstrip("/") + "/" if is_s3(r) else _prefix(r) for r in roots]
 
 
 class VirtualReadStore(WrapperStore[Any]):
@@ -130,77 +151,51 @@ class VirtualReadStore(WrapperStore[Any]):
             raise ours from exc
 
 
-def set_refs(
-    store: Any, array_path: str, refs: Iterable[tuple[Sequence[int], int, int]], source: str | os.PathLike[str]
-) -> None:
+def set_refs(store: Any, array_path: str, refs: Iterable[tuple[Sequence[int], int, int]], source: Source) -> None:
     """Record ``refs`` (chunk grid index, byte offset, length) of the array at ``array_path`` as byte
-    ranges of the local file ``source``, stamped with its modification time."""
+    ranges of ``source``, with what shows that it changed (its modification time or ETag)."""
     icechunk = _icechunk()
     if not hasattr(store, "set_virtual_refs"):
         raise StoreError("virtual chunks are kept in icechunk repositories only", array_path)
-    url = file_url(source)
-    # icechunk keeps this stamp to the second and refuses a chunk whose file was modified after it: the
-    # next second, then (the exact time is checked at open, see check_sources)
-    stamp = datetime.datetime.fromtimestamp(-(-os.stat(source).st_mtime_ns // 10**9), tz=datetime.UTC)
+    checksum = source.checksum()
     specs = [
         icechunk.VirtualChunkSpec(
-            index=list(cell), location=url, offset=int(offset), length=int(length), last_updated_at_checksum=stamp
+            index=list(cell), location=source.url, offset=int(offset), length=int(length), **checksum
         )
         for cell, offset, length in refs
     ]
     if not specs:
         return
     # (icechunk's check of the containers when refs are set disagrees with its matching when they are read,
-    # for names that need quoting: the URLs are made under the repository's containers above, and every
+    # for names that need quoting: the URLs are made under the repository's containers (create), and every
     # read is matched against the containers the reader authorized)
     failed = store.set_virtual_refs(array_path.strip("/"), specs, validate_containers=False)
     if failed:
-        raise StoreError(f"icechunk refused {len(failed)} virtual chunk(s) of {url}", array_path)
+        raise StoreError(f"icechunk refused {len(failed)} virtual chunk(s) of {source.url}", array_path)
 
 
-def source_record(sources: Iterable[str | os.PathLike[str]]) -> list[dict[str, Any]]:
-    """What the repository's root records of each source (:data:`~..format.names.VIRTUAL_SOURCES_ATTR`)."""
-    out = []
-    for source in sources:
-        stat = os.stat(source)
-        out.append({"location": file_url(source), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
-    return out
-
-
-def record_sources(store: Any, sources: Iterable[str | os.PathLike[str]]) -> None:
-    """Add :func:`source_record` of ``sources`` to the root document in ``store`` (before the commit)."""
+def record_sources(store: Any, sources: Iterable[Source]) -> None:
+    """Add the record of ``sources`` to the root document in ``store`` (before the commit), checked when
+    the repository is opened (:func:`check_sources`)."""
     root = nodes.read_root(store)
     if root is None:
         raise StoreError("no root to record the sources in", "/")
-    root.setdefault("attributes", {})[VIRTUAL_SOURCES_ATTR] = source_record(sources)
+    root.setdefault("attributes", {})[VIRTUAL_SOURCES_ATTR] = [s.record() for s in sources]
     nodes.put_documents(store, {"/": root})
 
 
-def check_sources(record: Any, where: str, prefixes: Sequence[str]) -> None:
-    """Refuse a repository whose recorded sources changed (size or modification time) or are gone.
+def check_sources(record: Any, where: str, prefixes: Sequence[str], options: dict[str, Any] | None = None) -> None:
+    """Refuse a repository whose recorded sources changed (size, modification time or ETag) or are gone.
 
     Only sources under ``prefixes`` (:func:`allowed_prefixes`) are looked at: a crafted record must not
-    make us probe arbitrary files, and chunks elsewhere are never read anyway."""
+    make us probe arbitrary files or URLs, and chunks elsewhere are never read anyway."""
     if not isinstance(record, list):
         raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR} must be a list", where)
     for entry in record:
         if not isinstance(entry, dict) or not isinstance(entry.get("location"), str):
             raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
-        location = entry["location"]
-        if not location.startswith("file://") or not _within(location, prefixes):
-            continue  # (only local sources are recorded so far; others cannot be read)
-        path = url2pathname(location.removeprefix("file://"))
-        try:
-            stat = os.stat(path)
-        except OSError as exc:
-            raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: {exc})", where) from exc
-        if (stat.st_size, stat.st_mtime_ns) != (entry.get("size"), entry.get("mtime_ns")):
-            raise SourceChangedError(
-                f"the file holding virtual chunks changed since the repository was made ({location}: size "
-                f"{entry.get('size')} -> {stat.st_size}, modified {entry.get('mtime_ns')} -> {stat.st_mtime_ns} ns); "
-                "make the repository again from the file as it is now",
-                where,
-            )
+        if _within(entry["location"], prefixes):
+            virtual_sources.check(entry, options, where)
 
 
 def translate(exc: BaseException, path: str) -> BaseException:
@@ -216,15 +211,10 @@ def translate(exc: BaseException, path: str) -> BaseException:
     if "authorize the virtual chunk container" in text:
         return SourceChangedError(
             "this array's bytes are in a location that was not allowed (a repository reads virtual chunks "
-            "from its own directory and the external_roots given)",
+            "from its own directory and the external_roots given: local directories or s3:// prefixes)",
             path,
         )
     return exc
-
-
-def _grants(icechunk: Any, prefixes: Iterable[str]) -> dict[str, Any]:
-    access = icechunk.credentials.LocalFileSystemAccess
-    return {p: access for p in prefixes}
 
 
 def _icechunk() -> Any:

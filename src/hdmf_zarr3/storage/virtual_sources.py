@@ -1,0 +1,169 @@
+"""Where the bytes of virtual chunks live: a local file or an object on S3.
+
+A :class:`Source` names the file (its URL as virtual chunks record it), its size and what shows that it
+changed: the modification time of a local file (nanoseconds), the ETag of an object. The same source
+opens as a file object for h5py (an S3 object through obstore's ranged reads), gives the icechunk
+container and credentials that let a repository read its chunks, and is checked again when the
+repository is opened (:func:`check`). Only ``s3://`` objects are handled besides local files so far.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+from urllib.request import url2pathname
+
+from ..errors import SourceChangedError, StoreError
+from .options import to_obstore
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file holding virtual chunks, as it was when it was opened."""
+
+    url: str  # as the chunks record it: file:// (percent-encoded) or s3://bucket/key
+    size: int
+    mtime_ns: int | None = None  # a local file's
+    etag: str | None = None  # an object's
+
+    @property
+    def local_path(self) -> str | None:
+        return url2pathname(self.url.removeprefix("file://")) if self.url.startswith("file://") else None
+
+    def checksum(self) -> dict[str, Any]:
+        """What icechunk keeps with each chunk to refuse it once the file changed (``VirtualChunkSpec``)."""
+        if self.etag is not None:
+            return {"etag_checksum": self.etag}
+        # icechunk keeps this stamp to the second and refuses a chunk whose file was modified after it:
+        # the next second, then (the exact time is checked at open, see check)
+        seconds = -(-(self.mtime_ns or 0) // 10**9)
+        return {"last_updated_at_checksum": datetime.datetime.fromtimestamp(seconds, tz=datetime.UTC)}
+
+    def record(self) -> dict[str, Any]:
+        """The entry of the repository's record of sources."""
+        entry: dict[str, Any] = {"location": self.url, "size": self.size}
+        entry.update({"mtime_ns": self.mtime_ns} if self.etag is None else {"etag": self.etag})
+        return entry
+
+
+def is_s3(location: str) -> bool:
+    return location[:5].lower() == "s3://"
+
+
+def local_source(path: str | os.PathLike[str]) -> Source:
+    stat = os.stat(path)
+    return Source(Path(os.path.realpath(path)).as_uri(), stat.st_size, mtime_ns=stat.st_mtime_ns)
+
+
+def s3_source(url: str, options: dict[str, Any] | None) -> Source:
+    """The object at ``url`` as it is now (one HEAD request)."""
+    import obstore
+
+    store, key = _bucket_store(url, options)
+    try:
+        meta = obstore.head(store, key)
+    except Exception as exc:  # obstore's own error types
+        raise StoreError(f"cannot read the object: {exc}", url) from exc
+    return Source(url, int(meta["size"]), etag=str(meta["e_tag"]))
+
+
+def open_file(source: Source, options: dict[str, Any] | None) -> BinaryIO:
+    """A file object h5py can read ``source`` through (ranged GETs for an object)."""
+    if source.local_path is not None:
+        return open(source.local_path, "rb")
+    import obstore
+
+    store, key = _bucket_store(source.url, options)
+    return _Reader(obstore.open_reader(store, key))  # type: ignore[return-value]
+
+
+def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
+    """The icechunk virtual chunk container of the S3 URL ``prefix`` (``s3://bucket/``) and the credentials
+    that let a repository read it, from the storage options of the source (fsspec or obstore style)."""
+    import icechunk
+
+    config = to_obstore("s3", options, prefix)
+    endpoint = config.get("endpoint")
+    store = icechunk.s3_store(
+        region=config.get("region"),
+        endpoint_url=endpoint,
+        allow_http=bool(config.get("client_options", {}).get("allow_http")),
+        anonymous=bool(config.get("skip_signature")),
+        s3_compatible=endpoint is not None,
+        force_path_style=endpoint is not None,
+    )
+    if config.get("skip_signature"):
+        credentials = icechunk.s3_credentials(anonymous=True)
+    elif config.get("access_key_id"):
+        credentials = icechunk.s3_credentials(
+            access_key_id=config["access_key_id"],
+            secret_access_key=config.get("secret_access_key"),
+            session_token=config.get("token") or config.get("session_token"),
+        )
+    else:
+        credentials = icechunk.s3_credentials(from_env=True)
+    return icechunk.VirtualChunkContainer(prefix, store), credentials
+
+
+def bucket_prefix(url: str) -> str:
+    """``s3://bucket/`` of an S3 URL (the container that holds it)."""
+    bucket = url[5:].split("/", 1)[0]
+    return f"s3://{bucket}/"
+
+
+def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> None:
+    """Refuse (:class:`SourceChangedError`) a source whose recorded size, modification time or ETag
+    differs from what it is now, or that is gone."""
+    location = entry["location"]
+    try:
+        now = s3_source(location, options) if is_s3(location) else local_source(url2pathname(location[7:]))
+    except (OSError, StoreError) as exc:
+        raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: {exc})", where) from exc
+    then = (entry.get("size"), entry.get("etag") if is_s3(location) else entry.get("mtime_ns"))
+    seen = (now.size, now.etag if is_s3(location) else now.mtime_ns)
+    if then != seen:
+        raise SourceChangedError(
+            f"the file holding virtual chunks changed since the repository was made ({location}: size, "
+            f"{'ETag' if is_s3(location) else 'modification time'} {then} -> {seen}); make the repository "
+            "again from the file as it is now",
+            where,
+        )
+
+
+def _bucket_store(url: str, options: dict[str, Any] | None) -> tuple[Any, str]:
+    import obstore.store
+
+    prefix = bucket_prefix(url)
+    try:
+        store = obstore.store.from_url(prefix, **to_obstore("s3", options, url))
+    except Exception as exc:
+        raise StoreError(f"cannot open the object: {exc}", url) from exc
+    return store, url[len(prefix) :]
+
+
+class _Reader:
+    """obstore's ranged reader as the file object h5py reads (it wants ``bytes`` from ``read``)."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def read(self, size: int = -1) -> bytes:
+        return bytes(self._reader.read(size) if size is not None and size >= 0 else self._reader.read())
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return int(self._reader.seek(offset, whence))
+
+    def tell(self) -> int:
+        return int(self._reader.tell())
+
+    def close(self) -> None:
+        self._reader.close()
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,56 @@
+"""convert(..., virtual=True) from an HDF5 file on S3 (moto's server on 127.0.0.1): the repository's
+virtual chunks are ranged reads of the object, refused once it changed, and only read from the
+s3:// prefixes the reader allows (issue #20, points 3 and 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from s3_server import new_bucket
+from virtual_files import EPHYS, IMAGING, hdf5_source
+
+from hdmf_zarr3 import NWBZarrIO, SourceChangedError, convert
+
+pytest.importorskip("icechunk")
+
+
+@pytest.fixture
+def on_s3(s3, tmp_path):
+    local = hdf5_source(tmp_path / "s.nwb")
+    bucket = new_bucket(s3)
+    s3["client"]().upload_file(str(local), bucket, "sessions/s.nwb")
+    url = f"s3://{bucket}/sessions/s.nwb"
+    dst = tmp_path / "s.icechunk"
+    report = convert(url, dst, virtual=True, src_storage_options=s3["options"])
+    return s3, bucket, url, dst, report
+
+
+def test_an_hdf5_file_on_s3_becomes_a_repository_reading_its_chunks_in_place(on_s3):
+    s3, bucket, url, dst, report = on_s3
+    assert report["/acquisition/ephys/data"].startswith("virtual")
+    assert report["/acquisition/imaging/data"].startswith("virtual")
+    roots = [f"s3://{bucket}/sessions/"]
+    with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=roots) as io:
+        nwb = io.read()
+        np.testing.assert_array_equal(nwb.acquisition["ephys"].data[:], EPHYS)
+        np.testing.assert_array_equal(nwb.acquisition["ephys"].data[1000:4000, 5], EPHYS[1000:4000, 5])
+        np.testing.assert_array_equal(nwb.acquisition["imaging"].data[:], IMAGING)
+        assert nwb.trials.to_dataframe().shape == (1, 2)
+
+
+def test_s3_chunks_are_read_only_under_the_prefixes_the_reader_allows(on_s3):
+    s3, bucket, url, dst, _ = on_s3
+    with NWBZarrIO(dst, "r", storage_options=s3["options"]) as io:  # no s3:// root allowed
+        with pytest.raises(SourceChangedError, match="not allowed"):
+            io.read().acquisition["ephys"].data[:10]
+    with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[f"s3://{bucket}/other/"]) as io:
+        with pytest.raises(SourceChangedError, match="not allowed"):
+            io.read().acquisition["ephys"].data[:10]
+
+
+def test_a_changed_object_is_refused_at_open(on_s3, tmp_path):
+    s3, bucket, url, dst, _ = on_s3
+    s3["client"]().put_object(Bucket=bucket, Key="sessions/s.nwb", Body=b"not the same file")
+    with pytest.raises(SourceChangedError, match="changed since the repository was made") as err:
+        NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[f"s3://{bucket}/"])
+    assert "ETag" in str(err.value)
