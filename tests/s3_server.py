@@ -50,13 +50,19 @@ def new_bucket(server: dict[str, Any]) -> str:
 def public_file(server: dict[str, Any]) -> str:
     """The URL of the small NWB file (``small_nwbfile()``) written to a fresh bucket whose policy lets
     anyone read it (a public dataset)."""
-    import json
-
     from writing import write_nwb
 
     bucket = new_bucket(server)
     url = f"s3://{bucket}/public.nwb.zarr"
     write_nwb(url, storage_options=server["options"])
+    make_public(server, bucket)
+    return url
+
+
+def make_public(server: dict[str, Any], bucket: str) -> None:
+    """Let anyone read (and list) ``bucket``, as a public dataset's bucket does."""
+    import json
+
     policy = {
         "Version": "2012-10-17",
         "Statement": [
@@ -69,4 +75,3 @@ def public_file(server: dict[str, Any]) -> str:
         ],
     }
     server["client"]().put_bucket_policy(Bucket=bucket, Policy=json.dumps(policy))
-    return url

@@ -54,3 +54,23 @@ def test_a_changed_object_is_refused_at_open(on_s3, tmp_path):
     with pytest.raises(SourceChangedError, match="changed since the repository was made") as err:
         NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[f"s3://{bucket}/"])
     assert "ETag" in str(err.value)
+
+
+def test_a_public_object_is_virtualized_and_read_anonymously(s3, tmp_path):
+    """A public dataset's bucket (DANDI's is one): no credentials, unsigned requests, {"anon": True}."""
+    from s3_server import make_public
+
+    local = hdf5_source(tmp_path / "s.nwb")
+    bucket = new_bucket(s3)
+    s3["client"]().upload_file(str(local), bucket, "public/s.nwb")
+    make_public(s3, bucket)
+    anonymous = {
+        "endpoint": s3["endpoint"],
+        "region": "us-east-1",
+        "anon": True,
+        "client_options": {"allow_http": True},
+    }
+    dst = tmp_path / "s.icechunk"
+    convert(f"s3://{bucket}/public/s.nwb", dst, virtual=True, src_storage_options=anonymous)
+    with NWBZarrIO(dst, "r", storage_options=anonymous, external_roots=[f"s3://{bucket}/public/"]) as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:500], EPHYS[:500])

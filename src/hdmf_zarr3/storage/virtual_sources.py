@@ -66,7 +66,10 @@ def s3_source(url: str, options: dict[str, Any] | None) -> Source:
     try:
         meta = obstore.head(store, key)
     except Exception as exc:  # obstore's own error types
-        raise StoreError(f"cannot read the object: {exc}", url) from exc
+        try:  # a server may answer an unsigned HEAD with 403 where it serves a GET: ask for one byte
+            meta = obstore.get(store, key, options={"range": (0, 1)}).meta
+        except Exception:
+            raise StoreError(f"cannot read the object: {exc}", url) from exc
     return Source(url, int(meta["size"]), etag=str(meta["e_tag"]))
 
 
@@ -77,7 +80,7 @@ def open_file(source: Source, options: dict[str, Any] | None) -> BinaryIO:
     import obstore
 
     store, key = _bucket_store(source.url, options)
-    return _Reader(obstore.open_reader(store, key))  # type: ignore[return-value]
+    return _Reader(obstore.open_reader(store, key, size=source.size))  # type: ignore[return-value]
 
 
 def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
