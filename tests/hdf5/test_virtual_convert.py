@@ -208,3 +208,13 @@ def test_sources_in_directories_whose_names_need_quoting_in_a_url(tmp_path):
     assert convert(src, dst, virtual=True)["/acquisition/ephys/data"].startswith("virtual")
     with NWBZarrIO(dst, "r") as io:
         np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:100], EPHYS[:100])
+
+
+def test_a_source_removed_while_the_repository_is_open_is_a_typed_error_when_read(converted):
+    src, dst, _ = converted
+    with NWBZarrIO(dst, "r") as io:
+        data = io.read().acquisition["ephys"].data
+        src.unlink()
+        with pytest.raises(SourceChangedError, match="gone or cannot be read") as err:
+            data[:100]
+        assert "acquisition/ephys/data" in err.value.path

@@ -74,3 +74,24 @@ def test_a_public_object_is_virtualized_and_read_anonymously(s3, tmp_path):
     convert(f"s3://{bucket}/public/s.nwb", dst, virtual=True, src_storage_options=anonymous)
     with NWBZarrIO(dst, "r", storage_options=anonymous, external_roots=[f"s3://{bucket}/public/"]) as io:
         np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:500], EPHYS[:500])
+
+
+def test_opening_and_reading_the_repository_costs_one_request_to_the_source(on_s3, monkeypatch):
+    """Open checks the object once (a HEAD); read() builds every container from the repository alone, so
+    its requests to the source do not grow with the file: with the object gone right after the open,
+    read() still succeeds, and only reading the bulk data reaches for it."""
+    import obstore
+
+    s3, bucket, url, dst, _ = on_s3
+    heads = []
+    real_head = obstore.head
+    monkeypatch.setattr(obstore, "head", lambda *a, **k: heads.append(a[1]) or real_head(*a, **k))
+    roots = [f"s3://{bucket}/"]
+    with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=roots) as io:
+        assert heads == ["sessions/s.nwb"]
+        s3["client"]().delete_object(Bucket=bucket, Key="sessions/s.nwb")
+        nwb = io.read()
+        assert nwb.acquisition["small"].data[:].tolist() == list(range(10))
+        assert nwb.trials.to_dataframe().shape == (1, 2)
+        with pytest.raises(SourceChangedError, match="gone"):  # the bulk data is the object's, which is gone
+            nwb.acquisition["ephys"].data[:10]

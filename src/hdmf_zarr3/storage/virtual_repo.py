@@ -208,6 +208,11 @@ def translate(exc: BaseException, path: str) -> BaseException:
             "make the repository again from the file as it is now",
             path,
         )
+    if "error fetching virtual reference" in text:
+        first = text.strip().splitlines()[0]
+        return SourceChangedError(
+            f"the file holding this array's bytes is gone or cannot be read ({first[:300]})", path
+        )
     if "authorize the virtual chunk container" in text:
         return SourceChangedError(
             "this array's bytes are in a location that was not allowed (a repository reads virtual chunks "
