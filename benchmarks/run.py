@@ -106,7 +106,7 @@ def main() -> None:
     parser.add_argument("--virtual-seconds", type=float, default=46.6, help="(g) recording length (46.6 s: 1 GiB)")
     parser.add_argument("--pipeline-rounds", type=int, default=3, help="(f) runs of each codec path (median)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
-    parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
+    parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14 and LINDI (their scratch venvs)")
     parser.add_argument("--json", default=str(HERE / "results" / "latest.json"), help="where to write results")
     args = parser.parse_args()
 
@@ -201,7 +201,7 @@ def main() -> None:
         part(
             "g",
             "virtual copies of an HDF5 file (icechunk) against a full conversion and h5py",
-            lambda: virtual.run(work, args.virtual_seconds, evict, args.latency),
+            lambda: virtual.run(work, args.virtual_seconds, evict, args.latency, lindi=not args.no_rival),
             virtual.report,
         )
 

@@ -28,8 +28,10 @@ CHANNEL = 7
 DATA = "acquisition/ephys/data"
 
 
-def run(work: Path, seconds: float = 46.6, evict: bool = True, latency: float = 0.02) -> dict[str, Any]:
-    """Write the HDF5 file, convert it both ways, and time the reads."""
+def run(
+    work: Path, seconds: float = 46.6, evict: bool = True, latency: float = 0.02, lindi: bool = True
+) -> dict[str, Any]:
+    """Write the HDF5 file, convert it both ways, and time the reads (``lindi``: LINDI's too)."""
     from hdmf.backends.hdf5 import H5DataIO
     from pynwb import NWBHDF5IO
 
@@ -56,7 +58,7 @@ def run(work: Path, seconds: float = 46.6, evict: bool = True, latency: float = 
     out["reads"] = {
         "h5py": _reads(lambda: _h5py_data(src), expected, cold),
         "ours": _reads(lambda: _ours_data(work / "virtual.icechunk"), expected, cold),
-        "lindi": _lindi(src, expected, cold),
+        "lindi": _lindi(src, expected, cold) if lindi else {},
     }
     out["remote"] = {
         "h5py": _remote_h5py(src, latency, expected, cold),
@@ -200,11 +202,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=46.6, help="recording length (46.6 s: 1 GiB)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--latency", type=float, default=0.02, help="seconds added to every remote request")
+    parser.add_argument("--no-lindi", action="store_true", help="skip LINDI (its scratch venv)")
     args = parser.parse_args()
     print("(g) virtual copies of an HDF5 file")
     start = time.perf_counter()
     with workdir() as work:
-        report(run(work, args.seconds, not args.hot, args.latency))
+        report(run(work, args.seconds, not args.hot, args.latency, not args.no_lindi))
     print(f"  [{time.perf_counter() - start:.0f} s]")
 
 
