@@ -17,14 +17,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.request import url2pathname
 
 from zarr.storage import WrapperStore
 
 from ..errors import CorruptStoreError, SourceChangedError, StoreError
 from ..format.names import VIRTUAL_SOURCES_ATTR
 from . import nodes, virtual_sources
-from .virtual_sources import Source, is_s3
+from .virtual_sources import Source, is_s3, path_of
 
 #: Files an icechunk repository on a local disk holds at its top (spec 1 and 2).
 _MARKERS = ("repo", "snapshots")
@@ -46,9 +45,9 @@ def _within(url: str, prefixes: Sequence[str]) -> bool:
     """Whether ``url`` (``file://``, percent-encoded, or ``s3://``) names a file under one of ``prefixes``."""
     if is_s3(url):
         return any(url.startswith(p) for p in prefixes)
-    if not url.startswith("file://"):
+    path = path_of(url)
+    if path is None:
         return False
-    path = url2pathname(url.removeprefix("file://"))
     return any(p.startswith("file://") and path.startswith(p.removeprefix("file://")) for p in prefixes)
 
 
@@ -87,7 +86,7 @@ def container_prefix(url: str) -> str:
     """The prefix of the container holding the chunks of the file at ``url``: its directory (a plain
     path for a local file, see :func:`_prefix`)."""
     if url.startswith("file://"):
-        return _prefix(os.path.dirname(url2pathname(url.removeprefix("file://"))))
+        return _prefix(os.path.dirname(path_of(url) or url))
     return url.rsplit("/", 1)[0] + "/"
 
 

@@ -18,6 +18,7 @@ from urllib.request import url2pathname
 
 from ..errors import SourceChangedError, StoreError
 from .options import to_obstore
+from .remote import remote_store
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ class Source:
 
     @property
     def local_path(self) -> str | None:
-        return url2pathname(self.url.removeprefix("file://")) if self.url.startswith("file://") else None
+        return path_of(self.url)
 
     def checksum(self) -> dict[str, Any]:
         """What icechunk keeps with each chunk to refuse it once the file changed (``VirtualChunkSpec``)."""
@@ -51,6 +52,11 @@ class Source:
 
 def is_s3(location: str) -> bool:
     return location[:5].lower() == "s3://"
+
+
+def path_of(url: str) -> str | None:
+    """The local path a ``file://`` URL (percent-encoded) names, or ``None`` for any other URL."""
+    return url2pathname(url.removeprefix("file://")) if url.startswith("file://") else None
 
 
 def local_source(path: str | os.PathLike[str]) -> Source:
@@ -122,7 +128,7 @@ def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> 
     differs from what it is now, or that is gone."""
     location = entry["location"]
     try:
-        now = s3_source(location, options) if is_s3(location) else local_source(url2pathname(location[7:]))
+        now = s3_source(location, options) if is_s3(location) else local_source(path_of(location) or location)
     except (OSError, StoreError) as exc:
         raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: {exc})", where) from exc
     then = (entry.get("size"), entry.get("etag") if is_s3(location) else entry.get("mtime_ns"))
@@ -137,14 +143,10 @@ def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> 
 
 
 def _bucket_store(url: str, options: dict[str, Any] | None) -> tuple[Any, str]:
-    import obstore.store
-
+    """The obstore store of the bucket holding ``url`` (opened as every remote store is) and the key."""
     prefix = bucket_prefix(url)
-    try:
-        store = obstore.store.from_url(prefix, **to_obstore("s3", options, url))
-    except Exception as exc:
-        raise StoreError(f"cannot open the object: {exc}", url) from exc
-    return store, url[len(prefix) :]
+    wrapped: Any = remote_store(prefix, "r", options)  # (zarr's ObjectStore around an obstore store)
+    return wrapped.store, url[len(prefix) :]
 
 
 class _Reader:
