@@ -150,7 +150,7 @@ def _lindi(src: Path, expected: dict[str, np.ndarray], cold: list[Path]) -> dict
         name: [list(_bounds(s)) if isinstance(s, slice) else s for s in _selection(name, (rows, 384))]
         for name in ("window", "channel")
     }
-    found = _lindi.measure(src, selections, lambda path: [evict_tree(p) for p in cold])
+    found = _lindi.measure(src, selections, evict_tree if cold else lambda path: None)
     for name in ("window", "channel"):
         total = found.get(name + "_sum")
         if total is not None and total != int(expected[name].astype(np.int64).sum()):
