@@ -39,6 +39,10 @@ class CountingStore(WrapperStore):
         self.sets[key] += 1
         await self._store.set(key, value)
 
+    def set_sync(self, key, value):
+        self.sets[key] += 1
+        self._store.set_sync(key, value)
+
     def list(self):
         self.lists += 1
         return self._store.list()

@@ -7,7 +7,7 @@ SCENARIO is ``write`` (a new file), ``replace`` (mode ``w`` over an existing fil
 ``a``: new TimeSeries added to an existing file), ``rows`` (mode ``a``: trials added to the existing
 trials table) or ``grow`` (mode ``a``: samples appended to an existing dataset). Every mutation of
 the local disk the backend makes (a key stored or deleted through zarr's LocalStore, a file or
-directory removed) is counted; at mutation number KILL_AT the process kills itself with SIGKILL,
+directory removed, a hard link made) is counted; at mutation number KILL_AT the process kills itself with SIGKILL,
 while other mutations may be in flight on zarr's I/O threads. KILL_AT -1 runs to the end. Object ids
 come from a generator seeded with SEED, so two runs with the same seed write the same bytes.
 
@@ -63,6 +63,8 @@ def _counted(original):
 
 for _name in ("_set", "delete", "delete_dir"):
     setattr(LocalStore, _name, _counted_async(getattr(LocalStore, _name)))
+LocalStore.set_sync = _counted(LocalStore.set_sync)  # (appended rows are stored in the writer's thread)
+os.link = _counted(os.link)  # (the journal keeps a local file as a hard link)
 os.remove = _counted(os.remove)
 os.unlink = _counted(os.unlink)  # the lock is released with it
 shutil.rmtree = _counted(shutil.rmtree)

@@ -28,7 +28,6 @@ THIRD_PARTY_PRIVATES = {
     ("storage/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
     ("storage/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
-    ("storage/journal.py", "journal._kept"): "a journal made by its own class's constructor method (storage/)",
     ("storage/locks.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
     ("storage/handle.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name for it",
 }

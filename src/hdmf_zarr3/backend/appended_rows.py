@@ -53,10 +53,9 @@ class AppendedRows:
 
     def store(self) -> None:
         """Store the rows of every dataset (before a commit)."""
-        while self._datasets:
-            dataset = self._datasets.pop(next(iter(self._datasets)))
-            self.tally.datasets = len(self._datasets)
-            dataset.store_appended()
+        from .dataset_changes import store_appended_rows
+
+        store_appended_rows(list(self._datasets.values()))  # (each leaves this list as its rows are taken)
 
     def clear(self) -> None:
         """Drop every held row (the session is undone)."""

@@ -8,7 +8,7 @@ rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.ap
 
 from __future__ import annotations
 
-import itertools
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -19,6 +19,9 @@ from ..format.documents import chunk_key, key_separator
 from ..format.names import store_key
 from ..format.selection import touched_cells
 from ..integrations.h5py_lock import h5py_lock_released
+from ..storage import row_appends
+from ..storage.nodes import ZARR_JSON
+from ..storage.row_appends import RowAppend
 
 if TYPE_CHECKING:
     import zarr
@@ -40,6 +43,7 @@ class InPlaceChanges:
     _path: str
     _doc: dict[str, Any]
     _cache: np.ndarray | None
+    _array: zarr.Array | None
     _decoder: Any
     _appended: list[np.ndarray]  # rows appended and not stored yet, as encoded
     appended_count: int  # how many (they count in the shape)
@@ -146,22 +150,35 @@ class InPlaceChanges:
             self.store_appended()
 
     def store_appended(self) -> None:
-        """Store the rows appended since the last store, in one append: the chunks (or shards) they land
-        in and the document that takes the new shape are journaled first."""
+        """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
+        store_appended_rows([self])
+
+    def take_appended(self) -> RowAppend | None:
+        """The rows held (as one block), taken out to be stored now; ``None`` if none are held."""
         if not self._appended:
-            return
+            return None
         blocks, self._appended, self.appended_count, self._appended_bytes = self._appended, [], 0, 0
         self._context.appended_rows.stored(self)
         values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
+        self._zarr_array()  # (a v2 array, or objects: refused as extend() refused it)
+        return RowAppend(self._path, self._doc, values)
+
+    def writable_handle(self) -> StoreHandle:
+        """The open store of this dataset's file."""
+        return self._open_handle()
+
+    def append_through_zarr(self, values: np.ndarray) -> dict[str, Any]:
+        """Append ``values`` with zarr itself (an array :mod:`..storage.row_appends` does not handle);
+        returns the new document."""
         array = self._zarr_array()
-        self._cache = None
-        handle = self._open_handle()
-        handle.preserve(_rewritten_keys(self._path, self._doc, len(values)) + [store_key(self._path, "zarr.json")])
-        with h5py_lock_released():
-            array.append(values, axis=0)
-        self._doc = array.metadata.to_dict()
-        self._decoder = None  # its shape changed
-        handle.changed(self._path, self._doc)
+        array.append(values, axis=0)
+        return array.metadata.to_dict()
+
+    def appended_stored(self, doc: dict[str, Any]) -> None:
+        """The appended rows are stored and ``doc`` is the array's document now."""
+        self._doc = doc
+        self._array, self._decoder, self._cache = None, None, None  # (their shape changed)
+        self._open_handle().changed(self._path, doc)
 
     def drop_appended(self) -> None:
         """Forget the rows appended and not stored (the session is undone)."""
@@ -169,13 +186,27 @@ class InPlaceChanges:
         self._context.appended_rows.stored(self)
 
 
-def _rewritten_keys(path: str, doc: dict[str, Any], rows: int) -> list[str]:
-    """Store keys of the chunks (or shards) that appending ``rows`` along the first axis writes."""
-    separator = key_separator(doc)
-    shape = doc.get("shape") or []
-    if separator is None or not shape or rows <= 0:
-        return []
-    grid = ArrayView.from_document(doc).chunk_grid
-    first = range(shape[0] // grid[0], (shape[0] + rows - 1) // grid[0] + 1)
-    rest = [range(max(1, -(-s // g))) for s, g in zip(shape[1:], grid[1:])]
-    return [store_key(path, chunk_key(cell, separator)) for cell in itertools.product(first, *rest)]
+def store_appended_rows(datasets: Sequence[InPlaceChanges]) -> None:
+    """Store the rows held by ``datasets`` (of one file) together: the chunks (or shards) they land in and
+    the documents that take the new shapes are journaled first, in one batch; the arrays
+    :mod:`..storage.row_appends` handles are then appended in two store rounds for all, the rest each
+    through zarr."""
+    taken = [(dataset, append) for dataset in datasets if (append := dataset.take_appended()) is not None]
+    if not taken:
+        return
+    handle = taken[0][0].writable_handle()
+    handle.preserve(
+        [
+            key
+            for _, a in taken
+            for key in [*row_appends.touched_keys(a.path, a.doc, len(a.values)), store_key(a.path, ZARR_JSON)]
+        ]
+    )
+    direct = [(dataset, a) for dataset, a in taken if row_appends.can_append(a.doc)]
+    with h5py_lock_released():
+        documents = row_appends.append_rows(handle.store, [a for _, a in direct])
+        for (dataset, _), doc in zip(direct, documents):
+            dataset.appended_stored(doc)
+        for dataset, append in taken:
+            if not row_appends.can_append(append.doc):
+                dataset.appended_stored(dataset.append_through_zarr(append.values))

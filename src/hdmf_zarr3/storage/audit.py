@@ -35,7 +35,7 @@ from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from ..format.orphans import orphans
-from .nodes import INTERRUPTED_WRITE, ZARR_JSON, _bounded, check_document, parse_document, reserved_key
+from .nodes import INTERRUPTED_WRITE, ZARR_JSON, bounded, check_document, parse_document, reserved_key
 from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
@@ -75,7 +75,7 @@ def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str,
     proto = default_buffer_prototype()
     out = {}
     jobs = [lambda k=k: store.get(k, prototype=proto) for k in keys]  # named: mypy types no lambda passed in
-    for key, buf in zip(keys, sync(_bounded(jobs))):
+    for key, buf in zip(keys, sync(bounded(jobs))):
         path = normalize(key[: -len(ZARR_JSON)])
         try:
             out[path] = parse_document(buf.to_bytes(), path) if buf is not None else None

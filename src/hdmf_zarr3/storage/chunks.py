@@ -5,7 +5,8 @@ zarr-python's per-array setup, not in encoding. An array whose shape equals its 
 chunk object; for the codecs our layouts use (``bytes``, ``vlen-utf8``, ``blosc``, ``zstd``,
 ``gzip``, ``crc32c``) this module produces that object's bytes with the same numcodecs
 implementations zarr-python uses, so any Zarr v3 reader decodes them. Anything else returns ``None``
-and goes through zarr.
+and goes through zarr. Rows appended to an unsharded array rewrite single chunks the same way
+(:mod:`.row_appends`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}
 _VLEN_UTF8 = VLenUTF8()
 
 
-def _bytes_to_bytes(codec: dict[str, Any]) -> Any:
+def bytes_to_bytes(codec: dict[str, Any]) -> Any:
+    """The numcodecs implementation of the Zarr v3 bytes-to-bytes ``codec``, or ``None`` if it has none here."""
     name, config = codec["name"], codec.get("configuration", {})
     if name == "blosc":
         return numcodecs.Blosc(
@@ -53,7 +55,15 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
     shape, separator = view.shape, view.separator
     if shape != view.chunk_grid or values.shape != shape or 0 in shape or separator is None:
         return None
-    serializer, rest = view.codecs[0], view.codecs[1:]
+    raw = encode_chunk(doc, values)
+    return None if raw is None else (chunk_key([0] * len(shape), separator), raw)
+
+
+def encode_chunk(doc: dict[str, Any], values: np.ndarray) -> bytes | None:
+    """The stored bytes of one chunk (``values``, of the chunk's shape) of the unsharded array ``doc``
+    describes, or ``None`` when its codecs are not among those this module implements."""
+    codecs = ArrayView.from_document(doc).codecs
+    serializer, rest = codecs[0], codecs[1:]
     if serializer["name"] == "bytes":
         if values.dtype.kind not in "biuf" and values.dtype.names is None:
             return None
@@ -65,11 +75,11 @@ def encode_single_chunk(doc: dict[str, Any], values: np.ndarray) -> tuple[str, b
     else:
         return None
     for codec in rest:
-        implementation = _bytes_to_bytes(codec)
+        implementation = bytes_to_bytes(codec)
         if implementation is None:
             return None
         raw = bytes(implementation.encode(raw))
-    return chunk_key([0] * len(shape), separator), raw
+    return raw
 
 
 def _zarr_dtype(data_type: Any) -> Any:
@@ -96,10 +106,18 @@ def decode_single_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | 
     fill value, as in zarr.
     """
     view = ArrayView.from_document(doc)
-    shape, codecs = view.shape, view.codecs
-    if view.zarr_format == 2 or shape != view.chunk_grid or 0 in shape:
+    if view.zarr_format == 2 or view.shape != view.chunk_grid or 0 in view.shape:
         return None
-    decoders = [_bytes_to_bytes(c) for c in codecs[1:]]
+    return decode_chunk(doc, raw)
+
+
+def decode_chunk(doc: dict[str, Any], raw: bytes | None) -> np.ndarray | None:
+    """The values of one chunk (of the chunk's shape) of the unsharded Zarr v3 array ``doc`` describes, from
+    its stored bytes (``None``: missing, so the fill value), or ``None`` when its codecs are not among
+    those this module implements."""
+    view = ArrayView.from_document(doc)
+    shape, codecs = view.chunk_grid, view.codecs
+    decoders = [bytes_to_bytes(c) for c in codecs[1:]]
     if any(d is None for d in decoders) or codecs[0]["name"] not in ("bytes", "vlen-utf8"):
         return None
     zdtype = _zarr_dtype(doc["data_type"])

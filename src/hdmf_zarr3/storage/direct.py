@@ -32,7 +32,7 @@ from ..format.array_view import ArrayView
 from ..format.codec_rules import stored_bound
 from ..format.documents import chunk_key
 from ..format.names import store_key
-from .chunks import _bytes_to_bytes
+from .chunks import bytes_to_bytes
 from .pools import WorkPools
 
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).
@@ -97,7 +97,7 @@ class DirectArray:
             or codecs[0].get("configuration", {}).get("endian", "little") != "little"
         ):
             return None  # (one-byte types carry no endianness)
-        compressors = [_bytes_to_bytes(c) for c in codecs[1:]]
+        compressors = [bytes_to_bytes(c) for c in codecs[1:]]
         if any(c is None for c in compressors):
             return None
         return cls(store, path, doc, view.read_chunks, compressors, view.sharded)

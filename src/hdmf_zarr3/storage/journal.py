@@ -11,10 +11,15 @@ change go ahead (write-ahead):
 key (below ``__hdmf_zarr3_journal/``)               holds
 ==================================================  =================================================
 ``root``                                            the root ``zarr.json`` as it was, byte for byte
-``saved/<key>``                                     the bytes of ``<key>`` before it was overwritten
-``absent/<key>``                                    nothing: ``<key>`` did not exist (delete it)
+``saved/<name>``                                    the bytes of a key before it was overwritten
+``absent/<name>``                                   nothing: the key did not exist (delete it)
 ``new/<n>``                                         JSON list of node paths about to be created
 ==================================================  =================================================
+
+``<name>`` is the key with ``%`` and ``/`` percent-encoded (``c%2F0`` for ``c/0``): one flat directory
+whatever the depth of the key, so keeping a chunk creates no directories (journals of earlier
+versions, ``saved/<key>`` nested, are still applied). A name that decodes to anything but a key inside
+the file is refused, never written to.
 
 Zarr v3 reserves names that start with ``__`` for extensions, and readers skip them when they list a
 group, so the journal never shows up as a node. It lives only while an append is under way: the
@@ -26,16 +31,27 @@ the journal's deletion: it is stale and is deleted, never applied.
 
 The journal orders store operations; it does not ``fsync`` them. It survives a killed process (the
 operating system keeps every write that returned), not necessarily a power cut.
+
+In a local directory the saved bytes are a hard link to the file being kept, not a copy: the store
+replaces a file by writing a new one and renaming it over the old name (zarr's ``LocalStore`` writes
+nothing in place), so the linked file keeps the old bytes, and keeping a 500 KB chunk costs one
+``link`` instead of reading and writing it. Anything but a regular file, or a file system without
+hard links, is kept through the store as elsewhere.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
+import stat
+from pathlib import Path
 from typing import Any
 
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
+from zarr.storage import LocalStore
 
 from ..errors import CorruptStoreError
 from .zarr_adapter import sync
@@ -46,6 +62,24 @@ SAVED = f"{PREFIX}/saved/"
 ABSENT = f"{PREFIX}/absent/"
 NEW = f"{PREFIX}/new/"
 ROOT_KEY = "zarr.json"
+#: Longest entry name kept flat (file systems allow 255 bytes); a longer key is kept nested, as ``<key>``.
+FLAT_NAME_BYTES = 200
+
+
+def entry_name(key: str) -> str:
+    """The name of ``key`` below ``saved/`` or ``absent/``: flat (``/`` and ``%`` encoded) when short enough."""
+    name = key.replace("%", "%25").replace("/", "%2F")
+    return name if len(name.encode("utf-8")) <= FLAT_NAME_BYTES else key
+
+
+def key_of(name: str, entry: str) -> str:
+    """The key a journal entry name stands for (either form); a name that is not a key inside the file
+    (``..``, an absolute path, a reserved ``__`` name) is a :class:`~hdmf_zarr3.errors.CorruptStoreError`."""
+    key = name.replace("%2F", "/").replace("%2f", "/").replace("%25", "%") if "%" in name else name
+    parts = key.split("/")
+    if any(p in ("", ".", "..") or p.startswith("__") or "\\" in p or "\0" in p for p in parts):
+        raise CorruptStoreError(f"journal entry names {key!r}, not a key inside the file; nothing was undone", entry)
+    return key
 
 
 def _buffer(raw: bytes) -> Any:
@@ -74,19 +108,27 @@ class Journal:
     def begin(cls, store: Store, side: Store | None = None) -> Journal:
         """Start the journal of an append: drop a stale one, then keep the current root."""
         journal = cls(store, side)
-        sync(_clear(journal.entries))
-        root = sync(_get(store, ROOT_KEY))
-        if root is None:
-            raise CorruptStoreError("the file has no root zarr.json to append to", "/")
-        sync(journal.entries.set(ROOT, _buffer(root)))
-        journal._kept.add(ROOT_KEY)
+        journal.start()
         return journal
+
+    def start(self) -> None:
+        """Drop a stale journal, then keep the current root (see :meth:`begin`)."""
+        self._clear()
+        if self._link({ROOT_KEY: ROOT}) != [ROOT_KEY]:
+            root = sync(_get(self.store, ROOT_KEY))
+            if root is None:
+                raise CorruptStoreError("the file has no root zarr.json to append to", "/")
+            sync(self.entries.set(ROOT, _buffer(root)))
+        self._kept.add(ROOT_KEY)
 
     def keep(self, keys: list[str]) -> None:
         """Store the current bytes (or the absence) of ``keys`` before they are overwritten."""
         todo = [k for k in dict.fromkeys(keys) if k not in self._kept]
         if todo:
-            sync(_keep(self.store, self.entries, todo))
+            linked = set(self._link({k: SAVED + entry_name(k) for k in todo}))
+            rest = [k for k in todo if k not in linked]
+            if rest:
+                sync(_keep(self.store, self.entries, rest))
             self._kept.update(todo)
 
     def creating(self, paths: list[str]) -> None:
@@ -103,15 +145,61 @@ class Journal:
 
     def finish(self) -> None:
         """Delete the journal (after the complete root was stored)."""
-        sync(_clear(self.entries))
+        self._clear()
         self._kept.clear()
+
+    def _local_root(self) -> Path | None:
+        """The directory of the store, when the journal lives in it and it is a plain local directory."""
+        store = self.store
+        if self.entries is not store or not isinstance(store, LocalStore) or store.read_only:
+            return None
+        return Path(store.root)
+
+    def _link(self, entries: dict[str, str]) -> list[str]:
+        """Keep each key as a hard link at its journal entry; returns the keys kept so (the others are
+        kept through the store: absent, not a regular file, or no hard links here)."""
+        root = self._local_root()
+        if root is None:
+            return []
+        linked = []
+        for key, entry in entries.items():
+            source, target = root / key, root / entry
+            try:
+                if not stat.S_ISREG(os.lstat(source).st_mode):
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, target)
+            except OSError:
+                continue
+            linked.append(key)
+        return linked
+
+    def _clear(self) -> None:
+        root = self._local_root()
+        if root is None:
+            sync(_clear(self.entries))
+            return
+        top = root / PREFIX
+        if not top.is_dir() or top.is_symlink():  # (nothing to delete; a symlink is not ours to follow)
+            if top.is_symlink():
+                sync(_clear(self.entries))
+            return
+        for entry in sorted(top.iterdir()):  # the root entry last, as in the store's own _clear
+            if entry.name != "root":
+                if entry.is_dir() and not entry.is_symlink():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+        shutil.rmtree(top)
 
 
 async def _keep(store: Store, entries: Store, keys: list[str]) -> None:
     found = await asyncio.gather(*(_get(store, k) for k in keys))
     await asyncio.gather(
         *(
-            entries.set(ABSENT + k, _buffer(b"")) if raw is None else entries.set(SAVED + k, _buffer(raw))
+            entries.set(ABSENT + entry_name(k), _buffer(b""))
+            if raw is None
+            else entries.set(SAVED + entry_name(k), _buffer(raw))
             for k, raw in zip(keys, found)
         )
     )
@@ -153,20 +241,20 @@ async def _undo(store: Store, entries: Store) -> bool:
     if root is None:
         return False
     new: list[str] = []
-    saved: list[str] = []
+    saved: dict[str, str] = {}  # key -> its entry
     absent: list[str] = []
-    async for key in entries.list_prefix(f"{PREFIX}/"):
-        if key.startswith(NEW):
-            new.extend(_paths(await _get(entries, key), key))
-        elif key.startswith(SAVED):
-            saved.append(key[len(SAVED) :])
-        elif key.startswith(ABSENT):
-            absent.append(key[len(ABSENT) :])
+    async for entry in entries.list_prefix(f"{PREFIX}/"):
+        if entry.startswith(NEW):
+            new.extend(_paths(await _get(entries, entry), entry))
+        elif entry.startswith(SAVED):
+            saved[key_of(entry[len(SAVED) :], entry)] = entry
+        elif entry.startswith(ABSENT):
+            absent.append(key_of(entry[len(ABSENT) :], entry))
     for prefix in _tops(new):
         await store.delete_dir(prefix)
     await asyncio.gather(*(store.delete(k) for k in absent))
-    for key in saved:
-        raw = await _get(entries, SAVED + key)
+    for key, entry in saved.items():
+        raw = await _get(entries, entry)
         if raw is not None:
             await store.set(key, _buffer(raw))
     await store.set(ROOT_KEY, _buffer(root))  # the root last: until here, the file reads as incomplete

@@ -35,7 +35,8 @@ ZARR_JSON = "zarr.json"
 CONCURRENCY = 256
 
 
-async def _bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CONCURRENCY) -> list[Any]:
+async def bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CONCURRENCY) -> list[Any]:
+    """Run ``jobs`` concurrently, at most ``limit`` at a time; their results in order."""
     sem = asyncio.Semaphore(limit)
 
     async def run(job: Callable[[], Awaitable[Any]]) -> Any:
@@ -87,7 +88,7 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
         return key, None if buf is None else buf.to_bytes()
 
     docs = {}
-    for key, raw in await _bounded([functools.partial(fetch, k) for k in keys]):
+    for key, raw in await bounded([functools.partial(fetch, k) for k in keys]):
         if raw is None:
             continue
         path = normalize(key[: -len(ZARR_JSON)])
@@ -145,7 +146,7 @@ async def _put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
     async def put(path: str, doc: dict[str, Any]) -> None:
         await store.set(store_key(path, ZARR_JSON), proto.buffer.from_bytes(dump_document(doc)))
 
-    await _bounded([functools.partial(put, p, d) for p, d in docs.items()])
+    await bounded([functools.partial(put, p, d) for p, d in docs.items()])
 
 
 def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
@@ -190,7 +191,7 @@ async def _read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) ->
     async def get(path: str, doc: dict[str, Any]) -> Any:  # an array, or a numpy scalar for a 0-d array
         return await async_array(store, path, doc).getitem(())
 
-    return await _bounded([functools.partial(get, p, d) for p, d in items])
+    return await bounded([functools.partial(get, p, d) for p, d in items])
 
 
 def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
@@ -276,7 +277,7 @@ async def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
         buf = await store.get(key, prototype=proto)
         return None if buf is None else buf.to_bytes()
 
-    return await _bounded([functools.partial(get, k) for k in keys])
+    return await bounded([functools.partial(get, k) for k in keys])
 
 
 WriteJob = Callable[[], Awaitable[None]]
@@ -285,4 +286,4 @@ WriteJob = Callable[[], Awaitable[None]]
 def run_jobs(jobs: list[WriteJob], limit: int = CONCURRENCY) -> None:
     """Run async write jobs concurrently on zarr's event loop."""
     if jobs:
-        sync(_bounded(jobs, limit))
+        sync(bounded(jobs, limit))
