@@ -62,9 +62,10 @@ if not found.is_file():
 # The repository reads virtual chunks only from files in its own directory (and from the
 # ``external_roots`` one passes when opening it), so the file goes next to it.
 SOURCE = WORK / NAME
-REPOSITORY = WORK / "electrodes.icechunk"
+REPOSITORY, WITH_DEFAULTS = WORK / "electrodes.icechunk", WORK / "defaults.icechunk"
 shutil.copyfile(found, SOURCE)
-shutil.rmtree(REPOSITORY, ignore_errors=True)  # (a repository is created, never replaced)
+for old in (REPOSITORY, WITH_DEFAULTS):
+    shutil.rmtree(old, ignore_errors=True)  # (a repository is created, never replaced)
 print(f"{NAME}: {SOURCE.stat().st_size / 2**10:.0f} KiB")
 
 # %%
@@ -74,10 +75,9 @@ print(f"{NAME}: {SOURCE.stat().st_size / 2**10:.0f} KiB")
 # costs a request of its own when it is read, which for a small dataset costs more than its bytes.
 # Every dataset of the back-compat files is far smaller, so with the default everything is copied,
 # and the report says so:
-default = hdmf_zarr3.convert(SOURCE, WORK / "default.icechunk", virtual=True)
+default = hdmf_zarr3.convert(SOURCE, WITH_DEFAULTS, virtual=True)
 print(next(iter(default.items())))
 print(sum(what.startswith("copied") for what in default.values()), "of", len(default), "copied")
-shutil.rmtree(WORK / "default.icechunk")
 
 # %%
 # ``min_bytes=0`` makes every dataset virtual that can be, whatever its size, as for a real recording
