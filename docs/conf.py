@@ -10,7 +10,9 @@ holding the script, and the tutorials write files under relative names (``tutori
 would. So that nothing is written into the repository, the gallery is made from a scratch copy of
 ``tutorials/`` in a temporary directory (removed when the build finishes); the scripts run there. A
 tutorial that raises fails the build (sphinx-gallery reports every failing example, then stops the build
-with an error).
+with an error). ``plot_virtual_back_compat.py`` reads a file of PyNWB's source distribution: the one
+unpacked in ``$HDMF_ZARR3_PYNWB_SDIST`` if set (``tests/project/test_docs.py`` sets it to the tests'
+cache), else it downloads the sdist with pip.
 """
 
 from __future__ import annotations
