@@ -202,10 +202,11 @@ def convert(
         are the destination's). HDF5 files are local paths on either side.
     virtual : bool
         ``src`` is an HDF5 file (a local path, or an ``s3://`` URL read with ``src_storage_options``) and
-        ``dst`` a new local icechunk repository whose large numeric datasets read their chunks in place
-        from ``src`` (see :mod:`.virtual_conversion`); returns what became of each dataset
-        (``"virtual: ..."`` or ``"copied: <why>"``). Datasets smaller than ``min_bytes`` (a keyword
-        taken with ``virtual=True`` only; default 1 MiB) are copied.
+        ``dst`` a new icechunk repository (a local directory, or an ``s3://`` prefix reached with
+        ``storage_options`` in ``io_kwargs``; nothing may be there yet) whose large numeric datasets
+        read their chunks in place from ``src`` (see :mod:`.virtual_conversion`); returns what became
+        of each dataset (``"virtual: ..."`` or ``"copied: <why>"``). Datasets smaller than ``min_bytes``
+        (a keyword taken with ``virtual=True`` only; default 1 MiB) are copied.
     **io_kwargs
         Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
         ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).

@@ -4,8 +4,9 @@ read their chunks in place from the HDF5 file.
 Everything but the large numeric datasets is written in our format as by any conversion (groups,
 attributes, links, references, compounds, strings, small datasets, the cached specifications); each
 large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.virtual_writes`). The
-repository is created at ``dst`` (never replacing anything there) and committed once, when every node
-is stored: a conversion that fails leaves an empty repository with no commit on ``main``.
+repository is created at ``dst``, a local directory or an ``s3://`` prefix (never replacing anything
+there), and committed once, when every node is stored: a conversion that fails leaves an empty repository
+with no commit on ``main``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def convert_virtual(
     **io_kwargs: Any,
 ) -> dict[str, str]:
     """Write the HDF5 NWB file ``src`` (a local path or an ``s3://`` URL, read with
-    ``src_storage_options``) as the local icechunk repository ``dst`` with virtual large datasets.
+    ``src_storage_options``) as the new icechunk repository ``dst`` (a local directory, or an ``s3://``
+    prefix reached with ``storage_options`` in ``io_kwargs``) with virtual large datasets.
 
     Returns
     -------
@@ -42,8 +44,11 @@ def convert_virtual(
     from ..backend.nwb import NWBZarrIO
 
     source_text, target = os.fspath(src), os.fspath(dst)
-    if locations.is_url(target):
-        raise StoreError("a virtual repository is written to a local directory", target)
+    target_options = io_kwargs.pop("storage_options", None)  # the destination's, as for any conversion
+    if virtual_sources.is_s3(target):
+        target = locations.absolute(target)
+    elif locations.is_url(target):
+        raise StoreError("a virtual repository is written to a local directory or an s3:// prefix", target)
     if virtual_sources.is_s3(source_text):
         source = virtual_sources.s3_source(source_text, src_storage_options)
     elif locations.is_url(source_text):
@@ -52,7 +57,7 @@ def convert_virtual(
         raise StoreError("no such HDF5 file", source_text)
     else:
         source = virtual_sources.local_source(source_text)
-    session = virtual_repo.create(target, [source], src_storage_options)
+    session = virtual_repo.create(target, [source], src_storage_options, target_options)
     with virtual_sources.open_file(source, src_storage_options) as raw, h5py.File(raw, "r") as h5file:
         options = VirtualOptions(source=source, h5file=h5file, min_bytes=min_bytes)
         with NWBHDF5IO(file=h5file, mode="r") as src_io:

@@ -53,19 +53,38 @@ def ready_store(path: Any, mode: str) -> Any:
 
 def read_root_bytes(store: Store, location: str) -> bytes | None:
     """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
+    return _read_root(store, location, first_only=True)[0]
+
+
+def read_root_and_top(store: Store, location: str) -> tuple[bytes | None, frozenset[str]]:
+    """The root ``zarr.json`` of an object store opened from a URL (``None`` if absent) and, when it is
+    absent, the names at the top of the store.
+
+    Those names come from the listing that tells a missing file from a missing bucket, which is made
+    anyway: obstore lists a level whole (every page) before yielding its first name, so knowing them all
+    costs no request, and they show an icechunk repository (``virtual_repo.holds_repository``).
+    """
+    return _read_root(store, location, first_only=False)
+
+
+def _read_root(store: Store, location: str, first_only: bool) -> tuple[bytes | None, frozenset[str]]:
     from zarr.buffer import default_buffer_prototype
 
     try:
         buf = sync(store.get("zarr.json", prototype=default_buffer_prototype()))
-        if buf is None:
-            sync(_probe(store))
-        return None if buf is None else buf.to_bytes()
+        if buf is not None:
+            return buf.to_bytes(), frozenset()
+        return None, frozenset(sync(_probe(store, first_only)))
     except Exception as exc:  # missing bucket, wrong credentials, unreachable endpoint
         raise StoreError(f"cannot access {location}: {exc}") from exc
 
 
-async def _probe(store: Store) -> bool:
-    """List at most one key: object stores answer a missing key with 404 but a missing bucket with an error."""
-    async for _ in store.list_dir(""):
-        break
-    return False
+async def _probe(store: Store, first_only: bool) -> list[str]:
+    """The names at the top of ``store`` (only the first with ``first_only``: a store given by the caller
+    may list lazily): object stores answer a missing key with 404 but a missing bucket with an error."""
+    names = []
+    async for name in store.list_dir(""):
+        names.append(name)
+        if first_only:
+            break
+    return names

@@ -36,7 +36,7 @@ from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locations import store_location
 from .locks import WriteLock, lock_place
 from .nodes import parse_document
-from .remote import read_root_bytes, ready_store, remote_store
+from .remote import read_root_and_top, read_root_bytes, ready_store, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
 from .zip_overlay import ZipOverlayStore
@@ -71,8 +71,9 @@ def open_store(
     one is finished (see :mod:`.replacing`). Writers take the file's write lock (see :mod:`.locks`);
     ``allow_incomplete`` lets a reader (mode ``r``) open a file whose last write did not finish. Mode ``r-``
     (hdmf-zarr's) reads as ``r`` but lists the store instead of trusting the consolidated metadata of the root.
-    A local icechunk repository (``convert(..., virtual=True)``) opens read-only, its virtual chunks read
-    only from its own directory and ``external_roots`` (see :mod:`.virtual_repo`).
+    An icechunk repository (``convert(..., virtual=True)``; a local directory, or an ``s3://`` prefix
+    reached with ``storage_options``) opens read-only, its virtual chunks read only from the directory
+    holding it and ``external_roots`` (see :mod:`.virtual_repo`).
     """
     decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
     if mode == "r-":
@@ -96,7 +97,9 @@ def open_store(
         text = os.fspath(path)
         if locations.is_remote(text):
             store, location = remote_store(text, mode, storage_options), locations.absolute(text)
-            root = read_root_bytes(store, location)  # whether the file exists, and its metadata, in one request
+            root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
+            if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
+                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
             present = root if root is not None else _v2_present(store)
         else:
             location = locations.local_path(text)
@@ -182,10 +185,11 @@ def _open_repository(
     external_roots: Sequence[str] | None,
     storage_options: dict[str, Any] | None,
 ) -> StoreHandle:
-    """A local icechunk repository, read-only (branch ``main``); ``storage_options`` read its S3 sources."""
+    """An icechunk repository (a local directory or an ``s3://`` prefix), read-only (branch ``main``);
+    ``storage_options`` reach it on S3 and read its S3 sources."""
     if mode != "r":
         raise ModeError(
-            f"an icechunk repository opens by its path in mode 'r' only, not {mode!r}; to change it, open a "
+            f"an icechunk repository opens by its path or URL in mode 'r' only, not {mode!r}; to change it, open a "
             "writable session with icechunk and pass session.store",
             location,
         )

@@ -4,12 +4,13 @@ A virtual chunk is a byte range of another file, recorded in the repository with
 time: icechunk refuses to return it once that file changed (:class:`~hdmf_zarr3.errors.SourceChangedError`
 here), instead of returning wrong bytes. A repository records where its chunks may live (a *virtual chunk
 container* per directory of sources), but a repository is data, and data can be crafted: reading one, we
-authorize only the containers that are local directories the caller allows (the repository's own
-directory and the ``external_roots`` given), as external links are confined. A chunk elsewhere is never
+authorize only the containers that are local directories the caller allows (the directory holding the
+repository and the ``external_roots`` given), as external links are confined. A chunk elsewhere is never
 fetched: icechunk refuses it, and we say which location was not allowed.
 
-Repositories are local directories; sources are local files or S3 objects (:mod:`.virtual_sources`).
-A repository is written in one transaction (a writable session committed at the end of the conversion).
+Repositories are local directories or ``s3://`` prefixes (the directory holding one on S3 is the prefix
+above it); sources are local files or S3 objects (:mod:`.virtual_sources`). A repository is written in one
+transaction (a writable session committed at the end of the conversion).
 """
 
 from __future__ import annotations
@@ -22,16 +23,35 @@ from zarr.storage import WrapperStore
 
 from ..errors import CorruptStoreError, SourceChangedError, StoreError
 from ..format.names import VIRTUAL_SOURCES_ATTR
-from . import nodes, virtual_sources
+from . import locations, nodes, virtual_sources
 from .virtual_sources import Source, is_s3, path_of
 
-#: Files an icechunk repository on a local disk holds at its top (spec 1 and 2).
+#: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
+#: an object store, the common prefix) ``snapshots``.
 _MARKERS = ("repo", "snapshots")
+
+#: Where a repository cannot live (what icechunk storage we build is for local directories and S3).
+_PLACES = "a virtual repository is a local directory or an s3:// prefix"
 
 
 def is_repository(location: str) -> bool:
     """Whether the local directory ``location`` is an icechunk repository."""
     return os.path.isdir(location) and all(os.path.exists(os.path.join(location, m)) for m in _MARKERS)
+
+
+def holds_repository(top: Iterable[str]) -> bool:
+    """Whether ``top``, the names at the top of an object store's prefix (its one listing), are those of
+    an icechunk repository: how a URL is told from a Zarr store at no request of its own."""
+    return set(_MARKERS) <= set(top)
+
+
+def _storage(icechunk: Any, location: str, options: dict[str, Any] | None) -> Any:
+    """icechunk's storage of the repository at ``location`` (``options``: an S3 repository's)."""
+    if is_s3(location):
+        return virtual_sources.repository_storage(location, options)
+    if locations.is_url(location):
+        raise StoreError(_PLACES, location)
+    return icechunk.local_filesystem_storage(location)
 
 
 def _prefix(directory: str | os.PathLike[str]) -> str:
@@ -51,19 +71,27 @@ def _within(url: str, prefixes: Sequence[str]) -> bool:
     return any(p.startswith("file://") and path.startswith(p.removeprefix("file://")) for p in prefixes)
 
 
-def create(location: str | os.PathLike[str], sources: Sequence[Source], options: dict[str, Any] | None) -> Any:
-    """A writable session of a new repository at ``location`` that may hold virtual chunks of ``sources``
-    (``options``: the storage options of S3 sources); the caller writes through ``session.store`` and
-    commits.
+def create(
+    location: str | os.PathLike[str],
+    sources: Sequence[Source],
+    options: dict[str, Any] | None,
+    repository_options: dict[str, Any] | None = None,
+) -> Any:
+    """A writable session of a new repository at ``location`` (a local directory or an ``s3://`` prefix,
+    reached with ``repository_options``) that may hold virtual chunks of ``sources`` (``options``: the
+    storage options of S3 sources); the caller writes through ``session.store`` and commits.
 
     Raises
     ------
     StoreError
-        ``location`` exists already (a repository is created, never replaced), or icechunk is missing.
+        Something is at ``location`` already (a file, a directory, an object at or below the prefix: a
+        repository is created, never replaced), ``location`` is another URL, or icechunk is missing.
     """
     icechunk = _icechunk()
     target = os.fspath(location)
-    if os.path.exists(target):
+    storage = _storage(icechunk, target, repository_options)
+    taken = virtual_sources.holds_anything(target, repository_options) if is_s3(target) else os.path.exists(target)
+    if taken:
         raise StoreError(
             "the destination exists; a virtual repository is created, never replaced (a conversion that did "
             "not finish leaves a repository without a commit there: remove it first)",
@@ -75,7 +103,7 @@ def create(location: str | os.PathLike[str], sources: Sequence[Source], options:
         found, grants[prefix] = _container(icechunk, prefix, options)
         config.set_virtual_chunk_container(found)
     repo = icechunk.Repository.create(
-        icechunk.local_filesystem_storage(target),
+        storage,
         config,
         authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
     )
@@ -104,12 +132,13 @@ def open_readonly(
     allowed_roots: Iterable[str | os.PathLike[str]] = (),
     options: dict[str, Any] | None = None,
 ) -> Any:
-    """The read-only store of the repository at ``location`` (branch ``main``), authorized to read virtual
-    chunks only from its own directory and ``allowed_roots`` (local directories or ``s3://`` prefixes, and
-    what is below them; ``options``: the storage options S3 sources are read with)."""
+    """The read-only store of the repository at ``location`` (branch ``main``; a local directory or an
+    ``s3://`` prefix), authorized to read virtual chunks only from the directory holding it and
+    ``allowed_roots`` (local directories or ``s3://`` prefixes, and what is below them; ``options``: the
+    storage options an S3 repository and its S3 sources are read with)."""
     icechunk = _icechunk()
     target = os.fspath(location)
-    storage = icechunk.local_filesystem_storage(target)
+    storage = _storage(icechunk, target, options)
     config = icechunk.Repository.fetch_config(storage)
     roots = allowed_prefixes(target, allowed_roots)
     recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
@@ -121,10 +150,14 @@ def open_readonly(
 def allowed_prefixes(
     location: str | os.PathLike[str], allowed_roots: Iterable[str | os.PathLike[str]] = ()
 ) -> list[str]:
-    """The URL prefixes virtual chunks of the repository at ``location`` may be read from: its own
-    directory and ``allowed_roots``."""
+    """The URL prefixes virtual chunks of the repository at ``location`` may be read from: the directory
+    holding it (for ``s3://bucket/a/repo``, ``s3://bucket/a/``) and ``allowed_roots``."""
     roots = [os.fspath(r) for r in allowed_roots]
-    here = _prefix(os.path.dirname(os.path.realpath(location)))
+    target = os.fspath(location)
+    if is_s3(target):
+        here = locations.parent(locations.absolute(target)) + "/"
+    else:
+        here = _prefix(os.path.dirname(os.path.realpath(target)))
     return [here] + [r.rstrip("/") + "/" if is_s3(r) else _prefix(r) for r in roots]
 
 

@@ -5,6 +5,8 @@ changed: the modification time of a local file (nanoseconds), the ETag of an obj
 opens as a file object for h5py (an S3 object through obstore's ranged reads), gives the icechunk
 container and credentials that let a repository read its chunks, and is checked again when the
 repository is opened (:func:`check`). Only ``s3://`` objects are handled besides local files so far.
+A repository itself may live on S3 too (:func:`repository_storage`), reached with options read the same
+way.
 """
 
 from __future__ import annotations
@@ -94,27 +96,74 @@ def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
     that let a repository read it, from the storage options of the source (fsspec or obstore style)."""
     import icechunk
 
-    config = to_obstore("s3", options, prefix)
-    endpoint = config.get("endpoint")
+    endpoint, credentials = _s3_settings(options, prefix)
     store = icechunk.s3_store(
-        region=config.get("region"),
-        endpoint_url=endpoint,
-        allow_http=bool(config.get("client_options", {}).get("allow_http")),
-        anonymous=bool(config.get("skip_signature")),
-        s3_compatible=endpoint is not None,
-        force_path_style=endpoint is not None,
+        **endpoint, anonymous=bool(credentials.get("anonymous")), s3_compatible=endpoint["endpoint_url"] is not None
     )
+    return icechunk.VirtualChunkContainer(prefix, store), icechunk.s3_credentials(**credentials)
+
+
+def repository_storage(url: str, options: dict[str, Any] | None) -> Any:
+    """icechunk's storage of the repository at the S3 URL ``url`` (``s3://bucket/prefix``), reached with
+    ``options`` (the storage options of the repository, fsspec or obstore style)."""
+    import icechunk
+
+    bucket, _, key = url[5:].partition("/")
+    endpoint, credentials = _s3_settings(options, url)
+    return icechunk.s3_storage(bucket=bucket, prefix=key.strip("/") or None, **endpoint, **credentials)
+
+
+def _s3_settings(options: dict[str, Any] | None, url: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """icechunk's settings of the S3 endpoint and of the credentials (``s3_credentials``' arguments) that
+    ``options`` name for ``url``, read as obstore reads them (:func:`.options.to_obstore`)."""
+    config = to_obstore("s3", options, url)
+    endpoint = config.get("endpoint")
+    where = {
+        "region": config.get("region"),
+        "endpoint_url": endpoint,
+        "allow_http": bool(config.get("client_options", {}).get("allow_http")),
+        "force_path_style": endpoint is not None,  # S3-compatible servers (MinIO, moto) name buckets in paths
+    }
+    credentials: dict[str, Any]
     if config.get("skip_signature"):
-        credentials = icechunk.s3_credentials(anonymous=True)
+        credentials = {"anonymous": True}
     elif config.get("access_key_id"):
-        credentials = icechunk.s3_credentials(
-            access_key_id=config["access_key_id"],
-            secret_access_key=config.get("secret_access_key"),
-            session_token=config.get("token") or config.get("session_token"),
-        )
+        credentials = {
+            "access_key_id": config["access_key_id"],
+            "secret_access_key": config.get("secret_access_key"),
+            "session_token": config.get("token") or config.get("session_token"),
+        }
     else:
-        credentials = icechunk.s3_credentials(from_env=True)
-    return icechunk.VirtualChunkContainer(prefix, store), credentials
+        credentials = {"from_env": True}
+    return where, credentials
+
+
+def holds_anything(url: str, options: dict[str, Any] | None) -> bool:
+    """Whether an object is at the S3 URL ``url`` or below it, as under a directory (two requests at most).
+
+    Raises
+    ------
+    StoreError
+        The bucket is missing or refuses us.
+    """
+    import obstore
+
+    store, key = _bucket_store(url, options)
+    key = key.strip("/")
+    try:
+        for batch in obstore.list(store, prefix=key + "/" if key else None, chunk_size=1):
+            if batch:
+                return True
+            break
+        if key:
+            try:
+                obstore.head(store, key)
+            except FileNotFoundError:  # what obstore raises for a 404
+                return False
+            return True
+    except Exception as exc:  # obstore's own error types: missing bucket, wrong credentials
+        raise StoreError(f"cannot access the destination: {exc}", url) from exc
+    return False
 
 
 def bucket_prefix(url: str) -> str:
