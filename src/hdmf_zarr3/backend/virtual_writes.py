@@ -64,7 +64,7 @@ class VirtualOptions:
         found = plan_virtual(data, min_bytes=self.min_bytes, source_stat=stat)
         if not isinstance(found, NotVirtual) and found.dtype.newbyteorder("=") != storage.numpy_dtype:
             found = NotVirtual(f"its stored type {found.dtype} is not the type written ({storage.numpy_dtype})")
-        self.report[path] = describe(found) if not isinstance(found, NotVirtual) else f"copied: {found.reason}"
+        self.report[path] = describe(found)
         return None if isinstance(found, NotVirtual) else found
 
 

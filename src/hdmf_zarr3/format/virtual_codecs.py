@@ -77,7 +77,7 @@ def virtual_codecs(filters: Sequence[Filter], dtype: np.dtype) -> list[dict[str,
         The Zarr v3 codecs (``bytes`` first), or the reason the chunks must be copied.
     """
     if dtype.kind not in "biuf" or dtype.fields is not None or dtype.subdtype is not None:
-        return NotVirtual(f"its type {dtype} is not a fixed-size number (it is copied in our own encoding)")
+        return NotVirtual(f"its type {dtype} is not a fixed-size number (stored in our own encoding)")
     endian = "big" if dtype.byteorder == ">" else "little"
     chain: list[dict[str, Any]] = [{"name": "bytes", "configuration": {"endian": endian}}]
     for f in filters:

@@ -170,9 +170,9 @@ def plan_virtual(
     shape = tuple(int(n) for n in dset.shape)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes == 0:
-        return NotVirtual("it holds no elements: copied (nothing to point at)")
+        return NotVirtual("it holds no elements (nothing to point at)")
     if nbytes < min_bytes:
-        return NotVirtual(f"smaller than {min_bytes} bytes ({nbytes}): copied")
+        return NotVirtual(f"smaller than {min_bytes} bytes ({nbytes})")
     stat = _source_stat(dset) if source_stat is None else source_stat
     if isinstance(stat, NotVirtual):
         return stat
@@ -189,7 +189,7 @@ def plan_virtual(
     if past is not None:
         return NotVirtual(
             f"its chunk {past.cell} ends at byte {past.offset + past.length}, past the end of the file "
-            f"({size} bytes; not flushed, or truncated): copied"
+            f"({size} bytes; not flushed, or truncated)"
         )
     return VirtualArray(
         shape=shape,
@@ -215,10 +215,10 @@ def describe(result: VirtualArray | NotVirtual) -> str:
     Returns
     -------
     str
-        E.g. ``"virtual: 12 chunks in place, 1 copied"`` or the reason it is copied.
+        E.g. ``"virtual: 12 chunks in place, 1 copied"``, or ``"copied: <why>"``.
     """
     if isinstance(result, NotVirtual):
-        return result.reason if "copied" in result.reason else f"{result.reason}: copied"
+        return f"copied: {result.reason}"
     if not result.chunks and not result.copies:
         return f"virtual: no chunk written (all fill value {result.fill_value!r})"
     line = f"virtual: {len(result.chunks)} chunk{'s' if len(result.chunks) != 1 else ''} in place"
@@ -228,15 +228,15 @@ def describe(result: VirtualArray | NotVirtual) -> str:
 def _layout_refusal(dset: Any, layout: int) -> str | None:
     """Why no extent of the file holds ``dset``'s bytes as one array, or ``None``."""
     if dset.shape == ():
-        return "a scalar (0-d) dataset: copied (one value has no chunks to point at)"
+        return "a scalar (0-d) dataset (one value has no chunks to point at)"
     if dset.is_virtual:
-        return "an HDF5 virtual dataset (its data is mapped from other datasets): copied"
+        return "an HDF5 virtual dataset (its data is mapped from other datasets)"
     if dset.external:
-        return "its data lives in external raw files (HDF5 external storage): copied"
+        return "its data lives in external raw files (HDF5 external storage)"
     if layout == _COMPACT:
-        return "compact layout (its bytes are kept inside the object header): copied"
+        return "compact layout (its bytes are kept inside the object header)"
     if layout not in (_CONTIGUOUS, _CHUNKED):
-        return f"HDF5 layout {layout} is neither chunked nor contiguous: copied"
+        return f"HDF5 layout {layout} is neither chunked nor contiguous"
     return None
 
 
@@ -258,13 +258,13 @@ def _source_stat(dset: Any) -> tuple[int, int] | NotVirtual:
     """The HDF5 file's size and modification time, or why there is no local file to point into."""
     driver = dset.file.driver
     if driver in _SPLIT_DRIVERS:
-        return NotVirtual(f"its file is split over several files (HDF5's {driver} driver): copied")
+        return NotVirtual(f"its file is split over several files (HDF5's {driver} driver)")
     if driver == "fileobj":
-        return NotVirtual("its file was opened from a Python file object, not a path: copied")
+        return NotVirtual("its file was opened from a Python file object, not a path")
     try:
         found = os.stat(dset.file.filename)
     except OSError as error:
-        return NotVirtual(f"its file {dset.file.filename!r} is not a local file ({error.strerror}): copied")
+        return NotVirtual(f"its file {dset.file.filename!r} is not a local file ({error.strerror})")
     return found.st_size, found.st_mtime_ns
 
 
