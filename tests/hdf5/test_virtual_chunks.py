@@ -353,7 +353,7 @@ def test_a_dataset_of_min_bytes_is_virtual_and_small_ones_are_copied_by_default(
     with h5py.File(path, "r") as f:
         found = plan_virtual(f["d"])  # 14 000 bytes, under the default 1 MiB
     assert isinstance(found, NotVirtual) and found.reason == "smaller than 1048576 bytes (14000)"
-    assert describe(found) == found.reason
+    assert describe(found) == "copied: " + found.reason
 
 
 def test_a_file_opened_from_a_file_object_has_no_path_to_point_into(tmp_path):
