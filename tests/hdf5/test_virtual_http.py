@@ -72,6 +72,15 @@ def test_opening_and_reading_cost_one_request_to_the_server(web, tmp_path):
         assert served.requests[since:] == [("HEAD", "/sessions/s.nwb", None)]
 
 
+def test_the_conversion_reads_the_hdf5_metadata_in_a_few_ranges(web, tmp_path):
+    """h5py reads metadata back and forth; the blocks fetched are kept (storage/ranged_file.py)."""
+    base, served, local = web
+    _convert(web, tmp_path)
+    gets = _gets(served)
+    fetched = sum(int(b) - int(a) + 1 for a, b in (r.removeprefix("bytes=").split("-") for _, _, r in gets))
+    assert len(gets) <= 8 and fetched < local.stat().st_size
+
+
 def test_chunks_are_read_only_under_the_prefixes_the_reader_allows(web, tmp_path):
     base, served, _ = web
     dst, _ = _convert(web, tmp_path)

@@ -161,9 +161,9 @@ def modified_at(modified: str) -> datetime.datetime:
     return email.utils.parsedate_to_datetime(modified).astimezone(datetime.UTC)
 
 
-def reader(file: WebFile, options: dict[str, Any] | None) -> Any:
-    """obstore's ranged reader of ``file`` (storage options' headers only to the host they were given for)."""
-    import obstore
+def store_of(file: WebFile, options: dict[str, Any] | None) -> tuple[Any, str]:
+    """obstore's store of ``file``'s directory and its name there (headers of ``options`` only to the host
+    they were given for)."""
     import obstore.store
 
     directory, name = file.url.rsplit("/", 1)
@@ -171,8 +171,7 @@ def reader(file: WebFile, options: dict[str, Any] | None) -> Any:
     if file.redirected_from is not None and _origin(file.redirected_from) != _origin(file.url):
         config.get("client_options", {}).pop("default_headers", None)
     try:
-        store = obstore.store.HTTPStore.from_url(directory, **config)
-        return obstore.open_reader(store, name, size=file.size)
+        return obstore.store.HTTPStore.from_url(directory, **config), name
     except Exception as exc:  # obstore's own error types
         raise StoreError(f"cannot read the file: {exc}", file.url) from exc
 

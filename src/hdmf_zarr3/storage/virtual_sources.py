@@ -21,6 +21,7 @@ from ..errors import SourceChangedError, StoreError
 from . import http_sources
 from .http_sources import is_http
 from .options import to_obstore
+from .ranged_file import BlockCachedFile
 from .remote import remote_store
 
 
@@ -122,13 +123,21 @@ def open_file(source: Source, options: dict[str, Any] | None) -> BinaryIO:
     """A file object h5py can read ``source`` through (ranged GETs for a remote file)."""
     if source.local_path is not None:
         return open(source.local_path, "rb")
-    if is_http(source.url):
-        web = http_sources.WebFile(source.url, source.size, redirected_from=source.redirected_from)
-        return _Reader(http_sources.reader(web, options))  # type: ignore[return-value]
     import obstore
 
-    store, key = _bucket_store(source.url, options)
-    return _Reader(obstore.open_reader(store, key, size=source.size))  # type: ignore[return-value]
+    if is_http(source.url):
+        web = http_sources.WebFile(source.url, source.size, redirected_from=source.redirected_from)
+        store, key = http_sources.store_of(web, options)
+    else:
+        store, key = _bucket_store(source.url, options)
+
+    def fetch(start: int, end: int) -> bytes:
+        try:
+            return bytes(obstore.get_range(store, key, start=start, end=end))
+        except Exception as exc:  # obstore's own error types
+            raise OSError(f"cannot read bytes {start}-{end} of {source.url}: {exc}") from exc
+
+    return BlockCachedFile(fetch, source.size)  # type: ignore[return-value]
 
 
 def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -192,31 +201,6 @@ def _bucket_store(url: str, options: dict[str, Any] | None) -> tuple[Any, str]:
     prefix = bucket_prefix(url)
     wrapped: Any = remote_store(prefix, "r", options)  # (zarr's ObjectStore around an obstore store)
     return wrapped.store, url[len(prefix) :]
-
-
-class _Reader:
-    """obstore's ranged reader as the file object h5py reads (it wants ``bytes`` from ``read``)."""
-
-    def __init__(self, reader: Any) -> None:
-        self._reader = reader
-
-    def read(self, size: int = -1) -> bytes:
-        return bytes(self._reader.read(size) if size is not None and size >= 0 else self._reader.read())
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return int(self._reader.seek(offset, whence))
-
-    def tell(self) -> int:
-        return int(self._reader.tell())
-
-    def close(self) -> None:
-        self._reader.close()
-
-    def __enter__(self) -> _Reader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def _check_http(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> None:
