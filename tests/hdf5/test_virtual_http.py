@@ -81,6 +81,19 @@ def test_the_conversion_reads_the_hdf5_metadata_in_a_few_ranges(web, tmp_path):
     assert len(gets) <= 8 and fetched < local.stat().st_size
 
 
+def test_the_readers_storage_options_go_with_the_chunk_requests(web, tmp_path):
+    from datetime import timedelta
+
+    base, served, _ = web
+    dst, _ = _convert(web, tmp_path)
+    options = {"headers": {"X-Token": "t"}, "client_options": {"timeout": timedelta(seconds=20)}}
+    with NWBZarrIO(dst, "r", external_roots=[base], storage_options=options) as io:
+        data = io.read().acquisition["ephys"].data
+        since = len(served.requests)
+        np.testing.assert_array_equal(data[:10], EPHYS[:10])
+    assert served.headers[since:] and all(h.get("x-token") == "t" for h in served.headers[since:])
+
+
 def test_chunks_are_read_only_under_the_prefixes_the_reader_allows(web, tmp_path):
     base, served, _ = web
     dst, _ = _convert(web, tmp_path)
@@ -184,10 +197,25 @@ def test_urls_with_a_query_or_dot_segments_are_refused(web, tmp_path, path):
         convert(base.replace("//", "//user:pw@") + "/sessions/s.nwb", tmp_path / "t.icechunk", virtual=True)
 
 
+def _crafted(path, prefix, location, **store):
+    """A repository (made with icechunk alone) with one virtual chunk of 400 bytes at ``location``."""
+    import icechunk
+    import zarr
+
+    config = icechunk.RepositoryConfig.default()
+    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(prefix, icechunk.http_store(**store)))
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(path)), config)
+    session = repo.writable_session("main")
+    zarr.create_array(session.store, name="x", shape=(100,), chunks=(100,), dtype="<i4", compressors=None)
+    spec = icechunk.VirtualChunkSpec(index=[0], location=location, offset=0, length=400)
+    session.store.set_virtual_refs("x", [spec], validate_containers=False)
+    session.commit("crafted")
+    return path
+
+
 def test_a_crafted_container_with_dot_segments_is_never_granted(web, tmp_path):
     """A repository is data: its container ``<allowed>/../`` names a place outside the root allowed.
     icechunk resolves ``..`` in chunk locations, so such a container is not authorized at all."""
-    import icechunk
     import zarr
 
     from hdmf_zarr3.storage import virtual_repo
@@ -195,18 +223,30 @@ def test_a_crafted_container_with_dot_segments_is_never_granted(web, tmp_path):
     base, served, local = web
     (local.parent.parent / "secret.bin").write_bytes(np.arange(100, dtype="<i4").tobytes())
     crafted = f"{base}/sessions/../"
-    config = icechunk.RepositoryConfig.default()
-    config.set_virtual_chunk_container(icechunk.VirtualChunkContainer(crafted, icechunk.http_store()))
-    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(tmp_path / "r")), config)
-    session = repo.writable_session("main")
-    zarr.create_array(session.store, name="x", shape=(100,), chunks=(100,), dtype="<i4", compressors=None)
-    spec = icechunk.VirtualChunkSpec(index=[0], location=f"{crafted}secret.bin", offset=0, length=400)
-    session.store.set_virtual_refs("x", [spec], validate_containers=False)
-    session.commit("crafted")
-    store = virtual_repo.open_readonly(tmp_path / "r", [f"{base}/sessions/"])
+    repo = _crafted(tmp_path / "r", crafted, f"{crafted}secret.bin")
+    store = virtual_repo.open_readonly(repo, [f"{base}/sessions/"])
     with pytest.raises(SourceChangedError, match="not allowed"):
         zarr.open_array(store, path="x", mode="r")[:]
     assert _gets(served) == []
+
+
+def test_a_repositorys_own_container_settings_are_ignored_and_none_of_ours_are_kept(web, tmp_path):
+    """Headers are often secrets: the conversion's are not written into the repository, and a reader
+    uses its own options, not the headers (or proxy) a crafted repository names."""
+    import zarr
+
+    from hdmf_zarr3.storage import virtual_repo
+
+    base, served, local = web
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dst, _ = _convert(web, tmp_path, src_storage_options={"headers": {"Authorization": "token secret"}})
+    assert not any(b"token secret" in p.read_bytes() for p in dst.rglob("*") if p.is_file())
+    repo = _crafted(tmp_path / "r", f"{base}/sessions/", f"{base}/sessions/s.nwb", headers={"x-crafted": "1"})
+    since = len(served.requests)
+    store = virtual_repo.open_readonly(repo, [f"{base}/sessions/"])
+    assert len(zarr.open_array(store, path="x", mode="r")[:]) == 100
+    assert served.headers[since:] and not any("x-crafted" in h for h in served.headers[since:])
 
 
 def test_the_command_converts_an_http_url(web, tmp_path, capsys):

@@ -22,6 +22,10 @@ Redirects
     (:class:`~hdmf_zarr3.errors.SourceChangedError`), because icechunk's HTTP client (icechunk 2.3)
     follows redirects when it reads a chunk and has no setting to stop it.
 
+The repository keeps its http(s) containers without headers or client settings (headers are often
+secrets); a reader builds each allowed one again from its own storage options, ignoring what the
+repository says of it (a crafted repository cannot route chunk reads through a proxy of its choosing).
+
 URLs with credentials, a query string, a fragment or ``.``/``..`` path segments are refused as sources
 and as containers (:func:`unfit`): a container prefix with ``..`` could name a place outside the prefix
 a reader allowed.
@@ -176,17 +180,32 @@ def store_of(file: WebFile, options: dict[str, Any] | None) -> tuple[Any, str]:
         raise StoreError(f"cannot read the file: {exc}", file.url) from exc
 
 
-def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
+def container(prefix: str, options: dict[str, Any] | None, *, settings: bool = True) -> tuple[Any, Any]:
     """The icechunk virtual chunk container of the URL prefix ``prefix`` (``https://host/dir/``) and the
-    grant that lets a repository read it; ``options``: the storage options (client settings, headers)."""
+    grant that lets a repository read it.
+
+    ``options`` (storage options) give the client settings and headers; with ``settings=False`` the
+    container has none of them but ``allow_http`` for an ``http://`` prefix: the repository keeps its
+    containers, and headers are often secrets. A reader builds the container again with its own options
+    (:func:`.virtual_repo.open_readonly`), whatever the repository says.
+    """
     import icechunk
 
-    config = to_obstore("http", options, prefix)
+    config = to_obstore("http", options if settings else None, prefix)
     client = dict(config.get("client_options", {}))
     headers = {str(k): str(v) for k, v in client.pop("default_headers", {}).items()}
-    opts = {str(k): str(v).lower() if isinstance(v, bool) else str(v) for k, v in client.items()}
+    opts = {str(k): _setting(v) for k, v in client.items()}
     store = icechunk.http_store(opts=opts or None, headers=headers or None)
     return icechunk.VirtualChunkContainer(prefix, store), icechunk.credentials.HttpAccess
+
+
+def _setting(value: Any) -> str:
+    """A client setting as icechunk takes it: text (``"true"``, ``"30000ms"``)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, datetime.timedelta):
+        return f"{round(value.total_seconds() * 1000)}ms"
+    return str(value)
 
 
 def request_headers(options: dict[str, Any] | None, url: str) -> dict[str, str]:

@@ -103,8 +103,8 @@ def _container(icechunk: Any, prefix: str, options: dict[str, Any] | None) -> tu
         return icechunk.VirtualChunkContainer(prefix, store), icechunk.credentials.LocalFileSystemAccess
     if is_s3(prefix):
         return virtual_sources.container(prefix, options)
-    if is_http(prefix):
-        return http_sources.container(prefix, options)
+    if is_http(prefix):  # kept without the options' headers and settings (see http_sources)
+        return http_sources.container(prefix, options, settings=False)
     raise StoreError("virtual chunks live in local files, on S3 or on web servers only", prefix)
 
 
@@ -123,7 +123,14 @@ def open_readonly(
     roots = allowed_prefixes(target, allowed_roots)
     recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
     grants = {p: _container(icechunk, p, options)[1] for p in recorded if _granted(p, roots)}
-    repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=icechunk.containers_credentials(grants))
+    web = [p for p in grants if is_http(p)]
+    for prefix in web:  # the reader's headers and client settings, not the repository's
+        config.set_virtual_chunk_container(http_sources.container(prefix, options)[0])
+    repo = icechunk.Repository.open(
+        storage,
+        config=config if web else None,
+        authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
+    )
     return VirtualReadStore(repo.readonly_session("main").store)
 
 
