@@ -26,6 +26,7 @@ class Served:
     etag: bool = True  # send an ETag (a strong one: size and modification time hashed)
     weak_etag: bool = False  # send it as W/"..." (If-Match never matches a weak ETag)
     last_modified: bool = True
+    head: bool = True  # answer HEAD requests (else 405)
     unquoted_if_match: bool = False  # also match an ETag sent without its quotes (as S3 does)
     redirects: dict[str, str] = field(default_factory=dict)  # path -> Location (answered with 302)
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)  # (method, path, Range)
@@ -49,6 +50,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(body=True)
 
     def do_HEAD(self) -> None:
+        if not self.server.served.head:
+            self.server.served.requests.append((self.command, self.path, None))
+            self.server.served.headers.append(dict(self.headers.items()))
+            self._bare(405)
+            return
         self._answer(body=False)
 
     def _answer(self, body: bool) -> None:

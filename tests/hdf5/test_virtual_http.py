@@ -148,6 +148,29 @@ def test_a_server_sending_neither_etag_nor_last_modified_leaves_the_size_with_a_
         NWBZarrIO(dst, "r", external_roots=[base])
 
 
+def test_a_server_refusing_head_is_asked_for_its_first_byte(web, tmp_path):
+    base, served, local = web
+    served.head = False
+    dst, _ = _convert(web, tmp_path)
+    with NWBZarrIO(dst, "r", external_roots=[base]) as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:100], EPHYS[:100])
+    touch_later(local)
+    with pytest.raises(SourceChangedError, match="changed since"):
+        NWBZarrIO(dst, "r", external_roots=[base])
+    assert ("GET", "/sessions/s.nwb", "bytes=0-0") in served.requests
+
+
+def test_a_url_naming_a_directory_or_answering_without_a_size_is_refused(monkeypatch, tmp_path):
+    from hdmf_zarr3.storage import http_sources
+
+    monkeypatch.setattr(http_sources, "head", lambda url, headers: (200, {"content-length": "10"}))
+    with pytest.raises(StoreError, match="names a directory"):
+        http_sources.resolve("http://127.0.0.1:9/files/", None)
+    monkeypatch.setattr(http_sources, "head", lambda url, headers: (200, {}))
+    with pytest.raises(StoreError, match="no size"):
+        http_sources.resolve("http://127.0.0.1:9/files/s.nwb", None)
+
+
 def test_a_redirect_is_resolved_to_where_the_bytes_are_and_refused_once_it_appears_later(web, tmp_path):
     """As DANDI's asset URLs redirect to a signed S3 URL: the repository records the target without its
     query (the file is served so), the reader allows that prefix, and a recorded URL that starts to

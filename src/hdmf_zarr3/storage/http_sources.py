@@ -135,6 +135,8 @@ def resolve(url: str, options: dict[str, Any] | None) -> WebFile:
         raise StoreError(f"the server answered {status} for {current}{hint}", url)
     if unfit(current) is not None:
         raise StoreError(f"it redirects to {current}, which cannot hold virtual chunks: {unfit(current)}", url)
+    if current.endswith("/"):
+        raise StoreError(f"{current} names a directory, not a file", url)
     size = answer.get("content-length")
     if size is None or not size.isdigit():
         raise StoreError(f"the server sends no size (Content-Length) for {current}", url)
@@ -148,8 +150,20 @@ def resolve(url: str, options: dict[str, Any] | None) -> WebFile:
 
 def head(url: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
     """The status and headers (names in lower case) of a HEAD request to ``url`` (redirects are answers,
-    not followed)."""
-    request = urllib.request.Request(url, method="HEAD", headers=headers)
+    not followed). A server that does not take HEAD (405, 501) is asked for its first byte instead, and
+    its answer given as a HEAD's (200, ``Content-Length`` the file's size from ``Content-Range``)."""
+    status, answer = _request(url, "HEAD", headers)
+    if status not in (405, 501):
+        return status, answer
+    status, answer = _request(url, "GET", {**headers, "Range": "bytes=0-0"})
+    total = answer.get("content-range", "").rpartition("/")[2]
+    if status == 206 and total.isdigit():
+        return 200, {**answer, "content-length": total}
+    return status, answer
+
+
+def _request(url: str, method: str, headers: dict[str, str]) -> tuple[int, dict[str, str]]:
+    request = urllib.request.Request(url, method=method, headers=headers)
     opener = urllib.request.build_opener(_NoRedirects())
     try:
         with opener.open(request, timeout=TIMEOUT) as response:
