@@ -61,8 +61,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--virtual",
         action="store_true",
-        help="SRC is an HDF5 file (a path, or an s3:// or http(s):// URL with --src-storage-options), DST a new local "
-        "icechunk repository: large numeric datasets read their chunks in place from SRC (nothing "
+        help="SRC is an HDF5 file (a path, or an s3:// or http(s):// URL with --src-storage-options), DST a "
+        "new local icechunk repository: large numeric datasets read their chunks in place from SRC (nothing "
         "copied); prints what became of each dataset",
     )
     add_storage_options(parser, "DST")

@@ -218,7 +218,9 @@ def _check_http(entry: dict[str, Any], options: dict[str, Any] | None, where: st
             where,
         )
     if status != 200:
-        raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: HTTP {status})", where)
+        raise SourceChangedError(
+            f"the file holding virtual chunks is gone or cannot be read ({location}: HTTP {status})", where
+        )
     size = answer.get("content-length")
     seen: dict[str, Any] = {"size": int(size) if size and size.isdigit() else None}
     seen.update(etag=answer.get("etag"), last_modified=answer.get("last-modified"))
