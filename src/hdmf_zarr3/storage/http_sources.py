@@ -26,7 +26,8 @@ The repository keeps its http(s) containers without headers or client settings (
 secrets); a reader builds each allowed one again from its own storage options, ignoring what the
 repository says of it (a crafted repository cannot route chunk reads through a proxy of its choosing).
 
-URLs with credentials, a query string, a fragment or ``.``/``..`` path segments are refused as sources
+URLs with credentials, a query string, a fragment, ``.``/``..`` path segments or an encoded ``/`` or
+``\\`` in a segment are refused as sources
 and as containers (:func:`unfit`): a container prefix with ``..`` could name a place outside the prefix
 a reader allowed.
 """
@@ -98,8 +99,10 @@ def unfit(url: str) -> str | None:
     if "?" in url or "#" in url:
         return "it has a query string or a fragment (a signed URL expires; give the file's plain URL)"
     segments = [unquote(s) for s in parts.path.split("/")]
-    if any(s in (".", "..") or "\\" in s for s in segments):
+    if any(s in (".", "..") for s in segments):
         return "its path has '.' or '..' segments"
+    if any("/" in s or "\\" in s for s in segments):  # a server that decodes them would go elsewhere
+        return "its path has an encoded '/' or '\\' (%2F, %5C)"
     return None
 
 
