@@ -61,7 +61,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--virtual",
         action="store_true",
-        help="SRC is an HDF5 file (a path, or an s3:// URL with --src-storage-options), DST a new "
+        help="SRC is an HDF5 file (a path, or an s3:// or http(s):// URL with --src-storage-options), DST a new "
         "icechunk repository (a local directory, or an s3:// prefix with --storage-options; never "
         "replacing anything there): large numeric datasets read their chunks in place from SRC (nothing "
         "copied); prints what became of each dataset",

@@ -201,7 +201,8 @@ def convert(
         Options of the object store a Zarr ``src`` URL lives in (``storage_options`` in ``io_kwargs``
         are the destination's). HDF5 files are local paths on either side.
     virtual : bool
-        ``src`` is an HDF5 file (a local path, or an ``s3://`` URL read with ``src_storage_options``) and
+        ``src`` is an HDF5 file (a local path, or an ``s3://`` or ``http(s)://`` URL read with
+        ``src_storage_options``) and
         ``dst`` a new icechunk repository (a local directory, or an ``s3://`` prefix reached with
         ``storage_options`` in ``io_kwargs``; nothing may be there yet) whose large numeric datasets
         read their chunks in place from ``src`` (see :mod:`.virtual_conversion`); returns what became
@@ -218,7 +219,9 @@ def convert(
     refuse_self_overwrite(src, dst)
     if virtual:
         if isinstance(src, Store) or isinstance(dst, Store) or _is_zarr(src):
-            raise ValueError("virtual=True reads an HDF5 file (a path or s3:// URL) into a new icechunk repository")
+            raise ValueError(
+                "virtual=True reads an HDF5 file (a path, s3:// or http(s):// URL) into a new icechunk repository"
+            )
         if make_relayout(chunks, shards, codec):
             raise ValueError("a virtual array keeps the HDF5 layout: chunks, shards and codec do not apply")
         return convert_virtual(src, dst, progress=progress, src_storage_options=src_storage_options, **io_kwargs)

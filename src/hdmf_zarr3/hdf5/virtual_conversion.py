@@ -29,7 +29,7 @@ def convert_virtual(
     src_storage_options: dict[str, Any] | None = None,
     **io_kwargs: Any,
 ) -> dict[str, str]:
-    """Write the HDF5 NWB file ``src`` (a local path or an ``s3://`` URL, read with
+    """Write the HDF5 NWB file ``src`` (a local path, an ``s3://`` or ``http(s)://`` URL, read with
     ``src_storage_options``) as the new icechunk repository ``dst`` (a local directory, or an ``s3://``
     prefix reached with ``storage_options`` in ``io_kwargs``) with virtual large datasets.
 
@@ -51,8 +51,10 @@ def convert_virtual(
         raise StoreError("a virtual repository is written to a local directory or an s3:// prefix", target)
     if virtual_sources.is_s3(source_text):
         source = virtual_sources.s3_source(source_text, src_storage_options)
+    elif virtual_sources.is_http(source_text):  # where its bytes are, after redirects
+        source = virtual_sources.http_source(source_text, src_storage_options)
     elif locations.is_url(source_text):
-        raise StoreError("virtual chunks are read from local files or s3:// objects", source_text)
+        raise StoreError("virtual chunks are read from local files, s3:// objects or http(s):// URLs", source_text)
     elif not os.path.isfile(source_text):
         raise StoreError("no such HDF5 file", source_text)
     else:

@@ -9,8 +9,11 @@ repository and the ``external_roots`` given), as external links are confined. A 
 fetched: icechunk refuses it, and we say which location was not allowed.
 
 Repositories are local directories or ``s3://`` prefixes (the directory holding one on S3 is the prefix
-above it); sources are local files or S3 objects (:mod:`.virtual_sources`). A repository is written in one
-transaction (a writable session committed at the end of the conversion).
+above it); sources are local files, S3 objects or files on web servers (:mod:`.virtual_sources`,
+:mod:`.http_sources`). A remote container is allowed by a root that is a prefix of it (``s3://bucket/dir/``,
+``https://host/dir/``); an http(s) container whose URL has ``..`` segments, a query or credentials is never
+allowed (:func:`.http_sources.unfit`). A repository is written in one transaction (a writable session
+committed at the end of the conversion).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from zarr.storage import WrapperStore
 
 from ..errors import CorruptStoreError, SourceChangedError, StoreError
 from ..format.names import VIRTUAL_SOURCES_ATTR
-from . import locations, nodes, virtual_sources
+from . import http_sources, locations, nodes, virtual_sources
+from .http_sources import is_http, unfit
 from .virtual_sources import Source, is_s3, path_of
 
 #: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
@@ -62,9 +66,12 @@ def _prefix(directory: str | os.PathLike[str]) -> str:
 
 
 def _within(url: str, prefixes: Sequence[str]) -> bool:
-    """Whether ``url`` (``file://``, percent-encoded, or ``s3://``) names a file under one of ``prefixes``."""
+    """Whether ``url`` (``file://``, percent-encoded, ``s3://`` or ``http(s)://``) names a file under one
+    of ``prefixes``."""
     if is_s3(url):
         return any(url.startswith(p) for p in prefixes)
+    if is_http(url):
+        return unfit(url) is None and any(url.startswith(p) for p in prefixes)
     path = path_of(url)
     if path is None:
         return False
@@ -124,7 +131,9 @@ def _container(icechunk: Any, prefix: str, options: dict[str, Any] | None) -> tu
         return icechunk.VirtualChunkContainer(prefix, store), icechunk.credentials.LocalFileSystemAccess
     if is_s3(prefix):
         return virtual_sources.container(prefix, options)
-    raise StoreError("virtual chunks live in local files or on S3 only", prefix)
+    if is_http(prefix):  # kept without the options' headers and settings (see http_sources)
+        return http_sources.container(prefix, options, settings=False)
+    raise StoreError("virtual chunks live in local files, on S3 or on web servers only", prefix)
 
 
 def open_readonly(
@@ -142,9 +151,24 @@ def open_readonly(
     config = icechunk.Repository.fetch_config(storage)
     roots = allowed_prefixes(target, allowed_roots)
     recorded = [c.url_prefix for c in (config.virtual_chunk_containers or {}).values()] if config else []
-    grants = {p: _container(icechunk, p, options)[1] for p in recorded if any(p.startswith(r) for r in roots)}
-    repo = icechunk.Repository.open(storage, authorize_virtual_chunk_access=icechunk.containers_credentials(grants))
+    grants = {p: _container(icechunk, p, options)[1] for p in recorded if _granted(p, roots)}
+    web = [p for p in grants if is_http(p)]
+    for prefix in web:  # the reader's headers and client settings, not the repository's
+        config.set_virtual_chunk_container(http_sources.container(prefix, options)[0])
+    repo = icechunk.Repository.open(
+        storage,
+        config=config if web else None,
+        authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
+    )
     return VirtualReadStore(repo.readonly_session("main").store)
+
+
+def _granted(prefix: str, roots: Sequence[str]) -> bool:
+    """Whether a container a repository records is under an allowed root (an http(s) one with ``..``
+    segments never is: it could name a place outside the root)."""
+    if is_http(prefix) and unfit(prefix) is not None:
+        return False
+    return any(prefix.startswith(r) for r in roots)
 
 
 def allowed_prefixes(
@@ -158,7 +182,7 @@ def allowed_prefixes(
         here = locations.parent(locations.absolute(target)) + "/"
     else:
         here = _prefix(os.path.dirname(os.path.realpath(target)))
-    return [here] + [r.rstrip("/") + "/" if is_s3(r) else _prefix(r) for r in roots]
+    return [here] + [r.rstrip("/") + "/" if is_s3(r) or is_http(r) else _prefix(r) for r in roots]
 
 
 class VirtualReadStore(WrapperStore[Any]):
@@ -245,10 +269,11 @@ def translate(exc: BaseException, path: str) -> BaseException:
         return SourceChangedError(
             f"the file holding this array's bytes is gone or cannot be read ({first[:300]})", path
         )
-    if "authorize the virtual chunk container" in text:
+    if "authorize the virtual chunk container" in text or "no virtual chunk container can handle" in text:
         return SourceChangedError(
             "this array's bytes are in a location that was not allowed (a repository reads virtual chunks "
-            "from its own directory and the external_roots given: local directories or s3:// prefixes)",
+            "from its own directory and the external_roots given: local directories, s3:// or http(s):// "
+            "prefixes)",
             path,
         )
     return exc

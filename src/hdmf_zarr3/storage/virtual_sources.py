@@ -1,10 +1,10 @@
-"""Where the bytes of virtual chunks live: a local file or an object on S3.
+"""Where the bytes of virtual chunks live: a local file, an object on S3 or a file on a web server.
 
 A :class:`Source` names the file (its URL as virtual chunks record it), its size and what shows that it
-changed: the modification time of a local file (nanoseconds), the ETag of an object. The same source
-opens as a file object for h5py (an S3 object through obstore's ranged reads), gives the icechunk
-container and credentials that let a repository read its chunks, and is checked again when the
-repository is opened (:func:`check`). Only ``s3://`` objects are handled besides local files so far.
+changed: the modification time of a local file (nanoseconds), the ETag of an object, the ETag and/or
+Last-Modified a web server sends (:mod:`.http_sources`). The same source opens as a file object for h5py
+(remote files through obstore's ranged reads), gives the icechunk container and credentials that let a
+repository read its chunks, and is checked again when the repository is opened (:func:`check`).
 A repository itself may live on S3 too (:func:`repository_storage`), reached with options read the same
 way.
 """
@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import datetime
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 from urllib.request import url2pathname
 
 from ..errors import SourceChangedError, StoreError
+from . import http_sources
+from .http_sources import is_http
 from .options import to_obstore
+from .ranged_file import BlockCachedFile
 from .remote import remote_store
 
 
@@ -27,10 +31,13 @@ from .remote import remote_store
 class Source:
     """A file holding virtual chunks, as it was when it was opened."""
 
-    url: str  # as the chunks record it: file:// (percent-encoded) or s3://bucket/key
+    url: str  # as the chunks record it: file:// (percent-encoded), s3://bucket/key or http(s)://host/path
     size: int
     mtime_ns: int | None = None  # a local file's
-    etag: str | None = None  # an object's
+    etag: str | None = None  # an object's, a web server's
+    modified: str | None = None  # a web server's Last-Modified
+    if_match: bool = True  # whether the server honours icechunk's If-Match with the ETag (S3 does)
+    redirected_from: str | None = None  # the http(s) URL given, when it redirected here (not recorded)
 
     @property
     def local_path(self) -> str | None:
@@ -38,8 +45,12 @@ class Source:
 
     def checksum(self) -> dict[str, Any]:
         """What icechunk keeps with each chunk to refuse it once the file changed (``VirtualChunkSpec``)."""
-        if self.etag is not None:
+        if self.etag is not None and self.if_match:
             return {"etag_checksum": self.etag}
+        if self.modified is not None:  # sent as If-Unmodified-Since
+            return {"last_updated_at_checksum": http_sources.modified_at(self.modified)}
+        if self.mtime_ns is None:  # a web server that sends neither (warned at the conversion)
+            return {}
         # icechunk keeps this stamp to the second and refuses a chunk whose file was modified after it:
         # the next second, then (the exact time is checked at open, see check)
         seconds = -(-(self.mtime_ns or 0) // 10**9)
@@ -48,7 +59,8 @@ class Source:
     def record(self) -> dict[str, Any]:
         """The entry of the repository's record of sources."""
         entry: dict[str, Any] = {"location": self.url, "size": self.size}
-        entry.update({"mtime_ns": self.mtime_ns} if self.etag is None else {"etag": self.etag})
+        shown = {"mtime_ns": self.mtime_ns, "etag": self.etag, "last_modified": self.modified}
+        entry.update({key: value for key, value in shown.items() if value is not None})
         return entry
 
 
@@ -81,14 +93,53 @@ def s3_source(url: str, options: dict[str, Any] | None) -> Source:
     return Source(url, int(meta["size"]), etag=str(meta["e_tag"]))
 
 
+def http_source(url: str, options: dict[str, Any] | None) -> Source:
+    """The file at the http(s) ``url`` as it is now, where its bytes are (after redirects; see
+    :mod:`.http_sources`); warns when the server sends nothing but the size to show a change."""
+    found = http_sources.resolve(url, options)
+    if found.etag is None and found.modified is None:
+        warnings.warn(
+            f"{found.url}: the server sends neither ETag nor Last-Modified; only a change of the file's size "
+            "will be noticed, a file replaced by another of the same size will not",
+            http_sources.SizeOnlyWarning,
+            stacklevel=3,
+        )
+    if found.redirected_from is not None:
+        warnings.warn(
+            f"{url} redirects to {found.url}: the repository reads its chunks from there (allow that prefix "
+            "with external_roots)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return Source(
+        found.url,
+        found.size,
+        etag=found.etag,
+        modified=found.modified,
+        if_match=found.if_match,
+        redirected_from=found.redirected_from,
+    )
+
+
 def open_file(source: Source, options: dict[str, Any] | None) -> BinaryIO:
-    """A file object h5py can read ``source`` through (ranged GETs for an object)."""
+    """A file object h5py can read ``source`` through (ranged GETs for a remote file)."""
     if source.local_path is not None:
         return open(source.local_path, "rb")
     import obstore
 
-    store, key = _bucket_store(source.url, options)
-    return _Reader(obstore.open_reader(store, key, size=source.size))  # type: ignore[return-value]
+    if is_http(source.url):
+        web = http_sources.WebFile(source.url, source.size, redirected_from=source.redirected_from)
+        store, key = http_sources.store_of(web, options)
+    else:
+        store, key = _bucket_store(source.url, options)
+
+    def fetch(start: int, end: int) -> bytes:
+        try:
+            return bytes(obstore.get_range(store, key, start=start, end=end))
+        except Exception as exc:  # obstore's own error types
+            raise OSError(f"cannot read bytes {start}-{end} of {source.url}: {exc}") from exc
+
+    return BlockCachedFile(fetch, source.size)  # type: ignore[return-value]
 
 
 def container(prefix: str, options: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -176,6 +227,9 @@ def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> 
     """Refuse (:class:`SourceChangedError`) a source whose recorded size, modification time or ETag
     differs from what it is now, or that is gone."""
     location = entry["location"]
+    if is_http(location):
+        _check_http(entry, options, where)
+        return
     try:
         now = s3_source(location, options) if is_s3(location) else local_source(path_of(location) or location)
     except (OSError, StoreError) as exc:
@@ -198,26 +252,37 @@ def _bucket_store(url: str, options: dict[str, Any] | None) -> tuple[Any, str]:
     return wrapped.store, url[len(prefix) :]
 
 
-class _Reader:
-    """obstore's ranged reader as the file object h5py reads (it wants ``bytes`` from ``read``)."""
+def _check_http(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> None:
+    """:func:`check` of a file on a web server: one HEAD request, redirects not followed (a recorded URL
+    that now redirects is refused: icechunk would follow it when reading chunks)."""
+    location = entry["location"]
+    try:
+        status, answer = http_sources.head(location, http_sources.request_headers(options, location))
+    except StoreError as exc:
+        raise SourceChangedError(f"the file holding virtual chunks is gone ({location}: {exc})", where) from exc
+    if status in http_sources.REDIRECTS:
+        raise SourceChangedError(
+            f"the file holding virtual chunks ({location}) now redirects to {answer.get('location')!r}; it "
+            "did not when the repository was made: make the repository again from the file as it is now",
+            where,
+        )
+    if status != 200:
+        raise SourceChangedError(
+            f"the file holding virtual chunks is gone or cannot be read ({location}: HTTP {status})", where
+        )
+    size = answer.get("content-length")
+    seen: dict[str, Any] = {"size": int(size) if size and size.isdigit() else None}
+    seen.update(etag=answer.get("etag"), last_modified=answer.get("last-modified"))
+    changed = [key for key in ("size", "etag", "last_modified") if key in entry and entry[key] != seen[key]]
+    if changed:
+        then = tuple(entry[key] for key in changed)
+        now = tuple(seen[key] for key in changed)
+        raise SourceChangedError(
+            f"the file holding virtual chunks changed since the repository was made ({location}: "
+            f"{', '.join(_SHOWN[key] for key in changed)} {then} -> {now}); make the repository again from "
+            "the file as it is now",
+            where,
+        )
 
-    def __init__(self, reader: Any) -> None:
-        self._reader = reader
 
-    def read(self, size: int = -1) -> bytes:
-        return bytes(self._reader.read(size) if size is not None and size >= 0 else self._reader.read())
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        return int(self._reader.seek(offset, whence))
-
-    def tell(self) -> int:
-        return int(self._reader.tell())
-
-    def close(self) -> None:
-        self._reader.close()
-
-    def __enter__(self) -> _Reader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+_SHOWN = {"size": "size", "etag": "ETag", "last_modified": "Last-Modified"}
