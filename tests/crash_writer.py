@@ -7,8 +7,9 @@ SCENARIO is ``write`` (a new file), ``replace`` (mode ``w`` over an existing fil
 ``a``: new TimeSeries added to an existing file), ``rows`` (mode ``a``: trials added to the existing
 trials table) or ``grow`` (mode ``a``: samples appended to an existing dataset). Every mutation of
 the local disk the backend makes (a key stored or deleted through zarr's LocalStore, a file or
-directory removed, a hard link made) is counted; at mutation number KILL_AT the process kills itself with SIGKILL,
-while other mutations may be in flight on zarr's I/O threads. KILL_AT -1 runs to the end. Object ids
+directory removed, a hard link made, a file renamed into place) is counted; at mutation number
+KILL_AT the process kills itself with SIGKILL, while other mutations may be in flight on zarr's I/O
+threads. KILL_AT -1 runs to the end. Object ids
 come from a generator seeded with SEED, so two runs with the same seed write the same bytes.
 
 ``--serve`` imports everything once and forks one writer process per line (nothing has touched a
@@ -65,6 +66,7 @@ for _name in ("_set", "delete", "delete_dir"):
     setattr(LocalStore, _name, _counted_async(getattr(LocalStore, _name)))
 LocalStore.set_sync = _counted(LocalStore.set_sync)  # (appended rows are stored in the writer's thread)
 os.link = _counted(os.link)  # (the journal keeps a local file as a hard link)
+os.replace = _counted(os.replace)  # (small keys are written in the writer's thread: temporary name, rename)
 os.remove = _counted(os.remove)
 os.unlink = _counted(os.unlink)  # the lock is released with it
 shutil.rmtree = _counted(shutil.rmtree)

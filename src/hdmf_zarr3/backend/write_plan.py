@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 from zarr.abc.store import Store
-from zarr.buffer import default_buffer_prototype
 
 from ..format import names as N
 from ..integrations import dask_arrays
@@ -39,6 +38,7 @@ class WritePlan:
 
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     arrays: dict[str, dict[str, Any]] = field(default_factory=dict)
+    chunk_bytes: dict[str, bytes] = field(default_factory=dict)  # single-chunk arrays: key -> encoded chunk
     chunk_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     large_jobs: list[Callable[[], Awaitable[None]]] = field(default_factory=list)  # copies of large sources
     streams: list[tuple[str, Any]] = field(default_factory=list)
@@ -46,20 +46,15 @@ class WritePlan:
     virtual_writes: list[Callable[[], None]] = field(default_factory=list)  # virtual chunks (.virtual_writes)
 
 
-def fill_job(
-    store: Store, path: str, doc: dict[str, Any], values: np.ndarray, pools: WorkPools
-) -> Callable[[], Awaitable[None]]:
-    """The job that stores ``values``, the whole content of the array ``doc`` at ``path``."""
+def plan_fill(
+    plan: WritePlan, store: Store, path: str, doc: dict[str, Any], values: np.ndarray, pools: WorkPools
+) -> None:
+    """Plan storing ``values``, the whole content of the array ``doc`` at ``path``: one chunk's bytes
+    (encoded now, stored with the other small keys in one batch), or a job."""
     single = encode_single_chunk(doc, values)
-    if single is not None:  # one chunk: put its bytes, skipping zarr's per-array setup
-        key = N.store_key(path, single[0])
-        buffer = default_buffer_prototype().buffer.from_bytes(single[1])
-
-        async def put() -> None:
-            await store.set(key, buffer)
-
-        return put
-
+    if single is not None:  # one chunk: its bytes, skipping zarr's per-array setup
+        plan.chunk_bytes[N.store_key(path, single[0])] = single[1]
+        return
     direct = UnitEncoder.for_document(store, path, doc) if values.dtype.kind in "biuf" else None
 
     async def job() -> None:
@@ -68,7 +63,7 @@ def fill_job(
         else:
             await nodes.async_array(store, path, doc).setitem(Ellipsis, values)
 
-    return job
+    plan.chunk_jobs.append(job)
 
 
 def copy_job(
@@ -114,6 +109,7 @@ def store_plan(
     handle.touching([path for path, _ in plan.streams] + [w[0] for w in plan.dask_writes])
     handle.put_documents(plan.groups)
     handle.put_documents(plan.arrays)
+    nodes.put_keys(store, plan.chunk_bytes)
     nodes.run_jobs(plan.chunk_jobs)
     nodes.run_jobs(plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
     for path, data, doc, storage in plan.dask_writes:  # by Dask's scheduler, off zarr's event loop

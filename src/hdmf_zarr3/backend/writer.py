@@ -37,7 +37,7 @@ from .parallel import ParallelOptions
 from .reference_targets import ReferenceEncoder
 from .streaming import stream_layout
 from .virtual_writes import VirtualOptions
-from .write_plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, fill_job, store_plan
+from .write_plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, plan_fill, store_plan
 
 if TYPE_CHECKING:
     from .contexts import WriteContext
@@ -230,7 +230,7 @@ class BuilderWriter:
             doc = docs.array_document(values.shape, storage, attrs, separator=self._separator(path, len(values.shape)))
             self.plan.arrays[path] = doc
             if values.size:
-                self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
+                self._fill(path, doc, values)
         elif dask_arrays.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
             layout = layout_choice.choose(path, storage, shape, options, relayout=self.relayout)
@@ -267,7 +267,7 @@ class BuilderWriter:
             if values.ndim == 0 and layout.fill_value is None:  # (a fill value the user chose stays theirs)
                 self.plan.arrays[path] = doc = self.convention.scalar_document(doc, storage, values)
             if values.size and not chunkless.is_chunkless(doc):
-                self.plan.chunk_jobs.append(self._fill_job(path, doc, values))
+                self._fill(path, doc, values)
         self.context.mark_written(builder)
 
     def _plan_array(
@@ -339,8 +339,8 @@ class BuilderWriter:
         )
 
     # --- store operations ------------------------------------------------------------------------
-    def _fill_job(self, path: str, doc: dict[str, Any], values: np.ndarray) -> Callable[[], Awaitable[None]]:
-        return fill_job(self.context.handle.store, path, doc, values, self.pools)
+    def _fill(self, path: str, doc: dict[str, Any], values: np.ndarray) -> None:
+        plan_fill(self.plan, self.context.handle.store, path, doc, values, self.pools)
 
     def _copy_job(
         self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType, raw: bool = False

@@ -28,6 +28,7 @@ from ..format.chunkless import stored_value
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
+from .local_writes import local_root, put_files
 from .zarr_adapter import store_supports_sync_io, sync
 
 ZARR_JSON = "zarr.json"
@@ -150,9 +151,30 @@ async def _put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
 
 
 def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
-    """Write the given node documents (concurrently)."""
-    if docs:
+    """Write the given node documents (concurrently; in this thread into a local directory)."""
+    if not docs:
+        return
+    root = local_root(store)
+    if root is not None:
+        put_files(root, {store_key(path, ZARR_JSON): dump_document(doc) for path, doc in docs.items()})
+    else:
         sync(_put_documents(store, docs))
+
+
+def put_keys(store: Store, items: dict[str, bytes]) -> None:
+    """Store ``key: bytes`` pairs (concurrently; in this thread into a local directory)."""
+    if not items:
+        return
+    root = local_root(store)
+    if root is not None:
+        put_files(root, items)
+        return
+    buffer = default_buffer_prototype().buffer
+
+    async def put(key: str, raw: bytes) -> None:
+        await store.set(key, buffer.from_bytes(raw))
+
+    sync(bounded([functools.partial(put, k, v) for k, v in items.items()]))
 
 
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:

@@ -1,0 +1,62 @@
+"""Small keys written into a local directory in the writer's thread (``storage.local_writes``): each whole,
+through a temporary name a killed writer's leftovers are recognized by, and nothing left behind on error."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import zarr
+from zarr.storage import LocalStore, MemoryStore
+
+from hdmf_zarr3.storage import local_writes, nodes
+
+
+def test_keys_are_written_whole_through_temporary_names_zarr_leftovers_share(tmp_path, monkeypatch):
+    renamed = []
+    replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append((a, b)), replace(a, b))[1])
+    local_writes.put_files(str(tmp_path), {"a/b/zarr.json": b"{}", "a/c/0": b"x" * 10, "top": memoryview(b"yz")})
+    assert (tmp_path / "a/b/zarr.json").read_bytes() == b"{}" and (tmp_path / "top").read_bytes() == b"yz"
+    assert [os.path.relpath(b, tmp_path) for _, b in renamed] == ["a/b/zarr.json", "a/c/0", "top"]
+    assert all(nodes.INTERRUPTED_WRITE.search(a) for a, _ in renamed)  # (what audit and validate recognize)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == [
+        "a/b/zarr.json",
+        "a/c/0",
+        "top",
+    ]
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    calls = []
+
+    def failing(a, b):
+        calls.append(a)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(OSError, match="No space"):
+        local_writes.put_files(str(tmp_path), {"a/zarr.json": b"{}"})
+    assert calls and not any(p.is_file() for p in tmp_path.rglob("*"))
+
+
+def test_only_writable_local_directories_are_written_directly(tmp_path):
+    assert local_writes.local_root(LocalStore(tmp_path)) == str(tmp_path)
+    assert local_writes.local_root(LocalStore(tmp_path, read_only=True)) is None
+    assert local_writes.local_root(MemoryStore()) is None
+
+
+@pytest.mark.parametrize("store_kind", ["local", "memory"])
+def test_documents_and_keys_stored_by_either_path_read_in_zarr(store_kind, tmp_path):
+    store = LocalStore(tmp_path) if store_kind == "local" else MemoryStore()
+    doc = zarr.create_array(MemoryStore(), shape=(3,), chunks=(3,), dtype="i4", compressors=None).metadata.to_dict()
+    doc = {**doc, "shape": [3], "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [3]}}}
+    import json
+
+    doc = json.loads(json.dumps(doc))
+    nodes.put_documents(store, {"/": {"zarr_format": 3, "node_type": "group", "attributes": {}}, "/g/x": doc})
+    nodes.put_documents(store, {"/g": {"zarr_format": 3, "node_type": "group", "attributes": {"a": 1}}})
+    nodes.put_keys(store, {"g/x/c/0": np.array([1, 2, 3], dtype="<i4").tobytes()})
+    group = zarr.open_group(store, mode="r")
+    assert group["g"].attrs["a"] == 1 and group["g/x"][...].tolist() == [1, 2, 3]
