@@ -60,3 +60,25 @@ def test_documents_and_keys_stored_by_either_path_read_in_zarr(store_kind, tmp_p
     nodes.put_keys(store, {"g/x/c/0": np.array([1, 2, 3], dtype="<i4").tobytes()})
     group = zarr.open_group(store, mode="r")
     assert group["g"].attrs["a"] == 1 and group["g/x"][...].tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize("mode", ["w", "a"])
+def test_a_directory_left_by_a_writer_killed_before_its_first_key_is_written_again(tmp_path, mode):
+    """Killed between its first temporary file and the rename, a writer leaves only that file: it is the
+    file's own leftover, not another program's files, so the next writer is not refused."""
+    from nwb_factories import small_nwbfile
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    path = tmp_path / "f.nwb.zarr"
+    path.mkdir()
+    (path / ("zarr.json." + "ab" * 16 + ".partial")).write_bytes(b'{"zarr_fo')
+    nwbfile = small_nwbfile(3)
+    with NWBZarrIO(path, mode=mode) as io:
+        io.write(nwbfile)
+    with NWBZarrIO(path, mode="r") as io:
+        assert len(io.read().trials) == len(nwbfile.trials) > 0
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(Exception, match="holds other files"):
+        NWBZarrIO(tmp_path / "other", mode=mode)

@@ -32,7 +32,8 @@ the journal's deletion: it is stale and is deleted, never applied.
 The journal orders store operations; it does not ``fsync`` them. It survives a killed process (the
 operating system keeps every write that returned), not necessarily a power cut.
 
-In a local directory the saved bytes are a hard link to the file being kept, not a copy: the store
+In a local directory the saved bytes are a hard link to the file being kept, not a copy (and the
+entries are made in the writer's thread, without zarr's I/O threads): the store
 replaces a file by writing a new one and renaming it over the old name (zarr's ``LocalStore`` writes
 nothing in place), so the linked file keeps the old bytes, and keeping a 500 KB chunk costs one
 ``link`` instead of reading and writing it. Anything but a regular file, or a file system without
@@ -156,23 +157,32 @@ class Journal:
         return Path(store.root)
 
     def _link(self, entries: dict[str, str]) -> list[str]:
-        """Keep each key as a hard link at its journal entry; returns the keys kept so (the others are
-        kept through the store: absent, not a regular file, or no hard links here)."""
+        """Keep each key as a hard link at its journal entry (a missing key: an empty ``absent/`` entry);
+        returns the keys kept so (the others are kept through the store: not a regular file, or no hard
+        links here). No thread is needed, so a writer never closed can still do this at exit."""
         root = self._local_root()
         if root is None:
             return []
-        linked = []
+        kept = []
         for key, entry in entries.items():
             source, target = root / key, root / entry
             try:
-                if not stat.S_ISREG(os.lstat(source).st_mode):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.link(source, target)
+                try:
+                    if not stat.S_ISREG(os.lstat(source).st_mode):
+                        continue
+                except FileNotFoundError:
+                    if not entry.startswith(SAVED):
+                        continue
+                    target = root / ABSENT / entry[len(SAVED) :]
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o666))
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.link(source, target)
             except OSError:
                 continue
-            linked.append(key)
-        return linked
+            kept.append(key)
+        return kept
 
     def _clear(self) -> None:
         root = self._local_root()

@@ -6,7 +6,8 @@ A local Zarr file is a directory (or a ``.zip``). What is refused, and why:
   (found by its signature, a few bytes at offset 0, 512, 1024, ... where HDF5 puts it);
 - any other file where a directory belongs, and a path ending in ``.zip`` that is not a zip file;
 - in a write mode, a directory holding files but no Zarr node: writing would mix the new file with
-  them, and mode ``w`` would later delete them all;
+  them, and mode ``w`` would later delete them all (a writer killed before its first key landed leaves
+  only a temporary ``<name>.<32 hex digits>.partial``: that is the file's own, not another's);
 - a new file below something that is a file, not a directory;
 - in mode ``a``, a new file whose directory does not exist: ``a`` opens a file that is there or creates
   one beside others, so a missing directory means a mistyped path (and creating the whole chain of
@@ -24,6 +25,7 @@ import zipfile
 
 from ..errors import NotZarrError, StoreError
 from . import zipped
+from .nodes import INTERRUPTED_WRITE
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -78,7 +80,7 @@ def check(location: str, mode: str) -> None:
         if (
             mode in WRITE_MODES
             and not any(os.path.exists(os.path.join(location, m)) for m in ZARR_MARKERS)
-            and any(True for _ in os.scandir(location))
+            and any(not INTERRUPTED_WRITE.search(entry.name) for entry in os.scandir(location))
         ):
             raise NotZarrError(
                 "this directory holds other files and no Zarr store: writing would mix the new file "
