@@ -56,6 +56,25 @@ class Timer:
         self.seconds = time.perf_counter() - self.start
 
 
+def quiet() -> None:
+    """Silence what every round would repeat and nothing here measures: HDMF's warnings about the richer
+    file's own content (dtype conversions, a table region without a shared ancestor) and icechunk's
+    warning that local storage is unsafe for concurrent commits (one commit here); ``ICECHUNK_LOG`` set
+    by the user keeps icechunk's."""
+    import warnings
+
+    from hdmf.build.warnings import DtypeConversionWarning
+
+    warnings.filterwarnings("ignore", category=DtypeConversionWarning)
+    warnings.filterwarnings("ignore", message="The linked table for DynamicTableRegion")
+    if "ICECHUNK_LOG" not in os.environ:
+        try:
+            import icechunk
+        except ImportError:
+            return
+        icechunk.set_logs_filter("error")
+
+
 def files(path: str | Path) -> Iterator[Path]:
     """Every regular file at or below ``path``."""
     path = Path(path)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import _rival
-from _common import Timer, fmt, ratio, ratio_line, table, workdir
+from _common import Timer, fmt, quiet, ratio, ratio_line, table, workdir
 from _data import many_small
 from _measure import small_write_read
 
@@ -230,6 +230,7 @@ def objects_per_file(b: dict[str, Any]) -> str:
 
 
 def main() -> None:
+    quiet()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--series", type=int, default=500)
     parser.add_argument("--units", type=int, default=1000)

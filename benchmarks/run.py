@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import _rival
-from _common import workdir
+from _common import quiet, workdir
 
 HERE = Path(__file__).resolve().parent
 PACKAGES = ("hdmf_zarr3", "zarr", "hdmf", "pynwb", "h5py", "numcodecs", "numpy")
@@ -87,6 +87,7 @@ def print_machine(m: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    quiet()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--parts", default="abcdefg", help="which parts to run, e.g. 'ab'")
     parser.add_argument("--seconds", type=float, default=46.6, help="(a) recording length; 46.6 s = 1 GiB")

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import Timer, du, evict_tree, fmt, fsync_tree, ratio, ratio_line, table, workdir
+from _common import Timer, du, evict_tree, fmt, fsync_tree, quiet, ratio, ratio_line, table, workdir
 from _data import RATE, ephys, ephys_nwbfile
 
 #: NeuroConv's chunks for int16 x 384 channels, gzip level 4 (as part a's "hdf5 gzip").
@@ -198,6 +198,7 @@ def report(r: dict[str, Any]) -> None:
 
 
 def main() -> None:
+    quiet()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=46.6, help="recording length (46.6 s: 1 GiB)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
