@@ -210,3 +210,33 @@ def test_held_rows_are_stored_once_they_reach_the_bound_so_memory_stays_bounded(
         assert len(data) == 1011
     with NWBZarrIO(tmp_path / "f.zarr", mode="r") as io:
         assert io.read().acquisition["ts"].data[1000:].tolist() == [float(v) for v in range(11)]
+
+
+def test_rows_appended_to_sharded_and_unsharded_arrays_in_one_write(tmp_path):
+    """One write stores rows held by arrays our row appender takes (unsharded) and by arrays zarr appends
+    to (sharded), each with its rows and no other's; any Zarr v3 reader sees the new shapes."""
+    import zarr
+
+    from hdmf_zarr3 import ZarrDataIO
+
+    nwb = small_nwbfile(2)
+    values = np.arange(40, dtype="f8")
+    nwb.add_acquisition(TimeSeries(name="plain", data=values, unit="V", rate=1.0))
+    nwb.add_acquisition(
+        TimeSeries(name="sharded", data=ZarrDataIO(values, chunks=(4,), shards=(8,)), unit="V", rate=1.0)
+    )
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="a") as io:
+        read = io.read()
+        for name, start in (("plain", 100.0), ("sharded", 200.0)):
+            read.acquisition[name].data.extend(np.arange(start, start + 13))
+        io.write(read)
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        read = io.read()
+        for name, start in (("plain", 100.0), ("sharded", 200.0)):
+            expected = np.concatenate([values, np.arange(start, start + 13)])
+            np.testing.assert_array_equal(read.acquisition[name].data[:], expected)
+    group = zarr.open_group(tmp_path / "f.nwb.zarr", mode="r")
+    assert group["acquisition/sharded/data"].shards == (8,)
+    assert group["acquisition/plain/data"].shape == group["acquisition/sharded/data"].shape == (53,)

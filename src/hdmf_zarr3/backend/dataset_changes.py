@@ -202,11 +202,8 @@ def store_appended_rows(datasets: Sequence[InPlaceChanges]) -> None:
             for key in [*row_appends.touched_keys(a.path, a.doc, len(a.values)), store_key(a.path, ZARR_JSON)]
         ]
     )
-    direct = [(dataset, a) for dataset, a in taken if row_appends.can_append(a.doc)]
+    direct = [row_appends.can_append(a.doc) for _, a in taken]
     with h5py_lock_released():
-        documents = row_appends.append_rows(handle.store, [a for _, a in direct])
-        for (dataset, _), doc in zip(direct, documents):
-            dataset.appended_stored(doc)
-        for dataset, append in taken:
-            if not row_appends.can_append(append.doc):
-                dataset.appended_stored(dataset.append_through_zarr(append.values))
+        documents = iter(row_appends.append_rows(handle.store, [a for (_, a), d in zip(taken, direct) if d]))
+        for (dataset, append), by_us in zip(taken, direct):
+            dataset.appended_stored(next(documents) if by_us else dataset.append_through_zarr(append.values))
