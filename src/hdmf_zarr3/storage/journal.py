@@ -52,9 +52,9 @@ from typing import Any
 
 from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
-from zarr.storage import LocalStore
 
 from ..errors import CorruptStoreError
+from .local_writes import local_root
 from .zarr_adapter import sync
 
 PREFIX = "__hdmf_zarr3_journal"
@@ -151,10 +151,8 @@ class Journal:
 
     def _local_root(self) -> Path | None:
         """The directory of the store, when the journal lives in it and it is a plain local directory."""
-        store = self.store
-        if self.entries is not store or not isinstance(store, LocalStore) or store.read_only:
-            return None
-        return Path(store.root)
+        root = local_root(self.store) if self.entries is self.store else None
+        return None if root is None else Path(root)
 
     def _link(self, entries: dict[str, str]) -> list[str]:
         """Keep each key as a hard link at its journal entry (a missing key: an empty ``absent/`` entry);
@@ -186,13 +184,11 @@ class Journal:
 
     def _clear(self) -> None:
         root = self._local_root()
-        if root is None:
+        top = None if root is None else root / PREFIX
+        if top is None or top.is_symlink():  # (a symlink is not ours to follow: the store deletes through it)
             sync(_clear(self.entries))
             return
-        top = root / PREFIX
-        if not top.is_dir() or top.is_symlink():  # (nothing to delete; a symlink is not ours to follow)
-            if top.is_symlink():
-                sync(_clear(self.entries))
+        if not top.is_dir():
             return
         for entry in sorted(top.iterdir()):  # the root entry last, as in the store's own _clear
             if entry.name != "root":

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import zarr
 from zarr import AsyncArray
-from zarr.abc.store import Store, SupportsGetSync
+from zarr.abc.store import Store, SupportsGetSync, SupportsSetSync
 from zarr.buffer import default_buffer_prototype
 from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
@@ -141,28 +141,14 @@ def read_documents(store: Store) -> dict[str, dict[str, Any]]:
     return docs
 
 
-async def _put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
-    proto = default_buffer_prototype()
-
-    async def put(path: str, doc: dict[str, Any]) -> None:
-        await store.set(store_key(path, ZARR_JSON), proto.buffer.from_bytes(dump_document(doc)))
-
-    await bounded([functools.partial(put, p, d) for p, d in docs.items()])
-
-
 def put_documents(store: Store, docs: dict[str, dict[str, Any]]) -> None:
-    """Write the given node documents (concurrently; in this thread into a local directory)."""
-    if not docs:
-        return
-    root = local_root(store)
-    if root is not None:
-        put_files(root, {store_key(path, ZARR_JSON): dump_document(doc) for path, doc in docs.items()})
-    else:
-        sync(_put_documents(store, docs))
+    """Write the given node documents (see :func:`put_keys`)."""
+    put_keys(store, {store_key(path, ZARR_JSON): dump_document(doc) for path, doc in docs.items()})
 
 
 def put_keys(store: Store, items: dict[str, bytes]) -> None:
-    """Store ``key: bytes`` pairs (concurrently; in this thread into a local directory)."""
+    """Store ``key: bytes`` pairs: into a local directory in this thread (:mod:`.local_writes`), into
+    another store with synchronous I/O one after another, else concurrently."""
     if not items:
         return
     root = local_root(store)
@@ -170,11 +156,27 @@ def put_keys(store: Store, items: dict[str, bytes]) -> None:
         put_files(root, items)
         return
     buffer = default_buffer_prototype().buffer
+    if store_supports_sync_io(store):
+        for key, raw in items.items():
+            cast(SupportsSetSync, store).set_sync(key, buffer.from_bytes(raw))
+        return
 
     async def put(key: str, raw: bytes) -> None:
         await store.set(key, buffer.from_bytes(raw))
 
     sync(bounded([functools.partial(put, k, v) for k, v in items.items()]))
+
+
+def get_keys(store: Store, keys: list[str]) -> list[bytes | None]:
+    """The bytes stored at ``keys`` (``None`` where missing): in this thread from a store with synchronous
+    I/O, else concurrently."""
+    if not keys:
+        return []
+    if store_supports_sync_io(store):
+        proto = default_buffer_prototype()
+        found = [cast(SupportsGetSync, store).get_sync(k, prototype=proto) for k in keys]
+        return [None if buf is None else buf.to_bytes() for buf in found]
+    return sync(_get_all(store, keys))
 
 
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
@@ -245,7 +247,7 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
     for i, value in zip(objects, v2.read_object_arrays(store, [items[i] for i in objects]) if objects else []):
         out[i] = value
     todo = [i for i in range(len(items)) if not v2.is_object_array(items[i][1])]
-    rest = []
+    rest: list[int] = []
 
     def decode(i: int, raw: bytes | None) -> None:
         path, doc = items[i]
@@ -257,24 +259,12 @@ def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -
         if out[i] is None:
             rest.append(i)
 
-    if store_supports_sync_io(store):
-        proto = default_buffer_prototype()
-        for i in todo:
-            path, doc = items[i]
-            separator = None if doc.get("zarr_format") == 2 else key_separator(doc)
-            if separator is None:
-                rest.append(i)
-                continue
-            key = store_key(path, chunk_key([0] * len(doc["shape"]), separator))
-            buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
-            decode(i, None if buf is None else buf.to_bytes())
-    else:
-        # One concurrent batch of gets, decoded here: building zarr's AsyncArray for each of many tiny
-        # arrays costs more than their requests (those left to zarr below are multi-chunk arrays).
-        keyed = {i: chunk for i in todo if (chunk := _single_chunk_key(*items[i])) is not None}
-        rest = [i for i in todo if i not in keyed]
-        for i, raw in zip(keyed, sync(_get_all(store, list(keyed.values())))):
-            decode(i, raw)
+    # One batch of gets, decoded here: building zarr's AsyncArray for each of many tiny arrays costs more
+    # than their requests (those left to zarr below are multi-chunk arrays).
+    keyed = {i: chunk for i in todo if (chunk := _single_chunk_key(*items[i])) is not None}
+    rest = [i for i in todo if i not in keyed]
+    for i, raw in zip(keyed, get_keys(store, list(keyed.values()))):
+        decode(i, raw)
     for i, value in zip(rest, sync(_read_arrays(store, [items[i] for i in rest])) if rest else []):
         out[i] = value
     return out

@@ -16,23 +16,20 @@ the bytes it overwrites: the caller journals the keys :func:`touched_keys` names
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
-from zarr.abc.store import Store, SupportsGetSync, SupportsSetSync
-from zarr.buffer import default_buffer_prototype
+from zarr.abc.store import Store
 
 from ..format.array_view import ArrayView
 from ..format.documents import chunk_key, key_separator
 from ..format.names import store_key
 from .chunks import bytes_to_bytes, decode_chunk, encode_chunk
 from .decoding import DECODE_ERRORS, decode_error
-from .nodes import ZARR_JSON, bounded, dump_document
-from .zarr_adapter import store_supports_sync_io, sync
+from .nodes import ZARR_JSON, dump_document, get_keys, put_keys
 
 
 @dataclass(frozen=True)
@@ -91,19 +88,18 @@ def append_rows(store: Store, appends: list[RowAppend]) -> list[dict[str, Any]]:
         for cell in cells
         if cell[0] == cells[0][0]
     ]
-    stored = _get_all(store, [key for _, _, key in partial])
-    old = {(id(a), cell): (key, raw) for (a, cell, key), raw in zip(partial, stored)}
+    stored = get_keys(store, [key for _, _, key in partial])
+    old = {(id(a), cell): raw for (a, cell, _), raw in zip(partial, stored)}
     writes: dict[str, bytes] = {}
     documents = []
     for append, cells, separator in planned:
         doc = grown(append.doc, len(append.values))
         for cell in cells:
             key = store_key(append.path, chunk_key(cell, separator))
-            base = old.get((id(append), cell))
-            writes[key] = _chunk_bytes(append, doc, cell, None if base is None else base[1], key)
+            writes[key] = _chunk_bytes(append, doc, cell, old.get((id(append), cell)), key)
         writes[store_key(append.path, ZARR_JSON)] = dump_document(doc)
         documents.append(doc)
-    _set_all(store, writes)
+    put_keys(store, writes)
     return documents
 
 
@@ -133,31 +129,3 @@ def _chunk_bytes(append: RowAppend, doc: dict[str, Any], cell: tuple[int, ...], 
     if encoded is None:
         raise AssertionError(f"{append.path}: codecs not implemented")
     return encoded
-
-
-def _get_all(store: Store, keys: list[str]) -> list[bytes | None]:
-    if not keys:
-        return []
-    proto = default_buffer_prototype()
-    if store_supports_sync_io(store):
-        found = [cast(SupportsGetSync, store).get_sync(k, prototype=proto) for k in keys]
-        return [None if buf is None else buf.to_bytes() for buf in found]
-
-    async def get(key: str) -> bytes | None:
-        buf = await store.get(key, prototype=proto)
-        return None if buf is None else buf.to_bytes()
-
-    return cast("list[bytes | None]", sync(bounded([functools.partial(get, k) for k in keys])))
-
-
-def _set_all(store: Store, writes: dict[str, bytes]) -> None:
-    buffer = default_buffer_prototype().buffer
-    if store_supports_sync_io(store):
-        for key, raw in writes.items():
-            cast(SupportsSetSync, store).set_sync(key, buffer.from_bytes(raw))
-        return
-
-    async def put(key: str, raw: bytes) -> None:
-        await store.set(key, buffer.from_bytes(raw))
-
-    sync(bounded([functools.partial(put, k, v) for k, v in writes.items()]))
