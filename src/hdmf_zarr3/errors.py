@@ -123,6 +123,11 @@ class ParallelWriteWarning(UserWarning):
     worker processes cannot reopen the store (the datasets and the reason are named)."""
 
 
+class FileReplacedError(StoreError):
+    """The file a reader has open was replaced (mode ``w`` in another process) since it was opened: its
+    metadata no longer describes what is stored there. Reopen the file."""
+
+
 class SourceChangedError(StoreError):
     """A virtual array's bytes cannot be read as recorded: the file holding them changed since the
     repository was made, or it lies where the reader did not allow (see ``hdmf_zarr3.storage.virtual_repo``)."""

@@ -30,7 +30,7 @@ from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Suf
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ZipStore
 
-from ..errors import CorruptStoreError, StoreError, UnsafeDataError, UnsupportedCodecError
+from ..errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDataError, UnsupportedCodecError
 from ..format.codec_rules import stored_bound
 from ..format.names import normalize
 
@@ -102,10 +102,14 @@ def _too_large(path: str, what: str, size: int, bound: int) -> CorruptStoreError
 class GuardedLocalStore(_Bounds, LocalStore):
     """A ``LocalStore`` that reads only regular files inside its directory, within their bounds."""
 
-    def __init__(self, root: Any, *, read_only: bool = False) -> None:
+    def __init__(self, root: Any, *, read_only: bool = False, opened: int | None = None) -> None:
         super().__init__(root, read_only=read_only)
         self._init_bounds()
         self._real_root = os.path.realpath(self.root)
+        # A reader remembers which directory it opened (``opened``: the inode a reader it derives from saw):
+        # mode w in another process swaps a new one in at the same path, and the reader's metadata must never
+        # be served with the new file's chunks.
+        self._identity = (opened or _inode(self._real_root)) if read_only else None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -113,18 +117,29 @@ class GuardedLocalStore(_Bounds, LocalStore):
         return state
 
     def with_read_only(self, read_only: bool = False) -> GuardedLocalStore:
-        store = type(self)(self.root, read_only=read_only)
+        store = type(self)(self.root, read_only=read_only, opened=self._identity)
         store._documents, store._bounds = self._documents, self._bounds
         return store
 
     def _read(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None) -> Buffer | None:
         node, what, bound = self.owner(key)
         try:
-            return _read_file(self._real_root, key, node, what, bound, prototype, byte_range)
+            found = _read_file(self._real_root, key, node, what, bound, prototype, byte_range)
         except (CorruptStoreError, UnsafeDataError):
             raise
         except OSError as exc:  # a symlink loop, a permission, a disk error
             raise StoreError(f"cannot read {what}: {exc.strerror or exc}", node) from exc
+        self._check_same_directory()  # after the read: bytes opened after a swap are never returned
+        return found
+
+    def _check_same_directory(self) -> None:
+        """Raise :class:`FileReplacedError` when the directory this reader opened is no longer at its path."""
+        if self._identity is not None and _inode(self._real_root) != self._identity:
+            raise FileReplacedError(
+                "the file was replaced since it was opened (mode 'w' in another process); what this reader "
+                "knows of it no longer describes what is stored there: reopen it",
+                os.fspath(self.root),
+            )
 
     def get_sync(
         self, key: str, *, prototype: BufferPrototype | None = None, byte_range: ByteRequest | None = None
@@ -150,8 +165,18 @@ class GuardedLocalStore(_Bounds, LocalStore):
 
     async def list(self) -> AsyncIterator[str]:
         await self._ensure_open()
-        for key in await asyncio.to_thread(_list_keys, self._real_root):
+        keys = await asyncio.to_thread(_list_keys, self._real_root)
+        self._check_same_directory()
+        for key in keys:
             yield key
+
+
+def _inode(path: str) -> int | None:
+    """The inode number of ``path`` (the same on every client of a network file system), None if absent."""
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
 
 
 def _locate(root: str, key: str, node: str, what: str) -> str | None:
