@@ -4,6 +4,7 @@ from ._version import __version__
 from .backend.dataio import ZarrDataIO
 from .backend.io import ZarrIO
 from .backend.nwb import NWBZarrIO, read_nwb
+from .dandi import DandiFinding, DandiReport, check_dandi
 from .errors import (
     ClosedFileError,
     CorruptStoreError,
@@ -41,6 +42,8 @@ __all__ = [
     "FORMAT_VERSION",
     "CorruptStoreError",
     "ClosedFileError",
+    "DandiFinding",
+    "DandiReport",
     "DialectError",
     "FileLockedError",
     "FileReplacedError",
@@ -72,5 +75,6 @@ __all__ = [
     "recover",
     "__version__",
     "break_lock",
+    "check_dandi",
     "convert",
 ]

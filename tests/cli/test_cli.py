@@ -149,50 +149,6 @@ def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
     assert out.strip().endswith("2 problem(s)")
 
 
-def _deep_file(path: Path) -> None:
-    """A 2-D array as deep as an LFP series in a processing module, asked for nested chunk keys: 8 levels deep."""
-    import numpy as np
-    from dandi_ready import deep_lfp_tree
-    from hdmf.build import DatasetBuilder
-
-    from hdmf_zarr3 import ZarrIO
-
-    tree = deep_lfp_tree(big=DatasetBuilder("big", np.zeros(3)))
-    with ZarrIO(path, mode="w", chunk_key_separator="/") as io:  # (by default its keys would be flat)
-        io.write_builder(tree)
-    doc = json.loads((path / "big" / "zarr.json").read_text())  # declare 8 GiB chunks (nothing stored)
-    doc["shape"] = [2**30]
-    doc["chunk_grid"]["configuration"]["chunk_shape"] = [2**30]
-    (path / "big" / "zarr.json").write_text(json.dumps(doc))
-    _unconsolidate(path)
-
-
-def test_check_dandi_passes_our_files(zarr_file, capsys):
-    assert main(["check-dandi", str(zarr_file)]) == 0
-    out = capsys.readouterr().out
-    assert "ready for DANDI" in out and "error" not in out
-    assert "data type 'string'" in out  # TensorStore's limits are reported as warnings
-
-
-def test_check_dandi_reports_what_dandi_refuses(tmp_path, capsys):
-    path = tmp_path / "deep.zarr"  # not *.nwb.zarr
-    _deep_file(path)
-    assert main(["check-dandi", str(path)]) == 1
-    out = capsys.readouterr().out
-    assert "error: deep.zarr: an NWB Zarr asset must be named *.nwb.zarr" in out
-    assert "error: /processing/ecephys/LFP/ElectricalSeries/data: chunk keys are 8 levels deep" in out
-    assert "error: /big: each chunk or shard holds 8.0 GiB uncompressed" in out
-    assert out.strip().endswith("3 error(s): DANDI will refuse it (0 warning(s))")
-
-
-def test_check_dandi_refuses_zips(tmp_path, capsys):
-    path = tmp_path / "s.nwb.zarr.zip"
-    with NWBZarrIO(path, mode="w") as io:
-        io.write(small_nwbfile())
-    assert main(["check-dandi", str(path)]) == 1
-    assert "not zip files" in capsys.readouterr().out
-
-
 # --- validate agrees with reading: whatever read() or reading a dataset fails on (or leaves out) is reported --
 def _edit(path: Path, node: str, change) -> None:
     key = path / node.strip("/") / "zarr.json"

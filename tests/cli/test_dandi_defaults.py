@@ -1,5 +1,6 @@
-"""The default output is ready for DANDI: an ecephys file with LFP in a processing module and an ophys
-file (imaging, segmentation, fluorescence) pass ``check-dandi`` as written, without options, and every
+"""The default output meets DANDI's storage rules: an ecephys file with LFP in a processing module and an ophys
+file (imaging, segmentation, fluorescence) pass ``check-dandi``'s depth and size rules as written, without
+options (DANDI still refuses their string arrays: TensorStore cannot open them), and every
 array opens in zarr-python with the values we read. (The back_compat files: test_cli_real_files.py.)"""
 
 from __future__ import annotations
@@ -94,15 +95,16 @@ def test_lfp_in_a_processing_module_is_ready_for_dandi(tmp_path, capsys):
     with NWBZarrIO(path, mode="r") as io:
         lfp = io.read().processing["ecephys"]["LFP"]["lfp"]
         np.testing.assert_array_equal(lfp.data[:], np.arange(300.0).reshape(60, 5))
-    assert main(["check-dandi", str(path)]) == 0
-    assert "ready for DANDI" in capsys.readouterr().out
+    assert main(["check-dandi", str(path)]) == 1  # TensorStore's refusal of string arrays, and no Subject
+    assert "dandi_zarr.tree_depth_exceeded" not in capsys.readouterr().out
 
 
 def test_an_explicit_separator_still_wins(tmp_path, capsys):
     path = _ecephys_file(tmp_path, chunk_key_separator="/")
     assert _separator(path, LFP_DATA) == "/"
     assert main(["check-dandi", str(path)]) == 1
-    assert "chunk keys are 8 levels deep" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"error: dandi_zarr.tree_depth_exceeded: /{LFP_DATA}: " in out and "8 levels deep" in out
 
 
 def test_ophys_is_ready_for_dandi(tmp_path):

@@ -1,0 +1,189 @@
+"""dandi-cli 0.81's validation of a Zarr asset (``ZarrAsset.get_validation_errors``), rule for rule.
+
+dandi-cli walks the directory and reports, each as an ERROR that makes ``dandi upload`` (default
+``--validation require``) refuse the asset:
+
+- ``zarr.invalid_zarr_json``: a ``zarr.json`` that is not a JSON object with a string ``node_type``;
+- ``zarr.tensorstore_cannot_open``: an array TensorStore's ``zarr3`` driver cannot open (dandi-cli opens
+  every array of a Zarr v3 asset with it; the walk does not go below an array). The decision is
+  :func:`hdmf_zarr3.format.tensorstore_rules.refusal`;
+- ``zarr.cannot_open`` (neither ``zarr.json`` nor ``.zgroup``/``.zarray`` at the top) and
+  ``dandi_zarr.empty_group`` (a Zarr v2 group without members);
+- ``dandi_zarr.tree_depth_exceeded``: a file 8 or more path components below the asset's top
+  (``MAX_ZARR_DEPTH = 7`` directories); ``.git``, ``.dandi``, ``.datalad``, ``.gitattributes`` and
+  ``.gitmodules`` are not part of the asset.
+
+``dandi upload`` also stops at an object larger than 5 GiB (one S3 PUT each; multipart is not supported
+for Zarr chunks): reported here as ``hdmf_zarr3.object_too_large`` (dandi-cli has no id, the upload fails).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import posixpath
+from typing import Any
+
+from zarr.abc.store import Store
+
+from ..errors import HdmfZarrError
+from ..format import tensorstore_rules
+from ..format.array_view import ArrayView
+from ..format.limits import data_type_itemsize
+from ..storage.listing import list_objects, object_sizes, read_objects
+from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
+
+MAX_ZARR_DEPTH = 7  # dandi.consts.MAX_ZARR_DEPTH
+MAX_OBJECT_BYTES = 5 * 2**30  # dandi.consts.S3_MAX_SINGLE_PART_UPLOAD
+EXCLUDED = frozenset({".dandi", ".datalad", ".git", ".gitattributes", ".gitmodules"})  # dandi.utils
+ZARR_JSON = "zarr.json"
+DEPTH_WAY = "rewrite the file with '.' as chunk-key separator: hdmf-zarr3 convert SRC DST --chunk-key-separator ."
+
+
+def zarr_findings(store: Store, local: bool) -> list[DandiFinding]:
+    """What dandi-cli's Zarr validation and upload refuse in ``store`` (sizes are checked when ``local``)."""
+    keys = [k for k in list_objects(store) if not EXCLUDED & set(k.split("/"))]
+    if ZARR_JSON in keys:
+        found = _v3(store, keys)
+    elif ".zgroup" in keys or ".zarray" in keys:
+        found = _v2(store, keys)
+    else:
+        found = [DandiFinding(ERROR, "zarr.cannot_open", "/", "Zarr format cannot be determined (no zarr.json)")]
+    found += _depth(keys)
+    if local:
+        sizes, names = dict(zip(keys, object_sizes(store, keys))), set(keys)
+        found += [
+            DandiFinding(
+                ERROR,
+                "hdmf_zarr3.object_too_large",
+                _owner(key, names),
+                f"the object {key} is {size / 2**30:.2f} GiB: dandi upload sends each object in one PUT of "
+                "at most 5 GiB and stops",
+                "write smaller chunks or shards",
+            )
+            for key, size in sizes.items()
+            if size > MAX_OBJECT_BYTES
+        ]
+    return found
+
+
+def _node(key: str) -> str:
+    return "/" + posixpath.dirname(key) if "/" in key else "/"
+
+
+def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
+    documents = [k for k in keys if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)]
+    documents.sort(key=lambda k: (k.count("/"), k))  # parents before children, as a walk meets them
+    found: list[DandiFinding] = []
+    arrays: set[str] = set()
+    for key, raw in zip(documents, read_objects(store, documents)):
+        node = _node(key)
+        if any(node == a or node.startswith(a.rstrip("/") + "/") for a in arrays):
+            continue  # dandi-cli's walk does not go below an array
+        doc = _parse(raw)
+        if doc is None:
+            found.append(
+                DandiFinding(
+                    ERROR,
+                    "zarr.invalid_zarr_json",
+                    node,
+                    "Invalid zarr.json file (not a JSON object with a string node_type)",
+                    UPLOAD_ANYWAY,
+                )
+            )
+            continue
+        if doc["node_type"] != "array":
+            continue
+        arrays.add(node)
+        reason = tensorstore_rules.refusal(doc)
+        if reason is not None:
+            found.append(
+                DandiFinding(
+                    ERROR,
+                    "zarr.tensorstore_cannot_open",
+                    node,
+                    f"TensorStore's zarr3 driver, which dandi-cli opens every Zarr v3 array with, cannot open it: "
+                    f"{reason}",
+                    f"{UPLOAD_ANYWAY}; {TENSORSTORE_ISSUE}" if "data type" in reason else UPLOAD_ANYWAY,
+                )
+            )
+        else:
+            found += _nominal_size(node, doc)
+    return found
+
+
+def _parse(raw: bytes | None) -> dict[str, Any] | None:
+    """The document as dandi-cli's model accepts it (a JSON object whose node_type is a string), or None."""
+    try:
+        doc = json.loads(raw) if raw is not None else None
+    except ValueError:  # (not JSON, or not UTF-8)
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("node_type"), str) else None
+
+
+def _nominal_size(node: str, doc: dict[str, Any]) -> list[DandiFinding]:
+    """A chunk or shard that may come out larger than one upload takes (it depends on compression)."""
+    try:
+        nominal = math.prod(ArrayView.from_document(doc).chunk_grid) * data_type_itemsize(doc["data_type"])
+    except HdmfZarrError:  # a document TensorStore opens but we do not read (its chunk size is not ours to judge)
+        return []
+    if nominal <= MAX_OBJECT_BYTES:
+        return []
+    return [
+        DandiFinding(
+            WARNING,
+            "hdmf_zarr3.object_may_be_too_large",
+            node,
+            f"each chunk or shard holds {nominal / 2**30:.1f} GiB uncompressed; dandi upload stops at an object "
+            "over 5 GiB",
+            "use smaller shards",
+        )
+    ]
+
+
+def _v2(store: Store, keys: list[str]) -> list[DandiFinding]:
+    """Zarr v2 (hdmf-zarr <= 0.13): dandi-cli opens it with zarr-python and refuses an empty group."""
+    if ".zgroup" not in keys:
+        return []
+    raw = read_objects(store, [".zgroup"])[0]
+    try:
+        json.loads(raw or b"")
+    except ValueError:
+        return [DandiFinding(ERROR, "zarr.cannot_open", "/", "Error opening file (.zgroup is not JSON)")]
+    members = {k.split("/")[0] for k in keys if k.count("/") == 1 and k.endswith(("/.zgroup", "/.zarray"))}
+    if members:
+        return []
+    return [DandiFinding(ERROR, "dandi_zarr.empty_group", "/", "Zarr group is empty.")]
+
+
+def _depth(keys: list[str]) -> list[DandiFinding]:
+    """One finding per node holding a file 8 or more components deep (dandi-cli reports the asset once)."""
+    deepest: dict[str, str] = {}
+    names = set(keys)
+    for key in keys:
+        if key.count("/") + 1 >= MAX_ZARR_DEPTH + 1:
+            node = _owner(key, names)
+            if node not in deepest or key.count("/") > deepest[node].count("/"):
+                deepest[node] = key
+    return [
+        DandiFinding(
+            ERROR,
+            "dandi_zarr.tree_depth_exceeded",
+            node,
+            f"Zarr directory tree more than {MAX_ZARR_DEPTH} directories deep: {key} is "
+            f"{key.count('/') + 1} levels deep",
+            DEPTH_WAY,
+        )
+        for node, key in sorted(deepest.items())
+    ]
+
+
+def _owner(key: str, names: set[str]) -> str:
+    """The nearest node above ``key`` that has a document (its array, for a chunk)."""
+    parts = key.split("/")[:-1]
+    while parts:
+        prefix = "/".join(parts)
+        if prefix + "/" + ZARR_JSON in names or prefix + "/.zarray" in names or prefix + "/.zgroup" in names:
+            return "/" + prefix
+        parts.pop()
+    return "/"
