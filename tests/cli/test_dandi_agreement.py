@@ -1,0 +1,123 @@
+"""check-dandi agrees with the real dandi-cli: ``dandi validate -f json_pp`` (dandi-cli 0.81.0, in its own venv
+under ``.cache/venv-dandi``, created from the package index when missing) runs on files we write, and every
+error it reports is one check-dandi reports (same rule id, same node), and no Zarr rule error of ours is
+one dandi-cli does not report. When a dandi-cli release accepts string arrays, this test is what tells us.
+
+Offline: the venv is installed with pip (package index only); ``dandi validate`` runs with every HTTP(S) proxy
+pointing at a dead port and ``DANDI_NO_ET`` set (no update check); it reads nothing from the network for a
+Zarr asset (the dandischema models are in the package).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from _peer_runs import offline_env
+from nwb_factories import small_nwbfile
+from pynwb.ecephys import LFP
+from pynwb.file import Subject
+from pynwb.testing.mock.ecephys import mock_ElectricalSeries
+
+from hdmf_zarr3 import NWBZarrIO, check_dandi
+
+pytestmark = [pytest.mark.peer, pytest.mark.filterwarnings("ignore:The linked table for DynamicTableRegion")]
+
+DANDI = "dandi==0.81.0"
+VENV = Path(__file__).resolve().parents[2] / ".cache" / "venv-dandi"
+#: dandi-cli's ids for the rules of its Zarr validation (content rules are ours: dandi-cli skips them for Zarr)
+ZARR_RULES = ("zarr.", "dandi_zarr.")
+
+
+def _dandi() -> Path:
+    exe = VENV / "bin" / "dandi"
+    if not exe.exists():  # created once, from the package index (Python >= 3.10: this test's own base Python)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
+        pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, DANDI], check=True, timeout=1800)
+    return exe
+
+
+def _validate(asset: Path) -> tuple[int, list[dict]]:
+    env = offline_env()
+    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(asset.parent.parent / "state"), PYTHONPATH="")
+    done = subprocess.run(
+        [str(_dandi()), "validate", "-f", "json_pp", str(asset)], capture_output=True, text=True, env=env, timeout=600
+    )
+    return done.returncode, json.loads(done.stdout or "[]")
+
+
+def _node(result: dict, asset: Path) -> str:
+    relative = os.path.relpath(result["path"], asset)
+    return "/" if relative == "." else "/" + relative.replace(os.sep, "/")
+
+
+def _subject() -> Subject:
+    return Subject(subject_id="1", species="Mus musculus", sex="M", age="P30D")
+
+
+def _deep_lfp(**io_kwargs):
+    nwbfile = small_nwbfile()
+    nwbfile.subject = _subject()
+    series = mock_ElectricalSeries(name="lfp", data=np.arange(300.0).reshape(60, 5), nwbfile=nwbfile)
+    nwbfile.acquisition.pop("lfp")
+    series.parent = None
+    nwbfile.create_processing_module("ecephys", "LFP").add(LFP(electrical_series=series))
+    return nwbfile, io_kwargs
+
+
+def _defaults():
+    return small_nwbfile(), {}
+
+
+def _hdmf_zarr_convention():
+    return small_nwbfile(), {"convention": "hdmf-zarr"}
+
+
+def _with_subject():
+    nwbfile = small_nwbfile()
+    nwbfile.subject = _subject()
+    return nwbfile, {}
+
+
+FILES = {
+    "defaults, no Subject": _defaults,
+    "hdmf-zarr convention": _hdmf_zarr_convention,
+    "accepted apart from TensorStore": _with_subject,
+    "deep LFP": _deep_lfp,
+    "deep LFP, nested keys": lambda: _deep_lfp(chunk_key_separator="/"),
+}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_check_dandi_reports_every_error_dandi_validate_reports(tmp_path, name):
+    dandiset = tmp_path / "dandiset"
+    (dandiset / "sub-1").mkdir(parents=True)
+    (dandiset / "dandiset.yaml").write_text("identifier: DANDI:000000\n")
+    asset = dandiset / "sub-1" / "sub-1_ecephys.nwb.zarr"
+    nwbfile, io_kwargs = FILES[name]()
+    with NWBZarrIO(asset, mode="w", **io_kwargs) as io:
+        io.write(nwbfile)
+
+    status, results = _validate(asset)
+    theirs = {(r["id"], _node(r, asset)) for r in results if r["severity"] in ("ERROR", "CRITICAL")}
+    assert (status != 0) == bool(theirs), results
+    report = check_dandi(asset)
+    ours = {(f.rule, f.path) for f in report.errors}
+    for rule, node in theirs:
+        if node == "/":  # a rule dandi-cli reports for the whole asset (tree depth): ours names the arrays
+            assert any(r == rule for r, _ in ours), (rule, sorted(ours))
+        else:
+            assert (rule, node) in ours, (rule, node)
+    ours_zarr = {(r, n) for r, n in ours if r.startswith(ZARR_RULES)}
+    assert {r for r, _ in ours_zarr} == {r for r, _ in theirs}
+    assert {(r, n) for r, n in ours_zarr if r != "dandi_zarr.tree_depth_exceeded"} == {
+        (r, n) for r, n in theirs if r != "dandi_zarr.tree_depth_exceeded"
+    }
+    assert report.refused == (status != 0 or any(not r.startswith(ZARR_RULES) for r, _ in ours))
+    assert ("zarr.tensorstore_cannot_open", "/identifier") in theirs  # today: DANDI refuses every NWB Zarr file
