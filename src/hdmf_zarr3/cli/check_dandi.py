@@ -1,6 +1,6 @@
 """``hdmf-zarr3 check-dandi PATH``: what DANDI refuses, or requires and misses, in a Zarr NWB file.
 
-The findings are those of :func:`hdmf_zarr3.check_dandi`, under dandi-cli's own rule ids: what
+The findings are those of ``hdmf_zarr3.check_dandi()``, under dandi-cli's own rule ids: what
 ``dandi validate`` reports as errors and ``dandi upload`` (default ``--validation require``) refuses
 (TensorStore cannot open an array: every string and compound array, dandi-cli issue #1918; keys more
 than 7 levels deep; objects over 5 GiB), and what DANDI requires of NWB content but skips for Zarr
