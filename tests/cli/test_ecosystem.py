@@ -43,7 +43,8 @@ def test_nwbinspector_by_path_reports_only_a_read_error(convention_file):
         warnings.simplefilter("ignore")
         messages = list(inspect_nwbfile(nwbfile_path=str(path)))
     assert len(messages) == 1 and messages[0].importance.name == "ERROR"  # io.read() failed: nothing inspected
-    assert "Traceback" in messages[0].message and ("zarr_dtype" in messages[0].message or "driver" in messages[0].message)
+    message = messages[0].message
+    assert "Traceback" in message and ("zarr_dtype" in message or "driver" in message)
 
 
 def test_nwbinspector_by_object_works_on_both_and_check_dandi_adds_locations(convention_file):
