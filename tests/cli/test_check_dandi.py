@@ -114,7 +114,10 @@ def test_a_zarr_json_dandi_cannot_parse(tmp_path):
     path = write_nwb(tmp_path / "s.nwb.zarr", _with_subject())
     (path / "stray").mkdir()
     (path / "stray" / "zarr.json").write_text('{"node_type": 3}')
-    assert ("zarr.invalid_zarr_json", "/stray") in _rules(check_dandi(path))
+    (path / "deep").mkdir()
+    (path / "deep" / "zarr.json").write_text("[" * 100_000 + "]" * 100_000)  # too deep for Python's parser
+    found = _rules(check_dandi(path))
+    assert ("zarr.invalid_zarr_json", "/stray") in found and ("zarr.invalid_zarr_json", "/deep") in found
 
 
 @pytest.mark.filterwarnings("ignore:The file path provided")
@@ -170,3 +173,16 @@ def test_inspector_locations_are_node_paths_as_for_hdf5(tmp_path):
     located = {entry for entry in hdf5 if entry[2] is not None}
     assert located and located <= ours
     assert ("check_units_resolution_is_set", "units", "/units") in ours
+
+
+def test_a_consolidated_zarr_v2_file_with_pickled_objects_cannot_be_opened_by_dandi(tmp_path):
+    """dandi-cli's zarr-python (3.1.5) opens a consolidated v2 group by parsing every array's metadata and has
+    no data type for an object array whose codec is not vlen-utf8/vlen-bytes (hdmf-zarr 0.13's references)."""
+    import zipfile
+    from pathlib import Path
+
+    asset = tmp_path / "old.nwb.zarr"
+    with zipfile.ZipFile(Path(__file__).parents[1] / "fixtures" / "hdmf-zarr-0.13" / "full.nwb.zarr.zip") as z:
+        z.extractall(asset)
+    refused = next(f for f in check_dandi(asset).errors if f.rule == "zarr.cannot_open")
+    assert refused.path == "/" and "object codec 'pickle'" in refused.message

@@ -7,8 +7,9 @@ dandi-cli walks the directory and reports, each as an ERROR that makes ``dandi u
 - ``zarr.tensorstore_cannot_open``: an array TensorStore's ``zarr3`` driver cannot open (dandi-cli opens
   every array of a Zarr v3 asset with it; the walk does not go below an array). The decision is
   :func:`hdmf_zarr3.format.tensorstore_rules.refusal`;
-- ``zarr.cannot_open`` (neither ``zarr.json`` nor ``.zgroup``/``.zarray`` at the top) and
-  ``dandi_zarr.empty_group`` (a Zarr v2 group without members);
+- ``zarr.cannot_open`` (neither ``zarr.json`` nor ``.zgroup``/``.zarray`` at the top, or a consolidated
+  Zarr v2 group with an array whose data type dandi-cli's zarr-python 3.1.5 has none for: hdmf-zarr 0.13's
+  pickled object arrays) and ``dandi_zarr.empty_group`` (a Zarr v2 group without members);
 - ``dandi_zarr.tree_depth_exceeded``: a file 8 or more path components below the asset's top
   (``MAX_ZARR_DEPTH = 7`` directories); ``.git``, ``.dandi``, ``.datalad``, ``.gitattributes`` and
   ``.gitmodules`` are not part of the asset.
@@ -116,7 +117,7 @@ def _parse(raw: bytes | None) -> dict[str, Any] | None:
     """The document as dandi-cli's model accepts it (a JSON object whose node_type is a string), or None."""
     try:
         doc = json.loads(raw) if raw is not None else None
-    except ValueError:  # (not JSON, or not UTF-8)
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply to parse
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("node_type"), str) else None
 
@@ -150,10 +151,45 @@ def _v2(store: Store, keys: list[str]) -> list[DandiFinding]:
         json.loads(raw or b"")
     except ValueError:
         return [DandiFinding(ERROR, "zarr.cannot_open", "/", "Error opening file (.zgroup is not JSON)")]
+    if ".zmetadata" in keys:  # zarr-python 3.1.5 opens a consolidated group by parsing every array's metadata
+        refused = _v2_unparsed(read_objects(store, [".zmetadata"])[0])
+        if refused is not None:
+            return [
+                DandiFinding(
+                    ERROR,
+                    "zarr.cannot_open",
+                    "/",
+                    f"Error opening file: zarr-python 3.1.5 (dandi-cli's) has no data type for {refused}",
+                    UPLOAD_ANYWAY,
+                )
+            ]
     members = {k.split("/")[0] for k in keys if k.count("/") == 1 and k.endswith(("/.zgroup", "/.zarray"))}
     if members:
         return []
     return [DandiFinding(ERROR, "dandi_zarr.empty_group", "/", "Zarr group is empty.")]
+
+
+def _v2_unparsed(raw: bytes | None) -> str | None:
+    """The first array of consolidated v2 metadata whose data type zarr-python 3.1.5 cannot parse: an object
+    (``|O``) data type, alone or in a record, unless its object codec is ``vlen-utf8`` or ``vlen-bytes``
+    (checked against zarr 3.1.5; other v2 data types it parses are not enumerated here)."""
+    doc = _parse_json(raw)
+    metadata = doc.get("metadata") if isinstance(doc, dict) else None
+    for key, meta in sorted(metadata.items()) if isinstance(metadata, dict) else []:
+        if not key.endswith(".zarray") or not isinstance(meta, dict):
+            continue
+        dtype, filters = meta.get("dtype"), meta.get("filters") or []
+        codec = filters[0].get("id") if filters and isinstance(filters[0], dict) else None
+        if "|O" in json.dumps(dtype) and (not isinstance(dtype, str) or codec not in ("vlen-utf8", "vlen-bytes")):
+            return f"/{key.removesuffix('/.zarray')} (dtype {dtype!r}, object codec {codec!r})"
+    return None
+
+
+def _parse_json(raw: bytes | None) -> Any:
+    try:
+        return json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):
+        return None
 
 
 def _depth(keys: list[str]) -> list[DandiFinding]:
