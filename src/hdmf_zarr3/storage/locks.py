@@ -218,6 +218,9 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if isinstance(path, Store):
         if transactional(path):
             return None
+        beside = _beside_object_store(path)
+        if beside is not None:
+            return beside
         return LockPlace(path, IN_STORE_KEY, f"{locations.store_location(path) or repr(path)} (key {IN_STORE_KEY})")
     text = os.fspath(path)
     location = locations.absolute(text) if locations.is_remote(text) else locations.local_path(text)
@@ -229,6 +232,36 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if not name or parent == location:  # a whole bucket: nothing beside it
         return LockPlace(remote_store(location, "a", storage_options), IN_STORE_KEY, f"{location}/{IN_STORE_KEY}")
     return LockPlace(remote_store(parent, "a", storage_options), name + SUFFIX, location + SUFFIX)
+
+
+#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
+_BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
+
+
+def _beside_object_store(store: Store) -> LockPlace | None:
+    """The lock of an obstore S3/GCS/Azure store with a prefix, passed in: where the same file opened by its URL
+    keeps it (``<prefix>.lock`` beside the prefix), so that both spellings exclude each other. ``None`` for
+    other stores and for a bucket's root (whose URL spelling locks inside it too: :data:`IN_STORE_KEY`)."""
+    backend = store.store if isinstance(store, ObjectStore) else None
+    kind = _BUCKETS.get(type(backend).__name__)
+    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
+        return None
+    prefix = (backend.prefix or "").strip("/")
+    bucket = backend.config.get(kind[1])
+    if not prefix or not bucket:
+        return None
+    parent, _, name = prefix.rpartition("/")
+    try:  # the same bucket, credentials and client settings, one level up
+        outer = type(backend)(
+            prefix=parent or None,
+            config=backend.config,
+            client_options=backend.client_options,
+            retry_config=backend.retry_config,
+            credential_provider=backend.credential_provider,
+        )
+    except Exception as exc:  # obstore's own error types
+        raise StoreError(f"cannot reach the write lock beside {kind[0]}://{bucket}/{prefix}: {exc}") from exc
+    return LockPlace(ObjectStore(outer), name + SUFFIX, f"{kind[0]}://{bucket}/{prefix}{SUFFIX}")
 
 
 def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:

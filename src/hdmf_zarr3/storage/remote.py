@@ -51,6 +51,32 @@ def ready_store(path: Any, mode: str) -> Any:
     return path
 
 
+def refuse_other_objects(store: Store, location: str, top: frozenset[str] | None = None) -> None:
+    """Refuse to write a file where ``store`` (an object store prefix or bucket without a Zarr root) already
+    holds other objects, as a local directory of other files is refused: the new file would be mixed with
+    them, and a later ``w`` would delete them all. ``top``: the names at the top of the store, when listed
+    already (no request is then made unless something is there). Our own in-store lock is not another's."""
+    from .locks import IN_STORE_KEY
+
+    if top is not None and not (top - {IN_STORE_KEY}):
+        return
+    example = sync(_first_key(store, skip=IN_STORE_KEY))
+    if example is not None:
+        raise StoreError(
+            "this prefix holds other objects and no Zarr file (e.g. "
+            f"{location.rstrip('/')}/{example}): writing would mix the new file with them (and mode 'w' "
+            "would later delete them); choose a new prefix",
+            location,
+        )
+
+
+async def _first_key(store: Store, skip: str) -> str | None:
+    async for key in store.list_prefix(""):
+        if key != skip:
+            return key
+    return None
+
+
 def read_root_bytes(store: Store, location: str) -> bytes | None:
     """The root ``zarr.json`` (``None`` if absent); a bucket that is missing or refuses us is a StoreError."""
     return _read_root(store, location, first_only=True)[0]
