@@ -3,17 +3,19 @@ proxy in front of it (s3_faults.py) or at the lock. Each test failed before its 
 
 from __future__ import annotations
 
-import threading
+import datetime
 import time
 
 import numpy as np
 import pytest
 from hdmf.build import DatasetBuilder, GroupBuilder
+from s3_faults import fault_proxy, through
 from s3_server import new_bucket
-from writing import write_builder, write_nwb
+from writing import write_builder
 
-from hdmf_zarr3 import FileLockedError, StoreError, ZarrIO
+from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrIO
 from hdmf_zarr3.storage import locks
+from hdmf_zarr3.storage.options import DEFAULT_RETRY
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
@@ -45,7 +47,7 @@ def _s3store(s3, bucket, prefix):
 def test_w_at_a_bucket_root_keeps_its_lock_while_it_clears_the_old_file(s3):
     bucket = new_bucket(s3)
     url, options = f"s3://{bucket}", s3["options"]
-    write_nwb(url, storage_options=options)
+    write_builder(url, _root("old"), storage_options=options)
     with ZarrIO(url, mode="w", storage_options=options) as io:
         io.write_builder(_root("d"))  # the old file is cleared when the first node is written
         assert locks.IN_STORE_KEY in _keys(s3, bucket)
@@ -122,3 +124,81 @@ def test_w_over_a_previous_file_at_a_prefix_is_still_allowed(s3):
     with ZarrIO(url, mode="r", storage_options=options) as io:
         assert set(io.read_builder().datasets) == {"new"}
     assert not [k for k in _keys(s3, bucket) if "/old/" in k]
+
+
+# --- 6. failed requests: retried with a bound, then our typed error naming the node and the key ---------------
+def _chunk(path):
+    return path.split("?")[0].endswith("/f.zarr/d/c/0")
+
+
+def _file(s3):
+    url = f"s3://{new_bucket(s3)}/f.zarr"
+    write_builder(url, _root("d"), storage_options=s3["options"])
+    return url
+
+
+def test_transient_server_errors_are_retried(s3):
+    url = _file(s3)
+    hits = []
+
+    def twice(method, path, n):
+        if _chunk(path):
+            hits.append(path)
+            return "5xx" if len(hits) <= 2 else None
+        return None
+
+    with fault_proxy(s3, twice) as proxy:
+        with ZarrIO(url, mode="r", storage_options=through(proxy, s3["options"])) as io:
+            assert np.array_equal(io.read_builder()["d"].data[:], np.arange(5))
+    assert [a for m, p, a in proxy.requests if _chunk(p)] == ["5xx", "5xx", None]
+
+
+@pytest.mark.parametrize("fault", ["5xx", "reset", "truncate"])
+def test_a_read_that_keeps_failing_is_a_remote_store_error_naming_array_and_key(s3, fault):
+    url = _file(s3)
+    with fault_proxy(s3, lambda method, path, n: fault if _chunk(path) else None) as proxy:
+        started = time.monotonic()
+        with ZarrIO(url, mode="r", storage_options=through(proxy, s3["options"])) as io:
+            data = io.read_builder()["d"].data
+            with pytest.raises(RemoteStoreError, match=r"'d/c/0' \(node /d\)") as caught:
+                data[:]
+    assert caught.value.path == f"{url}/d/c/0"
+    assert time.monotonic() - started < 30
+    tries = [p for m, p, a in proxy.requests if _chunk(p)]
+    assert 1 < len(tries) <= 1 + DEFAULT_RETRY["max_retries"]  # retried, with a bound
+
+
+def test_a_write_that_keeps_failing_is_a_remote_store_error_and_releases_the_lock(s3):
+    bucket = new_bucket(s3)
+    url = f"s3://{bucket}/f.zarr"
+    fault = lambda method, path, n: "5xx" if method == "PUT" and _chunk(path) else None  # noqa: E731
+    with fault_proxy(s3, fault) as proxy:
+        with pytest.raises(RemoteStoreError, match=r"writing of 'd/c/0' \(node /d\)"):
+            write_builder(url, _root("d"), storage_options=through(proxy, s3["options"]))
+    assert "f.zarr.lock" not in _keys(s3, bucket)
+
+
+# --- 7. an endpoint that stops answering: bounded by default, overridable -----------------------------------
+def test_requests_have_bounded_timeouts_and_retries_by_default(s3):
+    from hdmf_zarr3.storage.remote import remote_store
+
+    backend = remote_store("s3://bucket/f.zarr", "r", s3["options"]).store
+    assert backend.retry_config["max_retries"] <= 5 and backend.retry_config["retry_timeout"].total_seconds() <= 30
+    assert backend.client_options["connect_timeout"] and backend.client_options["timeout"]
+    given = {**s3["options"], "client_options": {"allow_http": True, "timeout": "2s"}, "retry_config": {"max_retries": 1}}
+    backend = remote_store("s3://bucket/f.zarr", "r", given).store
+    assert backend.client_options["timeout"] == "2s" and backend.retry_config["max_retries"] == 1
+
+
+@pytest.mark.parametrize("mode", ["r", "a"])
+def test_an_endpoint_that_never_answers_fails_in_bounded_time(s3, mode):
+    url = _file(s3)
+    quick = {
+        "client_options": {"allow_http": True, "timeout": "1s", "connect_timeout": "1s"},
+        "retry_config": {"max_retries": 1, "retry_timeout": datetime.timedelta(seconds=2)},
+    }
+    with fault_proxy(s3, lambda method, path, n: "hang") as proxy:
+        started = time.monotonic()
+        with pytest.raises(StoreError, match=r"s3://.*f\.zarr"):
+            ZarrIO(url, mode=mode, storage_options=through(proxy, s3["options"], **quick))
+        assert time.monotonic() - started < 15

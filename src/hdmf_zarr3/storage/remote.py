@@ -7,7 +7,8 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ..errors import StoreError
-from .options import to_obstore
+from .options import bounded, to_obstore
+from .remote_errors import RemoteObjectStore
 from .zarr_adapter import sync
 
 
@@ -17,7 +18,6 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     try:
         import obstore
         import obstore.store
-        from zarr.storage import ObjectStore
     except ImportError as exc:  # an optional dependency
         raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
     given, url = url, url.rstrip("/")
@@ -27,12 +27,12 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
         kind = obstore.parse_scheme(url)
     except Exception as exc:  # a URL obstore cannot place
         raise StoreError(f"cannot open {given}: {exc}") from exc
-    kwargs = to_obstore(kind, options, given)
+    kwargs = bounded(to_obstore(kind, options, given))
     try:
         backend = obstore.store.from_url(url, **kwargs)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
         raise StoreError(f"cannot open {given}: {exc}") from exc
-    return ObjectStore(backend, read_only=(mode == "r"))
+    return RemoteObjectStore(backend, read_only=(mode == "r"), location=url)
 
 
 def ready_store(path: Any, mode: str) -> Any:
@@ -41,9 +41,9 @@ def ready_store(path: Any, mode: str) -> Any:
     library = type(path).__module__.split(".")[0]
     read_only = mode in ("r", "r-")
     if library == "obstore":
-        from zarr.storage import ObjectStore
+        from .locks import object_store_url
 
-        return ObjectStore(path, read_only=read_only)
+        return RemoteObjectStore(path, read_only=read_only, location=object_store_url(path) or repr(path))
     if library == "fsspec" and hasattr(path, "fs") and hasattr(path, "root"):  # fsspec.FSMap
         from zarr.storage import FsspecStore
 
