@@ -13,7 +13,7 @@ from s3_faults import fault_proxy, through
 from s3_server import new_bucket
 from writing import write_builder
 
-from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrIO
+from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrDataIO, ZarrIO
 from hdmf_zarr3.storage import locks
 from hdmf_zarr3.storage.options import DEFAULT_RETRY
 
@@ -128,7 +128,7 @@ def test_w_over_a_previous_file_at_a_prefix_is_still_allowed(s3):
 
 # --- 6. failed requests: retried with a bound, then our typed error naming the node and the key ---------------
 def _chunk(path):
-    return path.split("?")[0].endswith("/f.zarr/d/c/0")
+    return path.split("?")[0].endswith(".zarr/d/c/0")
 
 
 def _file(s3):
@@ -185,7 +185,11 @@ def test_requests_have_bounded_timeouts_and_retries_by_default(s3):
     backend = remote_store("s3://bucket/f.zarr", "r", s3["options"]).store
     assert backend.retry_config["max_retries"] <= 5 and backend.retry_config["retry_timeout"].total_seconds() <= 30
     assert backend.client_options["connect_timeout"] and backend.client_options["timeout"]
-    given = {**s3["options"], "client_options": {"allow_http": True, "timeout": "2s"}, "retry_config": {"max_retries": 1}}
+    given = {
+        **s3["options"],
+        "client_options": {"allow_http": True, "timeout": "2s"},
+        "retry_config": {"max_retries": 1},
+    }
     backend = remote_store("s3://bucket/f.zarr", "r", given).store
     assert backend.client_options["timeout"] == "2s" and backend.retry_config["max_retries"] == 1
 
@@ -202,3 +206,26 @@ def test_an_endpoint_that_never_answers_fails_in_bounded_time(s3, mode):
         with pytest.raises(StoreError, match=r"s3://.*f\.zarr"):
             ZarrIO(url, mode=mode, storage_options=through(proxy, s3["options"], **quick))
         assert time.monotonic() - started < 15
+
+
+# --- 8. no multipart upload is left behind --------------------------------------------------------------------
+def test_large_chunks_are_single_puts_and_a_failed_one_leaves_no_upload(s3):
+    bucket = new_bucket(s3)
+    url = f"s3://{bucket}/f.zarr"
+    big = np.random.default_rng(0).random(1_000_000)  # one chunk of 8 MB, hardly compressible
+
+    def one_chunk():
+        return GroupBuilder("root", datasets={"d": DatasetBuilder("d", ZarrDataIO(big, chunks=(1_000_000,)))})
+
+    root = one_chunk()
+    with fault_proxy(s3) as proxy:
+        write_builder(url, root, storage_options=through(proxy, s3["options"]))
+    assert "f.zarr/d/c/0" in _keys(s3, bucket)
+    assert s3["client"]().head_object(Bucket=bucket, Key="f.zarr/d/c/0")["ContentLength"] > 5 * 2**20
+    assert not [p for m, p, a in proxy.requests if "uploads" in p or "partNumber" in p]
+    with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        assert np.array_equal(io.read_builder()["d"].data[:], big)
+    fault = lambda method, path, n: "reset" if method == "PUT" and _chunk(path) else None  # noqa: E731
+    with fault_proxy(s3, fault) as proxy, pytest.raises(RemoteStoreError, match="d/c/0"):
+        write_builder(f"s3://{bucket}/g.zarr", one_chunk(), storage_options=through(proxy, s3["options"]))
+    assert not s3["client"]().list_multipart_uploads(Bucket=bucket).get("Uploads")

@@ -42,6 +42,7 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ..errors import FileLockedError, StoreError
 from . import locations, zipped
+from .remote_errors import BUCKETS, object_store_url
 from .zarr_adapter import sync
 
 #: Key of the lock inside a Store the caller opened.
@@ -234,29 +235,15 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     return LockPlace(remote_store(parent, "a", storage_options), name + SUFFIX, location + SUFFIX)
 
 
-#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
-_BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
-
-
-def object_store_url(backend: Any) -> str | None:
-    """The URL of an obstore S3/GCS/Azure store (``s3://bucket/prefix``), ``None`` for other stores."""
-    kind = _BUCKETS.get(type(backend).__name__)
-    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
-        return None
-    bucket = backend.config.get(kind[1])
-    prefix = (backend.prefix or "").strip("/")
-    return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")
-
-
 def _beside_object_store(store: Store) -> LockPlace | None:
     """The lock of an obstore S3/GCS/Azure store with a prefix, passed in: where the same file opened by its URL
     keeps it (``<prefix>.lock`` beside the prefix), so that both spellings exclude each other. ``None`` for
     other stores and for a bucket's root (whose URL spelling locks inside it too: :data:`IN_STORE_KEY`)."""
-    backend = store.store if isinstance(store, ObjectStore) else None
+    backend: Any = store.store if isinstance(store, ObjectStore) else None
     url = object_store_url(backend)
     if url is None or not (backend.prefix or "").strip("/"):
         return None
-    kind = _BUCKETS[type(backend).__name__]
+    kind = BUCKETS[type(backend).__name__]
     prefix, bucket = backend.prefix.strip("/"), backend.config[kind[1]]
     parent, _, name = prefix.rpartition("/")
     try:  # the same bucket, credentials and client settings, one level up

@@ -34,7 +34,6 @@ from .obstore_keys import (
     canonical,
 )
 
-
 #: Timeouts of every request, unless ``storage_options`` give them (``client_options`` ``connect_timeout``
 #: and ``timeout``, or fsspec's ``config_kwargs``): connecting, and a whole request including its body.
 DEFAULT_CLIENT: dict[str, Any] = {"connect_timeout": timedelta(seconds=5), "timeout": timedelta(seconds=30)}

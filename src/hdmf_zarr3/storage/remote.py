@@ -8,7 +8,7 @@ from zarr.abc.store import Store
 
 from ..errors import StoreError
 from .options import bounded, to_obstore
-from .remote_errors import RemoteObjectStore
+from .remote_errors import RemoteObjectStore, object_store_url
 from .zarr_adapter import sync
 
 
@@ -41,8 +41,6 @@ def ready_store(path: Any, mode: str) -> Any:
     library = type(path).__module__.split(".")[0]
     read_only = mode in ("r", "r-")
     if library == "obstore":
-        from .locks import object_store_url
-
         return RemoteObjectStore(path, read_only=read_only, location=object_store_url(path) or repr(path))
     if library == "fsspec" and hasattr(path, "fs") and hasattr(path, "root"):  # fsspec.FSMap
         from zarr.storage import FsspecStore

@@ -6,6 +6,10 @@ no array; zarr passes it through, and decoding would otherwise take it for a dam
 ``ObjectStore`` is subclassed here so that every request it makes raises our typed error instead, naming
 the array (or group) the key belongs to, the key, and obstore's first line (which says how many retries were
 made). A missing object stays a missing key (zarr answers ``None``), as before.
+
+Objects are stored with one PUT each up to S3's limit for one (5 GiB), never as multipart uploads: a
+multipart upload that its writer does not finish (killed) stays in the bucket, invisible, until it is
+aborted, and obstore can neither list nor abort other writers' uploads.
 """
 
 from __future__ import annotations
@@ -13,11 +17,28 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from typing import Any
 
-from zarr.abc.store import ByteRequest
 from zarr.abc.buffer import Buffer, BufferPrototype
+from zarr.abc.store import ByteRequest
 from zarr.storage import ObjectStore
 
 from ..errors import RemoteStoreError
+
+#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
+BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
+
+
+def object_store_url(backend: Any) -> str | None:
+    """The URL of an obstore S3/GCS/Azure store (``s3://bucket/prefix``), ``None`` for other stores."""
+    kind = BUCKETS.get(type(backend).__name__)
+    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
+        return None
+    bucket = backend.config.get(kind[1])
+    prefix = (backend.prefix or "").strip("/")
+    return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")
+
+
+#: The largest object stored with one PUT (S3's limit); larger ones are multipart uploads.
+SINGLE_PUT_LIMIT = 5 * 1024**3
 
 
 def _failed(exc: BaseException) -> bool:
@@ -95,8 +116,14 @@ class RemoteObjectStore(ObjectStore):
             raise
 
     async def set(self, key: str, value: Buffer) -> None:
+        import obstore
+
+        self._check_writable()
+        data = value.as_buffer_like()
         try:
-            await super().set(key, value)
+            # one PUT below S3's limit for one (5 GiB): obstore would otherwise start a multipart upload
+            # above 5 MB, which a killed writer leaves behind, invisible and billed, and obstore cannot list
+            await obstore.put_async(self.store, key, data, use_multipart=len(value) > SINGLE_PUT_LIMIT)
         except Exception as exc:
             if _failed(exc):
                 raise self.error("writing", key, exc) from exc
