@@ -229,3 +229,111 @@ def test_large_chunks_are_single_puts_and_a_failed_one_leaves_no_upload(s3):
     with fault_proxy(s3, fault) as proxy, pytest.raises(RemoteStoreError, match="d/c/0"):
         write_builder(f"s3://{bucket}/g.zarr", one_chunk(), storage_options=through(proxy, s3["options"]))
     assert not s3["client"]().list_multipart_uploads(Bucket=bucket).get("Uploads")
+
+
+# --- 9. concurrent processes: no acknowledged write lost, no mixed version read, a second writer refused ---------
+_WORKER = r"""
+import json, os, sys, time
+import numpy as np
+from hdmf.build import DatasetBuilder, GroupBuilder
+from hdmf_zarr3 import FileLockedError, IncompleteFileError, ZarrIO
+
+url, options, role, name, rendezvous, count = sys.argv[1:7]
+options, count = json.loads(options), int(count)
+open(os.path.join(rendezvous, name + ".ready"), "w").close()
+while len([f for f in os.listdir(rendezvous) if f.endswith(".ready")]) < count:  # start together
+    time.sleep(0.005)
+refused, seen = 0, []
+if role == "reader":  # read until every writer is done, and once more
+    while True:
+        last = len([f for f in os.listdir(rendezvous) if f.endswith(".done")]) == count - 1
+        try:
+            with ZarrIO(url, mode="r", storage_options=options) as io:
+                builder = io.read_builder()
+                seen.append({n: builder[n].data[:].tolist() for n in builder.datasets})
+        except IncompleteFileError:
+            seen.append("incomplete")
+        if last:
+            break
+    print(json.dumps({"seen": seen}))
+    sys.exit(0)
+for attempt in range(1000):
+    try:
+        with ZarrIO(url, mode=role, storage_options=options) as io:
+            io.write_builder(GroupBuilder("root", datasets={name: DatasetBuilder(name, np.arange(5) + len(name))}))
+        break
+    except FileLockedError:
+        refused += 1
+        time.sleep(0.01)
+open(os.path.join(rendezvous, name + ".done"), "w").close()
+print(json.dumps({"done": attempt < 999, "refused": refused}))
+"""
+
+
+def _run_together(s3, url, jobs, rendezvous):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    options = json.dumps(s3["options"])
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WORKER, url, options, role, name, str(rendezvous), str(len(jobs))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for role, name in jobs
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    return results
+
+
+def _expected(name):
+    return (np.arange(5) + len(name)).tolist()
+
+
+def test_two_appending_processes_lose_nothing_and_a_reader_never_sees_a_mix(s3, tmp_path):
+    url = f"s3://{new_bucket(s3)}/f.zarr"
+    write_builder(
+        url,
+        GroupBuilder("root", datasets={"base": DatasetBuilder("base", np.arange(5) + 4)}),
+        storage_options=s3["options"],
+    )
+    results = _run_together(s3, url, [("a", "first"), ("a", "second!"), ("reader", "-")], tmp_path)
+    assert results[0]["done"] and results[1]["done"]
+    with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        builder = io.read_builder()
+        assert set(builder.datasets) == {"base", "first", "second!"}
+        for name in builder.datasets:
+            assert builder[name].data[:].tolist() == _expected(name)
+    versions = [v for v in results[2]["seen"] if v != "incomplete"]
+    assert versions  # the reader read whole versions, each dataset with its own values, never fill values
+    for version in versions:
+        assert "base" in version
+        assert all(values == _expected(name) for name, values in version.items()), version
+
+
+def test_a_rewriting_process_and_an_appending_one_leave_one_whole_file(s3, tmp_path):
+    url = f"s3://{new_bucket(s3)}/f.zarr"
+    write_builder(
+        url,
+        GroupBuilder("root", datasets={"old": DatasetBuilder("old", np.arange(5) + 3)}),
+        storage_options=s3["options"],
+    )
+    results = _run_together(s3, url, [("w", "new"), ("a", "added")], tmp_path)
+    assert results[0]["done"] and results[1]["done"]
+    with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+        builder = io.read_builder()
+        names = set(builder.datasets)
+        # the append came before the rewrite (then replaced with the old file, as w does) or after it
+        assert names in ({"new"}, {"new", "added"})
+        for name in names:
+            assert builder[name].data[:].tolist() == _expected(name)
