@@ -34,9 +34,6 @@ from .obstore_keys import (
     canonical,
 )
 
-#: Timeouts of every request, unless ``storage_options`` give them (``client_options`` ``connect_timeout``
-#: and ``timeout``, or fsspec's ``config_kwargs``): connecting, and a whole request including its body.
-DEFAULT_CLIENT: dict[str, Any] = {"connect_timeout": timedelta(seconds=5), "timeout": timedelta(seconds=30)}
 #: Retries of a failed request (5xx, dropped connection, timeout), unless ``storage_options`` give
 #: ``retry_config``: at most 5, none started 30 s after the first attempt; then a ``RemoteStoreError``.
 DEFAULT_RETRY: dict[str, Any] = {
@@ -148,17 +145,11 @@ class _Options:
 
 
 def bounded(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """obstore's keyword arguments (from :func:`to_obstore`) with our default timeouts and retries where they
-    give none: obstore's own defaults retry a request for 3 minutes, so an endpoint that accepts connections
-    and never answers held a writer for minutes (issue #27). A read timeout given is not cut short by ours."""
-    out = dict(kwargs)
-    client = dict(out.get("client_options") or {})
-    client.setdefault("connect_timeout", DEFAULT_CLIENT["connect_timeout"])
-    if "read_timeout" not in client:
-        client.setdefault("timeout", DEFAULT_CLIENT["timeout"])
-    out["client_options"] = client
-    out.setdefault("retry_config", dict(DEFAULT_RETRY))
-    return out
+    """obstore's keyword arguments (from :func:`to_obstore`) with our retries where they give none: obstore's
+    own retry a request for 3 minutes, so an endpoint that accepts connections and never answers held a writer
+    for minutes (issue #27). Timeouts stay obstore's (connect 5 s, a whole request 30 s): giving
+    ``client_options`` here would replace those obstore reads from the environment (``AWS_ALLOW_HTTP``...)."""
+    return {**kwargs, "retry_config": kwargs.get("retry_config") or dict(DEFAULT_RETRY)}
 
 
 def accepted(kind: str) -> str:

@@ -94,7 +94,7 @@ def open_store(
         store, location = path, store_location(path)
         present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
         if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
-            refuse_other_objects(store, location or repr(store))
+            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store))
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
