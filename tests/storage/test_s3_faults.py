@@ -336,3 +336,49 @@ def test_a_rewriting_process_and_an_appending_one_leave_one_whole_file(s3, tmp_p
         assert names in ({"new"}, {"new", "added"})
         for name in names:
             assert builder[name].data[:].tolist() == _expected(name)
+
+
+# --- 1 (S3 harness). The endpoint fails from the k-th write request of an append on: typed error; the file is
+# the previous one, or incomplete until `recover` puts the previous one back (or the append had committed).
+def _snapshot(url, options):
+    with ZarrIO(url, mode="r", storage_options=options) as io:
+        builder = io.read_builder()
+        return {name: builder[name].data[:].tolist() for name in builder.datasets}
+
+
+def test_an_append_whose_endpoint_fails_at_every_write_request_is_undone_or_recovered(s3):
+    from hdmf_zarr3 import HdmfZarrError, IncompleteFileError, recover
+
+    fast = {"retry_config": {"max_retries": 1, "backoff": {"init_backoff": datetime.timedelta(milliseconds=10)}}}
+    writes = ("PUT", "POST", "DELETE")
+    counting = []
+    url = _file(s3)
+    with fault_proxy(s3) as proxy:
+        with ZarrIO(url, mode="a", storage_options=through(proxy, s3["options"])) as io:
+            io.write_builder(_root("d", "e"))
+        counting = [r for r in proxy.requests if r[0] in writes]
+    assert len(counting) >= 4
+    for k in range(1, len(counting) + 1):
+        url = _file(s3)
+        before = _snapshot(url, s3["options"])
+        dead = []
+
+        def from_k(method, path, n, k=k, dead=dead):
+            if method in writes and not dead:
+                counting_now = sum(1 for m, p, a in proxy.requests if m in writes) + 1
+                if counting_now >= k:
+                    dead.append(True)
+            return "5xx" if dead else None
+
+        with fault_proxy(s3, from_k) as proxy:
+            try:
+                with ZarrIO(url, mode="a", storage_options=through(proxy, s3["options"], **fast)) as io:
+                    io.write_builder(_root("d", "e"))
+            except HdmfZarrError as exc:
+                assert isinstance(exc, StoreError), (k, exc)
+        try:
+            after = _snapshot(url, s3["options"])
+        except IncompleteFileError:
+            recover(url, s3["options"], break_lock=True)
+            after = _snapshot(url, s3["options"])
+        assert after in (before, {**before, "e": (np.arange(5) + 1).tolist()}), (k, after)
