@@ -382,3 +382,45 @@ def test_an_append_whose_endpoint_fails_at_every_write_request_is_undone_or_reco
             recover(url, s3["options"], break_lock=True)
             after = _snapshot(url, s3["options"])
         assert after in (before, {**before, "e": (np.arange(5) + 1).tolist()}), (k, after)
+
+
+@pytest.mark.parametrize("mode", ["w", "w-"])
+def test_a_write_whose_endpoint_fails_at_every_write_request_is_complete_or_detected(s3, mode):
+    from hdmf_zarr3 import HdmfZarrError, IncompleteFileError
+
+    fast = {"retry_config": {"max_retries": 1, "backoff": {"init_backoff": datetime.timedelta(milliseconds=10)}}}
+    writes = ("PUT", "POST", "DELETE")
+
+    def target():
+        if mode == "w":
+            return _file(s3)  # a previous file, replaced in place
+        return f"s3://{new_bucket(s3)}/f.zarr"
+
+    with fault_proxy(s3) as proxy:
+        write_builder(target(), _root("n", "m"), mode=mode, storage_options=through(proxy, s3["options"]))
+        total = sum(1 for r in proxy.requests if r[0] in writes)
+    new = {"n": (np.arange(5)).tolist(), "m": (np.arange(5) + 1).tolist()}
+    for k in range(1, total + 1):
+        url = target()
+        before = _snapshot(url, s3["options"]) if mode == "w" else None
+        dead = []
+
+        def from_k(method, path, n, k=k, dead=dead):
+            if method in writes and not dead and sum(1 for r in proxy.requests if r[0] in writes) + 1 >= k:
+                dead.append(True)
+            return "5xx" if dead else None
+
+        with fault_proxy(s3, from_k) as proxy:
+            try:
+                write_builder(url, _root("n", "m"), mode=mode, storage_options=through(proxy, s3["options"], **fast))
+            except HdmfZarrError as exc:
+                assert isinstance(exc, StoreError), (k, exc)
+        locks.break_lock(url, s3["options"])
+        try:
+            after = _snapshot(url, s3["options"])
+        except IncompleteFileError:
+            continue  # detected: never read as a file
+        except Exception as exc:  # nothing there yet: a new file refused as missing
+            assert mode == "w-" and "no Zarr group" in str(exc), (k, exc)
+            continue
+        assert after in (before, new), (k, after)
