@@ -15,7 +15,7 @@ from writing import write_builder
 
 from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrDataIO, ZarrIO
 from hdmf_zarr3.storage import locks
-from hdmf_zarr3.storage.options import DEFAULT_RETRY
+from hdmf_zarr3.storage.remote_errors import DEFAULT_RETRY
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 

@@ -34,14 +34,6 @@ from .obstore_keys import (
     canonical,
 )
 
-#: Retries of a failed request (5xx, dropped connection, timeout), unless ``storage_options`` give
-#: ``retry_config``: at most 5, none started 30 s after the first attempt; then a ``RemoteStoreError``.
-DEFAULT_RETRY: dict[str, Any] = {
-    "max_retries": 5,
-    "retry_timeout": timedelta(seconds=30),
-    "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=5), "base": 2.0},
-}
-
 
 class AwsProfile:
     """Credentials (and region) of a named AWS profile, read with boto3 when obstore first asks for them:
@@ -142,14 +134,6 @@ class _Options:
         if client:
             out["client_options"] = client
         return out
-
-
-def bounded(kwargs: dict[str, Any]) -> dict[str, Any]:
-    """obstore's keyword arguments (from :func:`to_obstore`) with our retries where they give none: obstore's
-    own retry a request for 3 minutes, so an endpoint that accepts connections and never answers held a writer
-    for minutes (issue #27). Timeouts stay obstore's (connect 5 s, a whole request 30 s): giving
-    ``client_options`` here would replace those obstore reads from the environment (``AWS_ALLOW_HTTP``...)."""
-    return {**kwargs, "retry_config": kwargs.get("retry_config") or dict(DEFAULT_RETRY)}
 
 
 def accepted(kind: str) -> str:

@@ -7,8 +7,8 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ..errors import StoreError
-from .options import bounded, to_obstore
-from .remote_errors import RemoteObjectStore, object_store_url
+from .options import to_obstore
+from .remote_errors import RemoteObjectStore, bounded, object_store_url
 from .zarr_adapter import sync
 
 

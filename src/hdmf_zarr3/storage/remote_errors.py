@@ -1,7 +1,8 @@
-"""Failed requests to object stores as :class:`~hdmf_zarr3.RemoteStoreError` naming the node and the key.
+"""Failed requests to object stores: retried with a bound, then :class:`~hdmf_zarr3.RemoteStoreError` naming
+the node and the key.
 
 obstore retries a failed request (5xx, a dropped connection, a timeout) by its ``retry_config`` (bounded: see
-:data:`.options.DEFAULT_RETRY`) and then raises its own ``GenericError``, whose message names an HTTP URL but
+:data:`DEFAULT_RETRY`) and then raises its own ``GenericError``, whose message names an HTTP URL but
 no array; zarr passes it through, and decoding would otherwise take it for a damaged chunk. zarr's
 ``ObjectStore`` is subclassed here so that every request it makes raises our typed error instead, naming
 the array (or group) the key belongs to, the key, and obstore's first line (which says how many retries were
@@ -15,6 +16,7 @@ aborted, and obstore can neither list nor abort other writers' uploads.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from datetime import timedelta
 from typing import Any
 
 from zarr.abc.buffer import Buffer, BufferPrototype
@@ -35,6 +37,23 @@ def object_store_url(backend: Any) -> str | None:
     bucket = backend.config.get(kind[1])
     prefix = (backend.prefix or "").strip("/")
     return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")
+
+
+#: Retries of a failed request (5xx, dropped connection, timeout), unless ``storage_options`` give
+#: ``retry_config``: at most 5, none started 30 s after the first attempt; then a ``RemoteStoreError``.
+DEFAULT_RETRY: dict[str, Any] = {
+    "max_retries": 5,
+    "retry_timeout": timedelta(seconds=30),
+    "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=5), "base": 2.0},
+}
+
+
+def bounded(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """obstore's keyword arguments (from :func:`.options.to_obstore`) with our retries where they give none: obstore's
+    own retry a request for 3 minutes, so an endpoint that accepts connections and never answers held a writer
+    for minutes (issue #27). Timeouts stay obstore's (connect 5 s, a whole request 30 s): giving
+    ``client_options`` here would replace those obstore reads from the environment (``AWS_ALLOW_HTTP``...)."""
+    return {**kwargs, "retry_config": kwargs.get("retry_config") or dict(DEFAULT_RETRY)}
 
 
 #: The largest object stored with one PUT (S3's limit); larger ones are multipart uploads.
