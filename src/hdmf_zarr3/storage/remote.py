@@ -49,16 +49,15 @@ def ready_store(path: Any, mode: str) -> Any:
     return path
 
 
-def refuse_other_objects(store: Store, location: str, top: frozenset[str] | None = None) -> None:
+def refuse_other_objects(store: Store, location: str, lock_key: str, top: frozenset[str] | None = None) -> None:
     """Refuse to write a file where ``store`` (an object store prefix or bucket without a Zarr root) already
     holds other objects, as a local directory of other files is refused: the new file would be mixed with
     them, and a later ``w`` would delete them all. ``top``: the names at the top of the store, when listed
-    already (no request is then made unless something is there). Our own in-store lock is not another's."""
-    from .locks import IN_STORE_KEY
-
-    if top is not None and not (top - {IN_STORE_KEY}):
+    already (no request is then made unless something is there). Our own in-store lock (``lock_key``) is
+    not another's."""
+    if top is not None and not (top - {lock_key}):
         return
-    example = sync(_first_key(store, skip=IN_STORE_KEY))
+    example = sync(_first_key(store, skip=lock_key))
     if example is not None:
         raise StoreError(
             "this prefix holds other objects and no Zarr file (e.g. "

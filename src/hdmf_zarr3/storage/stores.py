@@ -34,7 +34,7 @@ from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locations import store_location
-from .locks import WriteLock, lock_place
+from .locks import IN_STORE_KEY, WriteLock, lock_place
 from .nodes import parse_document
 from .remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
@@ -94,7 +94,7 @@ def open_store(
         store, location = path, store_location(path)
         present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
         if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
-            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store))
+            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
@@ -104,7 +104,7 @@ def open_store(
                 return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
             present = root if root is not None else _v2_present(store)
             if not present and mode in WRITE_MODES:
-                refuse_other_objects(store, location, top)
+                refuse_other_objects(store, location, IN_STORE_KEY, top)
         else:
             location = locations.local_path(text)
             if virtual_repo.is_repository(location):
