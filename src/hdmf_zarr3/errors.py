@@ -84,6 +84,12 @@ class StoreError(HdmfZarrError, OSError):
     """Where the file lives cannot be reached or used (missing bucket, wrong credentials, bad URL)."""
 
 
+class RemoteStoreError(StoreError):
+    """A request to an object store (S3, GCS, Azure, HTTP) failed after its bounded retries: a server error,
+    a dropped connection, a truncated answer, a timeout. The message names the node (array or group) and the
+    key; ``.path`` is the object's URL. Nothing is known to be wrong with the file: retry later."""
+
+
 class FileLockedError(StoreError):
     """Another writer holds the file's write lock. If that writer crashed, break the lock explicitly
     with :func:`hdmf_zarr3.break_lock`."""

@@ -18,6 +18,7 @@ import pytest
 from nwb_factories import small_nwbfile
 from s3_server import new_bucket, public_file
 from writing import write_nwb
+from zarr.storage import ObjectStore
 
 from hdmf_zarr3 import NWBZarrIO, StoreError
 from hdmf_zarr3.storage import options as opts
@@ -442,7 +443,7 @@ def test_an_obstore_store_object_is_wrapped_in_zarr_object_store(make, tmp_path)
         io.write(small_nwbfile())
     for mode in ("r", "r-"):
         with NWBZarrIO(backend, mode=mode) as io:
-            assert type(io.file.store).__name__ == "ObjectStore" and io.file.store.read_only
+            assert isinstance(io.file.store, ObjectStore) and io.file.store.read_only  # (ours: RemoteObjectStore)
             assert np.array_equal(io.read().acquisition["ts"].data[:], np.arange(1000.0))
     if isinstance(backend, obstore.store.LocalStore):  # a real file on disk, read as a path too
         with NWBZarrIO(tmp_path, mode="r") as io:

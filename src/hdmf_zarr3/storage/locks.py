@@ -42,6 +42,7 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ..errors import FileLockedError, StoreError
 from . import locations, zipped
+from .remote_errors import BUCKETS, object_store_url
 from .zarr_adapter import sync
 
 #: Key of the lock inside a Store the caller opened.
@@ -218,6 +219,9 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if isinstance(path, Store):
         if transactional(path):
             return None
+        beside = _beside_object_store(path)
+        if beside is not None:
+            return beside
         return LockPlace(path, IN_STORE_KEY, f"{locations.store_location(path) or repr(path)} (key {IN_STORE_KEY})")
     text = os.fspath(path)
     location = locations.absolute(text) if locations.is_remote(text) else locations.local_path(text)
@@ -229,6 +233,30 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if not name or parent == location:  # a whole bucket: nothing beside it
         return LockPlace(remote_store(location, "a", storage_options), IN_STORE_KEY, f"{location}/{IN_STORE_KEY}")
     return LockPlace(remote_store(parent, "a", storage_options), name + SUFFIX, location + SUFFIX)
+
+
+def _beside_object_store(store: Store) -> LockPlace | None:
+    """The lock of an obstore S3/GCS/Azure store with a prefix, passed in: where the same file opened by its URL
+    keeps it (``<prefix>.lock`` beside the prefix), so that both spellings exclude each other. ``None`` for
+    other stores and for a bucket's root (whose URL spelling locks inside it too: :data:`IN_STORE_KEY`)."""
+    backend: Any = store.store if isinstance(store, ObjectStore) else None
+    url = object_store_url(backend)
+    if url is None or not (backend.prefix or "").strip("/"):
+        return None
+    kind = BUCKETS[type(backend).__name__]
+    prefix, bucket = backend.prefix.strip("/"), backend.config[kind[1]]
+    parent, _, name = prefix.rpartition("/")
+    try:  # the same bucket, credentials and client settings, one level up
+        outer = type(backend)(
+            prefix=parent or None,
+            config=backend.config,
+            client_options=backend.client_options,
+            retry_config=backend.retry_config,
+            credential_provider=backend.credential_provider,
+        )
+    except Exception as exc:  # obstore's own error types
+        raise StoreError(f"cannot reach the write lock beside {kind[0]}://{bucket}/{prefix}: {exc}") from exc
+    return LockPlace(ObjectStore(outer), name + SUFFIX, f"{kind[0]}://{bucket}/{prefix}{SUFFIX}")
 
 
 def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ from zarr.abc.store import Store
 
 from ..errors import StoreError
 from .options import to_obstore
+from .remote_errors import RemoteObjectStore, bounded, object_store_url
 from .zarr_adapter import sync
 
 
@@ -17,7 +18,6 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     try:
         import obstore
         import obstore.store
-        from zarr.storage import ObjectStore
     except ImportError as exc:  # an optional dependency
         raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
     given, url = url, url.rstrip("/")
@@ -27,12 +27,12 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
         kind = obstore.parse_scheme(url)
     except Exception as exc:  # a URL obstore cannot place
         raise StoreError(f"cannot open {given}: {exc}") from exc
-    kwargs = to_obstore(kind, options, given)
+    kwargs = bounded(to_obstore(kind, options, given))
     try:
         backend = obstore.store.from_url(url, **kwargs)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
         raise StoreError(f"cannot open {given}: {exc}") from exc
-    return ObjectStore(backend, read_only=(mode == "r"))
+    return RemoteObjectStore(backend, read_only=(mode == "r"), location=url)
 
 
 def ready_store(path: Any, mode: str) -> Any:
@@ -41,14 +41,37 @@ def ready_store(path: Any, mode: str) -> Any:
     library = type(path).__module__.split(".")[0]
     read_only = mode in ("r", "r-")
     if library == "obstore":
-        from zarr.storage import ObjectStore
-
-        return ObjectStore(path, read_only=read_only)
+        return RemoteObjectStore(path, read_only=read_only, location=object_store_url(path) or repr(path))
     if library == "fsspec" and hasattr(path, "fs") and hasattr(path, "root"):  # fsspec.FSMap
         from zarr.storage import FsspecStore
 
         return FsspecStore.from_mapper(path, read_only=read_only)
     return path
+
+
+def refuse_other_objects(store: Store, location: str, lock_key: str, top: frozenset[str] | None = None) -> None:
+    """Refuse to write a file where ``store`` (an object store prefix or bucket without a Zarr root) already
+    holds other objects, as a local directory of other files is refused: the new file would be mixed with
+    them, and a later ``w`` would delete them all. ``top``: the names at the top of the store, when listed
+    already (no request is then made unless something is there). Our own in-store lock (``lock_key``) is
+    not another's."""
+    if top is not None and not (top - {lock_key}):
+        return
+    example = sync(_first_key(store, skip=lock_key))
+    if example is not None:
+        raise StoreError(
+            "this prefix holds other objects and no Zarr file (e.g. "
+            f"{location.rstrip('/')}/{example}): writing would mix the new file with them (and mode 'w' "
+            "would later delete them); choose a new prefix",
+            location,
+        )
+
+
+async def _first_key(store: Store, skip: str) -> str | None:
+    async for key in store.list_prefix(""):
+        if key != skip:
+            return key
+    return None
 
 
 def read_root_bytes(store: Store, location: str) -> bytes | None:

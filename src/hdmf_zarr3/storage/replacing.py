@@ -32,7 +32,7 @@ from ..errors import StoreError
 from ..format import completion
 from ..format.documents import group_document
 from .guarded import GuardedLocalStore
-from .locks import transactional
+from .locks import IN_STORE_KEY, transactional
 from .zarr_adapter import sync
 
 _AT_FDCWD = -100
@@ -118,24 +118,27 @@ def replace_in_place(store: Store, location: str | None, writer: str) -> None:
         sync(store.clear())
         return
     put_documents(store, {"/": completion.marked(group_document({}), completion.marker("write", writer))})
+    # the write lock of a bucket root or of a Store passed in lives inside the store: clearing the old file
+    # must not release it (a second writer would get in while this one writes)
+    keep = ("zarr.json", IN_STORE_KEY)
     if isinstance(store, LocalStore) and location is not None:
-        _clear_local(location, keep="zarr.json")
+        _clear_local(location, keep=keep)
     else:
-        sync(_clear_except(store, "zarr.json"))
+        sync(_clear_except(store, keep))
 
 
-async def _clear_except(store: Store, keep: str) -> None:
+async def _clear_except(store: Store, keep: tuple[str, ...]) -> None:
     entries = [e async for e in store.list_dir("")]
     for entry in entries:
-        if entry != keep:
+        if entry not in keep:
             await store.delete_dir(entry)
             await store.delete(entry)
 
 
-def _clear_local(location: str | None, keep: str | None = None) -> None:
+def _clear_local(location: str | None, keep: tuple[str, ...] = ()) -> None:
     if location and os.path.isdir(location):
         for entry in os.scandir(location):
-            if entry.name == keep:
+            if entry.name in keep:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path)

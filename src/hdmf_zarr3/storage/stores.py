@@ -25,7 +25,7 @@ from typing import Any
 
 from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
-from zarr.storage import LocalStore
+from zarr.storage import LocalStore, ObjectStore
 
 from ..errors import IncompleteFileError, ModeError
 from ..format.names import VIRTUAL_SOURCES_ATTR
@@ -34,9 +34,9 @@ from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
 from .locations import store_location
-from .locks import WriteLock, lock_place
+from .locks import IN_STORE_KEY, WriteLock, lock_place
 from .nodes import parse_document
-from .remote import read_root_and_top, read_root_bytes, ready_store, remote_store
+from .remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
 from .replacing import LocalReplacement, replace_in_place, working_directory
 from .zarr_adapter import sync
 from .zip_overlay import ZipOverlayStore
@@ -93,6 +93,8 @@ def open_store(
     if isinstance(path, Store):
         store, location = path, store_location(path)
         present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
+        if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
+            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
@@ -101,6 +103,8 @@ def open_store(
             if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
                 return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
             present = root if root is not None else _v2_present(store)
+            if not present and mode in WRITE_MODES:
+                refuse_other_objects(store, location, IN_STORE_KEY, top)
         else:
             location = locations.local_path(text)
             if virtual_repo.is_repository(location):
@@ -113,10 +117,7 @@ def open_store(
             _check_local(location, mode)
             store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
             present = exists(store) if os.path.isdir(location) else False
-    if mode in ("r", "r+") and not present:
-        raise UnsupportedOperation(f"Unable to open {location or store} in '{mode}' mode: no Zarr group found.")
-    if mode in ("w-", "x") and present:
-        raise UnsupportedOperation(f"Unable to open file {location or store} in '{mode}' mode. File already exists.")
+    _check_presence(mode, present, location or store)
     if getattr(store, "read_only", False) and mode != "r":
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
     if mode in CREATE_MODES:
@@ -124,6 +125,11 @@ def open_store(
     lock = _lock(path, store, location, mode, storage_options)
     replacement = None
     try:
+        if lock is not None:
+            # what was read before the lock may be stale (another writer committed meanwhile): an append
+            # built on it would drop that writer's changes, so the root is read again now that we hold it
+            present = _present(store, location, local=isinstance(store, LocalStore) and not isinstance(path, Store))
+            _check_presence(mode, present, location or store)
         if lock is not None and location is not None and not locations.is_remote(location):
             zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
         if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
@@ -157,6 +163,20 @@ def open_store(
         _replacement=replacement,
         _replace_later=replace_later,
     )
+
+
+def _check_presence(mode: str, present: Any, where: Any) -> None:
+    if mode in ("r", "r+") and not present:
+        raise UnsupportedOperation(f"Unable to open {where} in '{mode}' mode: no Zarr group found.")
+    if mode in ("w-", "x") and present:
+        raise UnsupportedOperation(f"Unable to open file {where} in '{mode}' mode. File already exists.")
+
+
+def _present(store: Store, location: str | None, local: bool) -> bytes | bool:
+    """Whether ``store`` holds a file: its root's bytes when read (object stores, Stores passed in), else a bool."""
+    if local:
+        return exists(store) if location is not None and os.path.isdir(location) else False
+    return read_root_bytes(store, location or repr(store)) or _v2_present(store)
 
 
 def _lock(

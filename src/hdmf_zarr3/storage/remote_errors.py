@@ -1,0 +1,199 @@
+"""Failed requests to object stores: retried with a bound, then :class:`~hdmf_zarr3.RemoteStoreError` naming
+the node and the key.
+
+obstore retries a failed request (5xx, a dropped connection, a timeout) by its ``retry_config`` (bounded: see
+:data:`DEFAULT_RETRY`) and then raises its own ``GenericError``, whose message names an HTTP URL but
+no array; zarr passes it through, and decoding would otherwise take it for a damaged chunk. zarr's
+``ObjectStore`` is subclassed here so that every request it makes raises our typed error instead, naming
+the array (or group) the key belongs to, the key, and obstore's first line (which says how many retries were
+made). A missing object stays a missing key (zarr answers ``None``), as before.
+
+Objects are stored with one PUT each up to S3's limit for one (5 GiB), never as multipart uploads: a
+multipart upload that its writer does not finish (killed) stays in the bucket, invisible, until it is
+aborted, and obstore can neither list nor abort other writers' uploads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+from datetime import timedelta
+from typing import Any
+
+from zarr.abc.buffer import Buffer, BufferPrototype
+from zarr.abc.store import ByteRequest
+from zarr.storage import ObjectStore
+
+from ..errors import RemoteStoreError
+
+#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
+BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
+
+
+def object_store_url(backend: Any) -> str | None:
+    """The URL of an obstore S3/GCS/Azure store (``s3://bucket/prefix``), ``None`` for other stores."""
+    kind = BUCKETS.get(type(backend).__name__)
+    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
+        return None
+    bucket = backend.config.get(kind[1])
+    prefix = (backend.prefix or "").strip("/")
+    return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")
+
+
+#: Retries of a failed request (5xx, dropped connection, timeout), unless ``storage_options`` give
+#: ``retry_config``: at most 5, none started 30 s after the first attempt; then a ``RemoteStoreError``.
+DEFAULT_RETRY: dict[str, Any] = {
+    "max_retries": 5,
+    "retry_timeout": timedelta(seconds=30),
+    "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=5), "base": 2.0},
+}
+
+
+def bounded(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """obstore's keyword arguments (from :func:`.options.to_obstore`) with our retries where they give none: obstore's
+    own retry a request for 3 minutes, so an endpoint that accepts connections and never answers held a writer
+    for minutes (issue #27). Timeouts stay obstore's (connect 5 s, a whole request 30 s): giving
+    ``client_options`` here would replace those obstore reads from the environment (``AWS_ALLOW_HTTP``...)."""
+    return {**kwargs, "retry_config": kwargs.get("retry_config") or dict(DEFAULT_RETRY)}
+
+
+#: The largest object stored with one PUT (S3's limit); larger ones are multipart uploads.
+SINGLE_PUT_LIMIT = 5 * 1024**3
+
+
+def _failed(exc: BaseException) -> bool:
+    """Whether ``exc`` is a request that failed (not a missing key, nor a conditional write refused)."""
+    import obstore.exceptions as oe
+
+    return isinstance(exc, (oe.GenericError, oe.JoinError, oe.PermissionDeniedError, oe.UnauthenticatedError))
+
+
+def node_of(key: str) -> str:
+    """The node a key belongs to: ``"acquisition/ts/data/c/0/1"`` -> ``"/acquisition/ts/data"``."""
+    parts = key.strip("/").split("/")
+    if parts[-1] == "zarr.json":
+        return "/" + "/".join(parts[:-1])
+    for i in range(len(parts) - 1, -1, -1):
+        rest = parts[i + 1 :]
+        if (parts[i] == "c" and all(p.isdigit() for p in rest)) or (parts[i].startswith("c.") and not rest):
+            return "/" + "/".join(parts[:i])
+    return "/" + "/".join(parts[:-1])
+
+
+class RemoteObjectStore(ObjectStore):
+    """zarr's ``ObjectStore`` whose failed requests raise :class:`RemoteStoreError` (``location``: the URL of
+    the store's root, for messages)."""
+
+    def __init__(self, store: Any, *, read_only: bool = False, location: str = "") -> None:
+        super().__init__(store, read_only=read_only)
+        self.location = location.rstrip("/")
+
+    def with_read_only(self, read_only: bool = False) -> RemoteObjectStore:
+        return type(self)(self.store, read_only=read_only, location=self.location)
+
+    def __getstate__(self) -> dict[Any, Any]:
+        return {**super().__getstate__(), "location": self.location}
+
+    def __setstate__(self, state: dict[Any, Any]) -> None:
+        location = state.pop("location", "")
+        super().__setstate__(state)
+        self.location = location
+
+    def error(self, what: str, key: str, exc: BaseException) -> RemoteStoreError:
+        """``exc``, raised by a request for ``key``, as our error."""
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        node = node_of(key) if key else "/"
+        return RemoteStoreError(
+            f"{what} of {key or 'the root listing'!r} (node {node}) failed on the object store: {first[:400]}",
+            f"{self.location}/{key}" if key else self.location,
+        )
+
+    async def get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
+        try:
+            return await super().get(key, prototype, byte_range)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("reading", key, exc) from exc
+            raise
+
+    async def get_partial_values(
+        self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
+    ) -> list[Buffer | None]:
+        key_ranges = list(key_ranges)
+        try:
+            return await super().get_partial_values(prototype, key_ranges)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("reading", key_ranges[0][0] if key_ranges else "", exc) from exc
+            raise
+
+    async def exists(self, key: str) -> bool:
+        try:
+            return await super().exists(key)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("looking up", key, exc) from exc
+            raise
+
+    async def set(self, key: str, value: Buffer) -> None:
+        import obstore
+
+        self._check_writable()
+        data = value.as_buffer_like()
+        try:
+            # one PUT below S3's limit for one (5 GiB): obstore would otherwise start a multipart upload
+            # above 5 MB, which a killed writer leaves behind, invisible and billed, and obstore cannot list
+            await obstore.put_async(self.store, key, data, use_multipart=len(value) > SINGLE_PUT_LIMIT)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("writing", key, exc) from exc
+            raise
+
+    async def set_if_not_exists(self, key: str, value: Buffer) -> None:
+        try:
+            await super().set_if_not_exists(key, value)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("creating", key, exc) from exc
+            raise
+
+    async def delete(self, key: str) -> None:
+        try:
+            await super().delete(key)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("deleting", key, exc) from exc
+            raise
+
+    async def delete_dir(self, prefix: str) -> None:
+        try:
+            await super().delete_dir(prefix)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("deleting", prefix, exc) from exc
+            raise
+
+    async def getsize(self, key: str) -> int:
+        try:
+            return await super().getsize(key)
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("looking up", key, exc) from exc
+            raise
+
+    def list(self) -> AsyncGenerator[str, None]:
+        return self._checked(super().list(), "")
+
+    def list_prefix(self, prefix: str) -> AsyncGenerator[str, None]:
+        return self._checked(super().list_prefix(prefix), prefix)
+
+    def list_dir(self, prefix: str) -> AsyncGenerator[str, None]:
+        return self._checked(super().list_dir(prefix), prefix)
+
+    async def _checked(self, names: AsyncIterator[str], prefix: str) -> AsyncGenerator[str, None]:
+        try:
+            async for name in names:
+                yield name
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error("listing", prefix, exc) from exc
+            raise
