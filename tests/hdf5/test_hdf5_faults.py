@@ -99,3 +99,20 @@ def test_h5py_calls_failing_at_the_edges_and_between(source, faultless, tmp_path
 def test_every_h5py_call_failing(source, faultless, tmp_path, name, existing):
     """Every write-side h5py call of the conversion, in turn, raises the fault (about 4 minutes)."""
     _sweep(source, tmp_path, list(range(1, faultless + 1)), name, existing)
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_an_hdf5_to_hdf5_conversion_failing_leaves_the_old_file(tmp_path, name):
+    """HDF5 → HDF5 (PyNWB's export) goes through the same replacement."""
+    (tmp_path / "in").mkdir()
+    with NWBHDF5IO(tmp_path / "in" / "a.nwb", "w") as io:
+        io.write(small_nwbfile(20))
+    (tmp_path / "out").mkdir()
+    old = _old(tmp_path / "out")
+    dst = tmp_path / "out" / "old.nwb"
+    with H5Faults() as faults:
+        convert(tmp_path / "in" / "a.nwb", tmp_path / "in" / "b.nwb")
+    for k in (faults.calls // 3, faults.calls // 2, 2 * faults.calls // 3):  # (the first calls open the source)
+        exc, failed = _convert_failing(tmp_path / "in" / "a.nwb", dst, k, FAULTS[name])
+        assert exc is not None, f"a fault at call {k} ({failed}) went unnoticed"
+        _check(tmp_path / "out", dst, old, exc, name)

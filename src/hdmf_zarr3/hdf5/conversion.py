@@ -28,7 +28,7 @@ from ..format.hdf5_layout import hdf5_settings
 from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
-from .destination import replacing
+from .destination import refuse_nul_attributes, replacing
 from .relayout_text import parse_codec, parse_shape
 from .virtual_conversion import convert_virtual
 
@@ -63,11 +63,13 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         return self._dataset.storage.numpy_dtype
 
 
-def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None = None) -> int:
+def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None = None, dst: str = "HDF5") -> int:
     """Wrap every plain Zarr dataset under ``root`` for HDF5IO: streamed, with matching settings.
 
     Returns the number of datasets wrapped. References and compound rows are left to HDF5IO, which
-    resolves them element by element.
+    resolves them element by element. What HDF5 cannot hold and is known without reading the data is
+    refused first (region references; attributes with a NUL in a text, which HDF5IO writes last, after
+    every dataset: ``dst`` names the destination in that error).
     """
     wrapped = 0
     stack: list[GroupBuilder] = [root]
@@ -75,10 +77,12 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None
         group = stack.pop()
         stack.extend(group.groups.values())
         _refuse_regions(group)
+        refuse_nul_attributes(group, dst)
         if src is not None:
             _refuse_links_into_zarr(group, src)
         for builder in group.datasets.values():
             _refuse_regions(builder)
+            refuse_nul_attributes(builder, dst)
             if _wrap(builder, progress):
                 wrapped += 1
     return wrapped
@@ -267,7 +271,7 @@ def convert(
                 "cannot write; the Zarr file keeps them",
                 path,
             )
-        prepare_for_hdf5(root, progress=progress, src=src_io.source)
+        prepare_for_hdf5(root, progress=progress, src=src_io.source, dst=dst_path)
         # written beside dst and moved over it when finished: a failure leaves dst as it was (.destination)
         with (
             replacing(dst_path) as (work, written),

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from ..errors import HdmfZarrError, StoreError, UnsupportedDataError
 
 #: h5py's refusal of a text holding a NUL (variable-length strings are NUL-terminated C strings in HDF5).
@@ -128,16 +130,46 @@ def translate(exc: BaseException, dst: str, node: str | None, existed: bool) -> 
     where = node or "/"
     kept = f"{dst} is as it was" if existed else f"no file was created at {dst}"
     if any(_NUL_REFUSED in str(cause) for cause in chain):
-        return UnsupportedDataError(
-            f"a text holds a NUL character, which HDF5 cannot store (its strings end at the first NUL): "
-            f"cannot convert to the HDF5 file {dst}; {kept}. Keep the file in Zarr, or remove the NULs",
-            where,
-        )
+        return nul_error(dst, where, kept)
     for cause in chain:
         if isinstance(cause, OSError):
             detail = "; ".join(dict.fromkeys(str(c) for c in chain if str(c)))
             return StoreError(f"writing the HDF5 file {dst} failed ({detail}); {kept}", where)
     return exc
+
+
+def nul_error(dst: str, where: str, kept: str, what: str = "a text") -> UnsupportedDataError:
+    """The refusal of ``what``, a text holding a NUL (at ``where``), in a conversion to the HDF5 file ``dst``.
+
+    HDF5's variable-length strings are NUL-terminated C strings, and h5py refuses rather than cut them short;
+    a fixed-length or opaque type could hold the bytes, but NWB readers expect text there, so it is refused.
+    """
+    return UnsupportedDataError(
+        f"{what} holds a NUL character, which HDF5 cannot store (its strings end at the first NUL): "
+        f"cannot convert to the HDF5 file {dst}; {kept}. Keep the file in Zarr, or remove the NULs",
+        where,
+    )
+
+
+def refuse_nul_attributes(builder: Any, dst: str) -> None:
+    """Refuse, before anything is written, an attribute of ``builder`` holding a text with a NUL (texts in
+    memory: strings, bytes, lists and arrays of them)."""
+    for key, value in builder.attributes.items():
+        if _has_nul(value):
+            where = node_path(builder)
+            raise nul_error(dst, where, "nothing was written", f"the text of attribute {key!r}")
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, bytes):
+        return b"\x00" in value
+    if isinstance(value, (list, tuple)):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OSU":
+        return any(_has_nul(v) for v in value.ravel().tolist())
+    return False
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
