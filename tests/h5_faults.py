@@ -8,8 +8,12 @@ so that its k-th call raises a given exception instead of running.
 
 from __future__ import annotations
 
+import contextlib
 import errno
-from collections.abc import Callable
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import h5py
@@ -68,3 +72,19 @@ class H5Faults:
             return method(obj, *args, **kwargs)
 
         return call
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``mount -t tmpfs -o size=...``) mounted at ``where`` for the block, unmounted after;
+    the test is skipped, saying why, when it cannot be mounted (not root, no mount permission)."""
+    if os.geteuid() != 0:
+        pytest.skip("a real full disk needs root to mount a small tmpfs")
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)

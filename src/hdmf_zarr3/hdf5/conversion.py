@@ -28,7 +28,7 @@ from ..format.hdf5_layout import hdf5_settings
 from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
-from .destination import refuse_nul_attributes, replacing
+from .destination import Written, refuse_nul_attributes, write_replacing
 from .relayout_text import parse_codec, parse_shape
 from .virtual_conversion import convert_virtual
 
@@ -251,15 +251,19 @@ def convert(
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
             return None
         if src_cls is not NWBZarrIO:
-            with replacing(dst_path) as (work, written), NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
-                written.watch(dst_io)
-                dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
-                spec_copy.cache_in_hdf5(
-                    dst_io._file,
-                    spec_copy.source_specifications(src_io),
-                    spec_copy.merged_catalog(dst_io, src_io),
-                    rebuilt=True,
-                )
+
+            def export(work: str, written: Written) -> None:
+                with NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
+                    written.watch(dst_io)
+                    dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
+                    spec_copy.cache_in_hdf5(
+                        dst_io._file,
+                        spec_copy.source_specifications(src_io),
+                        spec_copy.merged_catalog(dst_io, src_io),
+                        rebuilt=True,
+                    )
+
+            write_replacing(dst_path, export)
             return None
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
@@ -272,16 +276,20 @@ def convert(
                 path,
             )
         prepare_for_hdf5(root, progress=progress, src=src_io.source, dst=dst_path)
+
+        def write(work: str, written: Written) -> None:
+            with NWBHDF5IO(work, "w", manager=src_io.manager, **io_kwargs) as dst_io:
+                written.watch(dst_io)
+                dst_io.write_builder(root, link_data=True, export_source=src_io.source)
+                spec_copy.cache_in_hdf5(
+                    dst_io._file,
+                    spec_copy.source_specifications(src_io),
+                    src_io.manager.namespace_catalog,
+                    rebuilt=False,
+                )
+
         # written beside dst and moved over it when finished: a failure leaves dst as it was (.destination)
-        with (
-            replacing(dst_path) as (work, written),
-            NWBHDF5IO(work, "w", manager=src_io.manager, **io_kwargs) as dst_io,
-        ):
-            written.watch(dst_io)
-            dst_io.write_builder(root, link_data=True, export_source=src_io.source)
-            spec_copy.cache_in_hdf5(
-                dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
-            )
+        write_replacing(dst_path, write)
     return None
 
 

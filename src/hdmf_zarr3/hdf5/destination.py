@@ -1,7 +1,7 @@
 """An HDF5 file written by a conversion: written beside its destination, swapped in only when finished.
 
 HDF5 truncates a file opened with ``w``: a conversion failing part-way (a full disk, an I/O error, Ctrl-C,
-a value HDF5 cannot hold) used to leave neither the old file nor a new one. :func:`replacing` hands the
+a value HDF5 cannot hold) used to leave neither the old file nor a new one. :func:`write_replacing` hands the
 writer a new file beside the destination, ``.<name>.<random>.partial[.nwb]`` in the same directory, and moves it
 over the destination with ``os.replace`` (atomic on one file system) only once it is written and closed;
 on any failure it is removed and the destination is as it was, byte for byte (or, when there was none,
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -74,10 +74,16 @@ def node_path(target: Any) -> str:
     return name if isinstance(name, str) else "/"
 
 
-@contextmanager
-def replacing(dst: str) -> Iterator[tuple[str, Written]]:
-    """Write an HDF5 file for ``dst`` at the path this yields, with a :class:`Written` to watch the writer
-    with; the file is moved over ``dst`` when the block ends (the writer closed), and removed if it fails.
+def write_replacing(dst: str, write: Callable[[str, Written], None]) -> None:
+    """Call ``write(path, written)`` to write an HDF5 file for ``dst`` at ``path`` (watching its io with
+    ``written``, see :class:`Written`) and closing it; then move it over ``dst``. If anything fails, the
+    file at ``path`` is removed and ``dst`` is left as it was.
+
+    While ``write`` runs, the errors HDF5 raises freeing objects of that file (once per object when closing
+    it failed for a full disk), which Python reports as ignored exceptions, are not reported again through
+    ``sys.unraisablehook``: the error raised says what happened. (h5py also prints each traceback itself, and
+    HDF5 keeps a file it could not close open: the interpreter may then crash when it exits, an HDF5 bug
+    reproduced with h5py alone; see docs/conversion.md.)
 
     A symlink at ``dst`` keeps pointing where it did: its target is replaced. The new file gets the old
     one's permission bits.
@@ -88,8 +94,7 @@ def replacing(dst: str) -> Iterator[tuple[str, Written]]:
         The file could not be written or moved into place (a full disk, an I/O error), naming ``dst`` and
         the node being written.
     UnsupportedDataError
-        A value HDF5 cannot hold: a text with an embedded NUL (HDF5's strings end at the first NUL; h5py
-        refuses them rather than cut them short).
+        A value HDF5 cannot hold: a text with an embedded NUL (see :func:`nul_error`).
     KeyboardInterrupt
         Propagated, after the new file is removed.
     """
@@ -99,8 +104,29 @@ def replacing(dst: str) -> Iterator[tuple[str, Written]]:
     hidden = f".{name}.{uuid.uuid4().hex[:12]}.partial" + (".nwb" if name.endswith(".nwb") else "")
     work = os.path.join(os.path.dirname(target), hidden)
     written = Written()
+    hook = sys.unraisablehook
+    sys.unraisablehook = _quiet(hook, work)
     try:
-        yield work, written
+        _write_replacing(dst, target, work, written, write)
+    finally:
+        sys.unraisablehook = hook
+
+
+def _quiet(hook: Callable[[Any], None], work: str) -> Callable[[Any], None]:
+    """``hook`` without the errors HDF5 raises freeing objects of the file ``work`` (once per object when
+    the disk is full: h5py's ``File.close`` and the garbage collector report them as ignored exceptions);
+    the error raised says what happened."""
+
+    def quiet(info: Any) -> None:
+        if work not in str(info.exc_value):
+            hook(info)
+
+    return quiet
+
+
+def _write_replacing(dst: str, target: str, work: str, written: Written, write: Callable[[str, Written], None]) -> None:
+    try:
+        write(work, written)
         try:
             mode = stat.S_IMODE(os.stat(target).st_mode)
         except FileNotFoundError:
@@ -109,6 +135,7 @@ def replacing(dst: str) -> Iterator[tuple[str, Written]]:
             os.chmod(work, mode)
         os.replace(work, target)
     except BaseException as exc:
+        _truncate(work)
         _remove(work)
         if not isinstance(exc, Exception):
             raise
@@ -179,6 +206,15 @@ def _chain(exc: BaseException) -> list[BaseException]:
         found.append(current)
         current = current.__cause__ or current.__context__
     return found
+
+
+def _truncate(path: str) -> None:
+    """Give a full disk its space back now: HDF5 may keep the file open (a file it could not close), and an
+    unlinked file keeps its blocks while it is open. The file is deleted next, whatever it holds."""
+    try:
+        os.truncate(path, 0)
+    except OSError:
+        pass
 
 
 def _remove(path: str) -> None:
