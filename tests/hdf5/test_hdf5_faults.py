@@ -166,3 +166,15 @@ def test_a_real_full_disk(tmp_path, existing):
         if old is not None:
             assert dst.read_bytes() == old
         assert os.statvfs(disk).f_bfree * os.statvfs(disk).f_frsize > 1_500_000  # the partial file's space is back
+
+
+def test_the_command_says_what_failed_and_keeps_the_old_file(source, tmp_path, capsys):
+    from hdmf_zarr3.cli import main
+
+    old = _old(tmp_path)
+    dst = tmp_path / "old.nwb"
+    with H5Faults(fail_at=12, fault=FAULTS["ENOSPC"]):
+        assert main(["convert", "--no-progress", str(source), str(dst)]) == 1
+    err = capsys.readouterr().err
+    assert str(dst) in err and "No space left on device" in err
+    assert dst.read_bytes() == old and sorted(p.name for p in tmp_path.iterdir()) == ["old.nwb"]
