@@ -118,3 +118,28 @@ def test_a_virtual_chunk_in_a_fifo_is_refused_without_waiting(tmp_path):
     dst = _crafted(tmp_path, real, tmp_path / "data" / "pipe.nwb")
     with pytest.raises(UnsafeLinkError, match="not a regular file"):
         NWBZarrIO(dst, "r")
+
+
+def test_a_crafted_source_record_through_a_symlink_leading_out_is_not_probed(tmp_path):
+    """The root's record of sources is looked at (stat) only where chunks may be read: a record naming a file
+    through a symlink leading out (here a missing one, refused as gone if it were looked at) is ignored."""
+    import icechunk
+
+    from hdmf_zarr3.format.names import VIRTUAL_SOURCES_ATTR
+    from hdmf_zarr3.storage import nodes
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    convert(src, dst, virtual=True)
+    (tmp_path / "data" / "link").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    session = icechunk.Repository.open(icechunk.local_filesystem_storage(str(dst))).writable_session("main")
+    root = nodes.read_root(session.store)
+    root["attributes"][VIRTUAL_SOURCES_ATTR].append(
+        {"location": (tmp_path / "data" / "link" / "secret").as_uri(), "size": 1, "mtime_ns": 1}
+    )
+    nodes.put_documents(session.store, {"/": root})
+    session.commit("crafted")
+    with NWBZarrIO(dst, "r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:10], EPHYS[:10])

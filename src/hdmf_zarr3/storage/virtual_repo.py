@@ -79,6 +79,16 @@ def _within(url: str, prefixes: Sequence[str]) -> bool:
     return any(p.startswith("file://") and path.startswith(p.removeprefix("file://")) for p in prefixes)
 
 
+def _really_within(url: str, prefixes: Sequence[str]) -> bool:
+    """Whether ``url`` is under ``prefixes`` (real paths) where it really is: a local path resolved
+    (symlinks, ``..``); other URLs as they are."""
+    path = path_of(url)
+    if path is None:
+        return True
+    real = os.path.realpath(path) + os.sep
+    return any(p.startswith("file://") and real.startswith(p.removeprefix("file://")) for p in prefixes)
+
+
 def create(
     location: str | os.PathLike[str],
     sources: Sequence[Source],
@@ -188,7 +198,7 @@ def confine_locations(urls: Iterable[str], granted: Sequence[str], roots: Sequen
         if path is None or not _within(url, granted):
             continue  # not a local file, or refused by icechunk itself when read (no container allows it)
         real = os.path.realpath(path)
-        if not any((real + os.sep).startswith(a) for a in allowed):
+        if not _really_within(url, roots):
             raise UnsafeLinkError(
                 f"virtual chunks in {url} resolve to {real}, outside the allowed directories "
                 f"{[a.rstrip(os.sep) for a in allowed]}; to read them, open the repository with "
@@ -286,7 +296,7 @@ def check_sources(record: Any, where: str, prefixes: Sequence[str], options: dic
     for entry in record:
         if not isinstance(entry, dict) or not isinstance(entry.get("location"), str):
             raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
-        if _within(entry["location"], prefixes):
+        if _within(entry["location"], prefixes) and _really_within(entry["location"], prefixes):
             virtual_sources.check(entry, options, where)
 
 
