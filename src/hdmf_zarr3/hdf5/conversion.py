@@ -28,6 +28,7 @@ from ..format.hdf5_layout import hdf5_settings
 from ..format.relayout import AUTO, EVERY, Relayout
 from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
+from .destination import Written, refuse_nul_attributes, write_replacing
 from .relayout_text import parse_codec, parse_shape
 from .virtual_conversion import convert_virtual
 
@@ -62,11 +63,13 @@ class ZarrChunkIterator(GenericDataChunkIterator):
         return self._dataset.storage.numpy_dtype
 
 
-def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None = None) -> int:
+def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None = None, dst: str = "HDF5") -> int:
     """Wrap every plain Zarr dataset under ``root`` for HDF5IO: streamed, with matching settings.
 
     Returns the number of datasets wrapped. References and compound rows are left to HDF5IO, which
-    resolves them element by element.
+    resolves them element by element. What HDF5 cannot hold and is known without reading the data is
+    refused first (region references; attributes with a NUL in a text, which HDF5IO writes last, after
+    every dataset: ``dst`` names the destination in that error).
     """
     wrapped = 0
     stack: list[GroupBuilder] = [root]
@@ -74,10 +77,12 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None
         group = stack.pop()
         stack.extend(group.groups.values())
         _refuse_regions(group)
+        refuse_nul_attributes(group, dst)
         if src is not None:
             _refuse_links_into_zarr(group, src)
         for builder in group.datasets.values():
             _refuse_regions(builder)
+            refuse_nul_attributes(builder, dst)
             if _wrap(builder, progress):
                 wrapped += 1
     return wrapped
@@ -246,14 +251,19 @@ def convert(
                 dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
             return None
         if src_cls is not NWBZarrIO:
-            with NWBHDF5IO(dst_path, mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
-                spec_copy.cache_in_hdf5(
-                    dst_io._file,
-                    spec_copy.source_specifications(src_io),
-                    spec_copy.merged_catalog(dst_io, src_io),
-                    rebuilt=True,
-                )
+
+            def export(work: str, written: Written) -> None:
+                with NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
+                    written.watch(dst_io)
+                    dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
+                    spec_copy.cache_in_hdf5(
+                        dst_io._file,
+                        spec_copy.source_specifications(src_io),
+                        spec_copy.merged_catalog(dst_io, src_io),
+                        rebuilt=True,
+                    )
+
+            write_replacing(dst_path, export)
             return None
         # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
         # each array whole), so the builders read from Zarr are written directly instead.
@@ -265,12 +275,21 @@ def convert(
                 "cannot write; the Zarr file keeps them",
                 path,
             )
-        prepare_for_hdf5(root, progress=progress, src=src_io.source)
-        with NWBHDF5IO(dst_path, mode="w", manager=src_io.manager, **io_kwargs) as dst_io:
-            dst_io.write_builder(root, link_data=True, export_source=src_io.source)
-            spec_copy.cache_in_hdf5(
-                dst_io._file, spec_copy.source_specifications(src_io), src_io.manager.namespace_catalog, rebuilt=False
-            )
+        prepare_for_hdf5(root, progress=progress, src=src_io.source, dst=dst_path)
+
+        def write(work: str, written: Written) -> None:
+            with NWBHDF5IO(work, "w", manager=src_io.manager, **io_kwargs) as dst_io:
+                written.watch(dst_io)
+                dst_io.write_builder(root, link_data=True, export_source=src_io.source)
+                spec_copy.cache_in_hdf5(
+                    dst_io._file,
+                    spec_copy.source_specifications(src_io),
+                    src_io.manager.namespace_catalog,
+                    rebuilt=False,
+                )
+
+        # written beside dst and moved over it when finished: a failure leaves dst as it was (.destination)
+        write_replacing(dst_path, write)
     return None
 
 

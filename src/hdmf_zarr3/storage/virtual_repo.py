@@ -19,12 +19,13 @@ committed at the end of the conversion).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from zarr.storage import WrapperStore
 
-from ..errors import CorruptStoreError, SourceChangedError, StoreError
+from ..errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
 from ..format.names import VIRTUAL_SOURCES_ATTR
 from . import http_sources, locations, nodes, virtual_sources
 from .http_sources import is_http, unfit
@@ -76,6 +77,16 @@ def _within(url: str, prefixes: Sequence[str]) -> bool:
     if path is None:
         return False
     return any(p.startswith("file://") and path.startswith(p.removeprefix("file://")) for p in prefixes)
+
+
+def _really_within(url: str, prefixes: Sequence[str]) -> bool:
+    """Whether ``url`` is under ``prefixes`` (real paths) where it really is: a local path resolved
+    (symlinks, ``..``); other URLs as they are."""
+    path = path_of(url)
+    if path is None:
+        return True
+    real = os.path.realpath(path) + os.sep
+    return any(p.startswith("file://") and real.startswith(p.removeprefix("file://")) for p in prefixes)
 
 
 def create(
@@ -160,7 +171,42 @@ def open_readonly(
         config=config if web else None,
         authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
     )
-    return VirtualReadStore(repo.readonly_session("main").store)
+    session = repo.readonly_session("main")
+    local = [p for p in grants if p.startswith("file://")]
+    if local:  # before icechunk reads a byte
+        confine_locations(session.all_virtual_chunk_locations(), local, roots, target)
+    return VirtualReadStore(session.store)
+
+
+def confine_locations(urls: Iterable[str], granted: Sequence[str], roots: Sequence[str], where: str) -> None:
+    """Refuse a repository whose virtual chunks in local files icechunk would read (those ``urls`` under a
+    ``granted`` container) resolve, symlinks and ``..`` included, outside the allowed ``roots`` (real paths,
+    :func:`allowed_prefixes`), or name something other than a regular file (a FIFO would block the read).
+
+    The containers are matched as strings, as icechunk matches them: a path inside an allowed directory
+    that is, or passes through, a symlink to another directory would otherwise read any file there.
+
+    Raises
+    ------
+    UnsafeLinkError
+        Naming the repository (``where``), the chunk location and where it resolves to (icechunk does not say
+        which array holds a location without reading every manifest again).
+    """
+    allowed = [r.removeprefix("file://") for r in roots if r.startswith("file://")]
+    for url in sorted(set(urls)):
+        path = path_of(url)
+        if path is None or not _within(url, granted):
+            continue  # not a local file, or refused by icechunk itself when read (no container allows it)
+        real = os.path.realpath(path)
+        if not _really_within(url, roots):
+            raise UnsafeLinkError(
+                f"virtual chunks in {url} resolve to {real}, outside the allowed directories "
+                f"{[a.rstrip(os.sep) for a in allowed]}; to read them, open the repository with "
+                "external_roots=[...] naming that directory",
+                where,
+            )
+        if os.path.exists(real) and not stat.S_ISREG(os.stat(real).st_mode):
+            raise UnsafeLinkError(f"virtual chunks in {url}: {real} is not a regular file", where)
 
 
 def _granted(prefix: str, roots: Sequence[str]) -> bool:
@@ -250,7 +296,7 @@ def check_sources(record: Any, where: str, prefixes: Sequence[str], options: dic
     for entry in record:
         if not isinstance(entry, dict) or not isinstance(entry.get("location"), str):
             raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
-        if _within(entry["location"], prefixes):
+        if _within(entry["location"], prefixes) and _really_within(entry["location"], prefixes):
             virtual_sources.check(entry, options, where)
 
 

@@ -1,0 +1,90 @@
+"""Faults at the k-th write-side h5py call (issue #27): the h5py high-level API HDF5IO writes through is patched
+so that its k-th call raises a given exception instead of running.
+
+    with H5Faults(fail_at=3, fault=lambda: OSError(errno.ENOSPC, "No space left on device")) as faults:
+        convert(src, dst)
+    faults.calls  # how many write-side calls were made (all of them when fail_at is None)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import h5py
+import pytest
+
+#: (class, method): every call HDF5IO makes to create or change a file: file creation, group and dataset
+#: creation, writes into datasets, growth, attributes, links, flush and close.
+WRITE_CALLS: tuple[tuple[Any, str], ...] = (
+    (h5py.File, "__init__"),
+    (h5py.File, "flush"),
+    (h5py.File, "close"),
+    (h5py.Group, "create_group"),
+    (h5py.Group, "create_dataset"),
+    (h5py.Group, "__setitem__"),
+    (h5py.Dataset, "__setitem__"),
+    (h5py.Dataset, "resize"),
+    (h5py.AttributeManager, "__setitem__"),
+    (h5py.AttributeManager, "create"),
+)
+
+#: The three faults of the issue: Ctrl-C, a full disk, an I/O error.
+FAULTS: dict[str, Callable[[], BaseException]] = {
+    "interrupt": KeyboardInterrupt,
+    "ENOSPC": lambda: OSError(errno.ENOSPC, "No space left on device"),
+    "EIO": lambda: OSError(errno.EIO, "Input/output error"),
+}
+
+
+class H5Faults:
+    """Counts write-side h5py calls (of every file: a conversion from Zarr opens no other HDF5 file) and makes
+    call number ``fail_at`` (1-based) raise ``fault()``; ``failed`` says which call it was."""
+
+    def __init__(self, fail_at: int | None = None, fault: Callable[[], BaseException] = KeyboardInterrupt):
+        self.fail_at = fail_at
+        self.fault = fault
+        self.calls = 0
+        self.failed: str | None = None
+        self._patch = pytest.MonkeyPatch()
+
+    def __enter__(self) -> H5Faults:
+        for cls, name in WRITE_CALLS:
+            self._patch.setattr(cls, name, self._counted(getattr(cls, name), f"{cls.__name__}.{name}"))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._patch.undo()
+
+    def _counted(self, method: Callable[..., Any], label: str) -> Callable[..., Any]:
+        faults = self
+
+        def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            faults.calls += 1
+            if faults.calls == faults.fail_at:
+                faults.failed = label
+                raise faults.fault()
+            return method(obj, *args, **kwargs)
+
+        return call
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``mount -t tmpfs -o size=...``) mounted at ``where`` for the block, unmounted after;
+    the test is skipped, saying why, when it cannot be mounted (not root, no mount permission)."""
+    if os.geteuid() != 0:
+        pytest.skip("a real full disk needs root to mount a small tmpfs")
+    where.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
