@@ -128,8 +128,9 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
                 "array; read it through this dataset",
                 self._path,
             )
+        handle = self._open_handle()  # every time: an array made while open must not read once closed
         if self._array is None:
-            self._array = nodes.open_array(self._open_handle().store, self._path, self._doc)
+            self._array = nodes.open_array(handle.store, self._path, self._doc)
         return self._array
 
     # --- shape and type ---------------------------------------------------------------------
@@ -200,6 +201,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         )
 
     def _raw(self, key: Any) -> Any:
+        self._open_handle()  # values kept in memory (small arrays) are no more readable once closed
         if self._appended and not _within(key, self.array_view.shape):
             self.store_appended()  # the selection reaches rows appended and not stored yet
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)

@@ -21,6 +21,7 @@ from ..format.array_view import ArrayView
 from ..storage import nodes
 from ..storage.direct import UnitEncoder
 from ..storage.direct_read import UnitDecoder, read_key
+from ..storage.open_files import Lifetime
 from ..storage.pools import WorkPools
 from ..storage.zarr_adapter import sync
 
@@ -65,23 +66,26 @@ def write(data: Any, store: Store, path: str, doc: dict[str, Any], dtype: np.dty
 
 
 class UnitSource:
-    """What a dask task reads from: one stored array (picklable; no open file objects)."""
+    """What a dask task reads from: one stored array (picklable; no open file objects), for as long as
+    the file it was read from is open (``life``: a closed file is :class:`ClosedFileError`)."""
 
-    def __init__(self, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype):
-        self.store, self.path, self.doc = store, path, doc
+    def __init__(self, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime):
+        self.store, self.path, self.doc, self.life = store, path, doc, life
         self.shape, self.dtype, self.ndim = tuple(doc["shape"]), dtype, len(doc["shape"])
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        self.life.check(self.store, self.path)
         with WorkPools() as pools:  # (as UnitTarget's)
             values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
         return values if values is not None else np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
 
 
-def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> Any:
-    """A dask array over the stored array, one block per write unit."""
+def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime) -> Any:
+    """A dask array over the stored array, one block per write unit, readable while ``life`` lasts."""
     import dask.array as da
 
-    source = UnitSource(store, path, doc, dtype)
+    life.stamp(store)
+    source = UnitSource(store, path, doc, dtype, life)
     array = da.from_array(
         source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False, fancy=False
     )
@@ -111,13 +115,14 @@ def _dataset_array_class() -> type:
     return _DATASET_ARRAY
 
 
-def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
+def swap_in(container: Any, store: Store, dataset_type: type[Any], life: Lifetime) -> int:
     """Replace large numeric lazy datasets in the fields of ``container`` and below by dask arrays.
 
     HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are
     built with lazy datasets first and their field values swapped afterwards. ``dataset_type`` is the
     backend's plain lazy dataset class (``ZarrDataset``; its subclasses, which resolve references or
-    compounds, are kept), passed in because this adapter sits below the backend. Returns how many.
+    compounds, are kept), passed in because this adapter sits below the backend; ``life`` is the open
+    file's (the arrays refuse to read once it is closed). Returns how many.
     """
     swapped = 0
     stack, seen = [container], set()
@@ -137,6 +142,6 @@ def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
                 and value.shape
                 and value.nbytes >= DASK_FROM_BYTES
             ):
-                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype)
+                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype, life)
                 swapped += 1
     return swapped
