@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from counting_store import CountingStore
 from hdmf.build import DatasetBuilder, GroupBuilder
-from writing import write_builder
+from writing import nwbfile_with, write_builder, write_nwb
 from zarr.storage import LocalStore
 
-from hdmf_zarr3 import ZarrDataIO, ZarrIO
+from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, ZarrIO
 
 HUGE = 2**39  # one-row chunks: 2**39 of them
 
@@ -149,3 +149,67 @@ def test_strided_and_fancy_selections_equal_numpys(tmp_path, shards, key):
         builder = io.read_builder()
         np.testing.assert_array_equal(builder.datasets["num"].data[key], _orthogonal(num, key))
         np.testing.assert_array_equal(builder.datasets["text"].data[key], _orthogonal(text, key))
+
+
+def test_dask_arrays_of_2_39_chunks_are_made_and_sliced_in_proportion(tmp_path):
+    """``read(dask=True)`` of an array of 2**39 one-row chunks: at most MAX_BLOCKS dask blocks (not one
+    per chunk), and a strided selection computed reads its 512 chunks."""
+    da = pytest.importorskip("dask.array")
+    path = write_nwb(
+        tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(np.arange(1, 5, dtype="int16"), chunks=(1,), shards=None))
+    )
+    _grow(path, ["acquisition/x/data"], HUGE)
+    store = CountingStore(LocalStore(path, read_only=True))
+    with NWBZarrIO(store, mode="r") as io:
+        data = io.read(dask=True).acquisition["x"].data
+        assert isinstance(data, da.Array) and data.shape == (HUGE,) and data.numblocks[0] <= 2**16
+        started = time.monotonic()
+        values = data[:: 2**30].compute(scheduler="sync")
+        assert time.monotonic() - started < 60
+    assert values.shape == (512,) and values[0] == 1 and not values[1:].any()
+    assert len(_chunk_gets(store, "acquisition/x/data")) == 512
+
+
+def _datasets(builder):
+    stack = [builder]
+    while stack:
+        group = stack.pop()
+        stack.extend(group.groups.values())
+        yield from group.datasets.values()
+
+
+@pytest.mark.parametrize("writer", ["hdmf-zarr-0.13", "hdmf-zarr-0.14"])
+def test_other_writers_files_read_strided_and_fancy_selections_by_their_chunks(tmp_path, writer):
+    """hdmf-zarr's files (Zarr v2 for 0.13, read by zarr; 0.14's dialect): every 1-d or 2-d numeric or
+    string dataset read by strided, fancy and masked selections equals numpy's selection of its whole
+    content; the first and last elements read exactly the first and last chunks."""
+    import zipfile
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / writer / "full.nwb.zarr.zip"
+    with zipfile.ZipFile(fixture) as archive:
+        archive.extractall(tmp_path / "f.nwb.zarr")
+    store = CountingStore(LocalStore(tmp_path / "f.nwb.zarr", read_only=True))
+    checked = 0
+    with ZarrIO(store, mode="r") as io:
+        for dataset in _datasets(io.read_builder()):
+            data = dataset.data
+            if not hasattr(data, "chunks") or data.ndim not in (1, 2) or data.shape[0] < 3:
+                continue
+            if getattr(data, "storage", None) is None or data.storage.kind not in ("numeric", "string"):
+                continue
+            if data.layout.objects:
+                continue
+            whole = np.asarray(data[...])
+            mask = np.arange(data.shape[0]) % 2 == 1
+            for key in [slice(None, None, 2), slice(None, None, -1), [2, 0, -1], mask]:
+                np.testing.assert_array_equal(data[key], whole[key])
+            store.keys.clear()
+            data[[0, -1]]
+            last = (data.shape[0] - 1) // data.chunks[0]
+            touched = {
+                k.rsplit("/", 1)[-1].split(".")[0] for k in store.keys if not k.endswith((".zarray", "zarr.json"))
+            }
+            assert touched <= {"0", str(last)}, (dataset.name, store.keys)
+            checked += 1
+    assert checked >= 3
