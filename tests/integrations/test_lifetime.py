@@ -106,3 +106,20 @@ def test_lazy_datasets_iterators_and_kept_values_of_a_closed_file_refuse(tmp_pat
     for read in reads:
         with pytest.raises(ClosedFileError, match="was closed"):
             read()
+
+
+def test_tables_ragged_columns_and_the_html_of_a_closed_file(tmp_path):
+    """HDMF's own lazy lookups (a ragged column through its index, a text column) refuse too; the HTML
+    of a container still renders, without reading the closed file."""
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    with NWBZarrIO(path, mode="r") as io:
+        nwb = io.read()
+        units = nwb.units
+        assert list(units["spike_times"][0]) == [0.1, 0.2, 0.3]
+        series = nwb.acquisition["ts"]
+    for read in (lambda: units["spike_times"][1], lambda: units["quality"].data[:], lambda: units.id.data[[0, 1]]):
+        with pytest.raises(ClosedFileError, match="was closed"):
+            read()
+    html = series._repr_html_()
+    assert "data" in html and "ts" in html
