@@ -438,7 +438,9 @@ def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool 
                         and data.storage.kind == "numeric"
                         and data.shape
                     ):
-                        data = dask_arrays.as_dask(io._handle.store, data.path, data.document, data.dtype)
+                        data = dask_arrays.as_dask(
+                            io._handle.store, data.path, data.document, data.dtype, io._handle.life
+                        )
                     touch_values(data)
         finally:
             io.close()

@@ -22,7 +22,8 @@ from ..format.array_view import ArrayView
 from ..format.dialects import ArrayLayout
 from ..integrations.h5py_lock import h5py_lock_released
 from ..storage import nodes
-from ..storage.direct_read import UnitDecoder, read_key
+from ..storage.chunkwise import read_picked
+from ..storage.direct_read import UnitDecoder, basic_selection, read_key
 from ..storage.pools import WorkPools
 from .dataset_changes import InPlaceChanges
 from .dataset_info import SameArrayEquality, ZarrArrayInfo
@@ -127,8 +128,9 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
                 "array; read it through this dataset",
                 self._path,
             )
+        handle = self._open_handle()  # every time: an array made while open must not read once closed
         if self._array is None:
-            self._array = nodes.open_array(self._open_handle().store, self._path, self._doc)
+            self._array = nodes.open_array(handle.store, self._path, self._doc)
         return self._array
 
     # --- shape and type ---------------------------------------------------------------------
@@ -199,6 +201,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         )
 
     def _raw(self, key: Any) -> Any:
+        self._open_handle()  # values kept in memory (small arrays) are no more readable once closed
         if self._appended and not _within(key, self.array_view.shape):
             self.store_appended()  # the selection reaches rows appended and not stored yet
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
@@ -210,12 +213,16 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
                 self._cache = self._text(whole)
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
-        direct = None if orthogonal else self._direct_read(key)
+        direct = self._direct_read(key)
         if direct is not None:
             return direct
         with h5py_lock_released():
             array = self._zarr_array()
-            res = array.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else array[key]
+            # zarr's own indexers cost the chunks a strided or fancy selection spans: only unit-step
+            # basic selections are left to it, the others read the chunks they need (chunkwise)
+            res = None if basic_selection(key, self.array_view.shape) else read_picked(array, key)
+            if res is None:
+                res = array.oindex[key] if isinstance(key, (list, np.ndarray)) or orthogonal else array[key]
         if isinstance(res, np.ndarray):
             res = self._text(res)
             if res.ndim == 0:
@@ -243,7 +250,8 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
             self._cache = self._text(whole)
 
     def _direct_read(self, key: Any) -> Any:
-        """Numbers selected by slices and integers, decoded without zarr's pipeline (``None``: not possible)."""
+        """Numbers selected by slices of any step, integers and integer or boolean arrays, decoded without
+        zarr's pipeline, only the chunks holding a selected element (``None``: not possible)."""
         handle = self._open_handle()
         if self._decoder is None:
             self._decoder = UnitDecoder.for_document(handle.store, self._path, self._doc) or False

@@ -87,7 +87,8 @@ class ReadingMixin:
                 self.read_builder(), self.manager.type_map, self._require_open().incomplete(), exc
             ) from exc
         if dask:
-            dask_arrays.swap_in(container, self._require_open().store, ZarrDataset)
+            handle = self._require_open()
+            dask_arrays.swap_in(container, handle.store, ZarrDataset, handle.life)
         return container
 
     def _partial(self) -> bool:

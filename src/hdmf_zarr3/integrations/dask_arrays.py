@@ -7,11 +7,13 @@ units and no two tasks ever touch the same object. The scheduler is whatever Das
 the node path and its metadata, all picklable.
 
 Reading: ``read(dask=True)`` hands out large numeric datasets as dask arrays whose blocks are the
-array's write units, read by tasks that carry the same three things.
+array's write units (several of them when there would be more than :data:`MAX_BLOCKS`), read by tasks
+that carry the same three things and the file's lifetime (a closed file is not read).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,13 +21,19 @@ from zarr.abc.store import Store
 
 from ..format.array_view import ArrayView
 from ..storage import nodes
+from ..storage.chunkwise import read_picked
 from ..storage.direct import UnitEncoder
 from ..storage.direct_read import UnitDecoder, read_key
+from ..storage.open_files import Lifetime
 from ..storage.pools import WorkPools
 from ..storage.zarr_adapter import sync
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20
+#: The most blocks a dask array read from a file has: an array of more write units is given blocks of
+#: several units (dask's own bookkeeping costs every block, read or not: 2**39 one-row chunks as
+#: 2**39 blocks would never be made). A block's task reads only what its selection needs.
+MAX_BLOCKS = 2**16
 
 
 def is_dask(data: Any) -> bool:
@@ -35,6 +43,20 @@ def is_dask(data: Any) -> bool:
 
 def unit_shape(doc: dict[str, Any]) -> tuple[int, ...]:
     return ArrayView.from_document(doc).chunk_grid
+
+
+def block_shape(doc: dict[str, Any]) -> tuple[int, ...]:
+    """The blocks of the dask array read from the array ``doc`` describes: its write units, grown (by
+    whole units, along the axis of most blocks) until there are at most :data:`MAX_BLOCKS`."""
+    view = ArrayView.from_document(doc)
+    block = list(view.chunk_grid)
+    counts = [max(1, -(-n // b)) for n, b in zip(view.shape, block)]
+    while math.prod(counts) > MAX_BLOCKS:
+        axis = counts.index(max(counts))
+        factor = -(-counts[axis] // max(1, MAX_BLOCKS // (math.prod(counts) // counts[axis])))
+        block[axis] *= max(2, factor)
+        counts[axis] = max(1, -(-view.shape[axis] // block[axis]))
+    return tuple(block)
 
 
 class UnitTarget:
@@ -65,26 +87,31 @@ def write(data: Any, store: Store, path: str, doc: dict[str, Any], dtype: np.dty
 
 
 class UnitSource:
-    """What a dask task reads from: one stored array (picklable; no open file objects)."""
+    """What a dask task reads from: one stored array (picklable; no open file objects), for as long as
+    the file it was read from is open (``life``: a closed file is :class:`ClosedFileError`)."""
 
-    def __init__(self, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype):
-        self.store, self.path, self.doc = store, path, doc
+    def __init__(self, store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime):
+        self.store, self.path, self.doc, self.life = store, path, doc, life
         self.shape, self.dtype, self.ndim = tuple(doc["shape"]), dtype, len(doc["shape"])
 
     def __getitem__(self, key: Any) -> np.ndarray:
+        self.life.check(self.store, self.path)
         with WorkPools() as pools:  # (as UnitTarget's)
             values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
-        return values if values is not None else np.asarray(nodes.open_array(self.store, self.path, self.doc)[key])
+        if values is not None:
+            return values
+        array = nodes.open_array(self.store, self.path, self.doc)
+        picked = read_picked(array, key)  # strided and fancy keys: only the chunks they need
+        return picked if picked is not None else np.asarray(array[key])
 
 
-def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype) -> Any:
-    """A dask array over the stored array, one block per write unit."""
+def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime) -> Any:
+    """A dask array over the stored array, one block per write unit, readable while ``life`` lasts."""
     import dask.array as da
 
-    source = UnitSource(store, path, doc, dtype)
-    array = da.from_array(
-        source, chunks=unit_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False, fancy=False
-    )
+    life.stamp(store)
+    source = UnitSource(store, path, doc, dtype, life)
+    array = da.from_array(source, chunks=block_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False)
     return _dataset_array_class()(array.dask, array.name, array.chunks, meta=array._meta)
 
 
@@ -111,13 +138,14 @@ def _dataset_array_class() -> type:
     return _DATASET_ARRAY
 
 
-def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
+def swap_in(container: Any, store: Store, dataset_type: type[Any], life: Lifetime) -> int:
     """Replace large numeric lazy datasets in the fields of ``container`` and below by dask arrays.
 
     HDMF's constructors type-check their arguments and refuse dask arrays, so the containers are
     built with lazy datasets first and their field values swapped afterwards. ``dataset_type`` is the
     backend's plain lazy dataset class (``ZarrDataset``; its subclasses, which resolve references or
-    compounds, are kept), passed in because this adapter sits below the backend. Returns how many.
+    compounds, are kept), passed in because this adapter sits below the backend; ``life`` is the open
+    file's (the arrays refuse to read once it is closed). Returns how many.
     """
     swapped = 0
     stack, seen = [container], set()
@@ -137,6 +165,6 @@ def swap_in(container: Any, store: Store, dataset_type: type[Any]) -> int:
                 and value.shape
                 and value.nbytes >= DASK_FROM_BYTES
             ):
-                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype)
+                fields[name] = as_dask(store, value.path, value.document, value.storage.numpy_dtype, life)
                 swapped += 1
     return swapped

@@ -25,6 +25,7 @@ from zarr.storage import LocalStore
 from ..errors import CorruptStoreError
 from ..format.documents import chunk_key
 from ..format.names import store_key
+from ..format.selection import Picks, orthogonal_picks
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct import _EMPTY, JOB_BYTES, DirectArray, _scratch, copy_rows
 from .pools import WorkPools
@@ -54,8 +55,8 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
     key = key if isinstance(key, tuple) else (key,)
     if sum(k is Ellipsis for k in key) > 1:
         return None
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
+    if any(k is Ellipsis for k in key):  # (``in`` would compare arrays of an orthogonal key)
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
         key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1 :]
     key = key + (slice(None),) * (len(shape) - len(key))
     if len(key) != len(shape):
@@ -81,11 +82,18 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
 
 def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pools: WorkPools) -> np.ndarray | None:
     """``array[key]`` decoded directly (on ``pools.encoders``), or ``None`` when ``decoder`` or the key's
-    form rules it out."""
-    parsed = basic_selection(key, shape) if decoder is not None else None
-    if parsed is None or decoder is None:
+    form rules it out. Unit-step slices and integers are read as a box; strided slices, integer and
+    boolean arrays (orthogonally, as zarr's ``oindex``) through :class:`.Picks`, reading only the chunks
+    holding a selected element."""
+    if decoder is None:
         return None
-    return sync(decoder.read(parsed[0], pools)).reshape(parsed[1])
+    parsed = basic_selection(key, shape)
+    if parsed is not None:
+        return sync(decoder.read(parsed[0], pools)).reshape(parsed[1])
+    picks = orthogonal_picks(key, shape, decoder.chunks)
+    if picks is None:
+        return None
+    return sync(decoder.read(picks, pools)).reshape(picks.shape)
 
 
 class UnitDecoder(DirectArray):
@@ -96,14 +104,23 @@ class UnitDecoder(DirectArray):
         """``"local"`` for a directory on this machine (zarr's ``LocalStore``), else ``"remote"``."""
         return "local" if isinstance(self.store, LocalStore) else "remote"
 
-    async def read(self, selection: Selection, pools: WorkPools) -> np.ndarray:
-        """The values at ``selection`` (unit-step slices within the array), in full dimensionality;
-        chunks are decoded on ``pools.encoders``."""
-        out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.dtype.newbyteorder("="))
+    async def read(self, selection: Selection | Picks, pools: WorkPools) -> np.ndarray:
+        """The values at ``selection`` (unit-step slices within the array, or picks grouped by
+        chunk), in full dimensionality; chunks are decoded on ``pools.encoders``."""
+        if isinstance(selection, Picks):
+            out = np.empty(selection.work_shape, dtype=self.dtype.newbyteorder("="))
+            # the storage objects holding a picked chunk, and no other
+            per_unit = [
+                np.unique(a.cells // (u // c)).tolist() for a, u, c in zip(selection.axes, self.unit, self.chunks)
+            ]
+            units: Any = itertools.product(*per_unit)
+        else:
+            out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.dtype.newbyteorder("="))
+            first = tuple(s.start // u for s, u in zip(selection, self.unit))
+            last = tuple((s.stop - 1) // u + 1 for s, u in zip(selection, self.unit))
+            units = itertools.product(*[range(a, b) for a, b in zip(first, last)])
         if out.size == 0:
             return out
-        first = tuple(s.start // u for s, u in zip(selection, self.unit))
-        last = tuple((s.stop - 1) // u + 1 for s, u in zip(selection, self.unit))
         limit = asyncio.Semaphore(OBJECTS_IN_FLIGHT)
         reads = asyncio.Semaphore(READS_IN_FLIGHT[self._where])
 
@@ -111,11 +128,16 @@ class UnitDecoder(DirectArray):
             async with limit:
                 await self._read_unit(cell, selection, out, pools, reads)
 
-        await asyncio.gather(*(one(c) for c in itertools.product(*[range(a, b) for a, b in zip(first, last)])))
+        await asyncio.gather(*(one(c) for c in units))
         return out
 
     async def _read_unit(
-        self, cell: tuple[int, ...], selection: Selection, out: np.ndarray, pools: WorkPools, reads: asyncio.Semaphore
+        self,
+        cell: tuple[int, ...],
+        selection: Selection | Picks,
+        out: np.ndarray,
+        pools: WorkPools,
+        reads: asyncio.Semaphore,
     ) -> None:
         origin = tuple(c * u for c, u in zip(cell, self.unit))
         key = store_key(self.path, chunk_key(cell, self.separator))
@@ -177,7 +199,7 @@ class UnitDecoder(DirectArray):
         self,
         parts: dict[tuple[int, ...], Any],
         origin: tuple[int, ...],
-        selection: Selection,
+        selection: Selection | Picks,
         out: np.ndarray,
         pools: WorkPools,
     ) -> None:
@@ -194,7 +216,9 @@ class UnitDecoder(DirectArray):
         jobs = [items[k : k + per_job] for k in range(0, len(items), per_job)]
         await asyncio.gather(*(loop.run_in_executor(pools.encoders, place, job) for job in jobs))
 
-    def _fill_missing(self, origin: tuple[int, ...], wanted: list, selection: Selection, out: np.ndarray) -> None:
+    def _fill_missing(
+        self, origin: tuple[int, ...], wanted: list, selection: Selection | Picks, out: np.ndarray
+    ) -> None:
         for i in wanted:
             self._place(None, self._chunk_origin(origin, i), selection, out)
 
@@ -207,7 +231,9 @@ class UnitDecoder(DirectArray):
         inner = tuple((o % u) // c for o, u, c in zip(origin, self.unit, self.chunks))
         return f"{key} (inner chunk {inner})"
 
-    def _overlaps(self, origin: tuple[int, ...], selection: Selection) -> bool:
+    def _overlaps(self, origin: tuple[int, ...], selection: Selection | Picks) -> bool:
+        if isinstance(selection, Picks):
+            return selection.in_chunk(tuple(o // c for o, c in zip(origin, self.chunks))) is not None
         return all(o < s.stop and o + c > s.start for o, c, s in zip(origin, self.chunks, selection))
 
     def _index(self, raw: memoryview, grid: tuple[int, ...], key: str) -> np.ndarray:
@@ -231,8 +257,20 @@ class UnitDecoder(DirectArray):
             f"shard index of {key[len(self.path.strip('/')) + 1 :]} points past the end of the shard", self.path
         )
 
-    def _place(self, data: memoryview | None, origin: tuple[int, ...], selection: Selection, out: np.ndarray) -> None:
+    def _place(
+        self, data: memoryview | None, origin: tuple[int, ...], selection: Selection | Picks, out: np.ndarray
+    ) -> None:
         """Decode one chunk stored at ``origin`` and copy its part of ``selection`` into ``out``."""
+        if isinstance(selection, Picks):
+            picked = selection.in_chunk(tuple(o // c for o, c in zip(origin, self.chunks)))
+            if picked is None:
+                return
+            inner, outer = picked
+            if data is None:
+                out[np.ix_(*outer)] = self.fill
+            else:
+                out[np.ix_(*outer)] = self._decoded(data, origin)[np.ix_(*inner)]
+            return
         chunk_region = self.chunks
         inter = tuple(slice(max(o, s.start), min(o + c, s.stop)) for o, c, s in zip(origin, chunk_region, selection))
         if any(i.start >= i.stop for i in inter):
@@ -241,6 +279,12 @@ class UnitDecoder(DirectArray):
         if data is None:
             out[target] = self.fill
             return
+        values = self._decoded(data, origin)
+        copy_rows(out[target], values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))])
+
+    def _decoded(self, data: memoryview, origin: tuple[int, ...]) -> np.ndarray:
+        """The values of the chunk stored at ``origin`` (in this thread's scratch chunk)."""
+        chunk_region = self.chunks
         try:
             for compressor in reversed(self.compressors[1:]):
                 data = compressor.decode(data)
@@ -256,7 +300,7 @@ class UnitDecoder(DirectArray):
                 values[...] = np.frombuffer(raw, dtype=self.dtype).reshape(chunk_region)
         except DECODE_ERRORS as exc:
             raise decode_error(exc, self.path, f"chunk {self._key_of(origin)}") from exc
-        copy_rows(out[target], values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))])
+        return values
 
 
 def coalesce(chunks: list[tuple[Any, int, int]], limit: int, gap: int = RUN_GAP) -> list[list[tuple[Any, int, int]]]:

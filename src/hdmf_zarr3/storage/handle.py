@@ -51,8 +51,10 @@ class StoreHandle:
     _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
     use_consolidated: bool = field(default=True, repr=False)  # False (mode r-): list the store instead
     consolidate: bool = field(default=True, repr=False)  # commit() inlines every node into the root
+    life: open_files.Lifetime = field(init=False, repr=False)  # ended by close(): lazy objects refuse to read
 
     def __post_init__(self) -> None:
+        self.life = open_files.Lifetime(self.location or repr(self.store))
         open_files.register(self, self.location, self.store)
 
     @property
@@ -235,7 +237,9 @@ class StoreHandle:
             self._release()
 
     def _release(self) -> None:
-        """Forget the file as open in this process and release the write lock (once)."""
+        """Forget the file as open in this process, end the life of what reads it lazily and release the
+        write lock (once)."""
+        self.life.end()
         open_files.unregister(self)
         if self.lock is not None:
             lock, self.lock = self.lock, None
