@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pynwb import TimeSeries
 from writing import nwbfile_with, write_nwb
 
-from hdmf_zarr3 import ClosedFileError, NWBZarrIO, ZarrDataIO
+from hdmf_zarr3 import ClosedFileError, FileReplacedError, NWBZarrIO, ZarrDataIO
 from hdmf_zarr3.integrations import dask_arrays
 
 da = pytest.importorskip("dask.array")
@@ -74,10 +75,17 @@ def test_a_dask_array_computed_on_a_cluster_refuses_a_closed_or_replaced_file(tm
             client.compute(data.sum()).result()  # submitted after the close
         # the worker's copy cannot know of the close; the file is still the same one
         np.testing.assert_array_equal(client.submit(lambda s: s[:2, :3], on_worker).result(), VALUES[:2, :3])
-        _write(path, -VALUES)
+        with NWBZarrIO(path, mode="a") as io:  # an append: the root the copy was made from is gone
+            nwb = io.read()
+            nwb.add_acquisition(TimeSeries(name="extra", data=[1.0, 2.0], unit="V", rate=1.0))
+            io.write(nwb)
         with pytest.raises(ClosedFileError, match="changed") as caught:
             client.submit(lambda s: s[:2, :3], on_worker).result()
         assert caught.value.path == "/acquisition/x/data"
+        _write(path, -VALUES)  # a w swaps a new directory in: refused as for any reader of the old one
+        with pytest.raises(FileReplacedError, match="replaced") as caught:
+            client.submit(lambda s: s[:2, :3], on_worker).result()
+        assert caught.value.path == str(path)
 
 
 def test_lazy_datasets_iterators_and_kept_values_of_a_closed_file_refuse(tmp_path):
