@@ -342,6 +342,29 @@ VALIDATE_CASES = {  # name: (damage, keep the consolidated root, line expected, 
         "outside the allowed directories",
         None,
     ),
+    **{  # a .specloc naming data would hide it: the root names what it holds instead (issue #27)
+        f"specloc-{name}": (
+            _set_attribute("/", ".specloc", value),
+            False,
+            f"/: .specloc {message}",
+            "CorruptStoreError",
+        )
+        for name, value, message in [
+            ("acquisition", "acquisition", "'acquisition' names a group that holds more than specifications"),
+            ("a-number", 5, "must be the path of a group below the root, got 5"),
+            ("empty", "", "must be the path of a group below the root, got ''"),
+            ("root", "/", "must be the path of a group below the root, got '/'"),
+            ("parent", "../specifications", "must be the path of a group below the root"),
+            ("elsewhere", "/etc", "'/etc' names no group of this file"),
+            ("a-namespace", "specifications/core", "'specifications/core' names a group that holds more"),
+        ]
+    },
+    "document-over-the-value-limit": (
+        _set_attribute("/acquisition/ts", "many", [[]] * (2**21)),
+        False,
+        "/acquisition/ts: zarr.json holds more than 2097152 JSON values",
+        "CorruptStoreError",
+    ),
 }
 
 

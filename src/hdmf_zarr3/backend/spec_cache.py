@@ -10,7 +10,7 @@ from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
 from ..errors import CorruptStoreError
-from ..format import chunkless
+from ..format import chunkless, limits
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import names as N
@@ -46,12 +46,7 @@ class ZarrSpecReader(SpecReader):
     def _read(self, name: str) -> Any:
         if name not in self._texts:
             raise CorruptStoreError(f"cached specification {name!r} is missing", self._group)
-        try:
-            return json.loads(str(self._texts[name]))
-        except ValueError as exc:
-            raise CorruptStoreError(f"cached specification {name!r} is not valid JSON", self._group) from exc
-        except RecursionError:
-            raise CorruptStoreError(f"cached specification {name!r} nests too deeply", self._group) from None
+        return limits.load_json(str(self._texts[name]), f"cached specification {name!r}", self._group)
 
     def read_spec(self, spec_path: str) -> Any:
         return self._read(spec_path)
@@ -111,8 +106,7 @@ def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.
 
 
 def _specloc(documents: dict[str, dict[str, Any]]) -> str | None:
-    specloc = documents.get("/", {}).get("attributes", {}).get(N.SPECLOC_ATTR)
-    return N.normalize(specloc) if isinstance(specloc, str) else None
+    return S.specifications_group(documents)
 
 
 def _read_groups(
