@@ -23,6 +23,7 @@ from .errors import (
     ReservedNameError,
     SelfOverwriteError,
     SourceChangedError,
+    SpecificationError,
     StoreError,
     UnknownTypeError,
     UnsafeCodecError,
@@ -39,6 +40,7 @@ from .storage.recovery import recover
 __all__ = [
     "FORMAT_VERSION",
     "CorruptStoreError",
+    "SpecificationError",
     "ClosedFileError",
     "DialectError",
     "FileLockedError",
