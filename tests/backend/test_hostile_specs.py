@@ -97,7 +97,10 @@ def _namespace(change):
 
 CASES = {
     "groups-400-deep": (_edit_base(_nested(400)), "nest deeper than"),
-    "inherits-from-itself": (_edit_base(_set("TimeSeries", "neurodata_type_inc", "TimeSeries")), "inherits from itself"),
+    "inherits-from-itself": (
+        _edit_base(_set("TimeSeries", "neurodata_type_inc", "TimeSeries")),
+        "inherits from itself",
+    ),
     "inherit-from-each-other": (
         _edit_base(
             lambda s: (
