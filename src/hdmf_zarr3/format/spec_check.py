@@ -18,8 +18,17 @@ from ..errors import SpecificationError
 
 #: Groups and datasets nested in one type's specification (NWB's deepest is about 5).
 MAX_SPEC_DEPTH = 32
-_TEXT_FIELDS = ("name", "default_name", "doc", "neurodata_type_def", "neurodata_type_inc", "data_type_def")
-_TEXT_FIELDS += ("data_type_inc", "target_type", "reftype", "full_name", "author", "contact", "version")
+_TEXT_FIELDS = (
+    "name",
+    "default_name",
+    "doc",
+    "neurodata_type_def",
+    "neurodata_type_inc",
+    "data_type_def",
+    "data_type_inc",
+    "target_type",
+    "reftype",
+)
 _LIST_KEYS = ("groups", "datasets", "attributes", "links")
 _KINDS = {"groups": "group", "datasets": "dataset", "attributes": "attribute", "links": "link"}
 _QUANTITIES = frozenset({"*", "+", "?", "zero_or_many", "one_or_many", "zero_or_one"})
