@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import posixpath
 from typing import Any
@@ -58,7 +57,10 @@ class ZarrSpecReader(SpecReader):
         return self._parsed[name]
 
     def _read(self, name: str) -> Any:
-        return copy.deepcopy(self.read(name))  # HDMF changes what it is given
+        # the checked document itself, handed over once: HDMF may change what it is given (asked again, parsed again)
+        value = self.read(name)
+        del self._parsed[name]
+        return value
 
     def read_spec(self, spec_path: str) -> Any:
         return self._read(spec_path)
