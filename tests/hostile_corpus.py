@@ -28,7 +28,7 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, Refer
 from nwb_factories import small_nwbfile
 from writing import write_builder, write_nwb
 
-from hdmf_zarr3 import NWBZarrIO, ZarrIO
+from hdmf_zarr3 import HdmfZarrError, NWBZarrIO, ZarrIO
 
 TIME_LIMIT = 20.0  # seconds per read
 MEMORY_LIMIT = 256 * 2**20  # traced bytes per read
@@ -353,15 +353,61 @@ def bounded(sandbox: Path):
 
 def read_everything(path: Path, nwb: bool = False, **kwargs: Any) -> dict[str, Any]:
     """Open, read every builder and every element of ``path``; values by path (``/x@attr`` for attributes,
-    link paths for links; builders that references name are summarised as their data or ``("group", name)``)."""
-    with bounded(Path(path).parent.parent):
-        io = (NWBZarrIO if nwb else ZarrIO)(path, mode="r", **kwargs)
-        try:
-            if nwb:
-                io.read()
-            return Walker().walk(io.read_builder())
-        finally:
-            io.close()
+    link paths for links; builders that references name are summarised as their data or ``("group", name)``).
+
+    Then holds ``validate`` to what reading did (:func:`validate_agrees`)."""
+    try:
+        with bounded(Path(path).parent.parent):
+            io = (NWBZarrIO if nwb else ZarrIO)(path, mode="r", **kwargs)
+            try:
+                if nwb:
+                    io.read()
+                root = io.read_builder()
+                values = Walker().walk(root)
+            finally:
+                io.close()
+    except HdmfZarrError as exc:
+        if not kwargs:  # validate reads as the default reader does (no external_roots, ...)
+            validate_agrees(path, error=exc)
+        raise
+    if not kwargs:
+        validate_agrees(path, nodes=_builder_paths(root))
+    return values
+
+
+def _builder_paths(root: GroupBuilder) -> set[str]:
+    out, stack = set(), [("/", root)]
+    while stack:
+        path, builder = stack.pop()
+        out.add(path)
+        if isinstance(builder, GroupBuilder):
+            for name, sub in {**builder.groups, **builder.datasets}.items():
+                stack.append((f"{path.rstrip('/')}/{name}", sub))
+    return out
+
+
+def validate_agrees(path: Path, error: Exception | None = None, nodes: set[str] | None = None) -> None:
+    """validate <=> read, both ways (issue #27): a file ``read()`` refuses (``error``) is one validate reports
+    a problem in; a file validate finds nothing in is read whole (``nodes``: every node the reader built,
+    against every ``zarr.json`` outside the cached specifications)."""
+    import warnings
+
+    from hdmf_zarr3.cli.validate import problems
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        found = problems(str(path))
+    if error is not None:
+        assert found, f"read() raised {error!r} but validate reports nothing"
+        return
+    if found or nodes is None or not Path(path).is_dir():
+        return
+    on_disk = {
+        "/" + p.parent.relative_to(path).as_posix() if p.parent != Path(path) else "/"
+        for p in Path(path).rglob("zarr.json")
+    }
+    on_disk = {p.replace("/.", "/") for p in on_disk if not p.startswith("/specifications")}
+    assert on_disk <= nodes, f"validate reports nothing, yet read() left out {sorted(on_disk - nodes)}"
 
 
 def touch_values(data: Any) -> None:

@@ -26,6 +26,7 @@ from .errors import (
     ReservedNameError,
     SelfOverwriteError,
     SourceChangedError,
+    SpecificationError,
     StoreError,
     UnknownTypeError,
     UnsafeCodecError,
@@ -42,6 +43,7 @@ from .storage.recovery import recover
 __all__ = [
     "FORMAT_VERSION",
     "CorruptStoreError",
+    "SpecificationError",
     "ClosedFileError",
     "DandiFinding",
     "DandiReport",

@@ -23,6 +23,12 @@ class CorruptStoreError(FormatError):
     impossible shapes, links or references to nodes that do not exist."""
 
 
+class SpecificationError(CorruptStoreError):
+    """A cached specification the reader cannot trust: a field of the wrong JSON type, nesting too deep, a
+    type inheriting from itself or from a type nobody defines, a namespace including itself. Names the
+    namespace, the document and the type; ``.path`` is the group of the cached specifications."""
+
+
 class UnsafeDataError(FormatError):
     """The store asks for something that could run code or escape the file (e.g. a pickle naming an
     arbitrary callable); it is refused, never executed."""

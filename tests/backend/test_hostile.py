@@ -532,3 +532,29 @@ def test_external_sources(f, external_layout, source, kind, roots, ok):
     else:
         with pytest.raises(UnsafeLinkError):
             read_everything(f, **kwargs)
+
+
+# --- issue #27: .specloc, documents over the limits (read() refuses them, and validate reports them) -----
+@pytest.mark.parametrize("value", ["acquisition", 5, "", "/", "/etc", "..", "specifications/core", ["x"]])
+def test_a_specloc_not_naming_cached_specifications_is_refused(nwb, value):
+    edit(nwb, "/", _set("attributes", ".specloc", value=value))
+    with pytest.raises(Corrupt, match=r"\.specloc") as raised:
+        read_everything(nwb, nwb=True)
+    assert raised.value.path == "/" and repr(value) in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" + ",".join(["[]"] * 2**20) + "]",  # 2**21 values in 4 MiB
+        "[" + ",".join(['{"":0}'] * 2**20) + "]",
+        '"' + "a" * (32 * 2**20) + '"',  # over 32 MiB
+        '"\\ud83d\\ude00' + "a" * (16 * 2**20) + '"',  # wide, over 16 MiB
+    ],
+    ids=["empty-lists", "one-key-objects", "long-string", "long-wide-string"],
+)
+def test_documents_over_the_limits_are_refused_naming_the_node(f, text):
+    raw_attribute(f, "/a", "big", text)
+    with pytest.raises(Corrupt, match="more than") as raised:
+        read_everything(f)
+    assert raised.value.path == "/a"

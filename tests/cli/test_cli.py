@@ -200,6 +200,32 @@ def _element(p: Path, target: str) -> None:
     array[...] = values
 
 
+def _spec_type(p: Path, document: str, type_name: str, key: str, value) -> None:
+    """Set ``key`` of the cached core specification of ``type_name`` (in ``document``) to ``value``."""
+    (key_path,) = (p / "specifications" / "core").glob(f"*/{document}/zarr.json")
+    doc = json.loads(key_path.read_text())
+    spec = json.loads(doc["fill_value"])
+    (found,) = [
+        t for t in spec.get("groups", []) + spec.get("datasets", []) if t.get("neurodata_type_def") == type_name
+    ]
+    found[key] = value
+    doc["fill_value"] = json.dumps(spec)
+    key_path.write_text(json.dumps(doc))
+
+
+def _core_version() -> str:
+    from pynwb import get_type_map
+
+    return str(get_type_map().namespace_catalog.get_namespace("core").version)
+
+
+def _deep_groups(depth: int) -> list:
+    inner: dict = {"name": "leaf", "doc": "x", "quantity": "?"}
+    for i in range(depth):
+        inner = {"name": f"g{i}", "doc": "x", "quantity": "?", "groups": [inner]}
+    return [inner]
+
+
 VALIDATE_CASES = {  # name: (damage, keep the consolidated root, line expected, read() fails with this type)
     "link-to-an-ancestor": (
         _link("/acquisition", "loop", "/"),
@@ -297,6 +323,42 @@ VALIDATE_CASES = {  # name: (damage, keep the consolidated root, line expected, 
         "/general/extracellular_ephys/electrodes/group: source '/etc' resolves to /etc, "
         "outside the allowed directories",
         None,
+    ),
+    **{  # a .specloc naming data would hide it: the root names what it holds instead (issue #27)
+        f"specloc-{name}": (
+            _set_attribute("/", ".specloc", value),
+            False,
+            f"/: .specloc {message}",
+            "CorruptStoreError",
+        )
+        for name, value, message in [
+            ("acquisition", "acquisition", "'acquisition' names a group that holds more than specifications"),
+            ("a-number", 5, "must be the path of a group below the root, got 5"),
+            ("empty", "", "must be the path of a group below the root, got ''"),
+            ("root", "/", "must be the path of a group below the root, got '/'"),
+            ("parent", "../specifications", "must be the path of a group below the root"),
+            ("elsewhere", "/etc", "'/etc' names no group of this file"),
+            ("a-namespace", "specifications/core", "'specifications/core' names a group that holds more"),
+        ]
+    },
+    "spec-type-inherits-from-itself": (
+        lambda p: _spec_type(p, "nwb.base", "TimeSeries", "neurodata_type_inc", "TimeSeries"),
+        False,
+        "/specifications: cached specification of namespace 'core', type 'TimeSeries': inherits from itself",
+        "SpecificationError",
+    ),
+    "spec-groups-400-deep": (
+        lambda p: _spec_type(p, "nwb.base", "TimeSeries", "groups", _deep_groups(400)),
+        False,
+        f"/specifications/core/{_core_version()}: cached specification of namespace 'core', document 'nwb.base' > "
+        "group 'TimeSeries'",
+        "SpecificationError",
+    ),
+    "document-over-the-value-limit": (
+        _set_attribute("/acquisition/ts", "many", [[]] * (2**21)),
+        False,
+        "/acquisition/ts: zarr.json holds more than 2097152 JSON values",
+        "CorruptStoreError",
     ),
 }
 

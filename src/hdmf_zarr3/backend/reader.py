@@ -22,6 +22,7 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, Refer
 from ..errors import CorruptStoreError, IncompleteFileWarning
 from ..format import dtypes as D
 from ..format import names as N
+from ..format import speccache
 from ..format import values as V
 from ..format.array_view import ArrayView
 from ..format.dialects import ArrayLayout, Dialect
@@ -61,9 +62,8 @@ class BuilderReader:
         self._pending: dict[str, Any] = {}  # scalar datasets whose value holds references
         self.regions: dict[tuple[str, str], Any] = {}  # (node path, attribute) -> RegionSelection(s)
         self.prefetched: dict[str, Any] = {}  # whole contents of tiny arrays read ahead (remote stores)
-        root_attrs = documents.get("/", {}).get("attributes", {})
-        specloc = root_attrs.get(N.SPECLOC_ATTR)
-        self.ignore = {N.normalize(specloc)} if isinstance(specloc, str) else set()
+        specloc = speccache.specifications_group(documents)  # checked: it must hold only specifications
+        self.ignore = {specloc} if specloc is not None else set()
 
     def read(self) -> GroupBuilder:
         if "/" not in self.docs or self.docs["/"]["node_type"] != "group":

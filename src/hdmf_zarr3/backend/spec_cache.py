@@ -9,8 +9,8 @@ from typing import Any
 from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
-from ..errors import CorruptStoreError
-from ..format import chunkless
+from ..errors import CorruptStoreError, HdmfZarrError, SpecificationError
+from ..format import chunkless, limits, spec_check
 from ..format import documents as docs
 from ..format import dtypes as D
 from ..format import names as N
@@ -42,16 +42,25 @@ class ZarrSpecReader(SpecReader):
         super().__init__(source=f"{handle.location or 'store'}:{group}")
         self._texts = texts
         self._group = group
+        self._parsed: dict[str, Any] = {}
+
+    @property
+    def group(self) -> str:
+        return self._group
+
+    def read(self, name: str) -> Any:
+        """The parsed document ``name`` (parsed once: checked, then handed to HDMF)."""
+        if name not in self._parsed:
+            if name not in self._texts:
+                raise CorruptStoreError(f"cached specification {name!r} is missing", self._group)
+            self._parsed[name] = limits.load_json(str(self._texts[name]), f"cached specification {name!r}", self._group)
+        return self._parsed[name]
 
     def _read(self, name: str) -> Any:
-        if name not in self._texts:
-            raise CorruptStoreError(f"cached specification {name!r} is missing", self._group)
-        try:
-            return json.loads(str(self._texts[name]))
-        except ValueError as exc:
-            raise CorruptStoreError(f"cached specification {name!r} is not valid JSON", self._group) from exc
-        except RecursionError:
-            raise CorruptStoreError(f"cached specification {name!r} nests too deeply", self._group) from None
+        # the checked document itself, handed over once: HDMF may change what it is given (asked again, parsed again)
+        value = self.read(name)
+        del self._parsed[name]
+        return value
 
     def read_spec(self, spec_path: str) -> Any:
         return self._read(spec_path)
@@ -87,7 +96,50 @@ def load_namespaces(
         groups[ns] = S.version_group(base, ns, versions[ns])
     texts = _read_groups(handle, documents, list(groups.values()))
     readers = {ns: ZarrSpecReader(handle, group, texts[group]) for ns, group in groups.items()}
-    return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+    _check_cached(readers, catalog, base)
+    try:
+        return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+    except HdmfZarrError:
+        raise
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
+        # what the checks above do not foresee in HDMF's own handling: still the file's fault, and typed
+        raise SpecificationError(
+            f"the cached specifications of {sorted(readers)} cannot be loaded ({type(exc).__name__}: {str(exc)[:300]})",
+            base,
+        ) from None
+
+
+def _check_cached(readers: dict[str, ZarrSpecReader], catalog: Any, base: str) -> None:
+    """Check every document to be loaded (:mod:`..format.spec_check`) before HDMF sees any of them."""
+    types: dict[str, tuple[str, str | None]] = {}
+    uses: list[tuple[str, str, str]] = []
+    includes: dict[str, list[str]] = {}
+    for ns, reader in readers.items():
+        group = reader.group
+        for entry in spec_check.check_namespace_document(reader.read(S.NAMESPACE_DOC), ns, group):
+            includes.setdefault(entry["name"], []).extend(
+                i["namespace"] for i in entry["schema"] if isinstance(i.get("namespace"), str)
+            )
+            for item in entry["schema"]:
+                if not isinstance(item.get("source"), str):
+                    continue
+                name = item["source"]  # as HDMF asks the reader for it
+                defined, used = spec_check.check_source_document(reader.read(name), ns, name, group)
+                for type_name, parent in defined.items():
+                    types.setdefault(type_name, (ns, parent))
+                uses += [(ns, t, where) for t, where in used]
+    spec_check.check_includes(includes, base)
+    spec_check.check_types(types, uses, _known_types(catalog, readers), base)
+
+
+def _known_types(catalog: Any, loading: dict[str, Any]) -> set[str]:
+    """Types of the namespaces the reader already has (those the file caches too are checked as cached)."""
+    catalog = getattr(catalog, "namespace_catalog", catalog)
+    known: set[str] = set()
+    for ns in catalog.namespaces:
+        if ns not in loading:
+            known.update(catalog.get_namespace(ns).get_registered_types())
+    return known
 
 
 def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.Cached:
@@ -111,8 +163,7 @@ def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.
 
 
 def _specloc(documents: dict[str, dict[str, Any]]) -> str | None:
-    specloc = documents.get("/", {}).get("attributes", {}).get(N.SPECLOC_ATTR)
-    return N.normalize(specloc) if isinstance(specloc, str) else None
+    return S.specifications_group(documents)
 
 
 def _read_groups(

@@ -12,7 +12,19 @@ array size ≤ 2**50 bytes   1 PiB, far above any NWB dataset; larger shapes onl
 chunk count ≤ 2**40        per-chunk bookkeeping (keys, grids) must stay enumerable
 attribute nesting ≤ 32     HDMF attributes are at most 2-D arrays inside a typed envelope (depth 5)
 document nesting ≤ 64      codec chains (sharding within sharding) stay shallow
+document ≤ 32 MiB          the consolidated root of a file of 10,000 nodes (~800 bytes each) with
+                           attribute arrays of a few 100,000 numbers takes ~15 MiB
+... ≤ 16 MiB if wide       a document holding a character beyond U+00FF (raw, or as a ``\\u`` escape)
+                           is decoded by Python at up to 4 bytes per character, as are its strings
+≤ 2**21 JSON values        the same root holds ~1 million; every value parsed costs up to ~70
+                           bytes (an empty list: 64, against the 3 bytes of ``[],``), so the
+                           count, not the bytes, bounds the memory of a document of many tiny values
+reference/row element      one reference or compound row: at most 64 KiB and 4096 values
 =========================  =====================================================================
+
+The values are counted in the bytes before :func:`json.loads` builds any object (:func:`load_json`),
+so the memory and time of parsing one document are bounded by these limits (about 250 MiB and a
+second or two at worst, measured by ``tests/format/test_json_limits.py``), whatever it holds.
 
 Codecs named ``pickle`` (``numcodecs.pickle``) are refused in every slot: array→array, array→bytes,
 bytes→bytes, and the inner and index codecs of sharding.
@@ -20,7 +32,9 @@ bytes→bytes, and the inner and index codecs of sharding.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -35,24 +49,101 @@ MAX_ATTRIBUTE_DEPTH = 32
 MAX_DOCUMENT_DEPTH = 64
 MAX_DIMENSION = 2**63 - 1
 UNSAFE_CODECS = frozenset({"pickle", "numcodecs.pickle"})
+MAX_DOCUMENT_BYTES = 32 * 2**20
+MAX_WIDE_DOCUMENT_BYTES = 16 * 2**20
+MAX_DOCUMENT_VALUES = 2**21
+MAX_ELEMENT_BYTES = 64 * 2**10
+MAX_ELEMENT_VALUES = 4096
+
+#: A character Python stores at 2 or 4 bytes: a UTF-8 lead byte of U+0100 and above, or such an escape.
+_WIDE = re.compile(rb"[\xc4-\xf4]|\\u(?:0[1-9a-fA-F]|[1-9a-fA-F])")
+_STRUCTURAL = (b"[", b"{", b",", b":")
+
+
+def count_values(raw: bytes, stop: int) -> int:
+    """An upper bound of the JSON values (and object keys) in ``raw``: its ``[ { , :`` outside strings.
+
+    Every value but the outermost follows one of these (the first of an array its ``[``, the others a
+    ``,``; an object's keys follow ``{`` or ``,``, its values ``:``). Counted with ``bytes.count`` over the
+    whole text first; only when strings may hold more than ``stop`` of them are the strings told apart
+    (:func:`_count_outside_strings`)."""
+    total = sum(raw.count(c) for c in _STRUCTURAL)
+    return total if total <= stop else _count_outside_strings(raw, stop)
+
+
+#: Bytes scanned at once by :func:`_count_outside_strings` (its arrays take ~20 times this).
+_WINDOW = 2**18
+_STRUCTURAL_CODES = np.frombuffer(b"".join(_STRUCTURAL), dtype=np.uint8)
+
+
+def _count_outside_strings(raw: bytes, stop: int) -> int:
+    """The ``[ { , :`` of ``raw`` outside JSON strings, window by window (numpy: no Python step per value),
+    stopping once past ``stop``. A quote opens or closes a string unless an odd run of backslashes
+    precedes it (in valid JSON, backslashes occur only inside strings)."""
+    data = np.frombuffer(raw, dtype=np.uint8)
+    count, inside, run = 0, 0, 0  # run: backslashes ending the previous window
+    for start in range(0, len(data), _WINDOW):
+        window = data[start : start + _WINDOW]
+        index = np.arange(len(window))
+        last_other = np.maximum.accumulate(np.where(window == 92, -1 - run, index))
+        before = np.concatenate(([-1 - run], last_other[:-1]))  # last non-backslash before each byte
+        quotes = (window == 34) & ((index - 1 - before) % 2 == 0)
+        in_string = (np.cumsum(quotes) + inside) % 2 == 1
+        count += int(np.count_nonzero(np.isin(window, _STRUCTURAL_CODES) & ~in_string))
+        if count > stop:
+            return count
+        inside = (inside + int(np.count_nonzero(quotes))) % 2
+        run = len(window) - 1 - int(last_other[-1])
+    return count
+
+
+def load_json(
+    data: bytes | str,
+    what: str,
+    path: str,
+    max_bytes: int = MAX_DOCUMENT_BYTES,
+    max_values: int = MAX_DOCUMENT_VALUES,
+) -> Any:
+    """Parse JSON read from a file (``what``: its name in messages) within the limits above.
+
+    Too large, too many values, not UTF-8, not JSON or nested too deeply to parse: :class:`CorruptStoreError`
+    naming ``path``, before (or instead of) building the objects."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) > max_bytes:
+        raise CorruptStoreError(f"{what} is {len(raw)} bytes, more than the {max_bytes} this reader accepts", path)
+    wide_limit = max_bytes * MAX_WIDE_DOCUMENT_BYTES // MAX_DOCUMENT_BYTES
+    if len(raw) > wide_limit and _WIDE.search(raw):
+        raise CorruptStoreError(
+            f"{what} is {len(raw)} bytes with characters beyond U+00FF, more than the {wide_limit} this "
+            "reader accepts for such text (4 bytes per character in memory)",
+            path,
+        )
+    if count_values(raw, max_values) > max_values:
+        raise CorruptStoreError(f"{what} holds more than {max_values} JSON values, more than this reader accepts", path)
+    try:
+        return json.loads(data if isinstance(data, str) else raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptStoreError(f"{what} is not valid UTF-8 JSON ({str(exc)[:200]})", path) from exc
+    except RecursionError:
+        raise CorruptStoreError(f"{what} nests too deeply to parse", path) from None
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:
     """Whether JSON ``value`` nests lists/objects deeper than ``limit`` (iterative: no recursion).
 
-    Only lists and objects are visited (a node's metadata is mostly strings and numbers: read once per
-    node, this is on the path of every open)."""
-    if not isinstance(value, (list, dict)):
-        return False
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in item.values() if isinstance(item, dict) else item:
-            if isinstance(child, (list, dict)):
-                stack.append((child, depth + 1))
-    return False
+    Visited one level at a time, each level in one comprehension (a document of two million tiny
+    values is checked in a fraction of a second); only lists and objects are kept."""
+    level = [value] if isinstance(value, (list, dict)) else []
+    for _ in range(limit):
+        if not level:
+            return False
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (list, dict))
+        ]
+    return bool(level)
 
 
 def check_node(doc: dict[str, Any], path: str) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CorruptStoreError
+from . import limits
 from .names import SAME_FILE, normalize
 
 _REF_KEYS = ("source", "path", "object_id", "source_object_id")
@@ -158,8 +159,7 @@ def encode_element(ref: Reference | None) -> str:
 def decode_element(text: str, where: str) -> Reference | None:
     if text == "":
         return None
-    try:
-        obj = json.loads(text)
-    except (TypeError, ValueError) as exc:
-        raise CorruptStoreError(f"reference element is not valid JSON: {str(text)[:80]!r}", where) from exc
+    if not isinstance(text, (str, bytes)):
+        raise CorruptStoreError(f"reference element is not text: {str(text)[:80]!r}", where)
+    obj = limits.load_json(text, "reference element", where, limits.MAX_ELEMENT_BYTES, limits.MAX_ELEMENT_VALUES)
     return Reference.from_json(obj, where)

@@ -18,12 +18,58 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..errors import CorruptStoreError
+from .names import SPECLOC_ATTR
+
 #: The raw cached specifications of a file: ``{namespace: {version: {document name: JSON text}}}``.
 Cached = dict[str, dict[str, dict[str, str]]]
 
 NAMESPACE_DOC = "namespace"
 #: Version group names older writers used for namespaces without a version.
 UNVERSIONED = ("unversioned", "None")
+
+
+def specifications_group(documents: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """The group the root's ``.specloc`` names (``None`` when the root has none), checked.
+
+    It must be a path of a group below the root that holds only cached specifications: namespace
+    groups, their version groups, each with its ``namespace`` document array, and document arrays. A
+    reader leaves that group out of the file's tree, so a ``.specloc`` naming a group of data
+    (``acquisition``) would hide it silently; that, a value that is no path (``5``, ``""``, ``"/"``,
+    ``".."``) and a group that does not exist (``/etc``) are :class:`CorruptStoreError` naming ``/``."""
+    value = documents.get("/", {}).get("attributes", {}).get(SPECLOC_ATTR)
+    if value is None:
+        return None
+    parts = value.strip("/").split("/") if isinstance(value, str) else []
+    if not parts or not all(parts) or any(p in (".", "..") for p in parts):
+        raise CorruptStoreError(f"{SPECLOC_ATTR} must be the path of a group below the root, got {value!r}", "/")
+    base = "/" + "/".join(parts)
+    if documents.get(base, {}).get("node_type") != "group":
+        raise CorruptStoreError(f"{SPECLOC_ATTR} {value!r} names no group of this file", "/")
+    versions: dict[str, bool] = {}
+    for path, doc in documents.items():
+        if not path.startswith(base + "/"):
+            continue
+        rest = path[len(base) + 1 :].split("/")
+        kind = doc.get("node_type")
+        if (len(rest) < 3 and kind != "group") or len(rest) > 3 or (len(rest) == 3 and kind != "array"):
+            raise CorruptStoreError(
+                f"{SPECLOC_ATTR} {value!r} names a group that holds more than specifications ({path} is "
+                f"{'an' if kind == 'array' else 'a'} {kind} where only "
+                f"{'groups' if len(rest) < 3 else 'specification documents'} belong)",
+                "/",
+            )
+        if len(rest) == 2:
+            versions.setdefault(path, False)
+        elif len(rest) == 3:
+            versions[posixpath.dirname(path)] = versions.get(posixpath.dirname(path), False) or rest[2] == NAMESPACE_DOC
+    for group, has_namespace in versions.items():
+        if not has_namespace:
+            raise CorruptStoreError(
+                f"{SPECLOC_ATTR} {value!r}: {group} holds no {NAMESPACE_DOC!r} document (not a cached specification)",
+                "/",
+            )
+    return base
 
 
 def version_group(specloc: str, namespace: str, version: str) -> str:

@@ -32,6 +32,7 @@ from zarr.storage import LocalStore, ZipStore
 
 from ..errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDataError, UnsupportedCodecError
 from ..format.codec_rules import stored_bound
+from ..format.limits import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ..format.names import normalize
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
@@ -65,8 +66,8 @@ class _Bounds:
     def owner(self, key: str) -> tuple[str, str, int]:
         """``(node path, what the key is, most bytes it may take)`` for a store key."""
         head, _, leaf = key.rpartition("/")
-        if leaf in DOCUMENT_NAMES:
-            return normalize(head), leaf, MAX_DOCUMENT_BYTES
+        if leaf in DOCUMENT_NAMES:  # parsed within format.limits' bounds: a larger one is refused unread
+            return normalize(head), leaf, MAX_NODE_DOCUMENT_BYTES
         parts = key.split("/")
         for i in range(len(parts) - 1, 0, -1):
             path = "/" + "/".join(parts[:i])

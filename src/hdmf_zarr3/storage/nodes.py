@@ -48,14 +48,9 @@ async def bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CON
 
 
 def parse_document(raw: bytes, path: str) -> dict[str, Any]:
-    """Parse one ``zarr.json``; anything but a JSON object with ``zarr_format`` 3 is a FormatError."""
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptStoreError(f"zarr.json is not valid UTF-8 JSON ({exc})", path) from exc
-    except RecursionError:
-        raise CorruptStoreError("zarr.json nests too deeply to parse", path) from None
-    return check_document(doc, path)
+    """Parse one ``zarr.json`` within the size and value limits (:func:`.limits.load_json`); anything but
+    a JSON object with ``zarr_format`` 3 is a FormatError."""
+    return check_document(limits.load_json(raw, "zarr.json", path), path)
 
 
 def check_document(doc: Any, path: str) -> dict[str, Any]:

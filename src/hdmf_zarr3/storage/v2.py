@@ -24,7 +24,7 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
 from ..errors import CorruptStoreError, UnsafeDataError
-from ..format import safe_pickle
+from ..format import limits, safe_pickle
 from ..format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
 from ..format.names import normalize
 from .decoding import DECODE_ERRORS, decode_error
@@ -43,10 +43,7 @@ def is_object_array(doc: dict[str, Any]) -> bool:
 
 
 def _load_json(raw: bytes, key: str) -> Any:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptStoreError(f"{key} is not valid UTF-8 JSON ({exc})", "/" + key) from exc
+    return limits.load_json(raw, key, "/" + key)
 
 
 def documents_from_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, Any]]:

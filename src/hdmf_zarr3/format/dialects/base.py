@@ -4,7 +4,6 @@ it from here, and the package re-exports it, so no dialect imports the package t
 
 from __future__ import annotations
 
-import json
 import posixpath
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -13,6 +12,7 @@ import numpy as np
 
 from ...errors import CorruptStoreError
 from .. import dtypes as D
+from .. import limits
 from .. import values as V
 from ..names import SAME_FILE, normalize
 from ..names import SPECLOC_ATTR as SPECLOC
@@ -93,10 +93,9 @@ class Dialect:
         """Field values of one stored compound row; references as :class:`Reference` (or ``None``)."""
         fields = layout.storage.fields
         if layout.references == "json":
-            try:
-                obj = json.loads(raw)
-            except (TypeError, ValueError) as exc:
-                raise CorruptStoreError(f"compound row is not valid JSON: {str(raw)[:80]!r}", where) from exc
+            if not isinstance(raw, (str, bytes)):
+                raise CorruptStoreError(f"compound row is not text: {str(raw)[:80]!r}", where)
+            obj = limits.load_json(raw, "compound row", where, max_values=limits.MAX_ELEMENT_VALUES)
             return V.decode_row(obj, fields, where)
         values = list(raw.tolist() if isinstance(raw, np.void) else raw)
         if len(values) != len(fields):
