@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from collections.abc import Mapping
 
 from zarr.abc.store import Store
@@ -56,3 +57,18 @@ def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def remove_tree(path: str) -> None:
+    """Delete the directory ``path`` and everything below it, as cleanup (errors ignored: what cannot be
+    deleted stays). A Ctrl-C meanwhile is raised only once the deletion is finished, so that a working
+    copy is never left half-deleted beside the file it was for."""
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted

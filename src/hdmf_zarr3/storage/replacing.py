@@ -32,6 +32,7 @@ from ..errors import StoreError
 from ..format import completion
 from ..format.documents import group_document
 from .guarded import GuardedLocalStore
+from .local_writes import remove_tree
 from .locks import transactional
 from .zarr_adapter import sync
 
@@ -68,12 +69,12 @@ class LocalReplacement:
                 f"cannot put the new file in place of the old one ({exc}); the new file is in {self.work}",
                 self.location,
             ) from exc
-        shutil.rmtree(old, ignore_errors=True)
+        remove_tree(old)
         return GuardedLocalStore(self.location)
 
     def discard(self) -> None:
         """Drop the unfinished new file; the old one was never touched."""
-        shutil.rmtree(self.work, ignore_errors=True)
+        remove_tree(self.work)
 
 
 def _exchange(a: str, b: str) -> bool:

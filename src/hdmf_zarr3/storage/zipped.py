@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from ..errors import CorruptStoreError, StoreError
 from ..format import completion
+from .local_writes import remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
 #: suffix); no dots, so another zip's ``<zip name>.<more>.zip.<random>.partial`` never matches.
@@ -70,12 +71,12 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
                 archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
     if ours is not None and not ours():  # checked again: packing takes a while
         os.remove(partial)
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
         raise StoreError(
             "the write lock was broken while this writer was packing the zip; the zip was not replaced", location
         )
     os.replace(partial, location)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory)
 
 
 def update_zip(
@@ -105,7 +106,7 @@ def update_zip(
         live = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in archive.filelist)
     _fsync(location)
     os.remove(record)
-    shutil.rmtree(directory, ignore_errors=True)
+    remove_tree(directory)
     if os.path.getsize(location) > 2 * live + 65536:  # mostly old versions of changed members
         repack(location)
 
@@ -180,12 +181,12 @@ def abandon_update(directory: str, location: str, deleted: set[str], ours: Calla
     if _finished(directory):
         update_zip(directory, location, deleted, ours)
     else:
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
 
 
 def _check_ours(directory: str, location: str, ours: Callable[[], bool] | None) -> None:
     if not os.path.isdir(directory) or (ours is not None and not ours()):
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
         raise StoreError(
             "the write lock was broken while this writer was running (its working directory may "
             "be gone); the zip was not replaced",
@@ -200,7 +201,7 @@ def abandon(directory: str, location: str, ours: Callable[[], bool] | None = Non
     if _finished(directory):
         replace_zip(directory, location, ours)
     else:
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
 
 
 def _finished(directory: str) -> bool:

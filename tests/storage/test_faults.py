@@ -1,0 +1,216 @@
+"""Every write path under a fault at every store operation (``tests/faults.py``): Ctrl-C, a full disk
+(ENOSPC) and an I/O error (EIO) at operation k = 1, 2, ... until the write finishes without reaching k.
+
+After each failed run: an existing file reads exactly as before, byte for byte (every file of the tree);
+a new file does not exist or is refused as incomplete; nothing is left beside the file (no working copy,
+no ``*.partial``, no lock) nor inside it (no journal, no temporary key); the error is ours
+(:class:`~hdmf_zarr3.errors.HdmfZarrError`) naming the file, or, for Ctrl-C, ``KeyboardInterrupt`` itself,
+raised after the rollback finished. A run the fault did not stop must leave the complete file.
+
+The default run tries a spread of operation indices (the edges and every ``STRIDE``-th); the sweep of
+every index is marked ``slow`` (CI runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from faults import FAULTS, KINDS, beside, installed, tree
+from full_nwbfile import make_manager
+from nwb_factories import small_nwbfile
+from pynwb import TimeSeries
+
+from hdmf_zarr3 import NWBZarrIO, ZarrIO
+from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError
+
+STRIDE = int(os.environ.get("HDMF_ZARR3_FAULT_STRIDE", "7"))
+
+
+def _nwbfile(n: int = 40):
+    nwbfile = small_nwbfile(n)
+    nwbfile.add_analysis(TimeSeries(name="mean_rate", data=np.linspace(0, 1, 10), unit="Hz", rate=1.0))
+    return nwbfile
+
+
+def _write(path: Path) -> None:
+    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
+        io.write(_nwbfile())
+
+
+def _replace(path: Path) -> None:
+    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
+        io.write(_nwbfile(60))
+
+
+def _append(path: Path) -> None:
+    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+        nwbfile = io.read()
+        for i in range(3):
+            nwbfile.add_acquisition(
+                TimeSeries(name=f"appended_{i}", data=np.arange(20 * (i + 1), dtype="f4"), unit="V", rate=1.0 + i)
+            )
+        io.write(nwbfile)
+
+
+def _rows(path: Path) -> None:
+    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+        nwbfile = io.read()
+        for t in range(5):
+            nwbfile.add_trial(start_time=10.0 + t, stop_time=10.5 + t)
+        io.write(nwbfile)
+
+
+def _grow(path: Path) -> None:
+    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+        data = io.read().analysis["mean_rate"].data
+        for i in range(3):
+            data.extend(np.linspace(i, i + 1, 4))
+
+
+#: name: (what it does, whether it starts from an existing file, the file's name)
+SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
+    "write": (_write, False, "f.nwb.zarr"),
+    "replace": (_replace, True, "f.nwb.zarr"),
+    "append": (_append, True, "f.nwb.zarr"),
+    "rows": (_rows, True, "f.nwb.zarr"),
+    "grow": (_grow, True, "f.nwb.zarr"),
+    "zip_write": (_write, False, "f.nwb.zarr.zip"),
+    "zip_replace": (_replace, True, "f.nwb.zarr.zip"),
+    "zip_append": (_append, True, "f.nwb.zarr.zip"),
+}
+
+
+@pytest.fixture(scope="module")
+def patched():
+    with installed() as faults:
+        yield faults
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory, patched):
+    """The existing files the scenarios start from, and what each scenario leaves when nothing fails."""
+    root = tmp_path_factory.mktemp("bases")
+    made = {}
+    for name in ("f.nwb.zarr", "f.nwb.zarr.zip"):
+        (root / name).parent.mkdir(exist_ok=True)
+        _write(root / name)
+        made[name] = root / name
+    return made
+
+
+def _fresh(bases: dict[str, Path], scenario: str, where: Path) -> Path:
+    _, existing, name = SCENARIOS[scenario]
+    where.mkdir()
+    path = where / name
+    if existing:
+        source = bases[name]
+        (shutil.copytree if source.is_dir() else shutil.copy2)(source, path)
+    return path
+
+
+def _check_new(path: Path, complete_allowed: bool = False) -> None:
+    """A new file a failure stopped: absent, or refused as incomplete; no temporary file in it. A Ctrl-C
+    that came after the commit (``complete_allowed``) may leave it complete."""
+    if not path.exists() or not [p for p in path.rglob("*") if p.is_file()]:
+        return  # (stopped before its first key: the directory may be there, empty)
+    assert not [k for k in tree(path) if k.endswith(".partial")], f"temporary files left in {path}"
+    if complete_allowed and _complete(path):
+        return
+    with pytest.raises(IncompleteFileError):
+        with ZarrIO(path, mode="r") as io:
+            io.read_builder()
+
+
+def run_once(bases: dict[str, Path], scenario: str, kind: str, at: int, where: Path) -> bool:
+    """Run ``scenario`` with a ``kind`` fault at operation ``at``; check what it left. Returns whether
+    the fault was reached (False: the operation completed first)."""
+    action, existing, _ = SCENARIOS[scenario]
+    path = _fresh(bases, scenario, where)
+    before = tree(path) if existing else None
+    around = beside(path)
+    error: BaseException | None = None
+    try:
+        with FAULTS.armed(at, kind):
+            action(path)
+    except BaseException as exc:  # noqa: BLE001 -- judged below
+        error = exc
+    fired = FAULTS.fired
+    label = f"{scenario}, {kind} at operation {at} ({fired})"
+    if error is None:
+        if fired is None:
+            return False
+        # the fault hit an operation whose failure the writer may tolerate: the write must be whole
+        with NWBZarrIO(path, mode="r", manager=make_manager()) as io:
+            io.read()
+    elif kind == "interrupt":
+        assert isinstance(error, KeyboardInterrupt), f"{label}: {type(error).__name__}: {error}"
+    else:
+        assert isinstance(error, HdmfZarrError), f"{label}: not ours: {type(error).__name__}: {error}"
+        assert str(path) in str(error), f"{label}: the error does not name the file: {error}"
+    left = set(beside(path)) - set(around)
+    if kind != "interrupt" and fired and fired.startswith("os.unlink") and fired.endswith(".lock"):
+        left.discard(path.name + ".lock")  # the disk refused to delete the lock: it stays (and says whose)
+    assert not left, f"{label}: left beside the file: {left}"
+    if error is None:
+        return True
+    if before is None:
+        _check_new(path, complete_allowed=kind == "interrupt")
+        return True
+    after = tree(path)
+    if after != before and kind == "interrupt" and _complete(path):
+        return True  # Ctrl-C after the commit: the new state is whole (the interrupt came too late to undo)
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    assert after == before, f"{label}: the file changed: {changed[:10]}"
+    return True
+
+
+def _complete(path: Path) -> bool:
+    try:
+        with NWBZarrIO(path, mode="r", manager=make_manager()) as io:
+            io.read()
+    except IncompleteFileError:
+        return False
+    return True
+
+
+def _indices(total: int) -> list[int]:
+    return sorted({1, 2, 3, total - 1, total, *range(4, total, STRIDE)} - {0})
+
+
+def _count(bases: dict[str, Path], scenario: str, where: Path) -> int:
+    action = SCENARIOS[scenario][0]
+    path = _fresh(bases, scenario, where)
+    with FAULTS.armed() as faults:
+        action(path)
+    return faults.count
+
+
+def _sweep(bases, scenario: str, kind: str, tmp_path: Path, every: bool) -> None:
+    total = _count(bases, scenario, tmp_path / "count")
+    indices = range(1, total + 1) if every else _indices(total)
+    failures = []
+    for at in indices:
+        try:
+            run_once(bases, scenario, kind, at, tmp_path / f"{at}")
+        except AssertionError as exc:
+            failures.append(str(exc).splitlines()[0])
+        shutil.rmtree(tmp_path / f"{at}")
+    assert not failures, f"{len(failures)} of {len(indices)} runs failed:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_fault_at_spread_of_operations(bases, scenario, kind, tmp_path):
+    _sweep(bases, scenario, kind, tmp_path, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_fault_at_every_operation(bases, scenario, kind, tmp_path):
+    _sweep(bases, scenario, kind, tmp_path, every=True)
