@@ -51,26 +51,33 @@ class LocalReplacement:
     def __init__(self, location: str):
         self.location = os.path.realpath(location)  # a symlink's target is replaced, not the link
         self.work = working_directory(self.location)
+        self.old = ""
 
     def store(self) -> GuardedLocalStore:
         return GuardedLocalStore(self.work)
 
     def swap(self) -> GuardedLocalStore:
-        """Put the finished file at the location and delete the old one; a store on the location."""
+        """Put the finished file at the location; a store on the location. :meth:`remove_old` then
+        deletes the old one."""
         try:
             if _exchange(self.work, self.location):
-                old = self.work
+                self.old = self.work
             else:
-                old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
-                os.rename(self.location, old)
+                self.old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
+                os.rename(self.location, self.old)
                 os.rename(self.work, self.location)
         except OSError as exc:
+            self.discard()
             raise StoreError(
-                f"cannot put the new file in place of the old one ({exc}); the new file is in {self.work}",
+                f"cannot put the new file in place of the old one ({exc}); the old file is untouched and "
+                "the new one was discarded",
                 self.location,
             ) from exc
-        remove_tree(old)
         return GuardedLocalStore(self.location)
+
+    def remove_old(self) -> None:
+        """Delete the old file (after :meth:`swap`)."""
+        remove_tree(self.old)
 
     def discard(self) -> None:
         """Drop the unfinished new file; the old one was never touched."""

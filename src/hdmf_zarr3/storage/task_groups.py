@@ -35,22 +35,29 @@ class Group:
     def __init__(self) -> None:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.futures: set[concurrent.futures.Future[Any]] = set()
+        self.lock = threading.Lock()  # (futures end on the pool's threads: their set changes there)
         self.root: asyncio.Task[Any] | None = None
         self.stopped = False
         self.ended = threading.Event()
 
-    def stop(self) -> None:
-        """Cancel every task of the group that is still running (on the loop's thread)."""
+    def stop(self, root: bool = True) -> None:
+        """Cancel every task of the group that is still running (on the loop's thread); the coroutine's own
+        task too unless ``root`` is false (it failed already: its error, not a cancellation, is raised)."""
         self.stopped = True
-        for task in [*self.tasks, *([self.root] if self.root is not None else [])]:
+        for task in [*self.tasks, *([self.root] if root and self.root is not None else [])]:
             task.cancel()
+
+    def forget(self, future: concurrent.futures.Future[Any]) -> None:
+        with self.lock:
+            self.futures.discard(future)
 
     async def settle(self) -> None:
         """Wait until no task of the group (but the calling one) runs and no pool function is running."""
         me = asyncio.current_task()
         while True:
             tasks = [t for t in self.tasks if not t.done() and t is not me]
-            futures = [f for f in self.futures if not f.done()]
+            with self.lock:
+                futures = [f for f in self.futures if not f.done()]
             if not tasks and not futures:
                 return
             waits = [*tasks, *(asyncio.wrap_future(f) for f in futures)]
@@ -64,8 +71,9 @@ class _RecordingExecutor(concurrent.futures.ThreadPoolExecutor):
         future = super().submit(fn, *args, **kwargs)
         group = _GROUP.get()
         if group is not None:
-            group.futures.add(future)
-            future.add_done_callback(group.futures.discard)
+            with group.lock:
+                group.futures.add(future)
+            future.add_done_callback(group.forget)
         return future
 
 
@@ -108,7 +116,7 @@ async def _run[T](coroutine: Coroutine[Any, Any, T], group: Group) -> T:
             raise asyncio.CancelledError
         return await coroutine
     except BaseException:
-        group.stop()
+        group.stop(root=False)
         raise
     finally:
         try:

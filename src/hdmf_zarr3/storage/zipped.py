@@ -26,6 +26,7 @@ removed the same way.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -63,19 +64,26 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     """
     _check_ours(directory, location, ours)
     partial = location + ".partial"
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for base, dirs, files in os.walk(directory):
-            dirs.sort()
-            for name in sorted(files):
-                full = os.path.join(base, name)
-                archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
-    if ours is not None and not ours():  # checked again: packing takes a while
-        os.remove(partial)
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for base, dirs, files in os.walk(directory):
+                dirs.sort()
+                for name in sorted(files):
+                    full = os.path.join(base, name)
+                    archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
+        if ours is not None and not ours():  # checked again: packing takes a while
+            raise StoreError(
+                "the write lock was broken while this writer was packing the zip; the zip was not replaced",
+                location,
+            )
+        os.replace(partial, location)
+    except BaseException as exc:  # a full disk, Ctrl-C: the old zip stays, the partial one goes
+        with contextlib.suppress(OSError):
+            os.remove(partial)
         remove_tree(directory)
-        raise StoreError(
-            "the write lock was broken while this writer was packing the zip; the zip was not replaced", location
-        )
-    os.replace(partial, location)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(f"cannot pack the zip ({exc}); the zip was not replaced", location) from exc
+        raise
     remove_tree(directory)
 
 
