@@ -94,15 +94,14 @@ def install(loop: asyncio.AbstractEventLoop) -> None:
     with _install_lock:
         if _installed[0] is loop:
             return
-        from zarr.core.config import config
+        import zarr
 
         if loop.get_task_factory() is None:
             loop.set_task_factory(_task_factory)
-        workers = config.get("threading.max_workers", None)
+        # (zarr sets an executor of its own only when threading.max_workers is configured, and then only on
+        # its first use of the loop, before ours: this one, sized the same, takes its place)
+        workers = zarr.config.get("threading.max_workers", None)
         executor = _RecordingExecutor(max_workers=workers, thread_name_prefix="zarr_pool")
-        import zarr.core.sync as zarr_sync
-
-        zarr_sync._executor = executor  # (zarr would otherwise set its own executor on first use)
         loop.set_default_executor(executor)
         _installed[0] = loop
 
