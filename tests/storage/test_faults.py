@@ -81,6 +81,7 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
     "grow": (_grow, True, "f.nwb.zarr"),
     "zip_write": (_write, False, "f.nwb.zarr.zip"),
     "zip_replace": (_replace, True, "f.nwb.zarr.zip"),
+    "zip_append": (_append, True, "f.nwb.zarr.zip"),
 }
 
 

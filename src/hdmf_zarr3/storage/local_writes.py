@@ -18,7 +18,7 @@ import contextlib
 import os
 import secrets
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
@@ -70,5 +70,23 @@ def remove_tree(path: str) -> None:
             break
         except KeyboardInterrupt as exc:
             interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
+def finish_cleanup(action: Callable[[], None]) -> None:
+    """Run ``action``, cleanup after a change that is already complete: a Ctrl-C meanwhile is raised once it
+    has run again to the end; an ``OSError`` is given one more try, then ignored (what stays is harmless:
+    the callers say why)."""
+    interrupted: BaseException | None = None
+    for attempt in range(2):
+        try:
+            action()
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+        except OSError:
+            if attempt:
+                break
     if interrupted is not None:
         raise interrupted
