@@ -14,9 +14,11 @@ The default run tries the first and last operations and a few others drawn at ra
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -157,11 +159,16 @@ def _check_new(path: Path, complete_allowed: bool = False) -> None:
             io.read_builder()
 
 
-def run_once(bases: dict[str, Path], scenario: str, kind: str, at: int, where: Path) -> bool:
-    """Run ``scenario`` with a ``kind`` fault at operation ``at``; check what it left. Returns whether
-    the fault was reached (False: the operation completed first)."""
+def run_once(
+    bases: dict[str, Path], scenario: str, kind: str, at: int, where: Path, prepare: Callable[[], None] | None = None
+) -> bool:
+    """Run ``scenario`` with a ``kind`` fault at operation ``at`` (0: none injected; a real disk's error is
+    checked as ``kind``); check what it left. Returns whether it failed (False: it completed). ``prepare``
+    runs once the file is in place (e.g. fills the disk)."""
     action, existing, _ = SCENARIOS[scenario]
     path = _fresh(bases, scenario, where)
+    if prepare is not None:
+        prepare()
     before = tree(path) if existing else None
     around = beside(path)
     error: BaseException | None = None
@@ -310,3 +317,47 @@ def test_fault_during_recover(bases, kind, tmp_path):
 @pytest.mark.parametrize("kind", KINDS)
 def test_fault_during_recover_at_every_operation(bases, kind, tmp_path):
     _recover_sweep(bases, kind, tmp_path, every=True)
+
+
+@pytest.fixture(scope="module")
+def small_disk(tmp_path_factory):
+    """A tmpfs of 8 MiB mounted for the test (root only; skipped where it cannot be mounted)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    where = tmp_path_factory.mktemp("tmpfs")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(where)], capture_output=True)
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+def _fill(disk: Path, room: int) -> None:
+    """Take every free byte of ``disk`` but ``room``."""
+    with open(disk / "filler", "ab") as f:
+        block = b"\0" * 65536
+        try:
+            while True:
+                f.write(block)
+                f.flush()
+        except OSError:
+            pass
+    size = (disk / "filler").stat().st_size
+    os.truncate(disk / "filler", max(0, size - room))
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_real_full_disk(bases, scenario, small_disk):
+    """Each write path into a tmpfs with 0 to 512 KiB free: ENOSPC wherever it comes, checked as above."""
+    failed = 0
+    for room in (0, 4096, 16384, 65536, 262144, 524288):
+        where = small_disk / f"{scenario}-{room}"
+        try:
+            # (operation 0: nothing injected, the disk fails by itself)
+            failed += run_once(bases, scenario, "enospc", 0, where, prepare=functools.partial(_fill, small_disk, room))
+        finally:
+            shutil.rmtree(where, ignore_errors=True)
+            (small_disk / "filler").unlink(missing_ok=True)
+    assert failed, "the disk never filled up: the test proves nothing"

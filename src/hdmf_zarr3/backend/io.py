@@ -234,11 +234,13 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
         handle: StoreHandle | None = getattr(self, "_handle", None)
-        if exc_type is not None and handle is not None:
-            self._pending_refs.clear()
-            self._appended_rows.clear()
-            handle.rollback()
-        self.close()
+        try:
+            if exc_type is not None and handle is not None:
+                self._pending_refs.clear()
+                self._appended_rows.clear()
+                handle.rollback()
+        finally:
+            self.close()  # (also when the rollback failed: the lock is released)
         if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
             error = failures.typed(exc_value, self.source)
             if error is not exc_value:
