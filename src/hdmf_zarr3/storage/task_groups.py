@@ -119,7 +119,12 @@ async def _run[T](coroutine: Coroutine[Any, Any, T], group: Group) -> T:
         raise
     finally:
         try:
-            await group.settle()
+            while True:
+                try:
+                    await group.settle()
+                    break
+                except asyncio.CancelledError:
+                    continue  # (a stop from the waiting thread arrived once the coroutine had ended: settle on)
         finally:
             group.ended.set()
 

@@ -124,8 +124,10 @@ def update_zip(
             raise StoreError(f"cannot add the changes to the zip ({exc}); the zip is as it was", location) from exc
         raise
     # the update is complete: a record left by a failed removal is known stale (the zip ends complete)
-    finish_cleanup(functools.partial(_remove_if_there, record))
-    remove_tree(directory)
+    try:
+        finish_cleanup(functools.partial(_remove_if_there, record))
+    finally:
+        remove_tree(directory)
     if os.path.getsize(location) > 2 * live + 65536:  # mostly old versions of changed members
         finish_cleanup(functools.partial(repack, location))  # (an optimisation: the zip is whole either way)
 
