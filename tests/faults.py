@@ -106,7 +106,7 @@ def _plain(name: str, original):
     def function(*args, **kwargs):
         tolerant = name == "shutil.rmtree" and kwargs.get("ignore_errors")
         # cleanup that tolerates failure: only a Ctrl-C can stop it
-        if not getattr(_tolerant, "depth", 0) or FAULTS.kind == "interrupt":
+        if not (tolerant or getattr(_tolerant, "depth", 0)) or FAULTS.kind == "interrupt":
             FAULTS.tick(f"{name} {args[0] if args else ''}")
         _tolerant.depth = getattr(_tolerant, "depth", 0) + bool(tolerant)
         try:
