@@ -27,7 +27,7 @@ from ..format import speccache as S
 from ..format.dialects import Dialect
 from ..integrations import hdmf_shims
 from ..integrations.html import dataset_html
-from ..storage import locations, locks
+from ..storage import failures, locations, locks
 from ..storage.pools import WorkPools
 from ..storage.remote import ready_store
 from ..storage.stores import CREATE_MODES, StoreHandle, open_store
@@ -217,13 +217,16 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                         self._appended_rows.clear()
                         self._pending_refs.undo_if_waiting(handle)
                     self._appended_rows.store()  # rows appended since the last write, once per dataset
-                except BaseException:
+                    handle.commit()  # consolidate what was changed since the last write (appends)
+                except BaseException as exc:
                     self._appended_rows.clear()
-                    handle.rollback()
-                    raise
+                    handle.rollback()  # (nothing left to undo once the commit stored the complete root)
+                    error = failures.typed(exc, self.source)
+                    if error is exc:
+                        raise
+                    raise error from exc
                 finally:
                     self._handle = None
-                handle.commit()  # consolidate what was changed since the last write (appends)
             finally:
                 handle.close()  # releases the write lock even if the commit failed
 
@@ -231,11 +234,17 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
         handle: StoreHandle | None = getattr(self, "_handle", None)
-        if exc_type is not None and handle is not None:
-            self._pending_refs.clear()
-            self._appended_rows.clear()
-            handle.rollback()
-        self.close()
+        try:
+            if exc_type is not None and handle is not None:
+                self._pending_refs.clear()
+                self._appended_rows.clear()
+                handle.rollback()
+        finally:
+            self.close()  # (also when the rollback failed: the lock is released)
+        if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
+            error = failures.typed(exc_value, self.source)
+            if error is not exc_value:
+                raise error from exc_value
 
     def is_open(self) -> bool:
         return getattr(self, "_handle", None) is not None

@@ -14,7 +14,7 @@ from hdmf.container import Container
 
 from ..errors import ModeError, StoreError
 from ..format.relayout import Relayout
-from ..storage import locations
+from ..storage import failures, locations
 from ..storage.self_overwrite import refuse_self_overwrite
 from . import closed_files, dataio_bridge, hdmf_zarr_api, spec_cache, spec_copy
 from .contexts import WriteContext
@@ -108,12 +108,15 @@ class WritingMixin:
         marked incomplete."""
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             self._pending_refs.clear()
             self._appended_rows.clear()
             if self._handle is not None:
                 self._handle.rollback()
-            raise
+            error = failures.typed(exc, self.source)
+            if error is exc:
+                raise
+            raise error from exc
 
     def write_builder(
         self,

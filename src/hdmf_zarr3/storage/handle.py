@@ -194,13 +194,14 @@ class StoreHandle:
             else consolidated.without_consolidated(documents["/"])
         )
         put_documents(self.store, {"/": root})  # unmarked: complete
+        self._changed = False  # (whatever happens next: committed, never stored again, nor undone)
+        self.committed = True
         self.undo_log.finish()
         if self._replacement is not None:
             replacement, self._replacement = self._replacement, None
             self.store = replacement.swap()
             self._on_discard = None
-        self._changed = False
-        self.committed = True
+            replacement.remove_old()
 
     def close(self) -> None:
         """Release the store (after :meth:`commit`) and the write lock. A working copy (a zip's, or a new

@@ -259,12 +259,31 @@ async def _undo(store: Store, entries: Store) -> bool:
     for prefix in _tops(new):
         await store.delete_dir(prefix)
     await asyncio.gather(*(store.delete(k) for k in absent))
+    local = local_root(store) if entries is store else None
     for key, entry in saved.items():
+        if local is not None and _move_back(local, entry, key):
+            continue
         raw = await _get(entries, entry)
         if raw is not None:
             await store.set(key, _buffer(raw))
-    await store.set(ROOT_KEY, _buffer(root))  # the root last: until here, the file reads as incomplete
+    # the root last: until here, the file reads as incomplete
+    if local is None or not _move_back(local, ROOT, ROOT_KEY):
+        await store.set(ROOT_KEY, _buffer(root))
     await _clear(entries)
+    return True
+
+
+def _move_back(root: str, entry: str, key: str) -> bool:
+    """Put a kept file of a local directory back by renaming its entry over ``key``: no new byte is written,
+    so an undo works on a full disk (and is whole: a rename). ``False`` when the entry is no regular file
+    (the caller then copies it through the store)."""
+    source = os.path.join(root, entry)
+    try:
+        if not stat.S_ISREG(os.lstat(source).st_mode):
+            return False
+    except FileNotFoundError:
+        return False
+    os.replace(source, os.path.join(root, key))
     return True
 
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Mapping
+import shutil
+from collections.abc import Callable, Mapping
 
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
@@ -56,3 +57,36 @@ def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def remove_tree(path: str) -> None:
+    """Delete the directory ``path`` and everything below it, as cleanup (errors ignored: what cannot be
+    deleted stays). A Ctrl-C meanwhile is raised only once the deletion is finished, so that a working
+    copy is never left half-deleted beside the file it was for."""
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            shutil.rmtree(path, ignore_errors=True)
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
+def finish_cleanup(action: Callable[[], None]) -> None:
+    """Run ``action``, cleanup after a change that is already complete: a Ctrl-C meanwhile is raised once it
+    has run again to the end; an ``OSError`` is given one more try, then ignored (what stays is harmless:
+    the callers say why)."""
+    interrupted: BaseException | None = None
+    for attempt in range(2):
+        try:
+            action()
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+        except OSError:
+            if attempt:
+                break
+    if interrupted is not None:
+        raise interrupted

@@ -22,10 +22,12 @@ removes it, and the error says so.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import datetime
 import gc
 import json
 import os
+import re
 import socket
 import threading
 import uuid
@@ -149,15 +151,38 @@ def _delete(place: LockPlace) -> None:
     sync(place.store.delete(place.key))
 
 
+def _remove_temporaries(place: LockPlace) -> None:
+    """Remove the temporary file zarr's ``LocalStore`` writes a lock through (``<name>.<32 hex>.partial``),
+    left when the lock's creation was interrupted between its link and its removal."""
+    path = _local_path(place)
+    if path is None:
+        return
+    stem, parent = os.path.splitext(os.path.basename(path))[0], os.path.dirname(path)
+    pattern = re.compile(re.escape(stem) + r"\.[0-9a-f]{32}\.partial")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.remove(entry.path)
+
+
 def _release(place: LockPlace, token: str) -> None:
     """Remove the lock if it still holds ``token`` (someone may have broken it meanwhile). Never raises:
-    it runs from finalizers, where a store that is gone (a temporary directory removed) is no error."""
-    try:
-        found = _read(place)
-        if found is not None and found.get("token") == token:
-            _delete(place)
-    except Exception:
-        pass
+    it runs from finalizers, where a store that is gone (a temporary directory removed) is no error. A
+    Ctrl-C meanwhile is raised once the lock is released (a second attempt), never instead of it."""
+    interrupted: BaseException | None = None
+    for _ in range(2):
+        try:
+            found = _read(place)
+            if found is not None and found.get("token") == token:
+                _delete(place)
+            break
+        except Exception:
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
 
 
 class WriteLock:
@@ -181,8 +206,12 @@ class WriteLock:
         try:
             sync(place.store.set_if_not_exists(place.key, body))
             found = _read(place)
-        except Exception as exc:  # e.g. a directory we may not write in
-            raise StoreError(f"cannot create the write lock {place.description}: {exc}") from exc
+        except BaseException as exc:  # e.g. a directory we may not write in, a full disk, Ctrl-C
+            _release(place, holder["token"])  # (it may have been made before the failure)
+            _remove_temporaries(place)
+            if not isinstance(exc, Exception):
+                raise
+            raise StoreError(f"cannot create the write lock: {exc}", place.description) from exc
         if found is None or found.get("token") != holder["token"]:
             if _retry and found is not None and found.get("pid") == os.getpid() and found.get("host") == holder["host"]:
                 gc.collect()

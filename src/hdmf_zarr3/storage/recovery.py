@@ -10,7 +10,7 @@ from zarr.abc.store import Store
 
 from ..errors import CorruptStoreError, IncompleteFileError
 from ..format import completion
-from . import journal, locks, zipped
+from . import failures, journal, locks, zipped
 from .nodes import INTERRUPTED_WRITE, read_root
 from .stores import open_store
 
@@ -80,6 +80,11 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
             f"{where}: restored the file as it was before the append"
             f"{f' started at {started}' if isinstance(started, str) else ''}"
         )
+    except OSError as exc:  # a full disk, an I/O error: the journal stays, and a later run finishes the job
+        error = failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
+        if error is exc:
+            raise
+        raise error from exc
     finally:
         handle.close()
 

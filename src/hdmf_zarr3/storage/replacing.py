@@ -32,6 +32,7 @@ from ..errors import StoreError
 from ..format import completion
 from ..format.documents import group_document
 from .guarded import GuardedLocalStore
+from .local_writes import remove_tree
 from .locks import IN_STORE_KEY, transactional
 from .zarr_adapter import sync
 
@@ -50,30 +51,37 @@ class LocalReplacement:
     def __init__(self, location: str):
         self.location = os.path.realpath(location)  # a symlink's target is replaced, not the link
         self.work = working_directory(self.location)
+        self.old = ""
 
     def store(self) -> GuardedLocalStore:
         return GuardedLocalStore(self.work)
 
     def swap(self) -> GuardedLocalStore:
-        """Put the finished file at the location and delete the old one; a store on the location."""
+        """Put the finished file at the location; a store on the location. :meth:`remove_old` then
+        deletes the old one."""
         try:
             if _exchange(self.work, self.location):
-                old = self.work
+                self.old = self.work
             else:
-                old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
-                os.rename(self.location, old)
+                self.old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
+                os.rename(self.location, self.old)
                 os.rename(self.work, self.location)
         except OSError as exc:
+            self.discard()
             raise StoreError(
-                f"cannot put the new file in place of the old one ({exc}); the new file is in {self.work}",
+                f"cannot put the new file in place of the old one ({exc}); the old file is untouched and "
+                "the new one was discarded",
                 self.location,
             ) from exc
-        shutil.rmtree(old, ignore_errors=True)
         return GuardedLocalStore(self.location)
+
+    def remove_old(self) -> None:
+        """Delete the old file (after :meth:`swap`)."""
+        remove_tree(self.old)
 
     def discard(self) -> None:
         """Drop the unfinished new file; the old one was never touched."""
-        shutil.rmtree(self.work, ignore_errors=True)
+        remove_tree(self.work)
 
 
 def _exchange(a: str, b: str) -> bool:

@@ -71,10 +71,26 @@ class Rollback:
         return documents
 
     def finish(self) -> None:
-        """The session's changes are committed: the journal goes."""
-        if self._journal is not None:
-            self._journal.finish()
+        """The session's changes are committed: the journal goes. From here on nothing is undone, whatever
+        happens to the deletion: a Ctrl-C meanwhile is raised once the journal is deleted, and a deletion
+        the disk refuses twice leaves a stale journal, which is never applied beside a complete root (the
+        next writer or ``recover`` deletes it)."""
+        journal = self._journal
         self.clear()
+        if journal is None:
+            return
+        interrupted: BaseException | None = None
+        for attempt in range(2):
+            try:
+                journal.finish()
+                break
+            except KeyboardInterrupt as exc:
+                interrupted = exc
+            except OSError:
+                if attempt:
+                    break
+        if interrupted is not None:
+            raise interrupted
 
     def clear(self) -> None:
         self._marker = self._snapshot = self._journal = None

@@ -17,7 +17,6 @@ w-, x  create                                      error / create
 from __future__ import annotations
 
 import os
-import shutil
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from . import decoding, local_paths, locations, open_files, virtual_repo, zipped
 from .document_cache import DocumentCache
 from .guarded import GuardedLocalStore, GuardedZipStore
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
+from .local_writes import remove_tree
 from .locations import store_location
 from .locks import IN_STORE_KEY, WriteLock, lock_place
 from .nodes import parse_document
@@ -255,7 +255,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             if not exists(overlay):
                 raise UnsupportedOperation(f"Unable to open {location} in {mode!r} mode: no Zarr group found.")
         except BaseException:
-            shutil.rmtree(work, ignore_errors=True)
+            remove_tree(work)
             if lock is not None:
                 lock.release()
             raise
@@ -264,7 +264,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             mode,
             location,
             _on_close=lambda: zipped.update_zip(work, location, overlay.deleted, ours),
-            _on_discard=lambda: shutil.rmtree(work, ignore_errors=True),
+            _on_discard=lambda: remove_tree(work),
             lock=lock,
             allow_incomplete=allow_incomplete,
             _on_abandon=lambda: zipped.abandon_update(work, location, overlay.deleted, ours),
@@ -274,7 +274,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         mode,
         location,
         _on_close=lambda: zipped.replace_zip(work, location, ours),
-        _on_discard=lambda: shutil.rmtree(work, ignore_errors=True),
+        _on_discard=lambda: remove_tree(work),
         lock=lock,
         allow_incomplete=allow_incomplete,
         _on_abandon=lambda: zipped.abandon(work, location, ours),

@@ -16,7 +16,9 @@ from typing import Any
 
 from zarr.abc.store import Store, _store_supports_sync_io
 from zarr.core.metadata.v3 import ArrayV3Metadata
-from zarr.core.sync import sync as _zarr_sync
+from zarr.core.sync import _get_loop
+
+from .task_groups import Group, install, settled
 
 __all__ = ["array_metadata_as_zarr_writes_it", "store_supports_sync_io", "sync"]
 
@@ -28,8 +30,16 @@ def sync[T](coroutine: Coroutine[Any, Any, T]) -> T:
     (``zarr.core.sync.sync``); its synchronous ``zarr.Array`` uses this function. Our synchronous API
     (HDMF's is synchronous) must drive the same loop the stores' async methods were bound to, so the
     coroutines of a store opened by zarr are run here rather than by ``asyncio.run``.
+
+    Unlike zarr's own ``sync``, everything the coroutine starts on the loop (tasks, and the store
+    operations they run on the loop's threads) has ended, finished or cancelled, when this returns or
+    raises, also when this thread is interrupted (Ctrl-C) while it waits: then the coroutine is cancelled,
+    waited for, and the ``KeyboardInterrupt`` raised after. A rollback that follows a failure therefore
+    never races the writes of the failed operation (see :mod:`.task_groups`).
     """
-    return _zarr_sync(coroutine)
+    loop = _get_loop()
+    install(loop)
+    return settled(loop, Group(), coroutine)
 
 
 def store_supports_sync_io(store: Store) -> bool:

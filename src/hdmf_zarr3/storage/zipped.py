@@ -26,6 +26,8 @@ removed the same way.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import re
@@ -35,6 +37,7 @@ from collections.abc import Callable
 
 from ..errors import CorruptStoreError, StoreError
 from ..format import completion
+from .local_writes import finish_cleanup, remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
 #: suffix); no dots, so another zip's ``<zip name>.<more>.zip.<random>.partial`` never matches.
@@ -62,20 +65,27 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     """
     _check_ours(directory, location, ours)
     partial = location + ".partial"
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for base, dirs, files in os.walk(directory):
-            dirs.sort()
-            for name in sorted(files):
-                full = os.path.join(base, name)
-                archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
-    if ours is not None and not ours():  # checked again: packing takes a while
-        os.remove(partial)
-        shutil.rmtree(directory, ignore_errors=True)
-        raise StoreError(
-            "the write lock was broken while this writer was packing the zip; the zip was not replaced", location
-        )
-    os.replace(partial, location)
-    shutil.rmtree(directory, ignore_errors=True)
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+            for base, dirs, files in os.walk(directory):
+                dirs.sort()
+                for name in sorted(files):
+                    full = os.path.join(base, name)
+                    archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
+        if ours is not None and not ours():  # checked again: packing takes a while
+            raise StoreError(
+                "the write lock was broken while this writer was packing the zip; the zip was not replaced",
+                location,
+            )
+        os.replace(partial, location)
+    except BaseException as exc:  # a full disk, Ctrl-C: the old zip stays, the partial one goes
+        with contextlib.suppress(OSError):
+            os.remove(partial)
+        remove_tree(directory)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(f"cannot pack the zip ({exc}); the zip was not replaced", location) from exc
+        raise
+    remove_tree(directory)
 
 
 def update_zip(
@@ -92,33 +102,60 @@ def update_zip(
     )
     drop = set(changed) | set(deleted or ())
     record = location + APPENDING
-    _write_synced(record, json.dumps({"size": os.path.getsize(location)}).encode())
-    with zipfile.ZipFile(location, "a", allowZip64=True) as archive:
-        end = os.path.getsize(location)
-        if archive.fp is None or archive.fp.seek(end) != end:
-            raise StoreError("cannot seek to the end of the zip", location)
-        archive.start_dir = end  # after the old central directory, which stays valid until the end
-        archive.filelist[:] = [info for info in archive.filelist if info.filename not in drop]
-        archive.NameToInfo = {info.filename: info for info in archive.filelist}
-        for name in changed:
-            archive.write(os.path.join(directory, name), name, compress_type=zipfile.ZIP_STORED)
-        live = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in archive.filelist)
-    _fsync(location)
-    os.remove(record)
-    shutil.rmtree(directory, ignore_errors=True)
+    size = os.path.getsize(location)
+    try:
+        _write_synced(record, json.dumps({"size": size}).encode())
+        with zipfile.ZipFile(location, "a", allowZip64=True) as archive:
+            end = os.path.getsize(location)
+            if archive.fp is None or archive.fp.seek(end) != end:
+                raise StoreError("cannot seek to the end of the zip", location)
+            archive.start_dir = end  # after the old central directory, which stays valid until the end
+            archive.filelist[:] = [info for info in archive.filelist if info.filename not in drop]
+            archive.NameToInfo = {info.filename: info for info in archive.filelist}
+            for name in changed:
+                archive.write(os.path.join(directory, name), name, compress_type=zipfile.ZIP_STORED)
+            live = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in archive.filelist)
+        _fsync(location)
+    except BaseException as exc:  # a full disk, Ctrl-C: the zip is cut back to what it was
+        # (should the cut itself fail, the record stays and the next open cuts it back)
+        finish_cleanup(functools.partial(_cut_back, location, size, record))
+        remove_tree(directory)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(f"cannot add the changes to the zip ({exc}); the zip is as it was", location) from exc
+        raise
+    # the update is complete: a record left by a failed removal is known stale (the zip ends complete)
+    try:
+        finish_cleanup(functools.partial(_remove_if_there, record))
+    finally:
+        remove_tree(directory)
     if os.path.getsize(location) > 2 * live + 65536:  # mostly old versions of changed members
-        repack(location)
+        finish_cleanup(functools.partial(repack, location))  # (an optimisation: the zip is whole either way)
+
+
+def _cut_back(location: str, size: int, record: str) -> None:
+    if os.path.getsize(location) > size:
+        os.truncate(location, size)
+    _remove_if_there(record)
+
+
+def _remove_if_there(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
 
 
 def repack(location: str) -> None:
     """Write the zip again with only the members its central directory lists, then put it in place."""
     partial = location + ".partial"
-    with zipfile.ZipFile(location) as source, zipfile.ZipFile(partial, "w", allowZip64=True) as target:
-        for info in source.infolist():
-            big = info.file_size > 2**31
-            with source.open(info) as member, target.open(info, "w", force_zip64=big) as out:
-                shutil.copyfileobj(member, out, 1 << 20)
-    os.replace(partial, location)
+    try:
+        with zipfile.ZipFile(location) as source, zipfile.ZipFile(partial, "w", allowZip64=True) as target:
+            for info in source.infolist():
+                big = info.file_size > 2**31
+                with source.open(info) as member, target.open(info, "w", force_zip64=big) as out:
+                    shutil.copyfileobj(member, out, 1 << 20)
+        os.replace(partial, location)
+    except BaseException:
+        finish_cleanup(functools.partial(_remove_if_there, partial))
+        raise
 
 
 def undo_unfinished_update(location: str) -> bool:
@@ -180,12 +217,12 @@ def abandon_update(directory: str, location: str, deleted: set[str], ours: Calla
     if _finished(directory):
         update_zip(directory, location, deleted, ours)
     else:
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
 
 
 def _check_ours(directory: str, location: str, ours: Callable[[], bool] | None) -> None:
     if not os.path.isdir(directory) or (ours is not None and not ours()):
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
         raise StoreError(
             "the write lock was broken while this writer was running (its working directory may "
             "be gone); the zip was not replaced",
@@ -200,7 +237,7 @@ def abandon(directory: str, location: str, ours: Callable[[], bool] | None = Non
     if _finished(directory):
         replace_zip(directory, location, ours)
     else:
-        shutil.rmtree(directory, ignore_errors=True)
+        remove_tree(directory)
 
 
 def _finished(directory: str) -> bool:

@@ -1,0 +1,156 @@
+"""Groups of concurrent store operations that always end together.
+
+``asyncio.gather`` returns (raises) at the first failure while its other awaitables keep running, and
+zarr's synchronous ``sync`` returns to a thread interrupted by Ctrl-C while the coroutine goes on: in
+both cases a rollback started next would race the writes still in flight (chunks written under arrays
+the rollback has just removed, ``Directory not empty`` from its deletes). :func:`settled` runs a
+coroutine on zarr's event loop so that every task it starts, directly or below, and every function
+those tasks hand to the loop's thread pool (``asyncio.to_thread``: ``LocalStore``'s file operations)
+has ended before the caller sees the result or the error: on a failure (or an interrupt of the waiting
+thread) the tasks left are cancelled, then awaited, and the pool functions already running are waited
+for (a thread cannot be cancelled).
+
+The membership of a task is a context variable, which tasks inherit from the one that creates them;
+the loop is given a task factory and a default executor that record members (:func:`install`). Tasks
+started outside :func:`settled` (zarr's own synchronous API) are not recorded and behave as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+_GROUP: contextvars.ContextVar[Group | None] = contextvars.ContextVar("hdmf_zarr3_task_group", default=None)
+_installed: list[asyncio.AbstractEventLoop | None] = [None]
+_install_lock = threading.Lock()
+
+
+class Group:
+    """The tasks and pool functions started by one coroutine run with :func:`settled`."""
+
+    def __init__(self) -> None:
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.futures: set[concurrent.futures.Future[Any]] = set()
+        self.lock = threading.Lock()  # (futures end on the pool's threads: their set changes there)
+        self.root: asyncio.Task[Any] | None = None
+        self.stopped = False
+        self.ended = threading.Event()
+
+    def stop(self, root: bool = True) -> None:
+        """Cancel every task of the group that is still running (on the loop's thread); the coroutine's own
+        task too unless ``root`` is false (it failed already: its error, not a cancellation, is raised)."""
+        self.stopped = True
+        for task in [*self.tasks, *([self.root] if root and self.root is not None else [])]:
+            task.cancel()
+
+    def forget(self, future: concurrent.futures.Future[Any]) -> None:
+        with self.lock:
+            self.futures.discard(future)
+
+    async def settle(self) -> None:
+        """Wait until no task of the group (but the calling one) runs and no pool function is running."""
+        me = asyncio.current_task()
+        while True:
+            tasks = [t for t in self.tasks if not t.done() and t is not me]
+            with self.lock:
+                futures = [f for f in self.futures if not f.done()]
+            if not tasks and not futures:
+                return
+            waits = [*tasks, *(asyncio.wrap_future(f) for f in futures)]
+            await asyncio.wait(waits)
+
+
+class _RecordingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The loop's default executor: functions submitted from a group's task are recorded in it."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        future = super().submit(fn, *args, **kwargs)
+        group = _GROUP.get()
+        if group is not None:
+            with group.lock:
+                group.futures.add(future)
+            future.add_done_callback(group.forget)
+        return future
+
+
+def _task_factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+    task = asyncio.Task(coro, loop=loop, **kwargs)
+    context = kwargs.get("context")
+    group = context.get(_GROUP) if context is not None else _GROUP.get()
+    if group is not None:
+        group.tasks.add(task)
+        task.add_done_callback(group.tasks.discard)
+    return task
+
+
+def install(loop: asyncio.AbstractEventLoop) -> None:
+    """Give ``loop`` the task factory and default executor that record group members (once per loop)."""
+    if _installed[0] is loop:
+        return
+    with _install_lock:
+        if _installed[0] is loop:
+            return
+        import zarr
+
+        if loop.get_task_factory() is None:
+            loop.set_task_factory(_task_factory)
+        # (zarr sets an executor of its own only when threading.max_workers is configured, and then only on
+        # its first use of the loop, before ours: this one, sized the same, takes its place)
+        workers = zarr.config.get("threading.max_workers", None)
+        executor = _RecordingExecutor(max_workers=workers, thread_name_prefix="zarr_pool")
+        loop.set_default_executor(executor)
+        _installed[0] = loop
+
+
+async def _run[T](coroutine: Coroutine[Any, Any, T], group: Group) -> T:
+    group.root = asyncio.current_task()
+    _GROUP.set(group)  # (this task's own context: the tasks it creates inherit it)
+    try:
+        if group.stopped:  # interrupted before it began
+            coroutine.close()
+            raise asyncio.CancelledError
+        return await coroutine
+    except BaseException:
+        group.stop(root=False)
+        raise
+    finally:
+        try:
+            while True:
+                try:
+                    await group.settle()
+                    break
+                except asyncio.CancelledError:
+                    continue  # (a stop from the waiting thread arrived once the coroutine had ended: settle on)
+        finally:
+            group.ended.set()
+
+
+def settled[T](loop: asyncio.AbstractEventLoop, group: Group, coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run ``coroutine`` on ``loop`` (another thread's) and return its result or raise its error, once
+    everything it started has ended (see the module's description)."""
+    future = asyncio.run_coroutine_threadsafe(_run(coroutine, group), loop)
+    try:
+        return future.result()
+    except BaseException:
+        if not group.ended.is_set():  # this thread was interrupted while the coroutine runs
+            loop.call_soon_threadsafe(group.stop)
+            _wait(group.ended)
+        raise
+
+
+def _wait(event: threading.Event) -> None:
+    """Wait for ``event``; a second Ctrl-C meanwhile does not cut the wait short (the writes in flight
+    must end before the rollback that follows)."""
+    interrupted: BaseException | None = None
+    while True:
+        try:
+            event.wait()
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted

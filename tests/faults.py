@@ -1,0 +1,170 @@
+"""Fault injection at the k-th store operation, as SQLite's I/O-error tests do it.
+
+:class:`Faults` counts every operation the backend makes of a local directory or zip (zarr's
+``LocalStore`` reads, writes, deletes and listings, in the writer's thread and on zarr's I/O threads; the
+writer-thread key writes of ``storage/local_writes.py`` through their ``os.replace``; hard links, renames,
+removals, truncations and ``fsync`` as the storage code makes them; the members a zip is packed from) and
+makes the ``at``-th one fail with one of :data:`KINDS`:
+
+``interrupt``
+    Ctrl-C: a ``KeyboardInterrupt`` in the main thread. On the main thread it is raised by the operation
+    itself; on another thread (zarr's event loop, its I/O threads) the operation goes on and SIGINT is
+    sent to the main thread with ``signal.pthread_kill``, which, as a real Ctrl-C, also interrupts the
+    main thread's wait for the event loop (``_thread.interrupt_main`` only marks the signal, and the
+    main thread would notice it only after the wait ended).
+``enospc`` / ``eio``
+    ``OSError(ENOSPC)`` (a full disk) or ``OSError(EIO)`` raised by the operation, on whichever thread.
+
+Only the ``at``-th operation fails (what follows, the rollback included, runs normally). The operations
+inside a ``shutil.rmtree(..., ignore_errors=True)`` (cleanup that tolerates failure) fail only with a
+Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import functools
+import os
+import shutil
+import signal
+import threading
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from zarr.storage import LocalStore
+
+KINDS = ("interrupt", "enospc", "eio")
+
+
+class Faults:
+    """The counter shared by every patched operation (see the module's description)."""
+
+    def __init__(self) -> None:
+        self.at = 0  # 0: count only
+        self.kind = "interrupt"
+        self.count = 0
+        self.fired: str | None = None  # the operation that failed
+        self._lock = threading.Lock()
+        self.active = False
+
+    @contextlib.contextmanager
+    def armed(self, at: int = 0, kind: str = "interrupt") -> Iterator[Faults]:
+        """Count (and fail the ``at``-th operation, ``at > 0``) while the block runs."""
+        self.at, self.kind, self.count, self.fired, self.active = at, kind, 0, None, True
+        try:
+            yield self
+        finally:
+            self.active = False
+
+    def tick(self, what: str) -> None:
+        if not self.active:
+            return
+        with self._lock:
+            self.count += 1
+            hit = self.count == self.at
+        if not hit:
+            return
+        self.fired = what
+        if self.kind == "interrupt":
+            if threading.current_thread() is threading.main_thread():
+                raise KeyboardInterrupt(f"injected at operation {self.at}: {what}")
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            return
+        code = errno.ENOSPC if self.kind == "enospc" else errno.EIO
+        raise OSError(code, os.strerror(code), what)
+
+
+FAULTS = Faults()
+
+
+def _async(name: str, original):
+    @functools.wraps(original)
+    async def method(self, *args, **kwargs):
+        FAULTS.tick(f"LocalStore.{name} {args[0] if args else ''}")
+        return await original(self, *args, **kwargs)
+
+    return method
+
+
+def _async_iter(name: str, original):
+    @functools.wraps(original)
+    async def method(self, *args, **kwargs):
+        FAULTS.tick(f"LocalStore.{name} {args[0] if args else ''}")
+        async for item in original(self, *args, **kwargs):
+            yield item
+
+    return method
+
+
+_tolerant = threading.local()  # inside a shutil.rmtree(..., ignore_errors=True)
+
+
+def _plain(name: str, original):
+    @functools.wraps(original)
+    def function(*args, **kwargs):
+        tolerant = name == "shutil.rmtree" and kwargs.get("ignore_errors")
+        # cleanup that tolerates failure: only a Ctrl-C can stop it
+        if not (tolerant or getattr(_tolerant, "depth", 0)) or FAULTS.kind == "interrupt":
+            FAULTS.tick(f"{name} {args[0] if args else ''}")
+        _tolerant.depth = getattr(_tolerant, "depth", 0) + bool(tolerant)
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _tolerant.depth -= bool(tolerant)
+
+    return function
+
+
+_ASYNC = ("get", "_set", "delete", "delete_dir", "exists", "get_partial_values", "getsize")
+_ASYNC_ITER = ("list", "list_prefix", "list_dir")
+_SYNC = ("get_sync", "set_sync", "delete_sync")
+_FUNCTIONS = [
+    (os, "replace"),
+    (os, "rename"),
+    (os, "link"),
+    (os, "remove"),
+    (os, "unlink"),
+    (os, "rmdir"),
+    (os, "truncate"),
+    (os, "fsync"),
+    (shutil, "rmtree"),
+    (zipfile.ZipFile, "write"),
+]
+
+
+@contextlib.contextmanager
+def installed() -> Iterator[Faults]:
+    """Patch the operations (counting only while :meth:`Faults.armed`); restore them afterwards."""
+    saved = []
+    for name in _ASYNC:
+        saved.append((LocalStore, name, LocalStore.__dict__[name]))
+        setattr(LocalStore, name, _async(name, LocalStore.__dict__[name]))
+    for name in _ASYNC_ITER:
+        saved.append((LocalStore, name, LocalStore.__dict__[name]))
+        setattr(LocalStore, name, _async_iter(name, LocalStore.__dict__[name]))
+    for name in _SYNC:
+        saved.append((LocalStore, name, LocalStore.__dict__[name]))
+        setattr(LocalStore, name, _plain(f"LocalStore.{name}", LocalStore.__dict__[name]))
+    for owner, name in _FUNCTIONS:
+        original = getattr(owner, name)
+        saved.append((owner, name, original))
+        setattr(owner, name, _plain(f"{getattr(owner, '__name__', owner)}.{name}", original))
+    try:
+        yield FAULTS
+    finally:
+        for owner, name, original in reversed(saved):
+            setattr(owner, name, original)
+
+
+def tree(path: Path) -> dict[str, bytes]:
+    """Every file below ``path`` (or the file itself), byte for byte, temporary files included."""
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def beside(path: Path) -> list[str]:
+    """What lies beside ``path`` in its directory, but the file itself (working copies, records, locks)."""
+    return sorted(p.name for p in path.parent.iterdir() if p.name != path.name)

@@ -1,0 +1,58 @@
+"""Every store operation started by one synchronous call has ended before the call returns or raises
+(``storage/task_groups.py``): a rollback that follows never races the failed write's operations."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+
+import pytest
+
+from hdmf_zarr3.storage.zarr_adapter import sync
+
+
+def _work(done: list[str]) -> None:
+    time.sleep(0.3)
+    done.append("thread")
+
+
+async def _slow(done: list[str]) -> None:
+    await asyncio.to_thread(_work, done)  # (as LocalStore runs each file operation)
+    done.append("task")
+
+
+async def _fail() -> None:
+    await asyncio.sleep(0.01)
+    raise OSError(28, "No space left on device")
+
+
+def test_a_failed_gather_returns_once_its_siblings_have_ended():
+    done: list[str] = []
+
+    async def both() -> None:
+        await asyncio.gather(_slow(done), _slow(done), _fail())
+
+    with pytest.raises(OSError, match="No space"):  # the failure itself, not a cancellation
+        sync(both())
+    assert done.count("thread") == 2  # the writes in flight ended before the error reached us
+    assert "task" not in done  # and what would have followed them was cancelled
+
+
+def test_ctrl_c_while_waiting_is_raised_once_everything_has_ended():
+    done: list[str] = []
+
+    async def many() -> None:
+        await asyncio.gather(*(_slow(done) for _ in range(3)))
+
+    main = threading.main_thread().ident
+    timer = threading.Timer(0.1, signal.pthread_kill, (main, signal.SIGINT))  # a real Ctrl-C's signal
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            sync(many())
+    finally:
+        timer.cancel()
+    assert done.count("thread") == 3
+    assert "task" not in done
