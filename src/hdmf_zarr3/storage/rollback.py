@@ -8,6 +8,7 @@ from zarr.abc.store import Store
 
 from ..format.names import store_key
 from .journal import Journal
+from .local_writes import finish_cleanup
 
 
 class Rollback:
@@ -79,18 +80,7 @@ class Rollback:
         self.clear()
         if journal is None:
             return
-        interrupted: BaseException | None = None
-        for attempt in range(2):
-            try:
-                journal.finish()
-                break
-            except KeyboardInterrupt as exc:
-                interrupted = exc
-            except OSError:
-                if attempt:
-                    break
-        if interrupted is not None:
-            raise interrupted
+        finish_cleanup(journal.finish)
 
     def clear(self) -> None:
         self._marker = self._snapshot = self._journal = None
