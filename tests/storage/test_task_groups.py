@@ -56,3 +56,25 @@ def test_ctrl_c_while_waiting_is_raised_once_everything_has_ended():
         timer.cancel()
     assert done.count("thread") == 3
     assert "task" not in done
+
+
+def test_a_result_is_freed_as_soon_as_the_caller_drops_it():
+    """No reference cycle keeps a call's result (a whole read's array) alive until the garbage collector
+    runs: reads of a copy must hold one buffer at a time."""
+    import gc
+    import weakref
+
+    class Result:
+        pass
+
+    async def produce() -> Result:
+        return Result()
+
+    gc.disable()
+    try:
+        result = sync(produce())
+        alive = weakref.ref(result)
+        del result
+        assert alive() is None
+    finally:
+        gc.enable()

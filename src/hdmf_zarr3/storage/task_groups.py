@@ -126,6 +126,9 @@ async def _run[T](coroutine: Coroutine[Any, Any, T], group: Group) -> T:
                 except asyncio.CancelledError:
                     continue  # (a stop from the waiting thread arrived once the coroutine had ended: settle on)
         finally:
+            # the task's context holds the group: without this the group, the task and the task's result (a
+            # whole read's array) would form a cycle that only the garbage collector frees
+            group.root = None
             group.ended.set()
 
 
