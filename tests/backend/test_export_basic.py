@@ -131,3 +131,19 @@ def test_convert_takes_zarr_stores_on_either_side(tmp_path):
                 TestCase().assertContainerEqual(io.read(), expected, ignore_hdmf_attrs=True)
         with NWBHDF5IO(tmp_path / "c.nwb", mode="r") as io:
             TestCase().assertContainerEqual(io.read(), expected, ignore_hdmf_attrs=True)
+
+
+def test_a_file_without_specifications_exports_without_a_specloc(tmp_path):
+    """Nothing cached, nothing pointed at: a ``.specloc`` naming no group is refused by readers (issue #27)."""
+    from hdmf.build import DatasetBuilder, GroupBuilder
+
+    from hdmf_zarr3 import ZarrIO
+
+    src, dst = tmp_path / "a.zarr", tmp_path / "b.zarr"
+    with ZarrIO(src, mode="w") as io:
+        io.write_builder(GroupBuilder("root", datasets={"d": DatasetBuilder("d", np.arange(5))}))
+    with ZarrIO(src, mode="r") as read_io, ZarrIO(dst, mode="w") as export_io:
+        export_io.export(src_io=read_io)
+    with ZarrIO(dst, mode="r") as io:
+        assert list(io.read_builder()["d"].data[:]) == [0, 1, 2, 3, 4]
+        assert ".specloc" not in io.documents["/"]["attributes"]

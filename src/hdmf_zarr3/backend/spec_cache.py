@@ -252,6 +252,10 @@ def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, An
     if new_docs:
         handle.put_documents(new_docs)  # documents before their chunks
     nodes.run_jobs(jobs)
+    if "/" + specloc.strip("/") not in documents and not new_docs:  # nothing cached: .specloc would name no group
+        if "/" not in documents:
+            handle.put_documents({"/": root})
+        return
     if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
         handle.put_documents({"/": {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}})
 
