@@ -31,7 +31,8 @@ from ..errors import HdmfZarrError
 from ..format import tensorstore_rules
 from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
-from ..storage.listing import list_objects, object_sizes, read_objects
+from ..storage.listing import list_objects, object_sizes
+from ..storage.nodes import get_keys
 from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
 
 MAX_ZARR_DEPTH = 7  # dandi.consts.MAX_ZARR_DEPTH
@@ -77,7 +78,7 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
     documents.sort(key=lambda k: (k.count("/"), k))  # parents before children, as a walk meets them
     found: list[DandiFinding] = []
     arrays: set[str] = set()
-    for key, raw in zip(documents, read_objects(store, documents)):
+    for key, raw in zip(documents, get_keys(store, documents)):
         node = _node(key)
         if any(node == a or node.startswith(a.rstrip("/") + "/") for a in arrays):
             continue  # dandi-cli's walk does not go below an array
@@ -146,13 +147,13 @@ def _v2(store: Store, keys: list[str]) -> list[DandiFinding]:
     """Zarr v2 (hdmf-zarr <= 0.13): dandi-cli opens it with zarr-python and refuses an empty group."""
     if ".zgroup" not in keys:
         return []
-    raw = read_objects(store, [".zgroup"])[0]
+    raw = get_keys(store, [".zgroup"])[0]
     try:
         json.loads(raw or b"")
     except ValueError:
         return [DandiFinding(ERROR, "zarr.cannot_open", "/", "Error opening file (.zgroup is not JSON)")]
     if ".zmetadata" in keys:  # zarr-python 3.1.5 opens a consolidated group by parsing every array's metadata
-        refused = _v2_unparsed(read_objects(store, [".zmetadata"])[0])
+        refused = _v2_unparsed(get_keys(store, [".zmetadata"])[0])
         if refused is not None:
             return [
                 DandiFinding(

@@ -17,7 +17,6 @@ Each problem is one ``(node path, message)``.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import copy
 import json
@@ -35,6 +34,7 @@ from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from ..format.orphans import orphans
+from .listing import list_objects, object_sizes
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, bounded, check_document, parse_document, reserved_key
 from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
 
@@ -50,7 +50,7 @@ Problem = tuple[str, str]
 
 def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | None = None) -> list[Problem]:
     """Every storage problem of a Zarr v3 ``store`` whose documents, as reading sees them, are ``effective``."""
-    keys = sync(_list(store))
+    keys = list_objects(store)
     if ZARR_JSON not in keys:  # a Zarr v2 store (hdmf-zarr <= 0.13): none of this applies
         return []
     found: list[Problem] = []
@@ -65,10 +65,6 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
         irregular = _irregular(location)
         found = [(p, m) for p, m in found if p not in irregular] + sorted(irregular.items())
     return found
-
-
-async def _list(store: Store) -> list[str]:
-    return sorted([k async for k in store.list()])
 
 
 def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str, dict[str, Any]]:
@@ -181,7 +177,7 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         stop = bisect.bisect_left(keys, prefix[:-1] + chr(ord("/") + 1), start)
         stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not INTERRUPTED_WRITE.search(k)]
         expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], ArrayView.from_document(doc).chunk_grid))
-        size = sync(_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
+        size = sum(object_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
         if len(stored) * 2 < expected or (size is not None and size * MAX_RATIO < declared):
             held = f"{len(stored)} of its {expected} chunk objects" + (f" ({_human(size)})" if size is not None else "")
             found.append(
@@ -193,10 +189,6 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
                 )
             )
     return found
-
-
-async def _sizes(store: Store, keys: list[str]) -> int:
-    return sum(await asyncio.gather(*(store.getsize(k) for k in keys)))
 
 
 def _irregular(location: str) -> dict[str, str]:
