@@ -15,7 +15,8 @@ aborted, and obstore can neither list nor abort other writers' uploads.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -98,6 +99,17 @@ class RemoteObjectStore(ObjectStore):
         super().__setstate__(state)
         self.location = location
 
+    @contextlib.contextmanager
+    def named(self, what: str, key: str) -> Iterator[None]:
+        """Turn a failed request of the block (obstore's errors, once its retries are spent) into
+        :meth:`error`; anything else passes as it is."""
+        try:
+            yield
+        except Exception as exc:
+            if _failed(exc):
+                raise self.error(what, key, exc) from exc
+            raise
+
     def error(self, what: str, key: str, exc: BaseException) -> RemoteStoreError:
         """``exc``, raised by a request for ``key``, as our error."""
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
@@ -108,77 +120,45 @@ class RemoteObjectStore(ObjectStore):
         )
 
     async def get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
-        try:
+        with self.named("reading", key):
             return await super().get(key, prototype, byte_range)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("reading", key, exc) from exc
-            raise
 
     async def get_partial_values(
         self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
     ) -> list[Buffer | None]:
         key_ranges = list(key_ranges)
-        try:
+        with self.named("reading", key_ranges[0][0] if key_ranges else ""):
             return await super().get_partial_values(prototype, key_ranges)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("reading", key_ranges[0][0] if key_ranges else "", exc) from exc
-            raise
 
     async def exists(self, key: str) -> bool:
-        try:
+        with self.named("looking up", key):
             return await super().exists(key)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("looking up", key, exc) from exc
-            raise
 
     async def set(self, key: str, value: Buffer) -> None:
         import obstore
 
         self._check_writable()
         data = value.as_buffer_like()
-        try:
+        with self.named("writing", key):
             # one PUT below S3's limit for one (5 GiB): obstore would otherwise start a multipart upload
             # above 5 MB, which a killed writer leaves behind, invisible and billed, and obstore cannot list
             await obstore.put_async(self.store, key, data, use_multipart=len(value) > SINGLE_PUT_LIMIT)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("writing", key, exc) from exc
-            raise
 
     async def set_if_not_exists(self, key: str, value: Buffer) -> None:
-        try:
+        with self.named("creating", key):
             await super().set_if_not_exists(key, value)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("creating", key, exc) from exc
-            raise
 
     async def delete(self, key: str) -> None:
-        try:
+        with self.named("deleting", key):
             await super().delete(key)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("deleting", key, exc) from exc
-            raise
 
     async def delete_dir(self, prefix: str) -> None:
-        try:
+        with self.named("deleting", prefix):
             await super().delete_dir(prefix)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("deleting", prefix, exc) from exc
-            raise
 
     async def getsize(self, key: str) -> int:
-        try:
+        with self.named("looking up", key):
             return await super().getsize(key)
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("looking up", key, exc) from exc
-            raise
 
     def list(self) -> AsyncGenerator[str, None]:
         return self._checked(super().list(), "")
@@ -190,10 +170,6 @@ class RemoteObjectStore(ObjectStore):
         return self._checked(super().list_dir(prefix), prefix)
 
     async def _checked(self, names: AsyncIterator[str], prefix: str) -> AsyncGenerator[str, None]:
-        try:
+        with self.named("listing", prefix):
             async for name in names:
                 yield name
-        except Exception as exc:
-            if _failed(exc):
-                raise self.error("listing", prefix, exc) from exc
-            raise
