@@ -17,7 +17,7 @@ from zarr.abc.store import Store
 from ..errors import UnsupportedDataError
 from ..format import documents as docs
 from ..format import dtypes as D
-from ..format import layout_policy, limits
+from ..format import layout_policy, limits, stored_chunks
 from ..storage import nodes
 from ..storage.direct import UnitEncoder
 from ..storage.pools import WorkPools
@@ -246,7 +246,7 @@ def stream_iterator(
     finally:
         if bar is not None:
             bar.close()
-    return document(shape)
+    return document(shape) if writer.covered(shape) else stored_chunks.unmarked(document(shape))
 
 
 def _known_size(bounds: Sequence[int | None]) -> int | None:

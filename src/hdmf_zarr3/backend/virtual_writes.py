@@ -20,7 +20,7 @@ import numpy as np
 
 from ..format import documents as docs
 from ..format import dtypes as D
-from ..format.names import VIRTUAL_ATTR
+from ..format.names import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
 from ..format.virtual_codecs import NotVirtual
 from ..hdf5.virtual_chunks import VirtualArray, describe, plan_virtual
 from ..storage import virtual_repo
@@ -86,7 +86,8 @@ def virtual_document(
     return docs.array_document(
         planned.shape,
         storage,
-        {**attrs, VIRTUAL_ATTR: where},
+        # (no promise that every chunk is stored: HDF5 leaves chunks never written unallocated)
+        {**{k: v for k, v in attrs.items() if k != ALL_CHUNKS_ATTR}, VIRTUAL_ATTR: where},
         chunks=planned.chunk_shape,
         codecs=planned.codecs,
         dimension_names=dimension_names,

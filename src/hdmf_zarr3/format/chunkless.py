@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .dtypes import StorageType
-from .names import CHUNKLESS_ATTR
+from .names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
 
 #: Strings longer than this (in UTF-8 bytes) keep their chunk: every open reads the consolidated root,
 #: which holds every document. The cached specifications of NWB (the largest is ~100 KB) fit.
@@ -77,7 +77,8 @@ def chunkless_document(doc: dict[str, Any], storage: StorageType, values: np.nda
     fill = fill_value_of(values, storage)
     if fill is None:
         return doc
-    return {**doc, "fill_value": fill, "attributes": {**doc["attributes"], CHUNKLESS_ATTR: True}}
+    attributes = {k: v for k, v in doc["attributes"].items() if k != ALL_CHUNKS_ATTR}  # it has no chunk
+    return {**doc, "fill_value": fill, "attributes": {**attributes, CHUNKLESS_ATTR: True}}
 
 
 def is_chunkless(doc: dict[str, Any]) -> bool:

@@ -6,7 +6,7 @@ import posixpath
 
 #: Name and version of this format; written to the root group's attributes.
 FORMAT_ATTR = "hdmf_zarr3_format"
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"
 #: Major versions this implementation reads.
 READABLE_MAJOR_VERSIONS = frozenset({"1"})
 
@@ -23,6 +23,9 @@ SPEC_GROUP = "specifications"
 INCOMPLETE_ATTR = "hdmf_zarr3_incomplete"
 #: Attribute (``true``) of a 0-d array stored without a chunk: its value is its ``fill_value`` (:mod:`.chunkless`).
 CHUNKLESS_ATTR = "hdmf_zarr3_chunkless"
+#: Attribute (``true``) of an array whose every chunk inside its shape is stored, the fill value's too: a
+#: chunk that is not there has gone missing (:mod:`.stored_chunks`).
+ALL_CHUNKS_ATTR = "hdmf_zarr3_all_chunks_stored"
 #: Root attribute of a repository with virtual chunks: each source file's URL, size and modification time
 #: (``[{"location": ..., "size": ..., "mtime_ns": ...}]``, see ``storage/virtual_repo``).
 VIRTUAL_SOURCES_ATTR = "hdmf_zarr3_virtual_sources"
@@ -38,6 +41,7 @@ RESERVED_ATTRS = frozenset(
         FORMAT_ATTR,
         INCOMPLETE_ATTR,
         CHUNKLESS_ATTR,
+        ALL_CHUNKS_ATTR,
         VIRTUAL_SOURCES_ATTR,
         VIRTUAL_ATTR,
     }

@@ -10,7 +10,8 @@ document, hides:
 - a ``zarr.json`` that differs from its consolidated copy, is missing, or is not in the copy;
 - a missing ``zarr.json`` (or one that is not a regular file) above other nodes, or above stored chunks;
 - an array that declares far more than the file stores (a 1.8 TiB shape in a 10 KB file): most of its
-  chunks are missing, or what is stored is smaller than any codec compresses real data to.
+  chunks are missing, or what is stored is smaller than any codec compresses real data to;
+- a chunk missing from an array that stores every chunk (:mod:`..format.stored_chunks`).
 
 Each problem is one ``(node path, message)``.
 """
@@ -34,6 +35,7 @@ from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from ..format.orphans import orphans
+from ..format.stored_chunks import all_chunks_stored, missing_chunks
 from .listing import list_objects, object_sizes
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, bounded, check_document, parse_document, reserved_key
 from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
@@ -61,6 +63,7 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     found += [(e.path or "/", str(e)) for e in orphans(effective)]
     found += _stray(keys, {**own, **(copy or {})})
     found += _large(store, keys, effective)
+    found += _missing(keys, effective)
     if location is not None and os.path.isdir(location):
         irregular = _irregular(location)
         found = [(p, m) for p, m in found if p not in irregular] + sorted(irregular.items())
@@ -173,8 +176,7 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         if declared < LARGE_BYTES:
             continue
         prefix = path.strip("/") + "/"
-        start = bisect.bisect_left(keys, prefix)
-        stop = bisect.bisect_left(keys, prefix[:-1] + chr(ord("/") + 1), start)
+        start, stop = _under(keys, path)
         stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not INTERRUPTED_WRITE.search(k)]
         expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], ArrayView.from_document(doc).chunk_grid))
         size = sum(object_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
@@ -189,6 +191,28 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
                 )
             )
     return found
+
+
+def _missing(keys: list[str], documents: dict[str, dict[str, Any]]) -> list[Problem]:
+    """Chunks of arrays that store every chunk (:mod:`..format.stored_chunks`) which the store does not hold."""
+    found = []
+    for path, doc in sorted(documents.items()):
+        if not all_chunks_stored(doc):
+            continue
+        start, stop = _under(keys, path)
+        prefix = len(path.strip("/")) + 1
+        count, first = missing_chunks(doc, (k[prefix:] for k in keys[start:stop]))
+        if count:
+            named = ", ".join(first) + (", ..." if count > len(first) else "")
+            found.append((path, f"{path}: {count} chunk(s) missing ({named}); every chunk of this array was stored"))
+    return found
+
+
+def _under(keys: list[str], path: str) -> tuple[int, int]:
+    """The range of the sorted ``keys`` below the node ``path``."""
+    prefix = path.strip("/") + "/"
+    start = bisect.bisect_left(keys, prefix)
+    return start, bisect.bisect_left(keys, prefix[:-1] + chr(ord("/") + 1), start)
 
 
 def _irregular(location: str) -> dict[str, str]:

@@ -32,6 +32,7 @@ from ..format.array_view import ArrayView
 from ..format.codec_rules import stored_bound
 from ..format.documents import chunk_key
 from ..format.names import store_key
+from ..format.stored_chunks import all_chunks_stored
 from .chunks import bytes_to_bytes
 from .pools import WorkPools
 
@@ -67,6 +68,7 @@ class DirectArray:
         self.dtype = np.dtype(doc["data_type"]).newbyteorder("<")
         self.fill = np.array(doc["fill_value"], dtype=self.dtype)
         self.bound = stored_bound(doc)  # the most bytes one storage object may take
+        self.every_chunk = all_chunks_stored(doc)  # fill-valued chunks are stored too
 
     @classmethod
     def for_document(cls, store: Store, path: str, doc: dict[str, Any]) -> Self | None:
@@ -116,11 +118,17 @@ class UnitEncoder(DirectArray):
     def _encode(self, values: np.ndarray, region: tuple[slice, ...]) -> bytes | None:
         """The stored bytes of the chunk at ``region`` of ``values`` (padded to the chunk shape).
 
-        ``None`` for a chunk holding only the fill value, which is not stored (as zarr does).
+        ``None`` for a chunk holding only the fill value, which is not stored (as zarr does), unless the
+        array promises that every chunk is stored.
         """
         started = time.perf_counter()
         part = values[region]
-        if part.flat[0] == self.fill and (part == self.fill).all() and self._same_sign(part):  # (first test: cheap)
+        if (
+            not self.every_chunk
+            and part.flat[0] == self.fill  # (first test: cheap)
+            and (part == self.fill).all()
+            and self._same_sign(part)
+        ):
             return None
         if part.shape != self.chunks or not part.flags.c_contiguous or part.dtype != self.dtype:
             # Copy into this thread's scratch chunk: reusing it spares a page fault per 4 KiB, which

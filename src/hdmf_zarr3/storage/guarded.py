@@ -34,6 +34,7 @@ from ..errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDat
 from ..format.codec_rules import stored_bound
 from ..format.limits import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ..format.names import normalize
+from .missing_chunks import ChunkPromises
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
 #: metadata of the largest NWB files (about 1 KiB per node).
@@ -53,15 +54,24 @@ class _Bounds:
 
     _documents: Mapping[str, dict[str, Any]] | None = None
     _bounds: dict[str, tuple[Any, int]]
+    promises: ChunkPromises
 
     def _init_bounds(self) -> None:
         self._documents = None
         self._bounds = {}
+        self.promises = ChunkPromises()
 
     def limit(self, documents: Mapping[str, dict[str, Any]]) -> None:
         """Bound reads by ``documents`` (the node documents the reader uses, kept current by it)."""
         self._documents = documents
         self._bounds = {}
+        self.promises = ChunkPromises(documents)
+
+    def _absent(self, key: str, reader: bool) -> None:
+        """What a reader gets for ``key`` the store does not hold: ``None``, unless it is a chunk that must be
+        there (:mod:`.missing_chunks`)."""
+        if reader:
+            self.promises.check(key)
 
     def owner(self, key: str) -> tuple[str, str, int]:
         """``(node path, what the key is, most bytes it may take)`` for a store key."""
@@ -115,11 +125,12 @@ class GuardedLocalStore(_Bounds, LocalStore):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_bounds"], state["_documents"] = self._state_bounds(), None
+        state["promises"] = self.promises.portable()
         return state
 
     def with_read_only(self, read_only: bool = False) -> GuardedLocalStore:
         store = type(self)(self.root, read_only=read_only, opened=self._identity)
-        store._documents, store._bounds = self._documents, self._bounds
+        store._documents, store._bounds, store.promises = self._documents, self._bounds, self.promises
         return store
 
     def _read(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None) -> Buffer | None:
@@ -131,6 +142,8 @@ class GuardedLocalStore(_Bounds, LocalStore):
         except OSError as exc:  # a symlink loop, a permission, a disk error
             raise StoreError(f"cannot read {what}: {exc.strerror or exc}", node) from exc
         self._check_same_directory()  # after the read: bytes opened after a swap are never returned
+        if found is None:
+            self._absent(key, self._identity is not None)
         return found
 
     def _check_same_directory(self) -> None:
@@ -278,6 +291,7 @@ class GuardedZipStore(_Bounds, ZipStore):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_bounds"], state["_documents"] = self._state_bounds(), None
+        state["promises"] = self.promises.portable()
         return state
 
     def _sync_open(self) -> None:
@@ -293,6 +307,7 @@ class GuardedZipStore(_Bounds, ZipStore):
         try:
             info = archive.getinfo(key)
         except KeyError:
+            self._absent(key, self.read_only)
             return None
         node, what, bound = self.owner(key)
         if info.is_dir():

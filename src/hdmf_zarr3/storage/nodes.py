@@ -27,6 +27,7 @@ from ..format import limits
 from ..format.chunkless import stored_value
 from ..format.documents import chunk_key, key_separator
 from ..format.names import normalize, store_key
+from ..format.stored_chunks import all_chunks_stored
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
 from .local_writes import local_root, put_files
 from .zarr_adapter import store_supports_sync_io, sync
@@ -177,7 +178,10 @@ def get_keys(store: Store, keys: list[str]) -> list[bytes | None]:
 def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
     """zarr's ``AsyncArray`` for a node whose document we already hold (no store access)."""
     try:
-        array = AsyncArray(cast(Any, doc), StorePath(store, path.strip("/")))  # a v3 or v2 document
+        # An array that promises every chunk is stored keeps the promise when zarr writes it (a region set to
+        # the fill value in r+, a block written through zarr): zarr would otherwise delete such a chunk.
+        config = {"write_empty_chunks": True} if all_chunks_stored(doc) else None
+        array = AsyncArray(cast(Any, doc), StorePath(store, path.strip("/")), config=config)  # a v3 or v2 document
     except UnknownCodecError as exc:
         raise UnsupportedCodecError(
             f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "

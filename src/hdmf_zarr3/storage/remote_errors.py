@@ -16,7 +16,7 @@ aborted, and obstore can neither list nor abort other writers' uploads.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -25,6 +25,7 @@ from zarr.abc.store import ByteRequest
 from zarr.storage import ObjectStore
 
 from ..errors import RemoteStoreError
+from .missing_chunks import ChunkPromises
 
 #: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
 BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
@@ -87,17 +88,25 @@ class RemoteObjectStore(ObjectStore):
     def __init__(self, store: Any, *, read_only: bool = False, location: str = "") -> None:
         super().__init__(store, read_only=read_only)
         self.location = location.rstrip("/")
+        self.promises = ChunkPromises()
 
     def with_read_only(self, read_only: bool = False) -> RemoteObjectStore:
-        return type(self)(self.store, read_only=read_only, location=self.location)
+        store = type(self)(self.store, read_only=read_only, location=self.location)
+        store.promises = self.promises
+        return store
+
+    def limit_reads(self, documents: Mapping[str, dict[str, Any]]) -> None:
+        """Know the node documents the reader uses: a chunk that must be stored and is not is an error."""
+        self.promises = ChunkPromises(documents)
 
     def __getstate__(self) -> dict[Any, Any]:
-        return {**super().__getstate__(), "location": self.location}
+        return {**super().__getstate__(), "location": self.location, "promises": self.promises.portable()}
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         location = state.pop("location", "")
+        promises = state.pop("promises", None) or ChunkPromises()
         super().__setstate__(state)
-        self.location = location
+        self.location, self.promises = location, promises
 
     @contextlib.contextmanager
     def named(self, what: str, key: str) -> Iterator[None]:
@@ -121,14 +130,22 @@ class RemoteObjectStore(ObjectStore):
 
     async def get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
         with self.named("reading", key):
-            return await super().get(key, prototype, byte_range)
+            found = await super().get(key, prototype, byte_range)
+        if found is None and self.read_only:
+            self.promises.check(key)
+        return found
 
     async def get_partial_values(
         self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
     ) -> list[Buffer | None]:
         key_ranges = list(key_ranges)
         with self.named("reading", key_ranges[0][0] if key_ranges else ""):
-            return await super().get_partial_values(prototype, key_ranges)
+            found = await super().get_partial_values(prototype, key_ranges)
+        if self.read_only:
+            for (key, _), value in zip(key_ranges, found):
+                if value is None:
+                    self.promises.check(key)
+        return found
 
     async def exists(self, key: str) -> bool:
         with self.named("looking up", key):

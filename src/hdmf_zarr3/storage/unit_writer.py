@@ -62,6 +62,7 @@ class UnitWriter:
         self.fill_value = fill_value
         self.extent = [0] * len(self.unit)  # the largest bound seen so far, per axis
         self._buffers: dict[tuple[int, ...], list[Any]] = {}  # cell -> [buffer, elements filled]
+        self._given: set[tuple[int, ...]] = set()  # cells some values were given for
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hdmf_zarr3-unit")
         self._pending: deque[Future] = deque()
         self._workers = workers
@@ -87,6 +88,7 @@ class UnitWriter:
         self.extent = [max(e, s.stop) for e, s in zip(self.extent, region)]
         borrowed: list[Future] = []  # writes of views into ``values``
         for cell in self._cells(region):
+            self._given.add(cell)
             target = self._cell_region(cell, self.bounds)
             inter = tuple(slice(max(a.start, b.start), min(a.stop, b.stop)) for a, b in zip(region, target))
             piece = values[tuple(slice(i.start - r.start, i.stop - r.start) for i, r in zip(inter, region))]
@@ -117,6 +119,13 @@ class UnitWriter:
                 self._pending.popleft().result()
         finally:
             self.close()
+
+    def covered(self, shape: Sequence[int]) -> bool:
+        """Whether values were given for every unit inside ``shape`` (an iterator may leave gaps, which
+        are not stored: they read as the fill value)."""
+        grid = [math.ceil(n / u) for n, u in zip(shape, self.unit)]
+        inside = sum(1 for cell in self._given if all(c < g for c, g in zip(cell, grid)))
+        return inside == math.prod(grid)
 
     def close(self) -> None:
         """Stop without writing what is left (after an error)."""

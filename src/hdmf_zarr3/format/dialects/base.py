@@ -190,10 +190,13 @@ class Convention:
         return True
 
     def dataset_attributes(self, storage: D.StorageType) -> dict[str, Any]:
-        """Reserved attributes recording a dataset's HDMF dtype."""
+        """Reserved attributes recording a dataset's HDMF dtype, and (ours) that every chunk is stored:
+        the writer stores fill-valued chunks too, and drops the promise where it cannot keep it
+        (:mod:`..stored_chunks`)."""
         from ..names import DTYPE_ATTR
+        from ..stored_chunks import marked
 
-        return {DTYPE_ATTR: storage.zarr_dtype}
+        return marked({DTYPE_ATTR: storage.zarr_dtype})
 
     def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
         """A dataset's in-memory values as the array stored (see :func:`..array_encoding.encode_values`)."""
