@@ -32,7 +32,14 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
         backend = obstore.store.from_url(url, **kwargs)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
         raise StoreError(f"cannot open {given}: {exc}") from exc
-    return RemoteObjectStore(backend, read_only=(mode == "r"), location=url)
+    return _for_mode(RemoteObjectStore(backend, read_only=(mode == "r"), location=url), mode)
+
+
+def _for_mode(store: RemoteObjectStore, mode: str) -> RemoteObjectStore:
+    """``store``, tagging what it writes as a new file in the modes that write one (:mod:`.generations`)."""
+    if mode in ("w", "w-", "x"):
+        store.start_generation()
+    return store
 
 
 def ready_store(path: Any, mode: str) -> Any:
@@ -41,7 +48,9 @@ def ready_store(path: Any, mode: str) -> Any:
     library = type(path).__module__.split(".")[0]
     read_only = mode in ("r", "r-")
     if library == "obstore":
-        return RemoteObjectStore(path, read_only=read_only, location=object_store_url(path) or repr(path))
+        return _for_mode(
+            RemoteObjectStore(path, read_only=read_only, location=object_store_url(path) or repr(path)), mode
+        )
     if library == "fsspec" and hasattr(path, "fs") and hasattr(path, "root"):  # fsspec.FSMap
         from zarr.storage import FsspecStore
 

@@ -21,10 +21,11 @@ from datetime import timedelta
 from typing import Any
 
 from zarr.abc.buffer import Buffer, BufferPrototype
-from zarr.abc.store import ByteRequest
+from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, SuffixByteRequest
 from zarr.storage import ObjectStore
 
 from ..errors import RemoteStoreError
+from .generations import GENERATION, ROOT_KEY, check_generation, new_generation
 from .missing_chunks import ChunkPromises
 
 #: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
@@ -89,10 +90,16 @@ class RemoteObjectStore(ObjectStore):
         super().__init__(store, read_only=read_only)
         self.location = location.rstrip("/")
         self.promises = ChunkPromises()
+        #: The file version this store reads or writes (:mod:`.generations`): a new file's, or the root's.
+        self.generation: str | None = None
+
+    def start_generation(self) -> None:
+        """Tag what this store writes as a new file (mode ``w``, ``w-``, ``x``)."""
+        self.generation = new_generation()
 
     def with_read_only(self, read_only: bool = False) -> RemoteObjectStore:
         store = type(self)(self.store, read_only=read_only, location=self.location)
-        store.promises = self.promises
+        store.promises, store.generation = self.promises, self.generation
         return store
 
     def limit_reads(self, documents: Mapping[str, dict[str, Any]]) -> None:
@@ -100,13 +107,15 @@ class RemoteObjectStore(ObjectStore):
         self.promises = ChunkPromises(documents)
 
     def __getstate__(self) -> dict[Any, Any]:
-        return {**super().__getstate__(), "location": self.location, "promises": self.promises.portable()}
+        state = super().__getstate__()
+        return {**state, "location": self.location, "promises": self.promises.portable(), "generation": self.generation}
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         location = state.pop("location", "")
         promises = state.pop("promises", None) or ChunkPromises()
+        generation = state.pop("generation", None)
         super().__setstate__(state)
-        self.location, self.promises = location, promises
+        self.location, self.promises, self.generation = location, promises, generation
 
     @contextlib.contextmanager
     def named(self, what: str, key: str) -> Iterator[None]:
@@ -130,10 +139,42 @@ class RemoteObjectStore(ObjectStore):
 
     async def get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
         with self.named("reading", key):
-            found = await super().get(key, prototype, byte_range)
-        if found is None and self.read_only:
-            self.promises.check(key)
+            found, generation = await self._get(key, prototype, byte_range)
+        if found is None:
+            if self.read_only:
+                self.promises.check(key)
+            return None
+        if key == ROOT_KEY and self.generation is None:
+            self.generation = generation  # (a reader's: the version it opened; an appender's: the one it extends)
+        elif self.read_only:
+            check_generation(generation, self.generation, key, self.location)
         return found
+
+    async def _get(
+        self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None
+    ) -> tuple[Buffer | None, str | None]:
+        """The bytes of ``key`` (``None`` if absent) and the generation they were stored with (one GET)."""
+        import obstore
+        from obstore.exceptions import NotSupportedError
+
+        if byte_range is None:
+            options: dict[str, Any] = {}
+        elif isinstance(byte_range, RangeByteRequest):
+            options = {"range": (byte_range.start, byte_range.end)}
+        elif isinstance(byte_range, OffsetByteRequest):
+            options = {"range": {"offset": byte_range.offset}}
+        elif isinstance(byte_range, SuffixByteRequest):
+            options = {"range": {"suffix": byte_range.suffix}}
+        else:
+            raise ValueError(f"unexpected byte range {byte_range!r}")
+        try:
+            response = await obstore.get_async(self.store, key, options=options)  # type: ignore[arg-type]
+            data = await response.bytes_async()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None, None
+        except NotSupportedError:  # a store without suffix requests (Azure): zarr asks for the size first
+            return await super().get(key, prototype, byte_range), None
+        return prototype.buffer.from_bytes(data), response.attributes.get(GENERATION)  # type: ignore[arg-type]
 
     async def get_partial_values(
         self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
@@ -156,10 +197,13 @@ class RemoteObjectStore(ObjectStore):
 
         self._check_writable()
         data = value.as_buffer_like()
+        attributes = {GENERATION: self.generation} if self.generation is not None else None
         with self.named("writing", key):
             # one PUT below S3's limit for one (5 GiB): obstore would otherwise start a multipart upload
             # above 5 MB, which a killed writer leaves behind, invisible and billed, and obstore cannot list
-            await obstore.put_async(self.store, key, data, use_multipart=len(value) > SINGLE_PUT_LIMIT)
+            await obstore.put_async(
+                self.store, key, data, attributes=attributes, use_multipart=len(value) > SINGLE_PUT_LIMIT
+            )
 
     async def set_if_not_exists(self, key: str, value: Buffer) -> None:
         with self.named("creating", key):
