@@ -391,7 +391,7 @@ SLOTS = {
 def test_pickle_in_any_codec_slot_is_refused(f, tmp_path, slot, name):
     canary = tmp_path / "CANARY"
     edit(f, "/x", _set("codecs", value=SLOTS[slot]({"name": name, "configuration": {"protocol": 2}})))
-    (f / "x" / "c" / "0").write_bytes(exploit_pickle(canary))
+    (f / "x" / "c.0").write_bytes(exploit_pickle(canary))
     with pytest.raises(UnsafeCodecError):
         read_everything(f)
     assert not canary.exists()
@@ -402,7 +402,7 @@ def test_pickle_codec_in_nwb_file_is_refused(nwb, tmp_path, where):
     canary = tmp_path / "CANARY"
     change = _set("codecs", value=[BYTES, {"name": "numcodecs.pickle", "configuration": {"protocol": 2}}])
     (edit if where == "node" else edit_consolidated)(nwb, "/acquisition/ts/data", change)
-    (nwb / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(exploit_pickle(canary))
+    (nwb / "acquisition" / "ts" / "data" / "c.0").write_bytes(exploit_pickle(canary))
     with pytest.raises(UnsafeCodecError):
         read_everything(nwb, nwb=True)
     assert not canary.exists()

@@ -142,7 +142,7 @@ def test_the_file_is_byte_for_byte_a_serial_write(tmp_path, pools, context):
     assert pools == [2]
     serial, written = _files(tmp_path / "serial.zarr"), _files(tmp_path / "parallel.zarr")
     assert serial == written
-    assert not any(name.startswith("sparse/c") and name.endswith("/0/0") for name in written)  # fill: not stored
+    assert any(name.startswith("sparse/c") and name.endswith("0/0") for name in written)  # fill too: every chunk
 
 
 def test_workers_are_handed_only_paths_documents_regions_and_the_callers_iterators(tmp_path, pools):

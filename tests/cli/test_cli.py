@@ -97,11 +97,11 @@ def test_allow_incomplete_shows_and_checks_what_is_there(zarr_file, capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("/: the file is incomplete") and "run with --allow-incomplete" in out[0]
     assert out[-1].endswith("1 problem(s)")
-    (zarr_file / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(b"not blosc")  # only a full check sees it
+    (zarr_file / "acquisition" / "ts" / "data" / "c.0").write_bytes(b"not blosc")  # only a full check sees it
     assert main(["validate", "--allow-incomplete", str(zarr_file)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("/: the file is incomplete") and "--allow-incomplete" not in out[0]
-    assert any(line.startswith("/acquisition/ts/data: chunk c/0 cannot be decoded") for line in out)
+    assert any(line.startswith("/acquisition/ts/data: chunk c.0 cannot be decoded") for line in out)
 
 
 @pytest.mark.parametrize("command", [[], ["convert"], ["info"], ["validate"], ["check-dandi"]])
@@ -141,11 +141,11 @@ def test_validate_reports_schema_and_storage_problems(zarr_file, capsys):
 
     _unconsolidate(zarr_file)
     shutil.rmtree(zarr_file / "session_description")  # a required dataset
-    (zarr_file / "acquisition" / "ts" / "data" / "c" / "0").write_bytes(b"not blosc")  # a damaged chunk
+    (zarr_file / "acquisition" / "ts" / "data" / "c.0").write_bytes(b"not blosc")  # a damaged chunk
     assert main(["validate", str(zarr_file)]) == 1
     out = capsys.readouterr().out
     assert "schema:" in out and "session_description" in out
-    assert "/acquisition/ts/data: chunk c/0 cannot be decoded" in out
+    assert "/acquisition/ts/data: chunk c.0 cannot be decoded" in out
     assert out.strip().endswith("2 problem(s)")
 
 

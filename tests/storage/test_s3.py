@@ -23,7 +23,7 @@ def test_write_then_read_with_a_second_client(s3):
     url = f"s3://{new_bucket(s3)}/sessions/a.nwb.zarr"
     write_nwb(url, storage_options=s3["options"])
     keys = [o["Key"] for o in s3["client"]().list_objects_v2(Bucket=url.split("/")[2])["Contents"]]
-    assert "sessions/a.nwb.zarr/zarr.json" in keys and "sessions/a.nwb.zarr/acquisition/ts/data/c/0" in keys
+    assert "sessions/a.nwb.zarr/zarr.json" in keys and "sessions/a.nwb.zarr/acquisition/ts/data/c.0" in keys
     with NWBZarrIO(url, mode="r", storage_options=dict(s3["options"])) as io:
         nwb = io.read()
         assert np.array_equal(nwb.acquisition["ts"].data[:], np.arange(1000.0))

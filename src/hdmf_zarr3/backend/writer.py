@@ -228,7 +228,7 @@ class BuilderWriter:
         elif raw_regions is not None:
             values = regions.encode_dataset(raw_regions, self._locate)
             doc = docs.array_document(values.shape, storage, attrs, separator=self._separator(path, len(values.shape)))
-            self.plan.arrays[path] = doc
+            self.plan.arrays[path] = doc = self.convention.chunk_keys(doc, self.separator is not None)
             if values.size:
                 self._fill(path, doc, values)
         elif dask_arrays.is_dask(data) and storage.kind == "numeric":
@@ -292,6 +292,7 @@ class BuilderWriter:
             fill_value=layout.fill_value,
             separator=self._separator(path, len(shape)),
         )
+        doc = self.convention.chunk_keys(doc, self.separator is not None)
         self.plan.arrays[path] = doc = self.convention.finish_document(doc, storage, values)
         return doc
 

@@ -146,6 +146,18 @@ def shard_shape(
     return None if tuple(shards) == tuple(chunks) else shards
 
 
+def one_object_keys(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with flat chunk keys (``c.0.0``, ``"."`` separator) when its array is stored as one object (one
+    chunk, or one shard): the key then sits beside the array's ``zarr.json`` instead of in a ``c/`` directory
+    of its own, one directory fewer per such array (an eighth of the inodes of a file of many small arrays,
+    issue #30). Arrays that grow later keep flat keys, which any Zarr v3 reader reads."""
+    shape = doc.get("shape") or []
+    chunks = doc["chunk_grid"]["configuration"]["chunk_shape"]
+    if not shape or any(math.ceil(int(s) / int(c)) > 1 for s, c in zip(shape, chunks)):
+        return doc
+    return {**doc, "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}}}
+
+
 def nested_key_depth(path: str, ndim: int) -> int:
     """How many levels deep the chunk keys of an ``ndim``-d array at ``path`` are with ``/`` separators.
 

@@ -169,6 +169,14 @@ class Convention:
 
     name = "hdmf_zarr3"
 
+    def chunk_keys(self, doc: dict[str, Any], chosen: bool) -> dict[str, Any]:
+        """The array document with its chunk-key encoding settled: ours keeps the one chunk (or shard) of an
+        array stored as one object beside its document (:func:`..layout_policy.one_object_keys`), unless the
+        user chose a separator (``chosen``)."""
+        from ..layout_policy import one_object_keys
+
+        return doc if chosen else one_object_keys(doc)
+
     def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
         from ..names import FORMAT_ATTR, FORMAT_VERSION
 

@@ -151,6 +151,9 @@ class HdmfZarrV3Convention(Convention):
 
     name = "hdmf-zarr"
 
+    def chunk_keys(self, doc: dict[str, Any], chosen: bool) -> dict[str, Any]:
+        return doc  # hdmf-zarr's nested keys
+
     def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return dict(attrs)
 
