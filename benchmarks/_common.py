@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import statistics
 import tempfile
 import time
 from collections.abc import Iterator
@@ -161,6 +162,33 @@ def ratio_line(name: str, value: float | None, note: str = "", lower_bound: bool
     target, ok = verdict(name, value, lower_bound)
     shown = "n/a" if value is None else (">" if lower_bound else "") + f"{value:.2f}x"
     text = f"  {name + ':':<44}{shown:>10}  {target:<16}{ok:<5}"
+    return (text + ("  " + note if note else "")).rstrip()
+
+
+def spread(values: list[float] | None) -> tuple[float, float, float] | None:
+    """``(median, min, max)`` of ``values`` (a series of rounds), or ``None`` when there are none."""
+    values = [v for v in values or [] if v is not None and v == v]
+    if not values:
+        return None
+    return statistics.median(values), min(values), max(values)
+
+
+def fmt_spread(values: list[float] | None, spec: str = ".2f") -> str:
+    """``median [min–max]`` of a series, e.g. ``1.31 [1.22–1.58]``."""
+    found = spread(values)
+    if found is None:
+        return "n/a"
+    median, low, high = found
+    return f"{median:{spec}} [{low:{spec}}–{high:{spec}}]"
+
+
+def spread_line(name: str, ratios: list[float] | None, note: str = "") -> str:
+    """One ratio as a user meets it: the median of rounds (checked against its target), min–max beside it."""
+    found = spread(ratios)
+    median = None if found is None else found[0]
+    target, ok = verdict(name, median)
+    shown = "n/a" if found is None else f"{found[0]:.2f}x [{found[1]:.2f}–{found[2]:.2f}]"
+    text = f"  {name + ':':<44}{shown:>20}  {target:<16}{ok:<5}"
     return (text + ("  " + note if note else "")).rstrip()
 
 

@@ -16,12 +16,21 @@ from pathlib import Path
 from typing import Any
 
 import _rival
-from _common import Timer, fmt, quiet, ratio, ratio_line, table, workdir
+from _common import Timer, evict_tree, fmt, fmt_spread, quiet, ratio, ratio_line, spread, spread_line, table, workdir
 from _data import many_small
 from _measure import small_write_read
 
 BACKENDS = ["ours", "hdf5", "hdmf-zarr 0.14"]
-FILES = {"ours": "small.nwb.zarr", "hdf5": "small.nwb", "hdmf-zarr 0.14": "small_rival.nwb.zarr"}
+#: Ours in the other containers a user may choose for a file of many small objects.
+STORES = ["ours zip", "ours icechunk"]
+FILES = {
+    "ours": "small.nwb.zarr",
+    "hdf5": "small.nwb",
+    "hdmf-zarr 0.14": "small_rival.nwb.zarr",
+    "ours zip": "small.nwb.zarr.zip",
+    "ours icechunk": "small.icechunk",
+}
+TIMED = ("write", "read", "read+tables")
 
 
 def run(
@@ -32,21 +41,25 @@ def run(
     evict: bool = True,
     rival: bool = True,
     rich: bool = False,
-    rounds: int = 3,
+    rounds: int = 7,
+    stores: bool = True,
+    first: bool = True,
 ) -> dict[str, Any]:
-    """Write and read the file with every backend in ``work`` (files are left there for part c).
+    """Write and read the file with every backend in ``work`` (the last round's files are left there for part c).
 
     Each backend first writes and reads a tiny file (imports, HDMF's caches: what the first use in a
-    process pays, whichever backend comes first), then ours and HDF5 take ``rounds`` turns, in
-    alternating order, each on a fresh NWBFile; each step keeps its best time. hdmf-zarr 0.14 runs once
-    (its write takes ~10x as long).
+    process pays, whichever backend comes first); that first use is measured apart, in a fresh process
+    (``first``). Then ours, HDF5 (and, with ``stores``, ours into a zip and into an icechunk repository) take
+    ``rounds`` turns, in alternating order, each on a fresh NWBFile written to a new path, the page cache
+    synced before each timed step; every round is kept (reported as median and min–max, and the best).
+    The floor of the file system, our objects created by a bare loop of ``mkdir``/``open``/``write``, is
+    measured in every round too. hdmf-zarr 0.14 runs once (its write takes ~10x as long).
     """
-    import shutil
-
     from pynwb import NWBHDF5IO
 
     from hdmf_zarr3 import NWBZarrIO
 
+    names = ["ours", "hdf5", *(STORES if stores else [])]
     out: dict[str, Any] = {
         "series": series,
         "units": units,
@@ -54,34 +67,40 @@ def run(
         "evict": evict,
         "rich": rich,
         "rounds": rounds,
-        "paths": {name: str(work / f) for name, f in FILES.items()},
+        "paths": {},
+        "samples": {name: {} for name in names},
         "backends": {},
         "hdmf": {},
+        "first write": {},
     }
-    ios = {"ours": NWBZarrIO, "hdf5": NWBHDF5IO}
-    for name, io_cls in ios.items():  # warm-up, not recorded
-        small_write_read(io_cls, many_small(5, 5, 5, rich=rich), work / f"warm.{FILES[name]}", evict=False)
-    best: dict[str, dict[str, Any]] = {name: {} for name in ios}
+    ios = {"ours": NWBZarrIO, "hdf5": NWBHDF5IO, "ours zip": NWBZarrIO}
+    for name in ("ours", "hdf5"):  # warm-up, not recorded
+        small_write_read(ios[name], many_small(5, 5, 5, rich=rich), work / f"warm.{FILES[name]}", evict=False)
+    samples, floor = out["samples"], out["hdmf"]
     for turn in range(max(1, rounds)):
-        for name in ios if turn % 2 == 0 else reversed(list(ios)):
-            path = Path(out["paths"][name])
-            if path.is_dir():
-                shutil.rmtree(path)
-            elif path.exists():
-                path.unlink()
-            res = small_write_read(ios[name], many_small(series, units, trials, rich=rich), path, evict)
+        for name in names if turn % 2 == 0 else reversed(names):
+            path = work / f"r{turn}.{FILES[name]}"  # a new path: no tree removed just before
+            nwbfile = many_small(series, units, trials, rich=rich)
+            if name == "ours icechunk":
+                res = icechunk_write_read(nwbfile, path, evict)
+            else:
+                res = small_write_read(ios[name], nwbfile, path, evict)
             for key, value in res.items():
-                kept = best[name].get(key)
-                timed = key in ("write", "read", "read+tables")
-                best[name][key] = min(value, kept) if timed and kept is not None else value
-        shared = hdmf_alone(many_small(series, units, trials, rich=rich), out["paths"]["hdf5"])
-        shared["files"] = raw_files(Path(out["paths"]["ours"]), work / "raw_files")
-        shared["files renamed"] = raw_files(Path(out["paths"]["ours"]), work / "raw_files", rename=True)
-        for key, value in shared.items():
-            out["hdmf"][key] = min(value, out["hdmf"].get(key, value))
-    out["backends"].update(best)
+                samples[name].setdefault(key, []).append(value)
+            out["paths"][name] = str(path)
+        ours = Path(out["paths"]["ours"])
+        for key, rename in (("files", False), ("files renamed", True)):
+            floor.setdefault(key, []).append(raw_files(ours, work / "raw_files", rename=rename))
+    for key, value in hdmf_alone(many_small(series, units, trials, rich=rich), out["paths"]["hdf5"]).items():
+        floor[key] = [value]
+    for name in names:  # the median of each step, for the parts that read one figure (c, json)
+        out["backends"][name] = {k: (spread(v) or [None])[0] if k in TIMED else v[-1] for k, v in samples[name].items()}
+    if first:
+        for name in ("ours", "hdf5"):
+            out["first write"][name] = first_write(name, work / f"first.{FILES[name]}", series, units, trials, rich)
     res = None
     if rival:
+        out["paths"]["hdmf-zarr 0.14"] = str(work / FILES["hdmf-zarr 0.14"])
         res = _rival.call(
             "small",
             {
@@ -95,6 +114,56 @@ def run(
         )
     out["backends"]["hdmf-zarr 0.14"] = res or {}
     return out
+
+
+def icechunk_write_read(nwbfile: Any, path: Path, evict: bool) -> dict[str, Any]:
+    """:func:`small_write_read` for ours into a new icechunk repository on the local disk (write = until the
+    commit; read from a read-only session of ``main``)."""
+    import os
+    import time
+
+    import icechunk
+    from _data import tables
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    out: dict[str, Any] = {}
+    repo = icechunk.Repository.create(icechunk.local_filesystem_storage(str(path)))
+    session = repo.writable_session("main")
+    os.sync()
+    with Timer() as t:
+        with NWBZarrIO(session.store, mode="w") as io:
+            io.write(nwbfile)
+        session.commit("write")
+    out["write"] = t.seconds
+    inside = list(path.rglob("*"))
+    out["files"], out["inodes"] = sum(1 for p in inside if p.is_file()), len(inside) + 1
+    out["size"] = sum(p.stat().st_size for p in inside if p.is_file())
+    if evict:
+        evict_tree(path)
+    os.sync()
+    with Timer() as t:
+        with NWBZarrIO(repo.readonly_session(branch="main").store, mode="r") as io:
+            back = io.read()
+            out["read"] = time.perf_counter() - t.start
+            out["rows"] = tables(back)
+            out["read+tables"] = time.perf_counter() - t.start
+    return out
+
+
+def first_write(name: str, path: Path, series: int, units: int, trials: int, rich: bool) -> dict[str, Any]:
+    """The first write in a fresh interpreter (``_first_write.py``): its imports, and the write itself."""
+    import json
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "_first_write.py", name, str(path), str(series), str(units), str(trials)]
+    proc = subprocess.run(
+        [*argv, *(["--rich"] if rich else [])], cwd=Path(__file__).parent, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1:] or ["failed"]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def hdmf_alone(nwbfile: Any, hdf5_path: str) -> dict[str, float]:
@@ -159,74 +228,102 @@ def raw_files(tree: Path, scratch: Path, rename: bool = False) -> float:
 
 
 def report(r: dict[str, Any]) -> None:
-    """Print the table and the ratios of one :func:`run`."""
-    b = r["backends"]
+    """Print the table and the ratios of one :func:`run`: medians of the rounds with min–max, the best of
+    them, the first write in a fresh process, objects and inodes per file."""
+    b, samples = r["backends"], r.get("samples", {})
     cache = "cold (page cache evicted before reading)" if r["evict"] else "hot"
     rich = ", ophys, icephys, images, a scratch table" if r.get("rich") else ""
-    rounds = f"; ours and HDF5 best of {r['rounds']} alternating rounds" if r.get("rounds", 1) > 1 else ""
     print(
-        f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials{rich}; "
-        f"reads {cache}{rounds}"
+        f"  {r['series']} TimeSeries, {r['units']} units, 384 electrodes, {r['trials']} trials{rich}; reads {cache}; "
+        f"median [min–max] of {r.get('rounds', 1)} alternating rounds, each to a new path (hdmf-zarr 0.14: one run)"
     )
+    names = [n for n in ["ours", *STORES, "hdf5", "hdmf-zarr 0.14"] if n in b]
+
+    def cell(name: str, key: str, spec: str = ".2f") -> str:
+        series = samples.get(name, {}).get(key)
+        return fmt_spread(series, spec) if series else fmt(b[name].get(key), spec)
+
+    first = r.get("first write", {})
     rows = [
         [
             name,
-            fmt(b[name].get("write")),
-            fmt(b[name].get("read")),
-            fmt(b[name].get("read+tables")),
-            fmt(b[name].get("rows"), "d"),
+            cell(name, "write"),
+            fmt(min(samples[name]["write"]) if samples.get(name, {}).get("write") else None),
+            fmt(first.get(name, {}).get("write")),
+            cell(name, "read"),
+            cell(name, "read+tables"),
             fmt(b[name].get("files"), "d"),
+            fmt(b[name].get("inodes"), "d"),
             fmt(None if b[name].get("size") is None else b[name]["size"] / 2**20, ".1f"),
         ]
-        for name in BACKENDS
+        for name in names
     ]
-    print(table(["backend", "write s", "read s", "read+tables s", "rows", "files", "MiB"], rows))
-    print("  ratios (time of the other / time of ours; >1 = ours faster):")
-    for step in ("write", "read", "read+tables"):
-        print(ratio_line(f"{step} HDF5/ours", ratio(b["hdf5"].get(step), b["ours"].get(step))))
-        print(ratio_line(f"{step} hdmf-zarr/ours", ratio(b["hdmf-zarr 0.14"].get(step), b["ours"].get(step))))
-    hdmf = r.get("hdmf", {})
-    if hdmf:
+    header = ["backend", "write s", "best", "first", "read s", "read+tables s", "objects", "inodes", "MiB"]
+    print(table(header, rows))
+    if first:
         print(
-            f"  HDMF alone, the same for every backend: build {fmt(hdmf.get('build'))} s (in every write), "
-            f"construct {fmt(hdmf.get('construct'))} s (in every read); no backend beats these ceilings:"
+            "  first: the first write in a fresh process (its imports apart: "
+            + ", ".join(f"{n} {fmt(v.get('import'))} s" for n, v in first.items())
+            + ")"
         )
-        print(ratio_line("write ceiling, build alone (HDF5 / build)", ratio(b["hdf5"].get("write"), hdmf.get("build"))))
-        if hdmf.get("files") is not None and hdmf.get("build") is not None:
+    print("  ratios (time of the other / time of ours; >1 = ours faster), median of the rounds [min–max]:")
+    for step in TIMED:
+        print(spread_line(f"{step} HDF5/ours", _ratios(samples, "hdf5", "ours", step)))
+        rival = b.get("hdmf-zarr 0.14", {}).get(step)
+        print(ratio_line(f"{step} hdmf-zarr/ours", ratio(rival, b["ours"].get(step)), "(one run of hdmf-zarr)"))
+        for store in STORES:
+            if store in samples:
+                print(spread_line(f"{step} {store}/ours", _ratios(samples, store, "ours", step)))
+    hdmf = r.get("hdmf", {})
+    build = (spread(hdmf.get("build")) or [None])[0]
+    construct = (spread(hdmf.get("construct")) or [None])[0]
+    if build is not None:
+        print(
+            f"  HDMF alone, the same for every backend: build {fmt(build)} s (in every write), "
+            f"construct {fmt(construct)} s (in every read); no backend beats these ceilings:"
+        )
+        print(ratio_line("write ceiling, build alone (HDF5 / build)", ratio(b["hdf5"].get("write"), build)))
+        floors = {k: hdmf.get(k) for k in ("files", "files renamed")}
+        if floors["files"]:
             print(
-                f"  our {fmt(b['ours'].get('files'), 'd')} objects created one by one with plain mkdir/open/write: "
-                f"{fmt(hdmf['files'])} s, each through a temporary name + rename: {fmt(hdmf.get('files renamed'))} s"
+                f"  the floor: our {fmt(b['ours'].get('files'), 'd')} objects ({fmt(b['ours'].get('inodes'), 'd')} "
+                f"inodes) created by a bare loop of mkdir/open/write, median of the rounds: "
+                f"{fmt_spread(floors['files'])} s; each through a temporary name + rename: "
+                f"{fmt_spread(floors['files renamed'])} s"
             )
-            for label, files in (("", hdmf["files"]), (" renamed", hdmf.get("files renamed"))):
+            for label, key in (("", "files"), (" renamed", "files renamed")):
+                hdf5 = samples.get("hdf5", {}).get("write") or []
+                ceilings = [h / (build + f) for h, f in zip(hdf5, floors[key] or [])]
                 print(
-                    ratio_line(
-                        f"write ceiling, build + our objects{label}",
-                        ratio(b["hdf5"].get("write"), None if files is None else hdmf["build"] + files),
-                        "(HDF5 / (build + creating them))",
+                    spread_line(
+                        f"write ceiling, build + our objects{label}", ceilings, "(HDF5 / (build + creating them))"
                     )
                 )
-        print(
-            ratio_line(
-                "read+tables ceiling, construct alone",
-                ratio(b["hdf5"].get("read+tables"), hdmf.get("construct")),
-                "(HDF5 / construct)",
-            )
-        )
-        if hdmf.get("builders") is not None and hdmf.get("construct") is not None:
+        if construct is not None:
             print(
                 ratio_line(
-                    "read+tables ceiling, construct + builders",
-                    ratio(b["hdf5"].get("read+tables"), hdmf["construct"] + hdmf["builders"]),
-                    f"(HDF5 / (construct + making the builders, {fmt(hdmf['builders'])} s))",
+                    "read+tables ceiling, construct alone",
+                    ratio(b["hdf5"].get("read+tables"), construct),
+                    "(HDF5 / construct)",
                 )
             )
     print("  " + objects_per_file(b))
 
 
+def _ratios(samples: dict[str, Any], other: str, ours: str, step: str) -> list[float]:
+    """The ratio of each round (``other``'s time over ``ours``'s), rounds paired in the order they ran."""
+    a, b = samples.get(other, {}).get(step) or [], samples.get(ours, {}).get(step) or []
+    return [x / y for x, y in zip(a, b) if x is not None and y]
+
+
 def objects_per_file(b: dict[str, Any]) -> str:
-    """The stored objects (regular files) of each backend's file, e.g. ``objects per file: ours 2599, ...``."""
-    counts = [f"{name} {fmt(b[name].get('files'), 'd')}" for name in BACKENDS]
-    return "objects per file: " + ", ".join(counts) + " (an HDF5 file is one object)"
+    """The stored objects (regular files) and inodes of each backend's file."""
+    counts = [
+        f"{name} {fmt(b[name].get('files'), 'd')} objects / {fmt(b[name].get('inodes'), 'd')} inodes"
+        for name in ["ours", *STORES, "hdmf-zarr 0.14"]
+        if name in b
+    ]
+    return "per file: " + ", ".join(counts) + " (an HDF5 file is one object)"
 
 
 def main() -> None:
@@ -238,11 +335,24 @@ def main() -> None:
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14")
     parser.add_argument("--rich", action="store_true", help="add ophys, icephys, images and a scratch table")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of ours and HDF5 (best kept)")
+    parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (median and min–max reported)")
+    parser.add_argument("--no-stores", action="store_true", help="skip ours into a zip and into icechunk")
     args = parser.parse_args()
     print("(b) many small objects")
     with workdir() as work:
-        report(run(work, args.series, args.units, args.trials, not args.hot, not args.no_rival, args.rich, args.rounds))
+        report(
+            run(
+                work,
+                args.series,
+                args.units,
+                args.trials,
+                not args.hot,
+                not args.no_rival,
+                args.rich,
+                args.rounds,
+                not args.no_stores,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--series", type=int, default=500, help="(b) TimeSeries")
     parser.add_argument("--units", type=int, default=1000, help="(b) units")
     parser.add_argument("--trials", type=int, default=200, help="(b) trials")
-    parser.add_argument("--small-rounds", type=int, default=3, help="(b) alternating rounds, best kept")
+    parser.add_argument("--small-rounds", type=int, default=7, help="(b) alternating rounds: median, min–max")
     parser.add_argument("--latency", type=float, default=0.02, help="(c) seconds per store request")
     parser.add_argument("--rival-timeout", type=float, default=150.0, help="(c) kill hdmf-zarr after this long")
     parser.add_argument("--stream-seconds", type=float, default=46.6, help="(d) streamed recording length")
