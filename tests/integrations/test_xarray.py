@@ -179,3 +179,16 @@ def test_appended_rows_and_values_keep_the_rule(tmp_path):
     assert assert_xarray_reads(path, consolidated=False)
     stamped = xr.open_datatree(path, engine="zarr")["/acquisition/stamped"].to_dataset(inherit=False)
     assert stamped["data"].sizes != stamped["timestamps"].sizes
+
+
+def test_the_hdmf_zarr_convention_keeps_its_names_and_convert_names_them(tmp_path):
+    # hdmf-zarr's convention keeps the specification's names, which collide (as in hdmf-zarr 0.14's own
+    # files); converting the file into ours names every array
+    theirs = tmp_path / "theirs.nwb.zarr"
+    with NWBZarrIO(theirs, mode="w", convention="hdmf-zarr") as io:
+        io.write(small_nwbfile(10))
+    with pytest.raises(ValueError, match="conflicting sizes for dimension"):
+        xr.open_zarr(theirs, group="units", consolidated=False)
+    ours = tmp_path / "ours.nwb.zarr"
+    convert(theirs, ours)
+    assert assert_xarray_reads(ours, consolidated=False)
