@@ -126,7 +126,7 @@ def test_no_name_ever_has_two_lengths_in_one_group(arrays):
             for label, length in zip(labels, shape):
                 if label is not None:
                     given.setdefault(label, set()).add(length)
-    for array, (shape, labels) in arrays.items():
+    for array, (_, labels) in arrays.items():
         for axis, label in enumerate(labels or []):
             if label is not None and len(given[label]) == 1 and labels.count(label) == 1:
                 if not any(label == f"{a}.dim{i}" for a, (s, _) in arrays.items() for i in range(len(s))):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import warnings
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -99,7 +99,8 @@ def test_every_array_has_dimension_names(full_file):
 
     for name, array in zarr.open_group(full_file, mode="r").members(max_depth=None):
         if isinstance(array, zarr.Array):
-            assert array.metadata.dimension_names is not None and len(array.metadata.dimension_names) == array.ndim, name
+            names = array.metadata.dimension_names
+            assert names is not None and len(names) == array.ndim and all(isinstance(n, str) for n in names), name
 
 
 def test_spec_names_stay_where_they_agree_and_not_where_they_do_not(full_file):
@@ -154,7 +155,7 @@ def test_streamed_data_and_user_names(tmp_path):
 def _table_file(path) -> None:
     """A file whose units table has as many spike times as units: the spec's dim0 agrees, for now."""
     nwbfile = NWBFile(
-        session_description="rows", identifier="ROWS", session_start_time=datetime(2024, 1, 2, tzinfo=timezone.utc)
+        session_description="rows", identifier="ROWS", session_start_time=datetime(2024, 1, 2, tzinfo=UTC)
     )
     nwbfile.add_unit_column("quality", "a text column")
     nwbfile.add_unit(spike_times=[0.5], quality="good")
