@@ -134,3 +134,14 @@ def test_no_name_ever_has_two_lengths_in_one_group(arrays):
     # the rule gives its own names again
     again = group_names({a: (shape, names[a]) for a, (shape, _) in arrays.items()})
     assert again == names
+
+
+def test_documents_zarr_stored_itself_are_named_too():
+    # zarr's ArrayV3Metadata.to_dict() (an append through zarr) gives tuples
+    documents = {
+        "/t": {"zarr_format": 3, "node_type": "group", "attributes": {}},
+        "/t/a": {"zarr_format": 3, "node_type": "array", "shape": (5,), "dimension_names": ("dim0",)},
+        "/t/b": {"zarr_format": 3, "node_type": "array", "shape": [3], "dimension_names": ["dim0"]},
+        "/t/c": {"zarr_format": 3, "node_type": "array", "shape": [3], "dimension_names": ["dim0"]},
+    }
+    assert renamed_documents(documents, ["/t"]) == {"/t/a": {**documents["/t/a"], "dimension_names": ["a.dim0"]}}

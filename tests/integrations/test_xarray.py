@@ -161,6 +161,8 @@ def _table_file(path) -> None:
     nwbfile.add_unit(spike_times=[0.5], quality="good")
     nwbfile.add_unit(spike_times=[1.5], quality="noise")
     nwbfile.add_acquisition(TimeSeries(name="stamped", data=np.arange(3.0), timestamps=np.arange(3.0), unit="V"))
+    sharded = ZarrDataIO(np.arange(8.0), chunks=(2,), shards=(4,))  # appended to through zarr itself
+    nwbfile.add_acquisition(TimeSeries(name="sharded", data=sharded, timestamps=np.arange(8.0), unit="V"))
     with NWBZarrIO(path, mode="w") as io:
         io.write(nwbfile)
 
@@ -176,10 +178,14 @@ def test_appended_rows_and_values_keep_the_rule(tmp_path):
         io.write(nwbfile)
     assert assert_xarray_reads(path, consolidated=False)
     with NWBZarrIO(path, mode="r+") as io:  # a dataset appended to: data grows, its timestamps do not
-        io.read().acquisition["stamped"].data.extend([3.0, 4.0])
+        acquisition = io.read().acquisition
+        acquisition["stamped"].data.extend([3.0, 4.0])
+        acquisition["sharded"].data.extend([8.0, 9.0, 10.0])
     assert assert_xarray_reads(path, consolidated=False)
-    stamped = xr.open_datatree(path, engine="zarr")["/acquisition/stamped"].to_dataset(inherit=False)
-    assert stamped["data"].sizes != stamped["timestamps"].sizes
+    tree = xr.open_datatree(path, engine="zarr")
+    for name in ("stamped", "sharded"):
+        series = tree[f"/acquisition/{name}"].to_dataset(inherit=False)
+        assert series["data"].dims != series["timestamps"].dims, name
 
 
 def test_the_hdmf_zarr_convention_keeps_its_names_and_convert_names_them(tmp_path):

@@ -110,7 +110,7 @@ def renamed_documents(documents: Mapping[str, dict[str, Any]], groups: Iterable[
     for parent, arrays in members.items():
         names = group_names({name: (doc["shape"], doc.get("dimension_names")) for name, doc in arrays.items()})
         for name, doc in arrays.items():
-            if doc.get("dimension_names") != names[name]:
+            if list(doc.get("dimension_names") or ()) != names[name] or doc.get("dimension_names") is None:
                 out[posixpath.join(parent, name)] = {**doc, "dimension_names": names[name]}
     return out
 
@@ -120,5 +120,6 @@ def _is_v3_array(doc: Any) -> bool:
         isinstance(doc, dict)
         and doc.get("zarr_format") == 3
         and doc.get("node_type") == "array"
-        and isinstance(doc.get("shape"), list)
+        and isinstance(doc.get("shape"), (list, tuple))  # (zarr's own to_dict() gives tuples)
+        and all(isinstance(n, int) for n in doc["shape"])
     )

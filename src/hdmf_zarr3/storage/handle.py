@@ -181,6 +181,7 @@ class StoreHandle:
             return
         self.cache.replace(self.undo_log.undo())
         self._changed = False
+        self._resized_groups.clear()
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
         """Remember a document zarr itself stored (after :meth:`preserve` of its key)."""
