@@ -58,6 +58,8 @@ def test_unnamed_axes_and_scalars():
 
 def test_names_that_do_not_fit_the_rank_are_ignored():
     assert group_names({"x": ((3, 4), ["only_one"])}) == {"x": ["x.dim0", "x.dim1"]}
+    # (a file's document may hold anything there)
+    assert group_names({"x": ((3,), 5), "y": ((2,), [7])}) == {"x": ["x.dim0"], "y": ["y.dim0"]}  # type: ignore[dict-item]
 
 
 def test_one_name_on_two_axes_of_one_array_is_split():

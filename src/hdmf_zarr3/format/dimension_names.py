@@ -39,8 +39,9 @@ def unnamed(array: str, axis: int) -> str:
     return f"{array}.dim{axis}"
 
 
-def _candidates(array: str, ndim: int, names: Sequence[str | None] | None) -> list[str]:
-    given = list(names) if names is not None and len(names) == ndim else [None] * ndim
+def _candidates(array: str, ndim: int, names: Any) -> list[str]:
+    # (names read from a file may be anything: only a list or tuple of the array's rank is taken)
+    given = list(names) if isinstance(names, (list, tuple)) and len(names) == ndim else [None] * ndim
     return [name if isinstance(name, str) and name else unnamed(array, axis) for axis, name in enumerate(given)]
 
 
