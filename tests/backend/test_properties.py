@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from hdmf_zarr3 import HdmfZarrError, InvalidNameError, ZarrDataIO, ZarrIO
+from hdmf_zarr3.format.dimension_names import group_names
 from hdmf_zarr3.format.names import RESERVED_ATTRS, check_name
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -445,7 +446,19 @@ def as_rows(data):
     return data
 
 
-def check_dataset(want: DatasetBuilder, got: DatasetBuilder, path: str, root: GroupBuilder) -> None:
+def named(want: DatasetBuilder, parent: GroupBuilder) -> tuple:
+    """The dimension names ``want`` is stored with: the labels it was given, unless another dataset of its group
+    gives one of them another length (docs/storage.md §3, "Dimension names"); every axis named."""
+    arrays = {}
+    for name, sibling in parent.datasets.items():
+        shape = shape_of(expected_dataset(sibling)[0])
+        arrays[name] = (shape, sibling.dimension_labels if shape else None)
+    return tuple(group_names(arrays)[want.name])
+
+
+def check_dataset(
+    want: DatasetBuilder, got: DatasetBuilder, path: str, root: GroupBuilder, labels: tuple | None = None
+) -> None:
     expect, dtype = expected_dataset(want)
     assert got.dtype == dtype and type(got.dtype) is type(dtype), f"{path}: dtype {got.dtype!r}, expected {dtype!r}"
     data, shape = got.data, shape_of(expect)
@@ -458,7 +471,7 @@ def check_dataset(want: DatasetBuilder, got: DatasetBuilder, path: str, root: Gr
         assert isinstance(data, np.ndarray) and data.shape == () and data.dtype.names, f"{path}: {data!r}"
         data = tuple(data[name][()] for name in data.dtype.names)
     check(expect, data, path, root)
-    labels = want.dimension_labels if shape else None
+    labels = labels if labels is not None else (want.dimension_labels if shape else None)
     assert got.dimension_labels == labels, f"{path}: dimension labels {got.dimension_labels!r}, expected {labels!r}"
     check_attributes(want, got, path, root)
 
@@ -468,7 +481,7 @@ def check_tree(want: GroupBuilder, got: GroupBuilder) -> None:
         g = lookup(got, path)
         assert type(g) is type(w), f"{path}: a {type(w).__name__} came back as {type(g).__name__}"
         if isinstance(w, DatasetBuilder):
-            check_dataset(w, g, path, got)
+            check_dataset(w, g, path, got, named(w, lookup(want, path.rsplit("/", 1)[0] or "/")))
             continue
         for kind in ("groups", "datasets", "links"):
             assert set(getattr(g, kind)) == set(getattr(w, kind)), f"{path}: {kind} differ"

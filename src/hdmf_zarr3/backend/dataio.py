@@ -213,7 +213,9 @@ class ZarrDataIO(DataIO):
     fill_value, fillvalue : scalar, optional
         Value of chunks never written (``fillvalue`` is hdmf-zarr's spelling; give one, or both equal).
     dimension_names : sequence of str, optional
-        Zarr v3 ``dimension_names`` (by default the spec's ``dims``).
+        Zarr v3 ``dimension_names`` (by default the spec's ``dims``). Kept unless a name has another
+        length on another array of the group: that axis is then named ``<array>.<name>`` (the rule of
+        docs/storage.md §3, "Dimension names", which keeps the group readable by xarray).
     link_data : bool
         If ``data`` is a dataset read from another Zarr file, or a ``zarr.Array`` in a Zarr file (a
         directory, zip or URL), link to it instead of copying. A ``zarr.Array`` in an in-memory store

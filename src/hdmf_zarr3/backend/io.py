@@ -179,6 +179,8 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                     and self._mode not in CREATE_MODES
                 ):
                     raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
+                # our files name every array's dimensions (format/dimension_names.py); hdmf-zarr's as it does
+                handle.names_dimensions = self._convention.name == dialects.Convention.name
             except BaseException:
                 self._handle = None
                 handle.close()  # releases the write lock

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,7 +12,7 @@ from zarr.abc.store import Store
 
 from .._version import __version__
 from ..errors import IncompleteFileError
-from ..format import completion, consolidated
+from ..format import completion, consolidated, dimension_names
 from ..format.documents import group_document
 from . import locations, open_files
 from .document_cache import DocumentCache
@@ -52,6 +53,10 @@ class StoreHandle:
     use_consolidated: bool = field(default=True, repr=False)  # False (mode r-): list the store instead
     consolidate: bool = field(default=True, repr=False)  # commit() inlines every node into the root
     life: open_files.Lifetime = field(init=False, repr=False)  # ended by close(): lazy objects refuse to read
+    # files of our convention: every array stored through this handle gets dimension names by the rule of
+    # format/dimension_names.py, its group's other arrays renamed where a length changed (set by the io)
+    names_dimensions: bool = field(default=False, repr=False)
+    _resized_groups: set[str] = field(default_factory=set, repr=False)  # groups of arrays zarr stored (changed())
 
     def __post_init__(self) -> None:
         self.life = open_files.Lifetime(self.location or repr(self.store))
@@ -156,6 +161,8 @@ class StoreHandle:
 
         self.will_change()
         current = self.documents()
+        if self.names_dimensions:
+            documents = {**documents, **self._renamed({**current, **documents}, documents)}
         # a document stored as it already is needs no write (an append re-puts the groups it passes through)
         rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
         self.undo_log.storing(list(rest), ZARR_JSON)
@@ -174,11 +181,20 @@ class StoreHandle:
             return
         self.cache.replace(self.undo_log.undo())
         self._changed = False
+        self._resized_groups.clear()
 
     def changed(self, path: str, doc: dict[str, Any]) -> None:
         """Remember a document zarr itself stored (after :meth:`preserve` of its key)."""
         self._changed = True
         self.documents()[path] = doc
+        self._resized_groups.add(posixpath.dirname(path))
+
+    @staticmethod
+    def _renamed(current: dict[str, dict[str, Any]], stored: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The array documents (of ``current``) to store renamed so that the groups of the arrays in ``stored``
+        keep the dimension-name rule."""
+        groups = {posixpath.dirname(p) for p, d in stored.items() if p != "/" and d.get("node_type") == "array"}
+        return dimension_names.renamed_documents(current, groups) if groups else {}
 
     def commit(self) -> None:
         """Store the root with every node inlined (consolidated metadata), if anything changed; a new
@@ -188,6 +204,11 @@ class StoreHandle:
             return
         from .nodes import put_documents
 
+        if self._resized_groups:  # arrays whose length changed (appends): their groups named again
+            groups, self._resized_groups = self._resized_groups, set()
+            renamed = dimension_names.renamed_documents(documents, groups) if self.names_dimensions else {}
+            if renamed:
+                self.put_documents(renamed)
         root = (
             consolidated.consolidate(documents)
             if self.consolidate
