@@ -181,7 +181,7 @@ def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
         # An array that promises every chunk is stored keeps the promise when zarr writes it (a region set to
         # the fill value in r+, a block written through zarr): zarr would otherwise delete such a chunk.
         config = {"write_empty_chunks": True} if all_chunks_stored(doc) else None
-        array = AsyncArray(cast(Any, doc), StorePath(store, path.strip("/")), config=config)  # a v3 or v2 document
+        array = AsyncArray(cast(Any, doc), StorePath(store, path.strip("/")), config=cast(Any, config))  # v3 or v2
     except UnknownCodecError as exc:
         raise UnsupportedCodecError(
             f"no codec installed for one of {_codec_names(doc.get('codecs', []))} (install "
