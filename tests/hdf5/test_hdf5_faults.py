@@ -5,6 +5,7 @@ destination and the node being written; Ctrl-C stays a KeyboardInterrupt."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -18,6 +19,7 @@ import pytest
 from h5_faults import FAULTS, H5Faults
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from sweep_memo import shared_hdmf_work
 from sweep_pool import pool, run_all
 from writing import write_nwb
 
@@ -97,8 +99,12 @@ def _run(source: Path, directory: Path, dst: Path, old: bytes | None, name: str,
     _check(directory, dst, old, exc, name)
 
 
+_WORKER = contextlib.ExitStack()  # a worker's shared HDMF work (sweep_memo.py), for its life
+
+
 def _start_worker(source: Path) -> None:
     """One conversion before any is counted, as the test's process made (``faultless``): calls numbered alike."""
+    _WORKER.enter_context(shared_hdmf_work())
     with tempfile.TemporaryDirectory() as where:
         convert(source, Path(where) / "warm.nwb")
 
