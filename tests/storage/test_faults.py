@@ -271,15 +271,18 @@ def _count(bases: dict[str, Path], scenario: str, kind: str, where: Path) -> int
 
 def _run_at(bases: dict[str, Path], scenario: str, kind: str, runs: Path, at: int) -> str | None:
     """One run of a sweep: ``None``, or the first line of the assertion it failed."""
+    failure = None
     try:
         run_once(bases, scenario, kind, at, runs / f"{at}")
     except AssertionError as exc:
-        return str(exc).splitlines()[0]
-    finally:
-        shutil.rmtree(runs / f"{at}", ignore_errors=True)
-    if FAULTS.fired is None:  # (the count said there is an operation ``at``: every run must reach it)
-        return f"{scenario}, {kind} at operation {at}: never reached, the operations were not counted alike"
-    return None
+        failure = str(exc).splitlines()[0]
+    if failure is None and FAULTS.fired is None:  # (the count said there is an operation ``at``: each run reaches it)
+        failure = f"{scenario}, {kind} at operation {at}: never reached, the operations were not counted alike"
+    try:
+        shutil.rmtree(runs / f"{at}")
+    except OSError as exc:  # (a store write still under way after the write returned, e.g. "Directory not empty")
+        failure = failure or f"{scenario}, {kind} at operation {at}: written to after the run returned: {exc}"
+    return failure
 
 
 def _sweep(bases, scenario: str, kind: str, runs: Path, every: bool, workers=None) -> None:
