@@ -54,6 +54,8 @@ class FaultProxy:
 
     def stop(self) -> None:
         self._stop.set()
+        with contextlib.suppress(OSError):  # wakes the accepting thread now, not at its next timeout
+            self._server.shutdown(socket.SHUT_RDWR)
         for thread in self._threads:
             thread.join(timeout=5)
         self._server.close()

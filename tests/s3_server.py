@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +28,10 @@ def s3_server() -> Iterator[dict[str, Any]]:
             "client_options": {"allow_http": True},
         }
 
+        @functools.cache
         def client() -> Any:
+            # one client for the session (boto3's clients are thread-safe): making one took a quarter of a
+            # second, paid by every new bucket of the fault sweeps
             return boto3.client(
                 "s3",
                 endpoint_url=endpoint,

@@ -5,8 +5,13 @@ destination and the node being written; Ctrl-C stays a KeyboardInterrupt."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
 import os
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +19,8 @@ import pytest
 from h5_faults import FAULTS, H5Faults
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from sweep_memo import shared_hdmf_work
+from sweep_pool import pool, run_all
 from writing import write_nwb
 
 from hdmf_zarr3 import StoreError, convert
@@ -72,17 +79,56 @@ def test_a_full_disk_leaves_the_old_file_byte_for_byte(source, tmp_path, existin
     _check(tmp_path, dst, old, exc, "ENOSPC")
 
 
-def _sweep(source: Path, tmp_path: Path, calls: list[int], name: str, existing: bool) -> None:
+def _sweep(source: Path, tmp_path: Path, calls: list[int], name: str, existing: bool, workers=None) -> None:
     old = _old(tmp_path) if existing else None
     dst = tmp_path / "old.nwb"
-    for k in calls:
-        exc, failed = _convert_failing(source, dst, k, FAULTS[name])
-        assert failed is not None, f"call {k} of {faultless} was not made"
-        assert exc is not None, f"a fault at call {k} ({failed}) went unnoticed"
-        _check(tmp_path, dst, old, exc, name)
+    if workers is not None:  # the same runs, shared among worker processes (each in a directory of its own)
+        failures = run_all(workers, functools.partial(_run_in_worker, source, tmp_path, old, name), calls)
+        assert not failures, f"{len(failures)} of {len(calls)} runs failed:\n" + "\n".join(failures)
+    for k in calls if workers is None else ():
+        _run(source, tmp_path, dst, old, name, k)
     convert(source, dst)  # and then it converts
     with NWBHDF5IO(dst, "r") as io:
         np.testing.assert_array_equal(io.read().acquisition["ts"].data[:], np.arange(50.0))
+
+
+def _run(source: Path, directory: Path, dst: Path, old: bytes | None, name: str, k: int) -> None:
+    exc, failed = _convert_failing(source, dst, k, FAULTS[name])
+    assert failed is not None, f"call {k} was not made"
+    assert exc is not None, f"a fault at call {k} ({failed}) went unnoticed"
+    _check(directory, dst, old, exc, name)
+
+
+_WORKER = contextlib.ExitStack()  # a worker's shared HDMF work (sweep_memo.py), for its life
+
+
+def _start_worker(source: Path) -> None:
+    """One conversion before any is counted, as the test's process made (``faultless``): calls numbered alike."""
+    _WORKER.enter_context(shared_hdmf_work())
+    with tempfile.TemporaryDirectory() as where:
+        convert(source, Path(where) / "warm.nwb")
+
+
+def _run_in_worker(source: Path, root: Path, old: bytes | None, name: str, k: int) -> str | None:
+    """:func:`_run` in a worker process, in its own directory (holding its copy of the old file)."""
+    directory = root / f"worker-{os.getpid()}"
+    dst = directory / "old.nwb"
+    if not directory.exists():
+        directory.mkdir()
+        if old is not None:
+            dst.write_bytes(old)
+    try:
+        _run(source, directory, dst, old, name, k)
+    except AssertionError as exc:
+        return f"{name} at call {k}: {str(exc).splitlines()[0]}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def workers(source) -> Iterator[ProcessPoolExecutor | None]:
+    """The worker processes the exhaustive sweep shares its runs among (``sweep_pool.py``)."""
+    with pool(_start_worker, source) as executor:
+        yield executor
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))
@@ -96,9 +142,9 @@ def test_h5py_calls_failing_at_the_edges_and_between(source, faultless, tmp_path
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FAULTS))
 @pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
-def test_every_h5py_call_failing(source, faultless, tmp_path, name, existing):
-    """Every write-side h5py call of the conversion, in turn, raises the fault (about 4 minutes)."""
-    _sweep(source, tmp_path, list(range(1, faultless + 1)), name, existing)
+def test_every_h5py_call_failing(source, faultless, tmp_path, name, existing, workers):
+    """Every write-side h5py call of the conversion, in turn, raises the fault (shared among worker processes)."""
+    _sweep(source, tmp_path, list(range(1, faultless + 1)), name, existing, workers)
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))

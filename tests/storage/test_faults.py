@@ -9,17 +9,22 @@ raised after the rollback finished. A run the fault did not stop must leave the 
 
 The default run tries the first and last operations and a few others drawn at random (seeded:
 ``HDMF_ZARR3_FAULT_SEED``, ``HDMF_ZARR3_FAULT_SPREAD``); the sweep of every index is marked ``slow``
-(CI runs it).
+(CI runs it). What every run would redo identically is done once: the count of operations (per scenario), the
+existing file's bytes (per base), HDMF's namespace work (``sweep_memo.py``); the runs write into a tmpfs
+(``/dev/shm``) where there is one, as file system calls were a third of a run on a disk.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
 import shutil
 import subprocess
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +33,8 @@ from faults import FAULTS, KINDS, beside, installed, tree
 from full_nwbfile import make_manager
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO, TimeSeries
+from sweep_memo import runs_dir, shared_hdmf_work
+from sweep_pool import pool, run_all
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, convert, recover
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError
@@ -115,8 +122,28 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
 
 @pytest.fixture(scope="module")
 def patched():
-    with installed() as faults:
+    with installed() as faults, shared_hdmf_work():
         yield faults
+
+
+@pytest.fixture(scope="module")
+def runs_root(tmp_path_factory) -> Iterator[Path]:
+    """Where the sweeps' runs write (a tmpfs if there is one, else a temporary directory)."""
+    with runs_dir(tmp_path_factory.mktemp("runs")) as where:
+        yield where
+
+
+@pytest.fixture
+def runs(runs_root, request) -> Iterator[Path]:
+    """A directory of its own for each test's runs, removed after it."""
+    where = runs_root / request.node.name.replace("/", "_")
+    where.mkdir()
+    yield where
+    shutil.rmtree(where, ignore_errors=True)
+
+
+#: A base file's tree (``faults.tree``), read once: every run starts from a copy of it, byte for byte.
+BASE_TREES: dict[str, dict[str, bytes]] = {}
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +155,7 @@ def bases(tmp_path_factory, patched):
         (root / name).parent.mkdir(exist_ok=True)
         _write(root / name)
         made[name] = root / name
+        BASE_TREES[name] = tree(root / name)
     SOURCES["zarr"] = root / "source.nwb.zarr"
     _write(SOURCES["zarr"])
     SOURCES["hdf5"] = root / "source.nwb"
@@ -169,7 +197,7 @@ def run_once(
     path = _fresh(bases, scenario, where)
     if prepare is not None:
         prepare()
-    before = tree(path) if existing else None
+    before = BASE_TREES[SCENARIOS[scenario][2]] if existing else None
     around = beside(path)
     error: BaseException | None = None
     try:
@@ -224,25 +252,67 @@ def _indices(total: int, scenario: str, kind: str) -> list[int]:
     return sorted({1, total, *rng.sample(rest, min(SPREAD, len(rest)))})
 
 
-def _count(bases: dict[str, Path], scenario: str, where: Path) -> int:
-    action = SCENARIOS[scenario][0]
-    path = _fresh(bases, scenario, where)
-    with FAULTS.armed() as faults:
-        action(path)
-    return faults.count
+#: (scenario, whether the fault is a Ctrl-C) -> how many operations the fault can hit when nothing fails (a
+#: failure inside a cleanup that tolerates failure is no fault to try: only a Ctrl-C stops one, see faults.py).
+COUNTS: dict[tuple[str, bool], int] = {}
 
 
-def _sweep(bases, scenario: str, kind: str, tmp_path: Path, every: bool) -> None:
-    total = _count(bases, scenario, tmp_path / "count")
+def _count(bases: dict[str, Path], scenario: str, kind: str, where: Path) -> int:
+    key = (scenario, kind == "interrupt")
+    if key not in COUNTS:
+        action = SCENARIOS[scenario][0]
+        path = _fresh(bases, scenario, where)
+        with FAULTS.armed(0, kind) as faults:
+            action(path)
+        COUNTS[key] = faults.count
+        shutil.rmtree(where)
+    return COUNTS[key]
+
+
+def _run_at(bases: dict[str, Path], scenario: str, kind: str, runs: Path, at: int) -> str | None:
+    """One run of a sweep: ``None``, or the first line of the assertion it failed."""
+    failure = None
+    try:
+        run_once(bases, scenario, kind, at, runs / f"{at}")
+    except AssertionError as exc:
+        failure = str(exc).splitlines()[0]
+    if failure is None and FAULTS.fired is None:  # (the count said there is an operation ``at``: each run reaches it)
+        failure = f"{scenario}, {kind} at operation {at}: never reached, the operations were not counted alike"
+    try:
+        shutil.rmtree(runs / f"{at}")
+    except OSError as exc:  # (a store write still under way after the write returned, e.g. "Directory not empty")
+        failure = failure or f"{scenario}, {kind} at operation {at}: written to after the run returned: {exc}"
+    return failure
+
+
+def _sweep(bases, scenario: str, kind: str, runs: Path, every: bool, workers=None) -> None:
+    total = _count(bases, scenario, kind, runs / "count")
     indices = range(1, total + 1) if every else _indices(total, scenario, kind)
-    failures = []
-    for at in indices:
-        try:
-            run_once(bases, scenario, kind, at, tmp_path / f"{at}")
-        except AssertionError as exc:
-            failures.append(str(exc).splitlines()[0])
-        shutil.rmtree(tmp_path / f"{at}")
+    run = functools.partial(_run_at, bases, scenario, kind, runs)
+    failures = run_all(workers, run, indices) if workers else [f for f in map(run, indices) if f is not None]
     assert not failures, f"{len(failures)} of {len(indices)} runs failed:\n" + "\n".join(failures)
+
+
+_WORKER = contextlib.ExitStack()  # a worker's patches, for its life
+
+
+def _start_worker(sources: dict[str, Path], bases: dict[str, Path]) -> None:
+    """Set up a worker process of the sweep as the ``patched`` and ``bases`` fixtures set up the test's."""
+    _WORKER.enter_context(installed())
+    _WORKER.enter_context(shared_hdmf_work())
+    SOURCES.update(sources)
+    BASE_TREES.update({name: tree(path) for name, path in bases.items()})
+    # what the test's process did before counting, done here too, so that the operations are numbered alike
+    # (the test extension's type map, made on first use, writes and removes its files: operations)
+    with tempfile.TemporaryDirectory() as where:
+        _write(Path(where) / "warm.nwb.zarr")
+
+
+@pytest.fixture(scope="module")
+def workers(bases) -> Iterator[ProcessPoolExecutor | None]:
+    """The worker processes the exhaustive sweep shares its runs among (``sweep_pool.py``)."""
+    with pool(_start_worker, dict(SOURCES), bases) as executor:
+        yield executor
 
 
 #: Not yet held (issue #27, left open): a Ctrl-C during a zip append sometimes leaves the zip's working
@@ -252,14 +322,14 @@ CASES = [(s, k) for s in SCENARIOS for k in KINDS if (s, k) not in OPEN]
 
 
 @pytest.mark.parametrize(("scenario", "kind"), CASES)
-def test_fault_at_spread_of_operations(bases, scenario, kind, tmp_path):
-    _sweep(bases, scenario, kind, tmp_path, every=False)
+def test_fault_at_spread_of_operations(bases, scenario, kind, runs):
+    _sweep(bases, scenario, kind, runs, every=False)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("scenario", "kind"), CASES)
-def test_fault_at_every_operation(bases, scenario, kind, tmp_path):
-    _sweep(bases, scenario, kind, tmp_path, every=True)
+def test_fault_at_every_operation(bases, scenario, kind, runs, workers):
+    _sweep(bases, scenario, kind, runs, every=True, workers=workers)
 
 
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:
@@ -282,7 +352,7 @@ def _killed_append(bases: dict[str, Path], where: Path) -> Path:
 def _recover_sweep(bases, kind: str, tmp_path: Path, every: bool) -> None:
     original = tree(bases["f.nwb.zarr"])
     killed = _killed_append(bases, tmp_path / "killed")
-    with FAULTS.armed() as faults:
+    with FAULTS.armed(0, kind) as faults:  # (as _count: what this kind of fault can hit)
         recover(shutil.copytree(killed, tmp_path / "count" / killed.name))
     total = faults.count
     failures = []
@@ -313,14 +383,14 @@ def _recover_sweep(bases, kind: str, tmp_path: Path, every: bool) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_fault_during_recover(bases, kind, tmp_path):
-    _recover_sweep(bases, kind, tmp_path, every=False)
+def test_fault_during_recover(bases, kind, runs):
+    _recover_sweep(bases, kind, runs, every=False)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_fault_during_recover_at_every_operation(bases, kind, tmp_path):
-    _recover_sweep(bases, kind, tmp_path, every=True)
+def test_fault_during_recover_at_every_operation(bases, kind, runs):
+    _recover_sweep(bases, kind, runs, every=True)
 
 
 @pytest.fixture(scope="module")
