@@ -293,9 +293,11 @@ class Mover:
             else:
                 continue
             groups: dict[str, list[str]] = {}
+            moved_names = False
             for alias in node.names:
                 full = f"{base}.{alias.name}" if base else alias.name
                 if full in self.active:
+                    moved_names = True
                     new_full = self.active[full]
                     target, name = new_full.rsplit(".", 1)
                     local = alias.asname or alias.name
@@ -308,8 +310,7 @@ class Mover:
             rendered = [
                 (self._render(target, bool(node.level), new_pkg), names) for target, names in groups.items()
             ]
-            original = [((node.level, node.module or "") if node.level else (0, node.module or ""), None)]
-            if len(rendered) == 1 and rendered[0][0] == original[0][0]:
+            if not moved_names and len(rendered) == 1 and rendered[0][0] == (node.level, node.module or ""):
                 continue
             indent = " " * node.col_offset
             statements = []
