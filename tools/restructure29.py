@@ -161,7 +161,7 @@ MOVES: dict[str, str] = {
 }
 
 ROOM_DOCS: dict[str, str] = {
-    "backend.zarrio": "ZarrIO and NWBZarrIO: opening, reading, writing and hdmf-zarr's API, delegated to the rooms below.",
+    "backend.zarrio": "ZarrIO and NWBZarrIO: opening, reading, writing, hdmf-zarr's API, delegated below.",
     "backend.read": "Reading a builder tree: one pass over the node documents, and the files it links into.",
     "backend.write": "Writing a builder tree: one walk into a WritePlan, then the plan stored in batches.",
     "backend.datasets": "Lazy, h5py-like datasets handed to HDMF on read, and what changes them in place.",
@@ -181,6 +181,7 @@ ROOM_DOCS: dict[str, str] = {
     "h5py_adapters": "h5py below the backend: region references, layout text, virtual chunks, destinations.",
 }
 
+SEGMENTS = re.compile(r'"(backend|storage|format|hdf5)" / "(\w+)\.py"')
 DOTTED = re.compile(r"(?<![\w])(hdmf_zarr3\.)?((?:backend|storage|format|hdf5)(?:\.\w+)+)")
 
 
@@ -208,7 +209,7 @@ class Mover:
         self.active = {
             old: new
             for old, new in MOVES.items()
-            if old in self.pending or not (self.src.joinpath(*old.split(".")).is_dir())
+            if old in self.pending or not self.src.joinpath(*old.split(".")).is_dir()
         }
         self.changed: list[Path] = []
 
@@ -231,7 +232,16 @@ class Mover:
             text = re.sub(rf"(?<![\w/]){re.escape(old_path)}(?![\w])", new_path, text)
         return text
 
+    def _sub_segments(self, match: re.Match[str]) -> str:
+        """``"storage" / "handle.py"`` -> ``"storage" / "stores" / "handle.py"``."""
+        old = f"{match.group(1)}.{match.group(2)}"
+        if old not in self.active:
+            return match.group(0)
+        *rooms, stem = self.active[old].split(".")
+        return " / ".join(f'"{part}"' for part in [*rooms, stem + ".py"])
+
     def rewrite_text(self, text: str) -> str:
+        text = SEGMENTS.sub(self._sub_segments, text)
         return self._sub_path(DOTTED.sub(self._sub_dotted, text))
 
     # -- python ---------------------------------------------------------------------------------------
@@ -307,9 +317,7 @@ class Mover:
                     groups.setdefault(target, []).append(
                         alias.name if not alias.asname else f"{alias.name} as {alias.asname}"
                     )
-            rendered = [
-                (self._render(target, bool(node.level), new_pkg), names) for target, names in groups.items()
-            ]
+            rendered = [(self._render(target, bool(node.level), new_pkg), names) for target, names in groups.items()]
             if not moved_names and len(rendered) == 1 and rendered[0][0] == (node.level, node.module or ""):
                 continue
             indent = " " * node.col_offset
