@@ -181,7 +181,7 @@ ROOM_DOCS: dict[str, str] = {
     "h5py_adapters": "h5py below the backend: region references, layout text, virtual chunks, destinations.",
 }
 
-SEGMENTS = re.compile(r'"(backend|storage|format|hdf5)" / "(\w+)\.py"')
+SEGMENTS = re.compile(r'(?:"(backend|storage|format|hdf5)"|\b(BACKEND|STORAGE|FORMAT|HDF5)) / "(\w+)\.py"')
 DOTTED = re.compile(r"(?<![\w])(hdmf_zarr3\.)?((?:backend|storage|format|hdf5)(?:\.\w+)+)")
 
 
@@ -234,11 +234,16 @@ class Mover:
 
     def _sub_segments(self, match: re.Match[str]) -> str:
         """``"storage" / "handle.py"`` -> ``"storage" / "stores" / "handle.py"``."""
-        old = f"{match.group(1)}.{match.group(2)}"
+        layer = match.group(1) or match.group(2).lower()
+        old = f"{layer}.{match.group(3)}"
         if old not in self.active:
             return match.group(0)
-        *rooms, stem = self.active[old].split(".")
-        return " / ".join(f'"{part}"' for part in [*rooms, stem + ".py"])
+        top, *rooms, stem = self.active[old].split(".")
+        quoted = [f'"{part}"' for part in [*rooms, stem + ".py"]]
+        if match.group(1):
+            return " / ".join([f'"{top}"', *quoted])
+        # a variable (FORMAT = PACKAGE / "format") stays when the module stays in its layer
+        return " / ".join([match.group(2), *quoted]) if top == layer else match.group(0)
 
     def rewrite_text(self, text: str) -> str:
         text = SEGMENTS.sub(self._sub_segments, text)
