@@ -7,8 +7,9 @@ Usage (standard library only; run from anywhere)::
 What it does, in order, and prints as it goes:
 
 1. refuses a dirty tree (``git status --porcelain`` not empty);
-2. rewrites every reference to a moved module in src/, tests/, benchmarks/, docs/, tutorials/ and
-   pyproject.toml: ``from``-imports (relative ones recomputed from the importing module's new place,
+2. rewrites every reference to a moved module in src/, tests/, benchmarks/, docs/ (not docs/_plans/),
+   tutorials/, scripts/ and pyproject.toml (not CHANGELOG.md: its entries keep their names):
+   ``from``-imports (relative ones recomputed from the importing module's new place,
    ``from pkg import module`` split per new package, with ``as old_name`` when the module was
    renamed), dotted names (``hdmf_zarr3.storage.locks``, ``storage.locks`` in import-linter contracts
    and ``:mod:`` roles, monkeypatch targets in strings) and paths (``storage/locks.py``);
@@ -342,12 +343,13 @@ class Mover:
 
     # -- the steps --------------------------------------------------------------------------------------
     def files(self) -> list[Path]:
-        found = [self.root / "pyproject.toml", self.root / "CHANGELOG.md"]
+        # CHANGELOG.md keeps the names each entry was written with; docs/_plans/ is the plan, old names included
+        found = [self.root / "pyproject.toml"]
         for scope in SCOPES:
             base = self.root / scope
             if base.is_dir():
                 found += [p for p in base.rglob("*") if p.is_file() and p.suffix in TEXT_SUFFIXES]
-        skip = ("/.venv/", "/_build/", "/.git/", "/node_modules/")
+        skip = ("/.venv/", "/_build/", "/.git/", "/node_modules/", "/docs/_plans/")
         return [p for p in found if p.is_file() and not any(s in str(p) for s in skip)]
 
     def rewrite_all(self) -> None:
