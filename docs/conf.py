@@ -45,7 +45,7 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_examples", "Thumbs.db", ".DS_Store"]
+exclude_patterns = ["_build", "_examples", "_plans", "Thumbs.db", ".DS_Store"]  # _plans: work notes, not pages
 # No network: no intersphinx, no linkcheck.
 
 # -- MyST (the Markdown pages) ---------------------------------------------------------------------------
@@ -101,7 +101,8 @@ _TUTORIAL_LINK = re.compile(r"\]\(\.\./tutorials/?(?:(plot_\w+)\.py)?\)")
 
 def _tutorial_links(app, docname, source):
     source[0] = _TUTORIAL_LINK.sub(
-        lambda m: f"](tutorials/{m.group(1)}.rst)" if m.group(1) else "](tutorials/index.rst)", source[0])
+        lambda m: f"](tutorials/{m.group(1)}.rst)" if m.group(1) else "](tutorials/index.rst)", source[0]
+    )
 
 
 def _remove_scratch(app, exception):

@@ -41,6 +41,9 @@ def imported(path: Path) -> Iterator[tuple[int, str]]:
                     yield node.lineno, f"{base_name}.{alias.name}"
             else:
                 yield node.lineno, base_name
+                for alias in node.names:  # ``from ..data import dtypes``: a module of a package, too
+                    if PACKAGE.parent.joinpath(*base_name.split("."), alias.name + ".py").is_file():
+                        yield node.lineno, f"{base_name}.{alias.name}"
 
 
 def ours(target: str) -> bool:
@@ -52,6 +55,8 @@ def test_the_resolver_sees_relative_and_nested_imports():
     v3 = {m for _, m in imported(FORMAT / "dialects" / "hdmf_zarr_v3.py")}
     assert {"hdmf_zarr3.format.dtypes", "hdmf_zarr3.errors", "hdmf_zarr3.format.dialects.base"} <= v3
     assert "hdmf.build" in {m for _, m in imported(FORMAT / "values.py")}  # imported inside a function only
+    # ``from ..format import references as R`` names the module too, not only its package
+    assert "hdmf_zarr3.format.references" in {m for _, m in imported(PACKAGE / "backend" / "datasets.py")}
 
 
 def test_format_imports_nothing_of_ours_from_above_it():

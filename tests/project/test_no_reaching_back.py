@@ -173,3 +173,18 @@ def test_every_allowed_private_is_still_read():
 def test_the_modules_import_each_other_without_a_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def private_imports(root: Path = PACKAGE) -> list[str]:
+    """``from .module import _name`` of our own modules: a private name taken across modules (issue #29)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            ours = isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("hdmf_zarr3"))
+            if ours and node.module != "_version":
+                found += [f"{path.relative_to(root)}:{node.lineno} {a.name}" for a in node.names if _private(a.name)]
+    return found
+
+
+def test_no_module_imports_the_private_names_of_another():
+    assert private_imports() == []

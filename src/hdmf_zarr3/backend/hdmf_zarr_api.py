@@ -28,7 +28,7 @@ from ..storage import local_paths, locations, open_files
 from ..storage.stores import StoreHandle
 from ..storage.zarr_adapter import sync
 from .parallel import ParallelOptions
-from .reference_targets import _builder_path
+from .reference_targets import builder_path
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
@@ -114,7 +114,7 @@ class HdmfZarrApi:
         """Whether the node of ``builder`` (a group or dataset) is stored in this file, asking the store
         itself. Links live in their parent's attributes: they are no node of their own (False)."""
         store = self._require_open().store
-        path = _builder_path(builder)
+        path = builder_path(builder)
         return any(sync(store.exists(store_key(path, name))) for name in _NODE_FILES)
 
     def get_builder_disk_path(self, builder: Builder, filepath: str | None = None) -> str:
@@ -130,7 +130,7 @@ class HdmfZarrApi:
         base = filepath if filepath is not None else self.source
         if base is None:
             raise ValueError("this file has no path (a zarr Store without a directory): pass filepath")
-        relative = _builder_path(builder).lstrip("/")
+        relative = builder_path(builder).lstrip("/")
         if locations.is_url(base):
             return posixpath.join(base.rstrip("/"), relative) if relative else base
         return os.path.join(base, relative) if relative else base

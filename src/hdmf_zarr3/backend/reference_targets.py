@@ -84,14 +84,14 @@ def link_target(obj: Any, where: str | None = None) -> Any:
         if any(obj is s for s in seen):
             if obj is seen[0] and len(seen) == 1:
                 raise ReferenceError_("the link points to itself", where)
-            chain = " -> ".join(_builder_path(b) for b in [*seen[seen.index(obj) :], obj])
+            chain = " -> ".join(builder_path(b) for b in [*seen[seen.index(obj) :], obj])
             raise ReferenceError_(f"the link leads to a cycle of links ({chain}), never to a group or dataset", where)
         seen.append(obj)
         obj = obj.builder
     return obj
 
 
-def _builder_path(builder: Builder) -> str:
+def builder_path(builder: Builder) -> str:
     names = []
     while builder is not None and builder.parent is not None:
         names.append(builder.name)

@@ -40,7 +40,8 @@ from .pools import WorkPools
 UNITS_IN_FLIGHT = 2
 #: Uncompressed bytes one encoding or decoding job takes (several small chunks make one job).
 JOB_BYTES = 4 * 2**20
-_EMPTY = np.iinfo(np.uint64).max
+#: The offset a shard index gives a chunk that is not stored (read back by :mod:`.direct_read`).
+EMPTY_OFFSET = np.iinfo(np.uint64).max
 _INDEX_CODECS = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]
 
 
@@ -133,7 +134,7 @@ class UnitEncoder(DirectArray):
         if part.shape != self.chunks or not part.flags.c_contiguous or part.dtype != self.dtype:
             # Copy into this thread's scratch chunk: reusing it spares a page fault per 4 KiB, which
             # costs as much as the copy itself on a fresh allocation.
-            scratch = _scratch(self.chunks, self.dtype)
+            scratch = scratch_buffer(self.chunks, self.dtype)
             if part.shape != self.chunks:
                 scratch.fill(self.fill)
                 copy_rows(scratch[tuple(slice(0, n) for n in part.shape)], part)
@@ -277,7 +278,7 @@ def copy_rows(target: np.ndarray, values: np.ndarray) -> None:
         np.copyto(target, values, casting="unsafe")
 
 
-def _scratch(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+def scratch_buffer(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     """A chunk-sized array owned by the calling thread (kept between calls of the same shape)."""
     buffer = getattr(_LOCAL, "chunk", None)
     if buffer is None or buffer.shape != shape or buffer.dtype != dtype:
@@ -295,7 +296,7 @@ def _assemble(
     stalling the threads still encoding; numpy releases it.
     """
     started = time.perf_counter()
-    index_table = np.full(grid + (2,), _EMPTY, dtype="<u8")
+    index_table = np.full(grid + (2,), EMPTY_OFFSET, dtype="<u8")
     offset = 0
     stored = []
     for slot, data in zip(slots, encoded):

@@ -27,7 +27,7 @@ from ..format.documents import chunk_key
 from ..format.names import store_key
 from ..format.selection import Picks, orthogonal_picks
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
-from .direct import _EMPTY, JOB_BYTES, DirectArray, _scratch, copy_rows
+from .direct import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer
 from .pools import WorkPools
 from .zarr_adapter import sync
 
@@ -172,7 +172,7 @@ class UnitDecoder(DirectArray):
         stored = []
         for i in wanted:
             offset, size = (int(v) for v in index[i])
-            if offset == _EMPTY:
+            if offset == EMPTY_OFFSET:
                 self._place(None, self._chunk_origin(origin, i), selection, out)
             elif offset + size > self.bound:
                 raise self._past_end(key)
@@ -246,7 +246,7 @@ class UnitDecoder(DirectArray):
 
     def _slice(self, shard: memoryview, entry: np.ndarray, key: str) -> memoryview | None:
         offset, size = (int(v) for v in entry)
-        if offset == _EMPTY:
+        if offset == EMPTY_OFFSET:
             return None
         if offset + size > len(shard):
             raise self._past_end(key)
@@ -288,7 +288,7 @@ class UnitDecoder(DirectArray):
         try:
             for compressor in reversed(self.compressors[1:]):
                 data = compressor.decode(data)
-            values = _scratch(chunk_region, self.dtype)
+            values = scratch_buffer(chunk_region, self.dtype)
             first = self.compressors[0] if self.compressors else None
             if isinstance(first, numcodecs.Blosc):
                 check_blosc_frame(data, values.nbytes)  # blosc writes what its header says, nothing else
