@@ -15,7 +15,9 @@ def dialect_of(handle: StoreHandle) -> Dialect:
     """The dialect of an open file; a new (or empty) file is written in ours. Foreign dialects are
     read-only: changing one in place would mix conventions."""
     documents = handle.documents()
-    limit_reads(handle.store, documents)  # no storage object is read beyond what its array allows
+    # no storage object is read beyond what its array allows; a missing chunk of an array that stores every
+    # chunk is damage, unless the file is incomplete (a writer killed before it stored them)
+    limit_reads(handle.store, documents, promised=handle.incomplete() is None)
     if handle.mode in CREATE_MODES or not documents:
         return NativeDialect(documents)
     handle.check_complete()

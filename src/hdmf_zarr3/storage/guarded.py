@@ -61,11 +61,12 @@ class _Bounds:
         self._bounds = {}
         self.promises = ChunkPromises()
 
-    def limit(self, documents: Mapping[str, dict[str, Any]]) -> None:
-        """Bound reads by ``documents`` (the node documents the reader uses, kept current by it)."""
+    def limit(self, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
+        """Bound reads by ``documents`` (the node documents the reader uses, kept current by it); ``promised``:
+        a missing chunk of an array that stores every chunk is an error (not in an incomplete file)."""
         self._documents = documents
         self._bounds = {}
-        self.promises = ChunkPromises(documents)
+        self.promises = ChunkPromises(documents if promised else None)
 
     def _absent(self, key: str, reader: bool) -> None:
         """What a reader gets for ``key`` the store does not hold: ``None``, unless it is a chunk that must be
@@ -332,9 +333,10 @@ class GuardedZipStore(_Bounds, ZipStore):
         return prototype.buffer.from_bytes(data)
 
 
-def limit_reads(store: Any, documents: Mapping[str, dict[str, Any]]) -> None:
-    """Bound the reads of a guarded ``store`` by the node documents of its file (any other store: nothing)."""
+def limit_reads(store: Any, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
+    """Bound the reads of a guarded ``store`` by the node documents of its file (any other store: nothing);
+    ``promised``: refuse missing chunks of arrays that store every chunk (:mod:`.missing_chunks`)."""
     if isinstance(store, _Bounds):
-        store.limit(documents)
-    elif callable(getattr(store, "limit_reads", None)):  # a store made of guarded ones (a zip being changed)
-        store.limit_reads(documents)
+        store.limit(documents, promised)
+    elif callable(getattr(store, "limit_reads", None)):  # a zip being changed, an object store
+        store.limit_reads(documents, promised)

@@ -92,6 +92,8 @@ class RemoteObjectStore(ObjectStore):
         self.promises = ChunkPromises()
         #: The file version this store reads or writes (:mod:`.generations`): a new file's, or the root's.
         self.generation: str | None = None
+        # (obstore keeps user metadata on S3, GCS and Azure; its local and memory stores refuse it)
+        self.tags = object_store_url(store) is not None
 
     def start_generation(self) -> None:
         """Tag what this store writes as a new file (mode ``w``, ``w-``, ``x``)."""
@@ -102,9 +104,10 @@ class RemoteObjectStore(ObjectStore):
         store.promises, store.generation = self.promises, self.generation
         return store
 
-    def limit_reads(self, documents: Mapping[str, dict[str, Any]]) -> None:
-        """Know the node documents the reader uses: a chunk that must be stored and is not is an error."""
-        self.promises = ChunkPromises(documents)
+    def limit_reads(self, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
+        """Know the node documents the reader uses: a chunk that must be stored and is not is an error
+        (``promised``: not in an incomplete file)."""
+        self.promises = ChunkPromises(documents if promised else None)
 
     def __getstate__(self) -> dict[Any, Any]:
         state = super().__getstate__()
@@ -146,7 +149,9 @@ class RemoteObjectStore(ObjectStore):
             return None
         if key == ROOT_KEY and self.generation is None:
             self.generation = generation  # (a reader's: the version it opened; an appender's: the one it extends)
-        elif self.read_only:
+        elif self.read_only and not key.endswith(ROOT_KEY):
+            # chunks only: node documents are read at open, from the root's copy or, in a file that is not
+            # complete (a failed `w` leaves old ones), from the listing, which the completion check judges
             check_generation(generation, self.generation, key, self.location)
         return found
 
@@ -197,7 +202,7 @@ class RemoteObjectStore(ObjectStore):
 
         self._check_writable()
         data = value.as_buffer_like()
-        attributes = {GENERATION: self.generation} if self.generation is not None else None
+        attributes = {GENERATION: self.generation} if self.generation is not None and self.tags else None
         with self.named("writing", key):
             # one PUT below S3's limit for one (5 GiB): obstore would otherwise start a multipart upload
             # above 5 MB, which a killed writer leaves behind, invisible and billed, and obstore cannot list

@@ -35,10 +35,10 @@ class ZipOverlayStore(Store):
         self.changes = GuardedLocalStore(work)
         self.deleted: set[str] = set()
 
-    def limit_reads(self, documents: Mapping[str, dict[str, Any]]) -> None:
+    def limit_reads(self, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
         """Bound reads by the file's node documents (see :func:`.guarded.limit_reads`)."""
-        self.archive.limit(documents)
-        self.changes.limit(documents)
+        self.archive.limit(documents, promised)
+        self.changes.limit(documents, promised)
 
     def __eq__(self, other: object) -> bool:
         return self is other
