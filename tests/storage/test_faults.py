@@ -245,10 +245,7 @@ def _sweep(bases, scenario: str, kind: str, tmp_path: Path, every: bool) -> None
     assert not failures, f"{len(failures)} of {len(indices)} runs failed:\n" + "\n".join(failures)
 
 
-#: Not yet held (issue #27, left open): a Ctrl-C during a zip append sometimes leaves the zip's working
-#: directory, with keys stored after it was removed; the zip itself is intact. Directories are not affected.
-OPEN = {("zip_append", "interrupt")}
-CASES = [(s, k) for s in SCENARIOS for k in KINDS if (s, k) not in OPEN]
+CASES = [(s, k) for s in SCENARIOS for k in KINDS]
 
 
 @pytest.mark.parametrize(("scenario", "kind"), CASES)
