@@ -39,6 +39,8 @@ def transactional(store: Store) -> bool:
 
 def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> LockPlace | None:
     """Where the write lock of the file at ``path`` lives (``None``: a store that is not locked)."""
+    if isinstance(path, LocalStore):  # the directory's own lock, as a writer given its path takes (one per file)
+        path = str(path.root)
     if isinstance(path, Store):
         if transactional(path):
             return None
