@@ -1,5 +1,6 @@
-"""Faults at the k-th write-side h5py call (issue #27): the h5py high-level API HDF5IO writes through is patched
-so that its k-th call raises a given exception instead of running.
+"""Faults at the k-th write-side (or, with ``calls=READ_CALLS``, read-side) h5py call (issue #27): the h5py
+high-level API HDF5IO writes (reads) through is patched so that its k-th call raises a given exception instead
+of running.
 
     with H5Faults(fail_at=3, fault=lambda: OSError(errno.ENOSPC, "No space left on device")) as faults:
         convert(src, dst)
@@ -34,6 +35,17 @@ WRITE_CALLS: tuple[tuple[Any, str], ...] = (
     (h5py.AttributeManager, "create"),
 )
 
+#: (class, method): the calls a conversion from an HDF5 file makes to read it: opening and closing the file,
+#: looking up groups, datasets and attributes, reading from datasets.
+READ_CALLS: tuple[tuple[Any, str], ...] = (
+    (h5py.File, "__init__"),
+    (h5py.File, "close"),
+    (h5py.Group, "__getitem__"),
+    (h5py.Dataset, "__getitem__"),
+    (h5py.Dataset, "read_direct"),
+    (h5py.AttributeManager, "__getitem__"),
+)
+
 #: The three faults of the issue: Ctrl-C, a full disk, an I/O error.
 FAULTS: dict[str, Callable[[], BaseException]] = {
     "interrupt": KeyboardInterrupt,
@@ -43,18 +55,24 @@ FAULTS: dict[str, Callable[[], BaseException]] = {
 
 
 class H5Faults:
-    """Counts write-side h5py calls (of every file: a conversion from Zarr opens no other HDF5 file) and makes
-    call number ``fail_at`` (1-based) raise ``fault()``; ``failed`` says which call it was."""
+    """Counts write-side h5py calls (``calls``; of every file: a conversion from Zarr opens no other HDF5 file)
+    and makes call number ``fail_at`` (1-based) raise ``fault()``; ``failed`` says which call it was."""
 
-    def __init__(self, fail_at: int | None = None, fault: Callable[[], BaseException] = KeyboardInterrupt):
+    def __init__(
+        self,
+        fail_at: int | None = None,
+        fault: Callable[[], BaseException] = KeyboardInterrupt,
+        calls: tuple[tuple[Any, str], ...] = WRITE_CALLS,
+    ):
         self.fail_at = fail_at
+        self.patched = calls
         self.fault = fault
         self.calls = 0
         self.failed: str | None = None
         self._patch = pytest.MonkeyPatch()
 
     def __enter__(self) -> H5Faults:
-        for cls, name in WRITE_CALLS:
+        for cls, name in self.patched:
             self._patch.setattr(cls, name, self._counted(getattr(cls, name), f"{cls.__name__}.{name}"))
         return self
 

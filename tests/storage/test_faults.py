@@ -315,10 +315,7 @@ def workers(bases) -> Iterator[ProcessPoolExecutor | None]:
         yield executor
 
 
-#: Not yet held (issue #27, left open): a Ctrl-C during a zip append sometimes leaves the zip's working
-#: directory, with keys stored after it was removed; the zip itself is intact. Directories are not affected.
-OPEN = {("zip_append", "interrupt")}
-CASES = [(s, k) for s in SCENARIOS for k in KINDS if (s, k) not in OPEN]
+CASES = [(s, k) for s in SCENARIOS for k in KINDS]
 
 
 @pytest.mark.parametrize(("scenario", "kind"), CASES)

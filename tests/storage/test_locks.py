@@ -417,3 +417,20 @@ def test_one_exit_hook_per_process_however_many_writers(tmp_path):
         io.close()
         assert not Path(f"{io.source}.lock").exists()  # released by close(), not left for the hook
     assert atexit._ncallbacks() == hooks
+
+
+@pytest.mark.parametrize("first_by", ["path", "store"])
+def test_a_local_store_passed_in_takes_the_lock_a_path_takes(tmp_path, first_by):
+    """One lock per directory (issue #27): a writer given ``LocalStore(path)`` and one given ``path`` exclude
+    each other, whichever came first; the lock is ``<path>.lock`` beside the directory either way."""
+    path = tmp_path / "f.zarr"
+    write_builder(path, _tree())
+    spellings = {"path": lambda: path, "store": lambda: zarr.storage.LocalStore(path)}
+    first = ZarrIO(spellings[first_by](), mode="a")
+    try:
+        assert Path(str(path) + ".lock").exists()
+        with pytest.raises(FileLockedError):
+            ZarrIO(spellings["store" if first_by == "path" else "path"](), mode="a")
+    finally:
+        first.close()
+    assert not Path(str(path) + ".lock").exists()

@@ -78,3 +78,51 @@ def test_a_result_is_freed_as_soon_as_the_caller_drops_it():
         assert alive() is None
     finally:
         gc.enable()
+
+
+async def _running_loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+@pytest.mark.parametrize("scheduled", [True, False], ids=["after-scheduling", "before-scheduling"])
+def test_ctrl_c_while_handing_the_coroutine_to_the_loop(monkeypatch, scheduled):
+    """A Ctrl-C that lands while the call hands its coroutine to the loop (before it waits for it): the
+    coroutine, had it been handed over, has ended when ``KeyboardInterrupt`` reaches us; had it not, it
+    never runs, and the call does not wait for it forever. (Issue #27: the zip append's working directory
+    was removed by the rollback while the interrupted call's writes went on in it.)"""
+    loop = sync(_running_loop())
+    original = loop.call_soon_threadsafe
+    fired: list[bool] = []
+
+    def interrupted(callback, *args, **kwargs):
+        if fired or threading.current_thread() is not threading.main_thread():
+            return original(callback, *args, **kwargs)
+        fired.append(True)
+        if scheduled:
+            original(callback, *args, **kwargs)
+        raise KeyboardInterrupt  # (as a SIGINT would, from the write to the loop's wake-up pipe)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", interrupted)
+    done: list[str] = []
+    outcome: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            sync(_slow(done))
+        except BaseException as exc:  # noqa: BLE001 -- judged below
+            outcome.append(exc)
+
+    # (run from the main thread, which is what the patched method checks; a hang fails, not blocks)
+    watchdog = threading.Timer(5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+    watchdog.start()
+    try:
+        call()
+    finally:
+        watchdog.cancel()
+    assert fired and len(outcome) == 1 and isinstance(outcome[0], KeyboardInterrupt)
+    seen = list(done)
+    time.sleep(0.5)
+    assert done == seen, f"work went on after the interrupt was raised: {seen} then {done}"
+    assert "task" not in done
+    if not scheduled:
+        assert done == []

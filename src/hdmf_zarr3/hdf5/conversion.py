@@ -9,9 +9,11 @@ settings that match its codecs, before HDF5IO writes it.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,7 @@ from ..storage import locations
 from ..storage.self_overwrite import refuse_self_overwrite
 from .destination import Written, refuse_nul_attributes, write_replacing
 from .relayout_text import parse_codec, parse_shape
+from .source import source_errors
 from .virtual_conversion import convert_virtual
 
 #: Memory used for one block of a dataset while converting it.
@@ -245,52 +248,90 @@ def convert(
     src_kwargs: dict[str, Any] = (
         {"storage_options": src_storage_options} if src_cls is NWBZarrIO and src_storage_options else {}
     )
-    with src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs) as src_io:
-        if dst_path is None or to_zarr:
-            with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
-                dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
-            return None
-        if src_cls is not NWBZarrIO:
+    # h5py's failures reading an HDF5 source are ours, naming it (.source); a Zarr source's are already
+    guard: Callable[..., contextlib.AbstractContextManager[None]] = (
+        _no_guard if src_cls is NWBZarrIO else functools.partial(source_errors, str(src), str(dst_path or dst))
+    )
+    with guard(opening=True):
+        src_io = src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs)
+    finished = False
+    try:
+        # (to HDF5 the destination's own translation (.destination) decides: h5py copies interleave both files)
+        reading = functools.partial(guard, reader=src_io) if to_zarr else _no_guard
+        with reading():
+            _convert_open(src_io, dst, dst_path, to_zarr, relayout, progress, io_kwargs)
+        finished = True
+    finally:
+        with guard(opening=True, finished=finished):
+            src_io.close()
+    return None
 
-            def export(work: str, written: Written) -> None:
-                with NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
-                    written.watch(dst_io)
-                    dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
-                    spec_copy.cache_in_hdf5(
-                        dst_io._file,
-                        spec_copy.source_specifications(src_io),
-                        spec_copy.merged_catalog(dst_io, src_io),
-                        rebuilt=True,
-                    )
 
-            write_replacing(dst_path, export)
-            return None
-        # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
-        # each array whole), so the builders read from Zarr are written directly instead.
-        root = src_io.read_builder()
-        if src_io.region_attribute_keys():
-            path, key = src_io.region_attribute_keys()[0]
-            raise UnsupportedDataError(
-                f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
-                "cannot write; the Zarr file keeps them",
-                path,
-            )
-        prepare_for_hdf5(root, progress=progress, src=src_io.source, dst=dst_path)
+@contextlib.contextmanager
+def _no_guard(opening: bool = False, finished: bool = False, reader: Any = None) -> Iterator[None]:
+    yield
 
-        def write(work: str, written: Written) -> None:
-            with NWBHDF5IO(work, "w", manager=src_io.manager, **io_kwargs) as dst_io:
+
+def _convert_open(
+    src_io: Any,
+    dst: str | Path | Store,
+    dst_path: str | None,
+    to_zarr: bool,
+    relayout: Relayout,
+    progress: bool,
+    io_kwargs: dict[str, Any],
+) -> None:
+    """:func:`convert` from the open ``src_io``."""
+    from pynwb import NWBHDF5IO
+
+    from ..backend.nwb import NWBZarrIO
+
+    if dst_path is None or to_zarr:
+        with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
+            dst_io.export(src_io=src_io, write_args={"link_data": True, "progress": progress, "relayout": relayout})
+        return
+    if not isinstance(src_io, NWBZarrIO):
+
+        def export(work: str, written: Written) -> None:
+            with NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
                 written.watch(dst_io)
-                dst_io.write_builder(root, link_data=True, export_source=src_io.source)
+                # (a failed read of the source here is reported as the destination's StoreError: reads and
+                # writes are interleaved by h5py's copies, and telling them apart is left open, #27)
+                dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
                 spec_copy.cache_in_hdf5(
                     dst_io._file,
                     spec_copy.source_specifications(src_io),
-                    src_io.manager.namespace_catalog,
-                    rebuilt=False,
+                    spec_copy.merged_catalog(dst_io, src_io),
+                    rebuilt=True,
                 )
 
-        # written beside dst and moved over it when finished: a failure leaves dst as it was (.destination)
-        write_replacing(dst_path, write)
-    return None
+        write_replacing(dst_path, export)
+        return
+    # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
+    # each array whole), so the builders read from Zarr are written directly instead.
+    root = src_io.read_builder()
+    if src_io.region_attribute_keys():
+        path, key = src_io.region_attribute_keys()[0]
+        raise UnsupportedDataError(
+            f"attribute {key!r} holds region references, which HDMF's HDF5 writer "
+            "cannot write; the Zarr file keeps them",
+            path,
+        )
+    prepare_for_hdf5(root, progress=progress, src=src_io.source, dst=dst_path)
+
+    def write(work: str, written: Written) -> None:
+        with NWBHDF5IO(work, "w", manager=src_io.manager, **io_kwargs) as dst_io:
+            written.watch(dst_io)
+            dst_io.write_builder(root, link_data=True, export_source=src_io.source)
+            spec_copy.cache_in_hdf5(
+                dst_io._file,
+                spec_copy.source_specifications(src_io),
+                src_io.manager.namespace_catalog,
+                rebuilt=False,
+            )
+
+    # written beside dst and moved over it when finished: a failure leaves dst as it was (.destination)
+    write_replacing(dst_path, write)
 
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:

@@ -38,6 +38,7 @@ class Group:
         self.lock = threading.Lock()  # (futures end on the pool's threads: their set changes there)
         self.root: asyncio.Task[Any] | None = None
         self.stopped = False
+        self.started = False  # (set on the loop when the coroutine is handed to it)
         self.ended = threading.Event()
 
     def stop(self, root: bool = True) -> None:
@@ -135,14 +136,43 @@ async def _run[T](coroutine: Coroutine[Any, Any, T], group: Group) -> T:
 def settled[T](loop: asyncio.AbstractEventLoop, group: Group, coroutine: Coroutine[Any, Any, T]) -> T:
     """Run ``coroutine`` on ``loop`` (another thread's) and return its result or raise its error, once
     everything it started has ended (see the module's description)."""
-    future = asyncio.run_coroutine_threadsafe(_run(coroutine, group), loop)
+    result: concurrent.futures.Future[T] = concurrent.futures.Future()
     try:
-        return future.result()
+        # (a Ctrl-C may land inside this hand-over, before or after the coroutine is queued: the
+        # except below learns which from the loop itself, as its callbacks run in the order queued)
+        loop.call_soon_threadsafe(_start, group, coroutine, result)
+        return result.result()
     except BaseException:
-        if not group.ended.is_set():  # this thread was interrupted while the coroutine runs
-            loop.call_soon_threadsafe(group.stop)
+        if not group.ended.is_set():  # this thread was interrupted while the coroutine runs (or starts)
+            loop.call_soon_threadsafe(_stop_or_end, group, coroutine)
             _wait(group.ended)
         raise
+
+
+def _start[T](group: Group, coroutine: Coroutine[Any, Any, T], result: concurrent.futures.Future[T]) -> None:
+    """On the loop: run ``coroutine`` as a task of ``group`` whose outcome goes to ``result``."""
+    group.started = True
+    task = asyncio.ensure_future(_run(coroutine, group))
+
+    def report(done: asyncio.Task[T]) -> None:
+        if done.cancelled():
+            result.cancel()
+        elif (error := done.exception()) is not None:
+            result.set_exception(error)
+        else:
+            result.set_result(done.result())
+
+    task.add_done_callback(report)
+
+
+def _stop_or_end(group: Group, coroutine: Coroutine[Any, Any, Any]) -> None:
+    """On the loop, after an interrupted :func:`settled`: stop the group if its coroutine was queued
+    (:func:`_start` ran before this, callbacks run in order), else drop the coroutine, which never ran."""
+    if group.started:
+        group.stop()
+    else:
+        coroutine.close()
+        group.ended.set()
 
 
 def _wait(event: threading.Event) -> None:

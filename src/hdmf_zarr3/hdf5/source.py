@@ -1,0 +1,98 @@
+"""The HDF5 file a conversion reads: h5py's failures become our error, naming that file and the node.
+
+h5py reports a failed read (an I/O error, a damaged chunk, a file it cannot open or close) as a plain
+``OSError`` or ``RuntimeError`` naming neither the file nor the node, and the writer on the other side
+would report it as its own failure (``StoreError`` naming the destination). :func:`source_errors` tells
+them apart by the h5py object the failing call was about (found in the traceback's frames): one of the
+source file, or none while the source is being opened or closed (``opening=True``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Any
+
+import h5py
+
+from ..errors import HdmfZarrError, StoreError
+
+#: What h5py raises for a failed read.
+_H5PY_ERRORS = (OSError, RuntimeError)
+
+
+@contextlib.contextmanager
+def source_errors(
+    src: str, dst: str, opening: bool = False, finished: bool = False, reader: Any = None
+) -> Iterator[None]:
+    """Raise a failure reading the HDF5 file ``src`` as :class:`~hdmf_zarr3.errors.StoreError` naming it
+    (and the node, when the failing call was about one); ``dst`` is where the conversion was writing.
+
+    With ``opening``, every h5py failure of the block is the source's (nothing else is open); otherwise only
+    one whose h5py object belongs to ``src``, or that ``reader`` (the source's io) made itself, the innermost of
+    the two deciding (a failure of an HDF5 destination stays the destination's).
+    ``finished``: the conversion wrote ``dst`` whole before the block (closing the source) began.
+    ``KeyboardInterrupt`` and our own errors go through unchanged.
+    """
+    try:
+        yield
+    except Exception as exc:
+        cause = _source_failure(exc, os.path.realpath(src), opening, reader)
+        if cause is None:
+            raise
+        failure, node = cause
+        reason = str(failure) or type(failure).__name__
+        error = StoreError(
+            f"reading the HDF5 file {src} failed ({type(failure).__name__}: {reason}); "
+            f"the conversion to {dst} {'finished' if finished else 'did not finish'}",
+            node,
+        )
+        if isinstance(failure, OSError):
+            error.errno = failure.errno  # (an OSError still: code checking for EIO keeps working)
+        raise error from exc
+
+
+def _source_failure(
+    exc: BaseException, src: str, opening: bool, reader: Any
+) -> tuple[BaseException, str | None] | None:
+    """The h5py failure of ``src`` in ``exc``'s chain (``exc`` or what it wraps) and its node, if any."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        if isinstance(current, _H5PY_ERRORS) and not isinstance(current, HdmfZarrError):
+            found = _innermost(current.__traceback__, reader)
+            if found is not None and found[0] == src:
+                return current, found[1]
+            if found is None and opening:
+                return current, None
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _innermost(tb: TracebackType | None, reader: Any) -> tuple[str, str | None] | None:
+    """(real path of its file, its name) of the h5py object in the innermost frame of ``tb`` that holds one,
+    or ``(src, None)`` for a frame of a method of ``reader`` (``self``) inner to it."""
+    found: tuple[str, str | None] | None = None
+    while tb is not None:
+        local = tb.tb_frame.f_locals
+        if reader is not None and local.get("self") is reader:
+            found = (os.path.realpath(str(getattr(reader, "source", ""))), None)
+        for value in local.values():
+            described = _describe(value)
+            if described is not None:
+                found = described
+                break
+        tb = tb.tb_next
+    return found
+
+
+def _describe(value: Any) -> tuple[str, str | None] | None:
+    if not isinstance(value, (h5py.Dataset, h5py.Group)):  # (a File is a Group)
+        return None
+    try:
+        return os.path.realpath(value.file.filename), str(value.name)
+    except Exception:  # noqa: BLE001 -- an object h5py cannot describe (closed, half made): not known
+        return None
