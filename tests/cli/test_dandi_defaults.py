@@ -90,7 +90,7 @@ def test_lfp_in_a_processing_module_is_ready_for_dandi(tmp_path, capsys):
     assert assert_dandi_ready(path) > 10
     assert _separator(path, LFP_DATA) == "."  # nested keys would be 8 levels deep
     assert (path / LFP_DATA / "c.0.0").is_file()
-    assert _separator(path, "acquisition/ts/data") == "/"  # shallow arrays keep nested keys
+    assert _separator(path, "acquisition/ts/data") == "."  # one chunk: flat, beside its zarr.json (any depth)
     np.testing.assert_array_equal(zarr.open_array(str(path / LFP_DATA), mode="r")[:], np.arange(300.0).reshape(60, 5))
     with NWBZarrIO(path, mode="r") as io:
         lfp = io.read().processing["ecephys"]["LFP"]["lfp"]
@@ -112,7 +112,7 @@ def test_ophys_is_ready_for_dandi(tmp_path):
     assert assert_dandi_ready(path) > 10
     assert _separator(path, "processing/ophys/ImageSegmentation/rois/image_mask") == "."  # 3-d, 9 levels nested
     assert _separator(path, "processing/ophys/Fluorescence/dff/data") == "."
-    assert _separator(path, "acquisition/two_photon/data") == "/"  # 3-d, 7 levels: allowed
+    assert _separator(path, "acquisition/two_photon/data") == "."  # one chunk: flat (nested would be 7: allowed)
     with NWBZarrIO(path, mode="r") as io:
         read = io.read()
         assert read.processing["ophys"]["ImageSegmentation"]["rois"]["image_mask"].data.shape[0] == 3
