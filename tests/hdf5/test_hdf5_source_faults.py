@@ -15,6 +15,8 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,10 @@ from hdmf_zarr3.errors import IncompleteFileError
 _FAULTS = {
     "EIO": lambda: OSError(errno.EIO, "Input/output error"),
     "runtime": lambda: RuntimeError("Can't read data (inflate() failed)"),  # as h5py reports a damaged chunk
+    "interrupt": KeyboardInterrupt,  # Ctrl-C, also when it lands in a thread reading the source
 }
-# (Ctrl-C at a read-side call is not in the sweep: it was seen to hang a conversion to Zarr, left open in #27)
+#: Seconds a sweep with Ctrl-C may take in its own process, per conversion (it once hung a conversion for good)
+_INTERRUPT_SECONDS = 5
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +64,9 @@ def _opening(source: Path) -> int:
 def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None, fault: str, k: int, at: str) -> None:
     label = f"{fault} at {at}"
     assert exc is not None, f"{label}: went unnoticed"
+    if fault == "interrupt":
+        _check_interrupted(dst, old, exc, label, at)
+        return
     source_call = "(Dataset." in at and k > _opening(source)  # (the others may be the HDF5 destination's too)
     if old is not None and not source_call and k > _opening(source) and type(exc) is RuntimeError:
         pass  # a destination call (opening it, caching specifications): HDF5 destinations, not this test's subject
@@ -80,6 +87,21 @@ def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None
     elif old is not None:
         assert dst.read_bytes() == old, f"{label}: the old file changed"
         assert sorted(p.name for p in dst.parent.iterdir()) == [dst.name], f"{label}: left beside it"
+    elif dst.exists():
+        with pytest.raises(IncompleteFileError):
+            with NWBZarrIO(dst, mode="r") as io:
+                io.read()
+
+
+def _check_interrupted(dst: Path, old: bytes | None, exc: BaseException, label: str, at: str) -> None:
+    """Ctrl-C ends the conversion with the KeyboardInterrupt itself, after the cleanup."""
+    assert type(exc) is KeyboardInterrupt, f"{label}: not the interrupt: {exc!r}"
+    assert sorted(p.name for p in dst.parent.iterdir()) in ([], [dst.name]), f"{label}: left beside it"
+    if old is not None:
+        assert dst.read_bytes() == old, f"{label}: the old file changed"
+    elif dst.exists() and "(File.close)" in at:  # (the source closes after the file was written: it may be whole)
+        with NWBZarrIO(dst, mode="r") as io:
+            assert len(io.read().acquisition["ts"].data) == 50
     elif dst.exists():
         with pytest.raises(IncompleteFileError):
             with NWBZarrIO(dst, mode="r") as io:
@@ -119,10 +141,35 @@ def _spread(total: int) -> list[int]:
 _TARGETS = [("out.nwb.zarr", False)]
 
 
+def _run_sweep(source: Path, tmp_path: Path, name: str, indices: list[int], fault: str, existing: bool) -> None:
+    """:func:`_sweep`; with Ctrl-C in a process of its own, ended after ``_INTERRUPT_SECONDS`` a conversion (at
+    least a minute), so that a conversion that hangs fails the test instead of hanging the suite."""
+    if fault != "interrupt":
+        _sweep(source, tmp_path, name, indices, fault, existing)
+        return
+    here = Path(__file__)
+    code = (
+        "import importlib.util, sys\n"
+        "from pathlib import Path\n"
+        f"sys.path.insert(0, {str(here.parent.parent)!r})\n"
+        f"spec = importlib.util.spec_from_file_location('source_faults', {str(here)!r})\n"
+        "module = importlib.util.module_from_spec(spec)\n"
+        "spec.loader.exec_module(module)\n"
+        f"module._sweep(Path({str(source)!r}), Path({str(tmp_path)!r}), {name!r}, {indices!r},"
+        f" 'interrupt', {existing!r})\n"
+    )
+    timeout = max(60, _INTERRUPT_SECONDS * len(indices))
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"Ctrl-C at a read-side call: {len(indices)} conversions did not end within {timeout} s")
+    assert done.returncode == 0, done.stderr[-4000:]
+
+
 @pytest.mark.parametrize("fault", sorted(_FAULTS))
 @pytest.mark.parametrize(("name", "existing"), _TARGETS, ids=["to-zarr"])
 def test_a_failing_source_is_named(source, tmp_path, name, existing, fault):
-    _sweep(source, tmp_path, name, _spread(_calls(source, name)), fault, existing)
+    _run_sweep(source, tmp_path, name, _spread(_calls(source, name)), fault, existing)
 
 
 @pytest.mark.slow
@@ -130,4 +177,4 @@ def test_a_failing_source_is_named(source, tmp_path, name, existing, fault):
 @pytest.mark.parametrize(("name", "existing"), _TARGETS, ids=["to-zarr"])
 def test_every_source_call_failing(source, tmp_path, name, existing, fault):
     total = _calls(source, name)
-    _sweep(source, tmp_path, name, list(range(1, total + 1)), fault, existing)
+    _run_sweep(source, tmp_path, name, list(range(1, total + 1)), fault, existing)

@@ -126,3 +126,43 @@ def test_ctrl_c_while_handing_the_coroutine_to_the_loop(monkeypatch, scheduled):
     assert "task" not in done
     if not scheduled:
         assert done == []
+
+
+def _interrupted() -> None:
+    raise KeyboardInterrupt  # (as a Ctrl-C landing in a thread reading an HDF5 source)
+
+
+async def _interrupt_in_pools(pools) -> None:
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(asyncio.to_thread(_interrupted), loop.run_in_executor(pools.sources, _interrupted))
+
+
+async def _interrupt_wrapped() -> None:
+    from hdmf_zarr3 import StoreError
+
+    try:
+        await asyncio.to_thread(_interrupted)
+    except Exception as exc:  # (code above a worker that names its failures)
+        raise StoreError("reading the source failed", path="/x") from exc
+
+
+@pytest.mark.parametrize("make", ["pools", "wrapped"])
+def test_ctrl_c_in_a_worker_thread_is_raised_to_the_caller_and_the_loop_lives_on(make):
+    from hdmf_zarr3.storage.pools import WorkPools
+
+    outcome: list[BaseException | str] = []
+
+    def call() -> None:  # (a thread of its own: the loop once died here and the call waited forever)
+        with WorkPools() as pools:
+            try:
+                sync(_interrupt_in_pools(pools) if make == "pools" else _interrupt_wrapped())
+                outcome.append("returned")
+            except BaseException as exc:  # noqa: BLE001 -- judged below
+                outcome.append(exc)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(30)
+    assert outcome, "the call never ended"
+    assert type(outcome[0]) is KeyboardInterrupt, outcome
+    assert sync(asyncio.sleep(0, "alive")) == "alive"  # zarr's loop still runs

@@ -14,6 +14,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
+from .task_groups import ShieldingExecutor
+
 #: Threads of the prefix every pool here names its threads with.
 THREAD_PREFIX = "hdmf_zarr3-"
 #: Threads reading sources of a copy at once.
@@ -58,7 +60,8 @@ class WorkPools:
                 self._pid, self._encoders, self._sources = os.getpid(), None, None
             pool = getattr(self, attribute)
             if pool is None:
-                pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=THREAD_PREFIX + name)
+                # (a Ctrl-C in one of their threads must not end the event loop: see task_groups)
+                pool = ShieldingExecutor(max_workers=threads, thread_name_prefix=THREAD_PREFIX + name)
                 setattr(self, attribute, pool)
             return pool
 

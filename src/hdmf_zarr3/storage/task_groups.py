@@ -10,6 +10,12 @@ has ended before the caller sees the result or the error: on a failure (or an in
 thread) the tasks left are cancelled, then awaited, and the pool functions already running are waited
 for (a thread cannot be cancelled).
 
+A Ctrl-C (``KeyboardInterrupt``, or a ``SystemExit``) raised in a pool's thread, for instance by the read of an
+HDF5 source it was running, would be re-raised by asyncio out of the event loop, ending zarr's loop thread
+for good while the caller waits on it forever. The pools here (:class:`ShieldingExecutor`) carry it as an
+:class:`Interrupted` error instead, which the tasks treat as any failure (the group is cancelled and settled);
+:func:`settled` then raises the interrupt itself in the waiting thread.
+
 The membership of a task is a context variable, which tasks inherit from the one that creates them;
 the loop is given a task factory and a default executor that record members (:func:`install`). Tasks
 started outside :func:`settled` (zarr's own synchronous API) are not recorded and behave as before.
@@ -20,8 +26,9 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 _GROUP: contextvars.ContextVar[Group | None] = contextvars.ContextVar("hdmf_zarr3_task_group", default=None)
@@ -65,7 +72,47 @@ class Group:
             await asyncio.wait(waits)
 
 
-class _RecordingExecutor(concurrent.futures.ThreadPoolExecutor):
+class Interrupted(Exception):
+    """A ``KeyboardInterrupt`` or ``SystemExit`` (``interrupt``) raised in a pool's thread, carried through the
+    event loop as an ordinary error (see the module's description); never seen outside :func:`settled`."""
+
+    def __init__(self, interrupt: BaseException):
+        super().__init__(f"interrupted in a worker thread: {interrupt!r}")
+        self.interrupt = interrupt
+
+
+def _shielded(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            raise Interrupted(exc) from exc
+
+    return run
+
+
+class ShieldingExecutor(concurrent.futures.ThreadPoolExecutor):
+    """A thread pool whose functions' interrupts are raised as :class:`Interrupted` (an ``Exception``)."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        return super().submit(_shielded(fn), *args, **kwargs)
+
+
+def _interrupt_in(error: BaseException) -> BaseException | None:
+    """The interrupt an :class:`Interrupted` carries, if ``error`` is one or was caused by one (a Ctrl-C in a
+    worker may have been wrapped by the code above it: the interrupt, not the wrapper, is what happened)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Interrupted):
+            return current.interrupt
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+class _RecordingExecutor(ShieldingExecutor):
     """The loop's default executor: functions submitted from a group's task are recorded in it."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
@@ -142,10 +189,13 @@ def settled[T](loop: asyncio.AbstractEventLoop, group: Group, coroutine: Corouti
         # except below learns which from the loop itself, as its callbacks run in the order queued)
         loop.call_soon_threadsafe(_start, group, coroutine, result)
         return result.result()
-    except BaseException:
+    except BaseException as error:
         if not group.ended.is_set():  # this thread was interrupted while the coroutine runs (or starts)
             loop.call_soon_threadsafe(_stop_or_end, group, coroutine)
             _wait(group.ended)
+        interrupt = _interrupt_in(error)
+        if interrupt is not None:  # (a Ctrl-C in a worker thread: raised here, once everything has ended)
+            raise interrupt from None
         raise
 
 
