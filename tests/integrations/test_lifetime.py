@@ -131,3 +131,21 @@ def test_tables_ragged_columns_and_the_html_of_a_closed_file(tmp_path):
             read()
     html = series._repr_html_()
     assert "data" in html and "ts" in html
+
+
+def test_the_zarr_array_a_dataset_handed_out_refuses_to_read_once_closed(tmp_path):
+    """``data.dataset`` is zarr's own array: kept past ``close()``, it reads nothing, neither the closed file
+    nor the one a later ``w`` put at the same path (its store checks the file's lifetime before each call)."""
+    path = tmp_path / "f.nwb.zarr"
+    _write(path, VALUES)
+    with NWBZarrIO(path, mode="r") as io:
+        array = io.read().acquisition["x"].data.dataset
+        np.testing.assert_array_equal(array[:3, :5], VALUES[:3, :5])  # readable while open
+        np.testing.assert_array_equal(array[990:, ::7], VALUES[990:, ::7])
+    for read in (lambda: array[:3, :5], lambda: array[500:510], lambda: np.asarray(array)):
+        with pytest.raises(ClosedFileError, match="was closed") as caught:
+            read()
+        assert caught.value.path == "/acquisition/x/data"
+    _write(path, -VALUES)
+    with pytest.raises(ClosedFileError, match="was closed"):
+        array[:3]

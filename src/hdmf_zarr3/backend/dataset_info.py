@@ -37,8 +37,11 @@ class ZarrArrayInfo:
 
     @property
     def store(self) -> Any:
-        """The zarr Store the array lives in."""
-        return self.dataset.store
+        """The zarr Store the array lives in (the file's, not the lifetime check ``dataset`` reads through)."""
+        from ..storage.living_store import LivingStore
+
+        store = self.dataset.store
+        return store.wrapped if isinstance(store, LivingStore) else store
 
     @property
     def info(self) -> Any:

@@ -24,6 +24,7 @@ from ..integrations.h5py_lock import h5py_lock_released
 from ..storage import nodes
 from ..storage.chunkwise import read_picked
 from ..storage.direct_read import UnitDecoder, basic_selection, read_key
+from ..storage.living_store import LivingStore
 from ..storage.pools import WorkPools
 from .dataset_changes import InPlaceChanges
 from .dataset_info import SameArrayEquality, ZarrArrayInfo
@@ -62,6 +63,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         self.layout = layout
         self.storage = layout.storage
         self._array: zarr.Array | None = None
+        self._handed_out: zarr.Array | None = None  # the array of ``dataset`` (see there)
         self._cache: np.ndarray | None = cache  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
         self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
@@ -101,7 +103,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
 
     def forget_reads(self) -> None:
         """Drop what reads through a handle that is now closed left behind (arrays, decoders, values)."""
-        self._array, self._decoder, self._cache = None, None, None
+        self._array, self._decoder, self._cache, self._handed_out = None, None, None, None
 
     @property
     def name(self) -> str:
@@ -114,9 +116,16 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     @property
     def dataset(self) -> zarr.Array:
         """The underlying zarr array (created on first use, without a store round trip); rows appended
-        and not stored yet are stored first."""
+        and not stored yet are stored first. Kept past the io's ``close()``, it raises ``ClosedFileError``."""
         self.store_appended()
-        return self._zarr_array()
+        self._zarr_array()  # (the checks: an array of objects has none, a closed file cannot be read)
+        handle = self._open_handle()
+        if self._handed_out is None:
+            # zarr's array outlives the io: it reads through a store that asks the file's lifetime first
+            self._handed_out = nodes.open_array(
+                LivingStore(handle.store, handle.life, self._path), self._path, self._doc
+            )
+        return self._handed_out
 
     def _zarr_array(self) -> zarr.Array:
         """The zarr array of the stored rows."""
