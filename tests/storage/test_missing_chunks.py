@@ -162,6 +162,14 @@ def _delete_chunks(array: Path) -> None:
             item.unlink()
 
 
+def _table_file(path: Path, values: Any) -> Path:
+    """A file holding a table of one column ``x`` of ``values`` (written with the defaults)."""
+    column = VectorData(name="x", description="x", data=values)
+    with ZarrIO(path, "w", manager=get_manager()) as io:
+        io.write(DynamicTable(name="t", description="d", columns=[column]))
+    return path
+
+
 def _read(data: Any) -> Any:
     return np.asarray(data[()] if not getattr(data, "shape", None) else data[:])
 
@@ -249,12 +257,7 @@ def test_an_iterator_that_leaves_gaps_makes_no_promise(tmp_path):
 
 def test_an_edit_to_the_fill_value_keeps_the_chunk(tmp_path):
     """zarr deletes a chunk set to the fill value; in an array that stores every chunk it is kept."""
-    path = tmp_path / "f.zarr"
-    table = DynamicTable(
-        name="t", description="d", columns=[VectorData(name="x", description="x", data=np.arange(1.0, 11.0))]
-    )
-    with ZarrIO(path, "w", manager=get_manager()) as io:
-        io.write(table)
+    path = _table_file(tmp_path / "f.zarr", np.arange(1.0, 11.0))
     with ZarrIO(path, "r+", manager=get_manager()) as io:
         io.read()["x"].data[:] = 0.0
     with ZarrIO(path, "r", manager=get_manager()) as io:
@@ -264,10 +267,7 @@ def test_an_edit_to_the_fill_value_keeps_the_chunk(tmp_path):
 
 def test_zarr_python_users_get_the_same_check(tmp_path):
     """``array.read_missing_chunks = False`` makes zarr-python refuse the missing chunks of our arrays."""
-    path = tmp_path / "f.zarr"
-    table = DynamicTable(name="t", description="d", columns=[VectorData(name="x", description="x", data=np.zeros(10))])
-    with ZarrIO(path, "w", manager=get_manager()) as io:
-        io.write(table)
+    path = _table_file(tmp_path / "f.zarr", np.zeros(10))
     _delete_chunks(path / "x")
     with zarr.config.set({"array.read_missing_chunks": False}):
         with pytest.raises(zarr.errors.ChunkNotFoundError):
@@ -276,12 +276,7 @@ def test_zarr_python_users_get_the_same_check(tmp_path):
 
 def test_arrays_without_the_promise_read_missing_chunks_as_the_fill_value(tmp_path):
     """Files written before format 1.2, and other writers' files: Zarr's rule, as before."""
-    path = tmp_path / "f.zarr"
-    table = DynamicTable(
-        name="t", description="d", columns=[VectorData(name="x", description="x", data=np.arange(1.0, 11.0))]
-    )
-    with ZarrIO(path, "w", manager=get_manager()) as io:
-        io.write(table)
+    path = _table_file(tmp_path / "f.zarr", np.arange(1.0, 11.0))
     array = json.loads((path / "x" / "zarr.json").read_text())
     del array["attributes"][ALL_CHUNKS_ATTR]
     (path / "x" / "zarr.json").write_text(json.dumps(array))
