@@ -39,6 +39,7 @@ from typing import Any
 
 from .array_view import SHARDING_CODEC, VARIABLE_ITEM_BYTES
 from .dtypes import StorageType
+from .stored_chunks import grid
 
 __all__ = [
     "CHANNEL_BLOCK",
@@ -151,9 +152,7 @@ def one_object_keys(doc: dict[str, Any]) -> dict[str, Any]:
     chunk, or one shard): the key then sits beside the array's ``zarr.json`` instead of in a ``c/`` directory
     of its own, one directory fewer per such array (an eighth of the inodes of a file of many small arrays,
     issue #30). Arrays that grow later keep flat keys, which any Zarr v3 reader reads."""
-    shape = doc.get("shape") or []
-    chunks = doc["chunk_grid"]["configuration"]["chunk_shape"]
-    if not shape or any(math.ceil(int(s) / int(c)) > 1 for s, c in zip(shape, chunks)):
+    if not doc.get("shape") or any(n > 1 for n in grid(doc)):
         return doc
     return {**doc, "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}}}
 

@@ -31,11 +31,10 @@ from zarr.buffer import default_buffer_prototype
 
 from ..errors import HdmfZarrError
 from ..format import consolidated
-from ..format.array_view import ArrayView
 from ..format.limits import data_type_itemsize
 from ..format.names import normalize
 from ..format.orphans import orphans
-from ..format.stored_chunks import all_chunks_stored, missing_chunks
+from ..format.stored_chunks import all_chunks_stored, grid, missing_chunks
 from .listing import list_objects, object_sizes
 from .nodes import INTERRUPTED_WRITE, ZARR_JSON, bounded, check_document, parse_document, reserved_key
 from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
@@ -178,7 +177,7 @@ def _large(store: Store, keys: list[str], documents: dict[str, dict[str, Any]]) 
         prefix = path.strip("/") + "/"
         start, stop = _under(keys, path)
         stored = [k for k in keys[start:stop] if k != prefix + ZARR_JSON and not INTERRUPTED_WRITE.search(k)]
-        expected = math.prod(-(-s // c) for s, c in zip(doc["shape"], ArrayView.from_document(doc).chunk_grid))
+        expected = math.prod(grid(doc))
         size = sum(object_sizes(store, stored)) if len(stored) <= SIZED_OBJECTS else None
         if len(stored) * 2 < expected or (size is not None and size * MAX_RATIO < declared):
             held = f"{len(stored)} of its {expected} chunk objects" + (f" ({_human(size)})" if size is not None else "")
