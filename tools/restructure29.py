@@ -103,6 +103,8 @@ MOVES: dict[str, str] = {
     "storage.unit_writer": "storage.writes.unit_writer",
     # storage/safety: nothing lost, nothing read that should not be
     "storage.locks": "storage.safety.locks",
+    "storage.lock_places": "storage.safety.lock_places",
+    "storage.living_store": "storage.safety.living_store",
     "storage.journal": "storage.safety.journal",
     "storage.recovery": "storage.safety.recovery",
     "storage.guarded": "storage.safety.guarded",
@@ -407,7 +409,7 @@ class Mover:
                 if path.name == "__init__.py":
                     continue
                 name = f"{layer}.{path.stem}"
-                if name not in placed and name not in {"hdf5.conversion", "hdf5.virtual_conversion"}:
+                if name not in placed and name not in {"hdf5.conversion", "hdf5.virtual_conversion", "hdf5.source"}:
                     left.append(name)
         return left
 
