@@ -93,7 +93,7 @@ def run(seconds: float = 46.6, evict: bool = True, rival: bool = True, keep: str
     from pynwb import NWBHDF5IO
 
     from hdmf_zarr3 import NWBZarrIO
-    from hdmf_zarr3.storage.direct import STAGES
+    from hdmf_zarr3.storage.codecs.direct_write import STAGES
 
     with Timer() as t:
         data = ephys(seconds)

@@ -1,6 +1,6 @@
 """Benchmark (f): the bulk array through zarr-python's codec pipelines beside our own codec path.
 
-Bulk numeric arrays are written and read by ``hdmf_zarr3.storage.direct`` instead of zarr-python's
+Bulk numeric arrays are written and read by ``hdmf_zarr3.storage.codecs.direct_write`` instead of zarr-python's
 codec pipeline. This part keeps that choice justified by numbers: the ephys recording of part (a)
 (int16, 384 channels) is written by ``NWBZarrIO`` with its defaults, and its array document (chunks,
 shards, codecs) is then used to write and read the same values as a bare array through
@@ -60,11 +60,11 @@ class Clock(Timer):
 def _ours(data: np.ndarray, doc: dict[str, Any], path: Path, evict: bool) -> dict[str, float]:
     from zarr.storage import LocalStore
 
-    from hdmf_zarr3.storage.direct import UnitEncoder
-    from hdmf_zarr3.storage.direct_read import UnitDecoder, read_key
-    from hdmf_zarr3.storage.nodes import put_documents
-    from hdmf_zarr3.storage.pools import WorkPools
-    from hdmf_zarr3.storage.zarr_adapter import sync
+    from hdmf_zarr3.storage.codecs.direct_read import UnitDecoder, read_key
+    from hdmf_zarr3.storage.codecs.direct_write import UnitEncoder
+    from hdmf_zarr3.storage.stores.nodes import put_documents
+    from hdmf_zarr3.storage.stores.pools import WorkPools
+    from hdmf_zarr3.storage.stores.zarr_adapter import sync
 
     store = LocalStore(path)
     with WorkPools() as pools:
@@ -104,7 +104,7 @@ def _zarr(data: np.ndarray, doc: dict[str, Any], path: Path, pipeline: str, evic
 
 def _creation(doc: dict[str, Any]) -> dict[str, Any]:
     """``zarr.create_array`` keywords that create the array ``doc`` describes (same grid, codecs, keys)."""
-    from hdmf_zarr3.format.array_view import ArrayView
+    from hdmf_zarr3.format.documents.array_view import ArrayView
 
     view = ArrayView.from_document(doc)
     out: dict[str, Any] = {

@@ -105,7 +105,7 @@ def _ours_data(repo: Path, latency: float | None = None) -> tuple[Any, Any]:
     else:
         from _latency_store import LatencyStore
 
-        from hdmf_zarr3.storage import virtual_repo
+        from hdmf_zarr3.storage.virtual import repo as virtual_repo
 
         io = NWBZarrIO(LatencyStore(virtual_repo.open_readonly(repo), latency=latency), "r")
     return io.read().acquisition["ephys"].data, io.close

@@ -75,7 +75,7 @@ class WorkerStateIterator(ArrayIterator):
         import threadpoolctl
         import zarr
 
-        from hdmf_zarr3.backend import parallel
+        from hdmf_zarr3.backend.write import parallel
 
         out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.data.dtype)
         out[:, 0] = zarr.config.get("threading.max_workers") or 0

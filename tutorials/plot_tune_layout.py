@@ -13,7 +13,7 @@ number of objects and bytes stored, and the time to read one channel and one tim
 # The default layout
 # ------------------
 # Without a :class:`~hdmf_zarr3.ZarrDataIO`, every array gets a layout chosen by the package's layout
-# policy (``hdmf_zarr3.format.layout_policy``; the measurements behind it are in the performance
+# policy (``hdmf_zarr3.format.layout.policy``; the measurements behind it are in the performance
 # notes of the documentation):
 #
 # - **codec**: ``blosc`` with ``lz4`` and bit-shuffle for numbers, fast to encode with a good ratio
@@ -37,8 +37,8 @@ from pynwb.ecephys import ElectricalSeries
 from zarr.codecs import BloscCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, convert
-from hdmf_zarr3.format.dtypes import for_hdmf_dtype
-from hdmf_zarr3.format.layout_policy import chunk_shape, shard_shape
+from hdmf_zarr3.format.data.dtypes import for_hdmf_dtype
+from hdmf_zarr3.format.layout.policy import chunk_shape, shard_shape
 
 int16 = for_hdmf_dtype("int16")
 for shape in [(300_000, 64), (1_398_000, 384), (20_000, 512, 512)]:

@@ -1,9 +1,9 @@
 """hdmf_zarr3: a Zarr format v3 storage backend for HDMF and PyNWB."""
 
 from ._version import __version__
-from .backend.dataio import ZarrDataIO
-from .backend.io import ZarrIO
-from .backend.nwb import NWBZarrIO, read_nwb
+from .backend.settings.dataio import ZarrDataIO
+from .backend.zarrio.nwb import NWBZarrIO, read_nwb
+from .backend.zarrio.zarr_io import ZarrIO
 from .dandi import DandiFinding, DandiReport, check_dandi
 from .errors import (
     ClosedFileError,
@@ -35,10 +35,10 @@ from .errors import (
     UnsupportedCodecError,
     UnsupportedDataError,
 )
-from .format.names import FORMAT_VERSION
+from .format.documents.names import FORMAT_VERSION
 from .hdf5.conversion import convert
-from .storage.locks import break_lock
-from .storage.recovery import recover
+from .storage.safety.locks import break_lock
+from .storage.safety.recovery import recover
 
 __all__ = [
     "FORMAT_VERSION",

@@ -142,4 +142,4 @@ class FileReplacedError(StoreError):
 
 class SourceChangedError(StoreError):
     """A virtual array's bytes cannot be read as recorded: the file holding them changed since the
-    repository was made, or it lies where the reader did not allow (see ``hdmf_zarr3.storage.virtual_repo``)."""
+    repository was made, or it lies where the reader did not allow (see ``hdmf_zarr3.storage.virtual.repo``)."""

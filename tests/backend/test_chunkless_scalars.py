@@ -1,5 +1,5 @@
 """Scalars and cached specifications are stored chunkless: the value is the 0-d array's ``fill_value``
-(format/chunkless.py), read by any Zarr v3 reader, and by ours without a request per scalar."""
+(format/layout/chunkless.py), read by any Zarr v3 reader, and by ours without a request per scalar."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from writing import write_nwb
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
-from hdmf_zarr3.format import chunkless
-from hdmf_zarr3.format import dtypes as D
+from hdmf_zarr3.format.data import dtypes as D
 from hdmf_zarr3.format.dialects import Convention
-from hdmf_zarr3.format.names import CHUNKLESS_ATTR, DTYPE_ATTR
+from hdmf_zarr3.format.documents.names import CHUNKLESS_ATTR, DTYPE_ATTR
+from hdmf_zarr3.format.layout import chunkless
 
 SCALARS = {
     "i8": (np.int8(-128), "int8"),

@@ -132,7 +132,7 @@ def test_a_bad_change_changes_nothing(path, key, value, error, message):
     ],
 )
 def test_the_storage_objects_a_selection_touches(key, cells):
-    from hdmf_zarr3.format.selection import touched_cells
+    from hdmf_zarr3.format.data.selection import touched_cells
 
     assert list(touched_cells(key, (12, 7), (4, 5))) == cells
     assert list(touched_cells((), (), ())) == [()]  # a scalar: its one chunk

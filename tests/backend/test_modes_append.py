@@ -194,7 +194,7 @@ def test_rows_of_a_wrong_shape_are_refused_at_the_append(tmp_path):
 def test_held_rows_are_stored_once_they_reach_the_bound_so_memory_stays_bounded(tmp_path, monkeypatch):
     """A long stream of appends before any write() does not grow memory without bound: past
     HELD_BYTES a dataset's held rows are stored (uncommitted; the close commits them)."""
-    from hdmf_zarr3.backend import dataset_changes
+    from hdmf_zarr3.backend.datasets import changes as dataset_changes
 
     monkeypatch.setattr(dataset_changes, "HELD_BYTES", 10 * 8)  # ten float64 samples
     write_nwb(tmp_path / "f.zarr")

@@ -1,5 +1,5 @@
 """hdmf-zarr's parallel-write keywords: ``GenericDataChunkIterator`` datasets written by worker processes
-(hdmf_zarr3.backend.parallel), with the same result as a serial write, and everything else as before."""
+(hdmf_zarr3.backend.write.parallel), with the same result as a serial write, and everything else as before."""
 
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from parallel_iterators import (
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import ParallelWriteError, ParallelWriteWarning, ZarrDataIO, ZarrIO
-from hdmf_zarr3.backend import parallel
-from hdmf_zarr3.backend.layout_choice import zarr_auto_shards
+from hdmf_zarr3.backend.write import parallel
+from hdmf_zarr3.backend.write.layout_choice import zarr_auto_shards
 
 FORK = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
 

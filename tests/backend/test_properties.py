@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from hdmf_zarr3 import HdmfZarrError, InvalidNameError, ZarrDataIO, ZarrIO
-from hdmf_zarr3.format.dimension_names import group_names
-from hdmf_zarr3.format.names import RESERVED_ATTRS, check_name
+from hdmf_zarr3.format.documents.dimension_names import group_names
+from hdmf_zarr3.format.documents.names import RESERVED_ATTRS, check_name
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 

@@ -89,7 +89,7 @@ def test_negative_step_reads_only_what_it_selects(huge):
 
 def test_picking_costs_the_selection_not_the_grid():
     """Grouping a selection by chunk holds nothing the size of the chunk grid (2**39 chunks here)."""
-    from hdmf_zarr3.format.selection import orthogonal_picks
+    from hdmf_zarr3.format.data.selection import orthogonal_picks
 
     tracemalloc.start()
     try:

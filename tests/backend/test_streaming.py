@@ -14,7 +14,7 @@ from zarr.codecs import ZstdCodec
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
-from hdmf_zarr3.storage import unit_writer as UW
+from hdmf_zarr3.storage.writes import unit_writer as UW
 
 VALUES = np.arange(1000 * 96, dtype="int16").reshape(1000, 96)
 

@@ -8,10 +8,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hdmf_zarr3.format import documents as docs
-from hdmf_zarr3.format import dtypes as D
-from hdmf_zarr3.format import layout_policy as policy
-from hdmf_zarr3.format.array_view import VARIABLE_ITEM_BYTES, ArrayView, split_sharding
+from hdmf_zarr3.format.data import dtypes as D
+from hdmf_zarr3.format.documents import zarr_json as docs
+from hdmf_zarr3.format.documents.array_view import VARIABLE_ITEM_BYTES, ArrayView, split_sharding
+from hdmf_zarr3.format.layout import policy
 
 BLOSC = {
     "name": "blosc",
@@ -128,7 +128,7 @@ def test_split_sharding_of_a_layout():
 
 
 def test_datasets_use_the_view(tmp_path):
-    from hdmf_zarr3.backend.datasets import ZarrDataset
+    from hdmf_zarr3.backend.datasets.lazy import ZarrDataset
 
     doc = _doc((1000, 8), (500, 8), codecs=[policy.sharding_codec((10, 8), [BYTES])])
     dataset = ZarrDataset.__new__(ZarrDataset)

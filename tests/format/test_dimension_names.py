@@ -1,11 +1,11 @@
-"""The dimension-name rule (format/dimension_names.py): every axis named, one length per name in a group."""
+"""The dimension-name rule (format/documents/dimension_names.py): every axis named, one length per name in a group."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hdmf_zarr3.format.dimension_names import group_names, renamed_documents
+from hdmf_zarr3.format.documents.dimension_names import group_names, renamed_documents
 
 
 def _lengths(arrays, names):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from hdmf_zarr3 import FormatError, UnsupportedDataError
-from hdmf_zarr3.format import dtypes, references, values
-from hdmf_zarr3.format.references import Reference
+from hdmf_zarr3.format.data import dtypes, references, values
+from hdmf_zarr3.format.data.references import Reference
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Parsing a node document costs bounded memory and time, whatever it holds (format/limits.py).
+"""Parsing a node document costs bounded memory and time, whatever it holds (format/documents/limits.py).
 
 Each worst document is built just within the limits (bytes and JSON values) and parsed as a ``zarr.json``
 is, its peak traced memory and time measured; one value or byte more is refused with
@@ -14,8 +14,8 @@ import tracemalloc
 import pytest
 
 from hdmf_zarr3 import CorruptStoreError
-from hdmf_zarr3.format import limits
-from hdmf_zarr3.storage.nodes import parse_document
+from hdmf_zarr3.format.documents import limits
+from hdmf_zarr3.storage.stores.nodes import parse_document
 
 MEMORY = 256 * 2**20
 SECONDS = 10.0  # a second or two on a quiet machine
@@ -168,7 +168,7 @@ def _values(value) -> int:
 
 def test_every_json_parse_of_file_content_goes_through_the_limits():
     """v2 documents, cached specifications and reference elements use the same bounded parser."""
-    from hdmf_zarr3.format.references import decode_element
+    from hdmf_zarr3.format.data.references import decode_element
 
     with pytest.raises(CorruptStoreError, match="more than"):
         decode_element("[" + ",".join(["[]"] * limits.MAX_ELEMENT_VALUES) + "]", "/refs")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hdmf_zarr3.errors import UnsafeDataError
-from hdmf_zarr3.format import safe_pickle
+from hdmf_zarr3.format.data import safe_pickle
 
 
 @pytest.fixture(autouse=True)

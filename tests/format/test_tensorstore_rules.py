@@ -1,4 +1,4 @@
-"""``format.tensorstore_rules.refusal`` decides, from an array's ``zarr.json`` alone, what TensorStore's
+"""``format.layout.tensorstore_rules.refusal`` decides, from an array's ``zarr.json`` alone, what TensorStore's
 ``zarr3`` driver decides when dandi-cli opens the array: each document below breaks one rule (or none),
 and the real TensorStore (pinned in the test extra, the version dandi-cli 0.81 installs) is asked too."""
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from hdmf_zarr3.format.tensorstore_rules import refusal
+from hdmf_zarr3.format.layout.tensorstore_rules import refusal
 
 ts = pytest.importorskip("tensorstore")
 

@@ -13,7 +13,7 @@ from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO, TimeSeries
 
 from hdmf_zarr3 import LayoutWarning, NWBZarrIO, convert
-from hdmf_zarr3.backend import streaming
+from hdmf_zarr3.backend.write import streaming
 from hdmf_zarr3.hdf5 import conversion
 
 

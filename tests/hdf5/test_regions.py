@@ -9,8 +9,8 @@ import zarr
 from hdmf.backends.hdf5 import HDF5IO
 
 from hdmf_zarr3 import FormatError, ZarrIO
-from hdmf_zarr3.backend.datasets import RegionSelection
-from hdmf_zarr3.format.references import check_region
+from hdmf_zarr3.backend.datasets.lazy import RegionSelection
+from hdmf_zarr3.format.data.references import check_region
 
 
 def _hdf5_with_regions(path):

@@ -15,10 +15,10 @@ from writing import write_nwb
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO, ZarrIO, convert
 from hdmf_zarr3.cli import main
 from hdmf_zarr3.cli.convert import parse_rule
-from hdmf_zarr3.format import dtypes as D
-from hdmf_zarr3.format.layout_types import ZarrLayout
-from hdmf_zarr3.format.relayout import Relayout, kept_layout
-from hdmf_zarr3.hdf5.relayout_text import parse_codec, parse_shape
+from hdmf_zarr3.format.data import dtypes as D
+from hdmf_zarr3.format.layout.relayout import Relayout, kept_layout
+from hdmf_zarr3.format.layout.types import ZarrLayout
+from hdmf_zarr3.h5py_adapters.relayout_text import parse_codec, parse_shape
 
 DATA = "/acquisition/ts/data"
 ZSTD9 = {"name": "zstd", "configuration": {"level": 9, "checksum": False}}
@@ -239,7 +239,7 @@ def test_unknown_separator_is_refused(tmp_path):
 def test_auto_chunks_of_a_large_series_are_the_default_layouts_own_when_it_is_sharded():
     """chunks="auto" on a series large enough to be sharded gives the default layout's smaller chunks
     (what a fresh write of the same shape gets), not the unsharded default."""
-    from hdmf_zarr3.backend.layout_choice import with_default_shards
+    from hdmf_zarr3.backend.write.layout_choice import with_default_shards
 
     storage = D.for_hdmf_dtype("int16", None)
     shape = (1_398_000, 384)  # 1 GiB: sharded by default

@@ -20,7 +20,7 @@ import zarr
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3.hdf5.virtual_chunks import (
+from hdmf_zarr3.h5py_adapters.virtual_chunks import (
     NotVirtual,
     VirtualArray,
     VirtualChunk,

@@ -12,7 +12,7 @@ import zarr
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3.format.virtual_codecs import Filter, NotVirtual, virtual_codecs
+from hdmf_zarr3.format.layout.virtual_codecs import Filter, NotVirtual, virtual_codecs
 
 RNG = np.random.default_rng(0)
 DATA = (RNG.normal(size=(1000, 7)) * 300).astype("<i2")

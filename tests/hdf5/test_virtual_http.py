@@ -16,7 +16,7 @@ from pynwb import NWBHDF5IO
 from virtual_files import EPHYS, IMAGING, hdf5_source
 
 from hdmf_zarr3 import NWBZarrIO, SourceChangedError, StoreError, convert
-from hdmf_zarr3.storage.http_sources import SizeOnlyWarning
+from hdmf_zarr3.storage.remote.http_sources import SizeOnlyWarning
 
 pytest.importorskip("icechunk")
 
@@ -73,7 +73,7 @@ def test_opening_and_reading_cost_one_request_to_the_server(web, tmp_path):
 
 
 def test_the_conversion_reads_the_hdf5_metadata_in_a_few_ranges(web, tmp_path):
-    """h5py reads metadata back and forth; the blocks fetched are kept (storage/ranged_file.py)."""
+    """h5py reads metadata back and forth; the blocks fetched are kept (storage/remote/ranged_file.py)."""
     base, served, local = web
     _convert(web, tmp_path)
     gets = _gets(served)
@@ -161,7 +161,7 @@ def test_a_server_refusing_head_is_asked_for_its_first_byte(web, tmp_path):
 
 
 def test_a_url_naming_a_directory_or_answering_without_a_size_is_refused(monkeypatch, tmp_path):
-    from hdmf_zarr3.storage import http_sources
+    from hdmf_zarr3.storage.remote import http_sources
 
     monkeypatch.setattr(http_sources, "head", lambda url, headers: (200, {"content-length": "10"}))
     with pytest.raises(StoreError, match="names a directory"):
@@ -247,7 +247,7 @@ def test_a_crafted_container_with_dot_segments_is_never_granted(web, tmp_path):
     icechunk resolves ``..`` in chunk locations, so such a container is not authorized at all."""
     import zarr
 
-    from hdmf_zarr3.storage import virtual_repo
+    from hdmf_zarr3.storage.virtual import repo as virtual_repo
 
     base, served, local = web
     (local.parent.parent / "secret.bin").write_bytes(np.arange(100, dtype="<i4").tobytes())
@@ -264,7 +264,7 @@ def test_a_repositorys_own_container_settings_are_ignored_and_none_of_ours_are_k
     uses its own options, not the headers (or proxy) a crafted repository names."""
     import zarr
 
-    from hdmf_zarr3.storage import virtual_repo
+    from hdmf_zarr3.storage.virtual import repo as virtual_repo
 
     base, served, local = web
     with warnings.catch_warnings():

@@ -135,7 +135,7 @@ def test_other_object_stores_are_refused_for_the_repository(tmp_path):
 def test_an_unfinished_conversion_on_s3_opens_as_empty_and_is_not_replaced(s3, tmp_path):
     import icechunk
 
-    from hdmf_zarr3.storage.virtual_sources import repository_storage
+    from hdmf_zarr3.storage.virtual.sources import repository_storage
 
     src = hdf5_source(tmp_path / "s.nwb")
     dst = f"s3://{new_bucket(s3)}/s.icechunk"
@@ -198,7 +198,7 @@ def test_telling_a_repository_from_a_zarr_file_costs_no_request(s3_to_s3, caplog
     listing made anyway when the root is absent (to tell a missing file from a missing bucket)."""
     from writing import write_nwb
 
-    from hdmf_zarr3.storage.stores import open_store
+    from hdmf_zarr3.storage.stores.opening import open_store
 
     s3, bucket, _, dst = s3_to_s3
     plain = f"s3://{bucket}/plain.nwb.zarr"

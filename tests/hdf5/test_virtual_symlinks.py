@@ -13,7 +13,8 @@ import pytest
 from virtual_files import EPHYS, hdf5_source
 
 from hdmf_zarr3 import NWBZarrIO, SourceChangedError, UnsafeLinkError, convert
-from hdmf_zarr3.storage import virtual_repo, virtual_sources
+from hdmf_zarr3.storage.virtual import repo as virtual_repo
+from hdmf_zarr3.storage.virtual import sources as virtual_sources
 
 pytest.importorskip("icechunk")
 
@@ -125,8 +126,8 @@ def test_a_crafted_source_record_through_a_symlink_leading_out_is_not_probed(tmp
     through a symlink leading out (here a missing one, refused as gone if it were looked at) is ignored."""
     import icechunk
 
-    from hdmf_zarr3.format.names import VIRTUAL_SOURCES_ATTR
-    from hdmf_zarr3.storage import nodes
+    from hdmf_zarr3.format.documents.names import VIRTUAL_SOURCES_ATTR
+    from hdmf_zarr3.storage.stores import nodes
 
     (tmp_path / "data").mkdir()
     (tmp_path / "elsewhere").mkdir()

@@ -16,7 +16,7 @@ from hdmf.common import DynamicTable, VectorData, get_manager
 from hdmf.term_set import TermSet, TermSetWrapper
 
 from hdmf_zarr3 import ZarrIO
-from hdmf_zarr3.backend.datasets import ZarrDataset
+from hdmf_zarr3.backend.datasets.lazy import ZarrDataset
 from hdmf_zarr3.integrations import hdmf_shims
 
 
@@ -36,7 +36,7 @@ def test_import_changes_nothing_in_hdmf_or_numcodecs():
         before = {m.__name__: m.extend_data for m in (hdmf.data_utils, hdmf.container, hdmf.term_set)}
         decode = Blosc.decode
         no_convert = set(ObjectMapper._ObjectMapper__no_convert)
-        import hdmf_zarr3, hdmf_zarr3.integrations.hdmf_shims, hdmf_zarr3.backend.nwb, hdmf_zarr3.cli  # noqa: F401
+        import hdmf_zarr3, hdmf_zarr3.integrations.hdmf_shims, hdmf_zarr3.backend.zarrio.nwb, hdmf_zarr3.cli  # noqa: F401
         after = {m.__name__: m.extend_data for m in (hdmf.data_utils, hdmf.container, hdmf.term_set)}
         assert after == before, after
         assert all(f.__module__ == "hdmf.data_utils" for f in after.values()), after
@@ -53,7 +53,7 @@ def test_opening_a_store_checks_blosc_frames(tmp_path):
         """
         import sys
         from numcodecs.blosc import Blosc
-        from hdmf_zarr3.storage.stores import open_store
+        from hdmf_zarr3.storage.stores.opening import open_store
         assert not getattr(Blosc.decode, "_hdmf_zarr3_checked", False)
         open_store(sys.argv[1], "w").close()
         assert Blosc.decode._hdmf_zarr3_checked

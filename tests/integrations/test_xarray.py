@@ -18,7 +18,7 @@ from nwb_factories import small_nwbfile
 from pynwb import NWBFile, TimeSeries
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, convert
-from hdmf_zarr3.backend.resolving_datasets import ResolvingDataset
+from hdmf_zarr3.backend.datasets.resolving import ResolvingDataset
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:EnumData is experimental:UserWarning"),

@@ -18,18 +18,18 @@ from source_tree import PACKAGE, imported_from, module_name, package_of
 
 #: (file relative to the package, expression) -> why reaching into that private is unavoidable.
 THIRD_PARTY_PRIVATES = {
-    ("backend/parallel.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
+    ("backend/write/parallel.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
     ("integrations/dask_arrays.py", "array._meta"): "dask's array metadata (the chunk type); no public name",
     ("integrations/h5py_lock.py", "lock._is_owned"): "ownership test of h5py's global RLock; no public name",
-    ("backend/spec_copy.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
+    ("backend/specs/copying.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
     ("hdf5/conversion.py", "dst_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
-    ("backend/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
-    ("storage/decoding.py", "decode._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
-    ("storage/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
-    ("storage/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
-    ("storage/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
-    ("storage/locks.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
-    ("storage/handle.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name for it",
+    ("backend/write/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
+    ("storage/codecs/decoding.py", "decode._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
+    ("storage/codecs/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
+    ("storage/safety/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
+    ("storage/safety/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
+    ("storage/safety/locks.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
+    ("storage/stores/handle.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name for it",
 }
 
 
@@ -152,9 +152,11 @@ def test_the_checkers_see_what_they_look_for():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
     graph = import_graph()
-    assert "hdmf_zarr3.backend.io" in graph["hdmf_zarr3.backend.nwb"]
-    assert "hdmf_zarr3.backend.spec_cache" in graph["hdmf_zarr3.backend.io"]  # ``from . import spec_cache``
-    assert "hdmf_zarr3.format.spec_dtypes" in graph["hdmf_zarr3.backend.reader"]  # imported inside a function
+    assert "hdmf_zarr3.backend.zarrio.zarr_io" in graph["hdmf_zarr3.backend.zarrio.nwb"]
+    assert (
+        "hdmf_zarr3.backend.specs.cache" in graph["hdmf_zarr3.backend.zarrio.zarr_io"]
+    )  # ``from . import spec_cache``
+    assert "hdmf_zarr3.format.specs.dtypes" in graph["hdmf_zarr3.backend.read.reader"]  # imported inside a function
 
 
 def test_no_module_reads_the_private_attributes_of_another_object():

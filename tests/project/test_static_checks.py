@@ -1,7 +1,7 @@
 """Static checks of ``src/hdmf_zarr3``, run as tests so CI (``scripts/test.sh``) runs them.
 
 - ``lint-imports``: the import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``): the layers
-  (cli > hdf5.conversion > backend > integrations | hdf5.regions | hdf5.relayout_text | hdf5.virtual_chunks >
+  (cli > hdf5.conversion > backend > integrations | h5py_adapters.regions | h5py_adapters.relayout_text | h5py_adapters.virtual_chunks >
   storage > format > errors | _version; no module imports a layer above its own, directly or through others), the
   integrations independent of each other, and storage and format free of pynwb, h5py and dask.
 - ``mypy``: the settings in ``pyproject.toml`` (``[tool.mypy]``); the package ships ``py.typed``.
@@ -59,9 +59,9 @@ def test_the_import_contracts_catch_what_they_forbid(tmp_path):
     copy = tmp_path / "src" / "hdmf_zarr3"
     shutil.copytree(SRC / "hdmf_zarr3", copy, ignore=shutil.ignore_patterns("__pycache__"))
     breaking = {
-        "storage/audit.py": "from ..backend import integrity",  # a layer reaching up (as it once did)
+        "storage/safety/audit.py": "from ..backend import integrity",  # a layer reaching up (as it once did)
         "integrations/html.py": "from . import dask_arrays",  # one adapter using another
-        "format/names.py": "import h5py",  # the pure format knowing HDF5
+        "format/documents/names.py": "import h5py",  # the pure format knowing HDF5
     }
     for module, line in breaking.items():
         path = copy / module

@@ -19,9 +19,9 @@ import pytest
 from source_tree import PACKAGE
 from zarr.storage import LocalStore, MemoryStore
 
-from hdmf_zarr3.storage import zarr_adapter
+from hdmf_zarr3.storage.stores import zarr_adapter
 
-ADAPTER = PACKAGE / "storage" / "zarr_adapter.py"
+ADAPTER = PACKAGE / "storage" / "stores" / "zarr_adapter.py"
 
 
 def _private(dotted: str) -> bool:

@@ -12,10 +12,11 @@ from zarr.core.sync import sync
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import FormatError
-from hdmf_zarr3.storage import direct, direct_read
-from hdmf_zarr3.storage.direct import UnitEncoder
-from hdmf_zarr3.storage.direct_read import UnitDecoder, basic_selection
-from hdmf_zarr3.storage.pools import WorkPools
+from hdmf_zarr3.storage.codecs import direct_read
+from hdmf_zarr3.storage.codecs import direct_write as direct
+from hdmf_zarr3.storage.codecs.direct_read import UnitDecoder, basic_selection
+from hdmf_zarr3.storage.codecs.direct_write import UnitEncoder
+from hdmf_zarr3.storage.stores.pools import WorkPools
 
 LAYOUTS = [
     ((1000, 96), (100, 32), (400, 96), "int16"),  # edge shard, edge chunks

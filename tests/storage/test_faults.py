@@ -38,8 +38,8 @@ from sweep_pool import pool, run_all
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, convert, recover
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError
-from hdmf_zarr3.storage import journal
-from hdmf_zarr3.storage.handle import StoreHandle
+from hdmf_zarr3.storage.safety import journal
+from hdmf_zarr3.storage.stores.handle import StoreHandle
 
 SPREAD = int(os.environ.get("HDMF_ZARR3_FAULT_SPREAD", "4"))  # operations tried besides the first and last
 SEED = int(os.environ.get("HDMF_ZARR3_FAULT_SEED", "20261126"))

@@ -12,8 +12,8 @@ from zarr.core.sync import sync
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import CorruptStoreError
-from hdmf_zarr3.storage import journal
-from hdmf_zarr3.storage.journal import Journal
+from hdmf_zarr3.storage.safety import journal
+from hdmf_zarr3.storage.safety.journal import Journal
 
 
 def _put(store, key: str, raw: bytes) -> None:

@@ -1,4 +1,4 @@
-"""Small keys written into a local directory in the writer's thread (``storage.local_writes``): each whole,
+"""Small keys written into a local directory in the writer's thread (``storage.writes.local``): each whole,
 through a temporary name a killed writer's leftovers are recognized by, and nothing left behind on error."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 import zarr
 from zarr.storage import LocalStore, MemoryStore
 
-from hdmf_zarr3.storage import local_writes, nodes
+from hdmf_zarr3.storage.stores import nodes
+from hdmf_zarr3.storage.writes import local as local_writes
 
 
 def test_keys_are_written_whole_through_temporary_names_zarr_leftovers_share(tmp_path, monkeypatch):

@@ -24,8 +24,8 @@ from writing import StoreCase
 
 from hdmf_zarr3 import CorruptStoreError, NWBZarrIO, ZarrDataIO, ZarrIO
 from hdmf_zarr3.cli.validate import problems
-from hdmf_zarr3.format.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
-from hdmf_zarr3.format.stored_chunks import chunk_coords, missing_chunks, missing_is_damage
+from hdmf_zarr3.format.documents.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
+from hdmf_zarr3.format.layout.stored_chunks import chunk_coords, missing_chunks, missing_is_damage
 
 #: Every array of the full file on each kind of store a reader opens (S3: ~50 opens over moto, about a minute).
 KINDS = ("local", "zip", pytest.param("s3", marks=pytest.mark.slow))

@@ -15,7 +15,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import DataChunkIterator
 
 from hdmf_zarr3 import ZarrDataIO, ZarrIO
-from hdmf_zarr3.storage.pools import THREAD_PREFIX, WorkPools
+from hdmf_zarr3.storage.stores.pools import THREAD_PREFIX, WorkPools
 
 FORK = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
 

@@ -8,8 +8,8 @@ import io
 
 import numpy as np
 
-from hdmf_zarr3.storage import ranged_file
-from hdmf_zarr3.storage.ranged_file import BLOCK, BlockCachedFile
+from hdmf_zarr3.storage.remote import ranged_file
+from hdmf_zarr3.storage.remote.ranged_file import BLOCK, BlockCachedFile
 
 DATA = np.random.default_rng(1).integers(0, 256, size=5 * BLOCK + 123, dtype=np.uint8).tobytes()
 

@@ -36,7 +36,7 @@ def written(tmp_path):
 def _interrupted_append(path: Path) -> dict[str, bytes]:
     """Leave ``path`` as an append killed half way would: journal kept, root marked, new nodes written
     (by stopping the writer's commit). Returns the files before the append."""
-    from hdmf_zarr3.storage import stores
+    from hdmf_zarr3.storage.stores import opening as stores
 
     before = files(path)
     commit = stores.StoreHandle.commit

@@ -1,6 +1,6 @@
 """A reader of an object store and a writer of the same file: the reader never serves its metadata with
 another file's chunks. Objects cannot be renamed there, so mode ``w`` replaces the file in place; every object
-carries the file version it belongs to (``hdmf-zarr3-generation`` user metadata, storage/generations.py) and
+carries the file version it belongs to (``hdmf-zarr3-generation`` user metadata, storage/remote/generations.py) and
 a reader refuses another version's objects with ``FileReplacedError`` (issue #27). Moto's S3 on 127.0.0.1."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from s3_server import new_bucket
 
 import hdmf_zarr3
 from hdmf_zarr3 import CorruptStoreError, FileReplacedError, StoreError, ZarrDataIO, ZarrIO
-from hdmf_zarr3.storage.generations import GENERATION
+from hdmf_zarr3.storage.remote.generations import GENERATION
 
 #: The package's source, for the other process.
 SOURCE = str(Path(hdmf_zarr3.__file__).parent.parent)

@@ -118,7 +118,7 @@ def test_in_place_stores_keep_the_old_file_until_the_first_node_is_written(any_s
 def test_without_an_atomic_exchange_the_swap_renames_twice_and_leaves_nothing_behind(tmp_path, monkeypatch):
     """Where renameat2 is missing (not Linux, some network file systems) the old file is renamed aside and
     the new one into place; both steps done, nothing is left beside the file."""
-    from hdmf_zarr3.storage import replacing
+    from hdmf_zarr3.storage.safety import replacing
 
     monkeypatch.setattr(replacing, "_exchange", lambda a, b: False)
     path = write_nwb(tmp_path / "f.nwb.zarr")

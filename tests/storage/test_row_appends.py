@@ -1,4 +1,4 @@
-"""Rows appended to several arrays at once without zarr's per-array machinery (``storage.row_appends``):
+"""Rows appended to several arrays at once without zarr's per-array machinery (``storage.writes.row_appends``):
 what any Zarr v3 reader then reads equals what zarr's own ``append`` gives, for every layout it takes on;
 anything else is left to zarr."""
 
@@ -14,8 +14,8 @@ from obstore.store import MemoryStore as ObjectMemory
 from zarr.codecs import BloscCodec, BytesCodec, Crc32cCodec, GzipCodec, ZstdCodec
 from zarr.storage import LocalStore, MemoryStore, ObjectStore
 
-from hdmf_zarr3.storage import row_appends
-from hdmf_zarr3.storage.row_appends import RowAppend
+from hdmf_zarr3.storage.writes import row_appends
+from hdmf_zarr3.storage.writes.row_appends import RowAppend
 
 LAYOUTS = {
     "float64 blosc, last chunk partly filled": dict(

@@ -93,7 +93,7 @@ class DepthStore(WrapperStore):
 
 
 def _depth_of_read(url, options):
-    from hdmf_zarr3.storage.stores import open_store
+    from hdmf_zarr3.storage.stores.opening import open_store
 
     store = DepthStore(open_store(url, "r", options).store)
     with NWBZarrIO(store, mode="r") as io:

@@ -14,8 +14,8 @@ from s3_server import new_bucket
 from writing import write_builder
 
 from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrDataIO, ZarrIO
-from hdmf_zarr3.storage import locks
-from hdmf_zarr3.storage.remote_errors import DEFAULT_RETRY
+from hdmf_zarr3.storage.remote.errors import DEFAULT_RETRY
+from hdmf_zarr3.storage.safety import locks
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
@@ -180,7 +180,7 @@ def test_a_write_that_keeps_failing_is_a_remote_store_error_and_releases_the_loc
 
 # --- 7. an endpoint that stops answering: bounded by default, overridable -----------------------------------
 def test_requests_have_bounded_retries_by_default(s3):
-    from hdmf_zarr3.storage.remote import remote_store
+    from hdmf_zarr3.storage.remote.object_stores import remote_store
 
     backend = remote_store("s3://bucket/f.zarr", "r", s3["options"]).store
     assert backend.retry_config["max_retries"] <= 5 and backend.retry_config["retry_timeout"].total_seconds() <= 30

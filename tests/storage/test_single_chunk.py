@@ -9,9 +9,10 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3.format import documents, dtypes
-from hdmf_zarr3.storage.chunks import encode_single_chunk
-from hdmf_zarr3.storage.nodes import dump_document
+from hdmf_zarr3.format.data import dtypes
+from hdmf_zarr3.format.documents import zarr_json as documents
+from hdmf_zarr3.storage.codecs.single_chunk import encode_single_chunk
+from hdmf_zarr3.storage.stores.nodes import dump_document
 
 CASES = [
     ("int16", np.arange(12, dtype="int16").reshape(3, 4), None),
@@ -59,7 +60,7 @@ def test_multi_chunk_arrays_are_left_to_zarr():
 
 @pytest.mark.parametrize("dtype,values,codecs", CASES, ids=[c[0] for c in CASES])
 def test_direct_decode_inverts_direct_encode(dtype, values, codecs):
-    from hdmf_zarr3.storage.chunks import decode_single_chunk
+    from hdmf_zarr3.storage.codecs.single_chunk import decode_single_chunk
 
     storage = dtypes.for_scalar_dtype(dtype)
     doc = documents.array_document(values.shape, storage, {"zarr_dtype": dtype}, codecs=codecs)

@@ -21,9 +21,9 @@ from writing import write_nwb
 from zarr.storage import ObjectStore
 
 from hdmf_zarr3 import NWBZarrIO, StoreError
-from hdmf_zarr3.storage import options as opts
-from hdmf_zarr3.storage.options import AwsProfile, to_obstore
-from hdmf_zarr3.storage.stores import open_store
+from hdmf_zarr3.storage.stores import options as opts
+from hdmf_zarr3.storage.stores.opening import open_store
+from hdmf_zarr3.storage.stores.options import AwsProfile, to_obstore
 
 obstore = pytest.importorskip("obstore")
 
@@ -410,14 +410,14 @@ def test_other_spellings_of_obstore_keys_mean_what_they_mean_to_obstore(url, nam
 
 
 def test_gcs_urls_are_opened_as_gs():
-    from hdmf_zarr3.storage.remote import remote_store
+    from hdmf_zarr3.storage.remote.object_stores import remote_store
 
     store = remote_store("gcs://bucket/f.nwb.zarr", "r", {"token": "anon"})
     assert isinstance(store.store, obstore.store.GCSStore) and store.store.config["skip_signature"]
 
 
 def test_urls_open_without_fsspec(monkeypatch):
-    from hdmf_zarr3.storage.remote import remote_store
+    from hdmf_zarr3.storage.remote.object_stores import remote_store
 
     monkeypatch.setitem(sys.modules, "fsspec", None)  # as if it were not installed: nothing imports it
     store = remote_store("https://host/f.nwb.zarr", "r", {"anon": True})

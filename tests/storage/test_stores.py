@@ -14,7 +14,7 @@ from pynwb import NWBHDF5IO, TimeSeries
 from zarr.storage import MemoryStore
 
 from hdmf_zarr3 import FormatError, NWBZarrIO
-from hdmf_zarr3.storage import locations
+from hdmf_zarr3.storage.stores import locations
 
 
 def _check(path, **kwargs):
@@ -298,7 +298,7 @@ def test_the_document_cache_reads_a_store_once_and_takes_what_it_is_given():
     import zarr
     from zarr.storage import MemoryStore
 
-    from hdmf_zarr3.storage.document_cache import DocumentCache
+    from hdmf_zarr3.storage.stores.document_cache import DocumentCache
 
     store = MemoryStore()
     zarr.open_group(store, mode="w").create_group("g")
@@ -311,7 +311,7 @@ def test_the_document_cache_reads_a_store_once_and_takes_what_it_is_given():
 
 
 def test_a_rollback_without_a_journal_cannot_undo_and_ends_empty():
-    from hdmf_zarr3.storage.rollback import Rollback
+    from hdmf_zarr3.storage.safety.rollback import Rollback
 
     rollback = Rollback()
     assert not rollback.active

@@ -1,5 +1,5 @@
 """Every store operation started by one synchronous call has ended before the call returns or raises
-(``storage/task_groups.py``): a rollback that follows never races the failed write's operations."""
+(``storage/writes/task_groups.py``): a rollback that follows never races the failed write's operations."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from hdmf_zarr3.storage.zarr_adapter import sync
+from hdmf_zarr3.storage.stores.zarr_adapter import sync
 
 
 def _work(done: list[str]) -> None:
@@ -148,7 +148,7 @@ async def _interrupt_wrapped() -> None:
 
 @pytest.mark.parametrize("make", ["pools", "wrapped"])
 def test_ctrl_c_in_a_worker_thread_is_raised_to_the_caller_and_the_loop_lives_on(make):
-    from hdmf_zarr3.storage.pools import WorkPools
+    from hdmf_zarr3.storage.stores.pools import WorkPools
 
     outcome: list[BaseException | str] = []
 

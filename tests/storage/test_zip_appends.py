@@ -9,7 +9,7 @@ import pytest
 from nwb_factories import small_nwbfile
 
 from hdmf_zarr3 import IncompleteFileError, NWBZarrIO, recover
-from hdmf_zarr3.storage import zipped
+from hdmf_zarr3.storage.zip import zipped
 
 
 def _zip(tmp_path):

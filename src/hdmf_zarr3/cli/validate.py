@@ -2,8 +2,8 @@
 
 The rule: whatever ``NWBZarrIO.read()``, or reading any dataset of the file, fails on (or silently
 leaves out) is reported here, one line per problem naming the node. The checks that reading makes are
-the same functions (:mod:`hdmf_zarr3.backend.integrity`, :mod:`hdmf_zarr3.format.orphans`); the store is
-also listed and every ``zarr.json`` read (:mod:`hdmf_zarr3.storage.audit`), which reading skips when the
+the same functions (:mod:`hdmf_zarr3.backend.read.integrity`, :mod:`hdmf_zarr3.format.documents.orphans`); the store is
+also listed and every ``zarr.json`` read (:mod:`hdmf_zarr3.storage.safety.audit`), which reading skips when the
 root's consolidated metadata is there.
 """
 
@@ -37,9 +37,9 @@ def add_parser(commands: Any) -> None:
 def problems(path: str, storage_options: dict[str, Any] | None = None, allow_incomplete: bool = False) -> list[str]:
     """Every problem found in the file, one line each (empty when it is valid)."""
     from ..errors import HdmfZarrError
-    from ..format import completion
-    from ..storage.audit import audit
-    from ..storage.stores import open_store
+    from ..format.documents import completion
+    from ..storage.safety.audit import audit
+    from ..storage.stores.opening import open_store
 
     found: list[str] = []
     handle = open_store(path, "r", storage_options, allow_incomplete=True)
@@ -68,8 +68,8 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
 def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_incomplete: bool) -> list[str]:
     import pynwb
 
-    from ..backend import integrity
-    from ..backend.nwb import NWBZarrIO
+    from ..backend.read import integrity
+    from ..backend.zarrio.nwb import NWBZarrIO
     from ..errors import HdmfZarrError
 
     found: list[str] = []
@@ -94,9 +94,9 @@ def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_i
 
 def _dataset_problems(root: Any) -> list[str]:
     """The first chunk of every array decodes; every element of a dataset of references resolves."""
-    from ..backend import integrity
-    from ..backend.datasets import ZarrDataset
-    from ..backend.resolving_datasets import ResolvingDataset
+    from ..backend.datasets.lazy import ZarrDataset
+    from ..backend.datasets.resolving import ResolvingDataset
+    from ..backend.read import integrity
     from ..errors import HdmfZarrError
 
     out = []

@@ -6,7 +6,7 @@ dandi-cli walks the directory and reports, each as an ERROR that makes ``dandi u
 - ``zarr.invalid_zarr_json``: a ``zarr.json`` that is not a JSON object with a string ``node_type``;
 - ``zarr.tensorstore_cannot_open``: an array TensorStore's ``zarr3`` driver cannot open (dandi-cli opens
   every array of a Zarr v3 asset with it; the walk does not go below an array). The decision is
-  :func:`hdmf_zarr3.format.tensorstore_rules.refusal`;
+  :func:`hdmf_zarr3.format.layout.tensorstore_rules.refusal`;
 - ``zarr.cannot_open`` (neither ``zarr.json`` nor ``.zgroup``/``.zarray`` at the top, or a consolidated
   Zarr v2 group with an array whose data type dandi-cli's zarr-python 3.1.5 has none for: hdmf-zarr 0.13's
   pickled object arrays) and ``dandi_zarr.empty_group`` (a Zarr v2 group without members);
@@ -28,11 +28,11 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ..errors import HdmfZarrError
-from ..format import tensorstore_rules
-from ..format.array_view import ArrayView
-from ..format.limits import data_type_itemsize
-from ..storage.listing import list_objects, object_sizes
-from ..storage.nodes import get_keys
+from ..format.documents.array_view import ArrayView
+from ..format.documents.limits import data_type_itemsize
+from ..format.layout import tensorstore_rules
+from ..storage.stores.listing import list_objects, object_sizes
+from ..storage.stores.nodes import get_keys
 from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
 
 MAX_ZARR_DEPTH = 7  # dandi.consts.MAX_ZARR_DEPTH

@@ -3,7 +3,7 @@ read their chunks in place from the HDF5 file.
 
 Everything but the large numeric datasets is written in our format as by any conversion (groups,
 attributes, links, references, compounds, strings, small datasets, the cached specifications); each
-large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.virtual_writes`). The
+large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.write.virtual`). The
 repository is created at ``dst``, a local directory or an ``s3://`` prefix (never replacing anything
 there), and committed once, when every node is stored: a conversion that fails leaves an empty repository
 with no commit on ``main``.
@@ -15,9 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..backend.virtual_writes import MIN_VIRTUAL_BYTES, VirtualOptions
+from ..backend.write.virtual import MIN_VIRTUAL_BYTES, VirtualOptions
 from ..errors import StoreError
-from ..storage import locations, virtual_repo, virtual_sources
+from ..storage.stores import locations
+from ..storage.virtual import repo as virtual_repo
+from ..storage.virtual import sources as virtual_sources
 
 
 def convert_virtual(
@@ -41,7 +43,7 @@ def convert_virtual(
     import h5py
     from pynwb import NWBHDF5IO
 
-    from ..backend.nwb import NWBZarrIO
+    from ..backend.zarrio.nwb import NWBZarrIO
 
     source_text, target = os.fspath(src), os.fspath(dst)
     target_options = io_kwargs.pop("storage_options", None)  # the destination's, as for any conversion

@@ -15,7 +15,7 @@ process (idempotent, under a lock), when it is first needed:
   :func:`extend_data`, which extends our datasets in place and hands everything else to hdmf's original.
   :func:`activate` also registers our lazy datasets with hdmf's ``ObjectMapper.no_convert`` (a public hdmf
   hook, so the datasets read are handed to containers as they are, not converted).
-- the blosc frame check (:func:`hdmf_zarr3.storage.decoding.install`), when this package first opens a store
+- the blosc frame check (:func:`hdmf_zarr3.storage.codecs.decoding.install`), when this package first opens a store
   (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
   declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
   check is harmless where numcodecs validates frames itself.
@@ -107,7 +107,7 @@ def activate(dataset_type: type[Any]) -> None:
             return
         from hdmf.build import ObjectMapper
 
-        from ..storage import decoding
+        from ..storage.codecs import decoding
 
         _EXTENDED_IN_PLACE = (dataset_type,)
         ObjectMapper.no_convert(dataset_type)  # hdmf's registration: read datasets are kept as they are

@@ -11,7 +11,7 @@ dialect                Zarr        recognised by
 =====================  ==========  ==================================================================
 
 A dialect is pure code: given the node documents of a store (``zarr.json`` documents, or the v2
-documents of :mod:`hdmf_zarr3.storage.v2`) it yields
+documents of :mod:`hdmf_zarr3.storage.stores.v2`) it yields
 
 - the same documents with their *attributes* rewritten into this package's convention (typed
   attribute envelopes, ``zarr_link`` link records, reference records whose ``source`` is relative

@@ -10,7 +10,7 @@ What it stores, and how it maps (facts from files hdmf-zarr 0.13 wrote; see ``do
 - Object references in arrays, and compounds with reference or string fields, are numpy object
   arrays encoded with numcodecs' ``Pickle`` codec (the default) or ``JSON`` codec; each reference is
   a record ``{source, path, object_id, source_object_id}``. They are decoded by
-  :mod:`hdmf_zarr3.storage.v2` without unpickling anything.
+  :mod:`hdmf_zarr3.storage.stores.v2` without unpickling anything.
 - Attribute references (``{"zarr_dtype": "object", "value": record}``) and ``zarr_link`` records are
   this package's own forms already, except that ``source`` is relative to the store directory
   itself (``"../other.nwb.zarr"``), which :func:`relative_to_parent` turns into ours.
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptStoreError
-from .. import dtypes as D
-from .. import names as N
+from ..data import dtypes as D
+from ..documents import names as N
 from .base import ArrayLayout, HdmfZarrDialect
 
 SCALAR = "scalar"

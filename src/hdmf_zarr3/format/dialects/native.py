@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import FormatVersionError
-from .. import names as N
+from ..documents import names as N
 from .base import Dialect
 
 _FOREIGN_MARKERS = ("_DTYPE", "_LINKS", "_REFERENCE_FIELDS")

@@ -1,0 +1,209 @@
+"""Changing a lazy dataset in place, as h5py does in modes ``r+`` and ``a``: assigning to a selection and
+appending rows along the first axis (a mixin of :class:`~hdmf_zarr3.backend.datasets.lazy.ZarrDataset`).
+
+Every change keeps the chunks (and document) it rewrites first (``handle.preserve``), so an error that
+leaves the ``with`` block, or a failed write, puts them back; the file is committed on close. Appended
+rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.appended_rows`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ...errors import ModeError, UnsupportedDataError
+from ...format.data.selection import touched_cells
+from ...format.documents.array_view import ArrayView
+from ...format.documents.names import store_key
+from ...format.documents.zarr_json import chunk_key, key_separator
+from ...integrations.h5py_lock import h5py_lock_released
+from ...storage.stores.nodes import ZARR_JSON
+from ...storage.writes import row_appends
+from ...storage.writes.row_appends import RowAppend
+
+if TYPE_CHECKING:
+    import zarr
+
+    from ...format.data.dtypes import StorageType
+    from ...storage.stores.opening import StoreHandle
+    from ..zarrio.contexts import DatasetContext, DatasetOwner
+    from .lazy import ZarrDataset
+
+#: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
+#: a long stream of appends (samples to a TimeSeries) before any write() keeps memory bounded.
+HELD_BYTES = 64 * 2**20
+
+
+class InPlaceChanges:
+    """Assignment, ``append`` and ``extend`` of a lazy dataset (what they need of it is declared below)."""
+
+    _context: DatasetContext
+    _path: str
+    _doc: dict[str, Any]
+    _cache: np.ndarray | None
+    _array: zarr.Array | None
+    _decoder: Any
+    _appended: list[np.ndarray]  # rows appended and not stored yet, as encoded
+    appended_count: int  # how many (they count in the shape)
+    _appended_bytes: int  # their size in memory (stored once it reaches HELD_BYTES)
+    storage: StorageType
+
+    if TYPE_CHECKING:
+
+        @property
+        def io(self) -> DatasetOwner: ...
+
+        @property
+        def shape(self) -> tuple[int, ...]: ...
+
+        @property
+        def dataset(self) -> zarr.Array: ...
+
+        def _zarr_array(self) -> zarr.Array: ...
+
+        @property
+        def array_view(self) -> ArrayView: ...
+
+        def _open_handle(self) -> StoreHandle: ...
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does. The chunks rewritten are kept first, so an
+        error that leaves the ``with`` block (or a failed write) puts them back."""
+        handle = self._context.require_handle()
+        if not handle.writable:
+            raise ModeError(
+                f"cannot change the data: the file is open in mode {self.io.mode!r} (use 'r+' or 'a')", self._path
+            )
+        separator = key_separator(self._doc)
+        if self._doc.get("zarr_format") != 3 or separator is None:
+            raise ModeError(
+                "cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the file first",
+                self._path,
+            )
+        values = self._encode_values(value)
+        self.store_appended()
+        # (an IndexError here comes before anything is kept or written)
+        cells = touched_cells(key, self.shape, self.array_view.chunk_grid)
+        handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
+        orthogonal = (
+            isinstance(key, (list, np.ndarray))
+            or isinstance(key, tuple)
+            and any(isinstance(k, (list, np.ndarray)) for k in key)
+        )
+        self._cache = None
+        with h5py_lock_released():
+            if orthogonal:
+                self.dataset.oindex[key] = values
+            else:
+                self.dataset[key] = values
+        handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
+
+    def _encode_values(self, value: Any) -> Any:
+        from ...format.data.array_encoding import encode_values
+
+        if self.storage.kind in ("numeric", "struct"):
+            try:
+                return np.asarray(value, dtype=self.storage.numpy_dtype)
+            except (TypeError, ValueError, OverflowError) as exc:
+                raise UnsupportedDataError(
+                    f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}", self._path
+                ) from None
+        return encode_values(value, self.storage, self._context.reference_for_append, self._path)
+
+    # --- appending --------------------------------------------------------------------------
+    def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
+        """Rows as stored; a reference to a container the next write adds is stored as null for now and its
+        container listed in ``waiting`` (see :mod:`.pending_references`)."""
+        from ...format.data.array_encoding import encode_values
+
+        return encode_values(
+            values, self.storage, lambda obj: self._context.reference_for_append(obj, waiting), self._path
+        )
+
+    def append(self, arg: Any) -> None:
+        """Append one element (or row) along the first axis."""
+        self.extend([arg])
+
+    def extend(self, args: Any) -> None:
+        """Append several elements along the first axis."""
+        if not self._open_handle().writable:
+            raise ModeError(f"cannot append: file opened in mode {self.io.mode!r}", self._path)
+        self._zarr_array()  # (an array that cannot be appended to says so now, not at the write)
+        rows, waiting = list(args), list[Any]()
+        values = np.asarray(self._encode_rows(rows, waiting))
+        shape = self.shape
+        if not shape or values.ndim != len(shape) or values.shape[1:] != shape[1:]:
+            raise ValueError(
+                f"{self._path}: cannot append rows of shape {values.shape[1:]} to a dataset of shape {shape}"
+            )
+        if not len(values):
+            return
+        self._appended.append(values)  # stored by the next write() or close(), once (see .appended_rows)
+        self.appended_count += len(values)
+        self._appended_bytes += values.nbytes
+        self._context.appended_rows.holding(self)
+        if waiting:
+            self._context.pending_references.add(cast("ZarrDataset", self), shape[0], rows, waiting)
+        if self._appended_bytes >= HELD_BYTES:  # a long stream of appends before any write: memory stays bounded
+            self.store_appended()
+
+    def store_appended(self) -> None:
+        """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
+        store_appended_rows([self])
+
+    def take_appended(self) -> RowAppend | None:
+        """The rows held (as one block), taken out to be stored now; ``None`` if none are held."""
+        if not self._appended:
+            return None
+        blocks, self._appended, self.appended_count, self._appended_bytes = self._appended, [], 0, 0
+        self._context.appended_rows.stored(self)
+        values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
+        self._zarr_array()  # (a v2 array, or objects: refused as extend() refused it)
+        return RowAppend(self._path, self._doc, values)
+
+    def writable_handle(self) -> StoreHandle:
+        """The open store of this dataset's file."""
+        return self._open_handle()
+
+    def append_through_zarr(self, values: np.ndarray) -> dict[str, Any]:
+        """Append ``values`` with zarr itself (an array :mod:`..storage.writes.row_appends` does not handle);
+        returns the new document."""
+        array = self._zarr_array()
+        array.append(values, axis=0)
+        return array.metadata.to_dict()
+
+    def appended_stored(self, doc: dict[str, Any]) -> None:
+        """The appended rows are stored and ``doc`` is the array's document now."""
+        self._doc = doc
+        self._array, self._decoder, self._cache = None, None, None  # (their shape changed)
+        self._open_handle().changed(self._path, doc)
+
+    def drop_appended(self) -> None:
+        """Forget the rows appended and not stored (the session is undone)."""
+        self._appended, self.appended_count, self._appended_bytes = [], 0, 0
+        self._context.appended_rows.stored(self)
+
+
+def store_appended_rows(datasets: Sequence[InPlaceChanges]) -> None:
+    """Store the rows held by ``datasets`` (of one file) together: the chunks (or shards) they land in and
+    the documents that take the new shapes are journaled first, in one batch; the arrays
+    :mod:`..storage.writes.row_appends` handles are then appended in two store rounds for all, the rest each
+    through zarr."""
+    taken = [(dataset, append) for dataset in datasets if (append := dataset.take_appended()) is not None]
+    if not taken:
+        return
+    handle = taken[0][0].writable_handle()
+    handle.preserve(
+        [
+            key
+            for _, a in taken
+            for key in [*row_appends.touched_keys(a.path, a.doc, len(a.values)), store_key(a.path, ZARR_JSON)]
+        ]
+    )
+    direct = [row_appends.can_append(a.doc) for _, a in taken]
+    with h5py_lock_released():
+        documents = iter(row_appends.append_rows(handle.store, [a for (_, a), d in zip(taken, direct) if d]))
+        for (dataset, append), by_us in zip(taken, direct):
+            dataset.appended_stored(next(documents) if by_us else dataset.append_through_zarr(append.values))

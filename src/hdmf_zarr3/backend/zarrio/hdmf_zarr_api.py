@@ -1,0 +1,137 @@
+"""The parts of hdmf-zarr 0.14's ``ZarrIO`` API that ours adds on top of HDMFIO, so that code written for
+hdmf-zarr runs unchanged: ``path``, ``abspath``, ``is_remote()``, ``get_written(check_on_disk=...)``,
+``get_builder_exists_on_disk``, ``get_builder_disk_path``, mode ``r-``, ``force_overwrite`` and the
+write keywords ``consolidate_metadata`` and ``number_of_jobs``, ``max_threads_per_process``,
+``multiprocessing_context`` (``GenericDataChunkIterator`` datasets written by worker processes, see
+:mod:`.parallel`).
+
+The meanings follow hdmf-zarr's documentation; where ours differs it is said here and in
+``docs/other-writers.md`` ("ZarrIO and NWBZarrIO"): stores that worker processes cannot reopen (a
+``Store`` object passed in, URLs) are written serially with a :class:`~hdmf_zarr3.ParallelWriteWarning`.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hdmf.build import Builder
+from zarr.abc.store import Store
+
+from ...errors import NotZarrError
+from ...format.documents.names import store_key
+from ...storage.safety import open_files
+from ...storage.stores import local_paths, locations
+from ...storage.stores.opening import StoreHandle
+from ...storage.stores.zarr_adapter import sync
+from ..write.parallel import ParallelOptions
+from ..write.reference_targets import builder_path
+
+#: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
+_NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
+
+
+def take_write_keywords(handle: StoreHandle, kwargs: dict[str, Any]) -> ParallelOptions:
+    """Remove hdmf-zarr's write keywords from ``kwargs``, apply ``consolidate_metadata`` to ``handle`` and
+    return the parallel-write keywords, checked (see :mod:`.parallel`).
+
+    ``consolidate_metadata=False`` stores the root without the other nodes' metadata inlined (readers
+    then list the store). ``number_of_jobs > 1`` writes ``GenericDataChunkIterator`` datasets in worker
+    processes; a value of the wrong type or out of range raises ``TypeError`` or ``ValueError`` naming
+    the keyword.
+    """
+    handle.consolidate = bool(kwargs.pop("consolidate_metadata", True))
+    return ParallelOptions.take(kwargs)
+
+
+def clear_for_overwrite(path: str | Path | Store | None, mode: str, force_overwrite: bool) -> None:
+    """``force_overwrite=True`` with mode ``w``: delete a local file or directory at ``path`` that is no Zarr
+    file (an HDF5 file, a directory of other files), which mode ``w`` otherwise refuses with
+    :class:`~hdmf_zarr3.NotZarrError`. A Zarr file is left to mode ``w``, which replaces it only once the new
+    one is written. Other modes, stores and URLs: nothing to do (as in hdmf-zarr)."""
+    if not force_overwrite or mode != "w" or path is None or isinstance(path, Store):
+        return
+    text = os.fspath(path)
+    if locations.is_remote(text):
+        return
+    location = locations.local_path(text)
+    try:
+        local_paths.check(location, mode)
+    except NotZarrError:
+        open_files.check_replaceable(location, None, mode)  # not a file this process is reading
+        if os.path.isdir(location) and not os.path.islink(location):
+            shutil.rmtree(location)
+        else:
+            os.remove(location)
+
+
+class HdmfZarrApi:
+    """Mixin of :class:`~hdmf_zarr3.ZarrIO`: hdmf-zarr 0.14's accessors (see the module docstring)."""
+
+    _path: Any
+    _handle: StoreHandle | None
+    _written_builders: Any  # hdmf's WrittenBuilders, set by HDMFIO
+    _require_open: Callable[[], StoreHandle]  # ZarrIO's
+
+    if TYPE_CHECKING:  # HDMFIO's
+
+        @property
+        def source(self) -> str | None: ...
+
+    @property
+    def path(self) -> str | Store | None:
+        """The path (or URL, or zarr Store) this object was given; a ``Path`` is given back as ``str``."""
+        return os.fspath(self._path) if isinstance(self._path, Path) else self._path
+
+    @property
+    def abspath(self) -> str | None:
+        """The absolute path of the file (a URL as given, normalized; for a Store without a directory, its
+        name, as :attr:`source`)."""
+        return self.source
+
+    def is_remote(self) -> bool:
+        """True if the file lives in an object store reached by URL (``s3://``, ``gs://``, ``https://``, ...)."""
+        location = self.source
+        return location is not None and locations.is_remote(location)
+
+    def get_written(self, builder: Builder, check_on_disk: bool = False) -> bool:
+        """Whether ``builder`` was written to (or read from) this file by this object.
+
+        Parameters
+        ----------
+        builder : Builder
+            The builder of interest.
+        check_on_disk : bool
+            Also check that its node is in the store (see :meth:`get_builder_exists_on_disk`).
+        """
+        written = self._written_builders.get_written(builder)
+        return written and (not check_on_disk or self.get_builder_exists_on_disk(builder))
+
+    def get_builder_exists_on_disk(self, builder: Builder) -> bool:
+        """Whether the node of ``builder`` (a group or dataset) is stored in this file, asking the store
+        itself. Links live in their parent's attributes: they are no node of their own (False)."""
+        store = self._require_open().store
+        path = builder_path(builder)
+        return any(sync(store.exists(store_key(path, name))) for name in _NODE_FILES)
+
+    def get_builder_disk_path(self, builder: Builder, filepath: str | None = None) -> str:
+        """Where the node of ``builder`` lives: the file's path (or ``filepath``) joined with the node's path.
+
+        Parameters
+        ----------
+        builder : Builder
+            The builder of interest.
+        filepath : str, optional
+            The path of the Zarr file; this file's by default.
+        """
+        base = filepath if filepath is not None else self.source
+        if base is None:
+            raise ValueError("this file has no path (a zarr Store without a directory): pass filepath")
+        relative = builder_path(builder).lstrip("/")
+        if locations.is_url(base):
+            return posixpath.join(base.rstrip("/"), relative) if relative else base
+        return os.path.join(base, relative) if relative else base

@@ -1,0 +1,55 @@
+"""Consolidated metadata: every node's ``zarr.json`` inline in the root's, so one read opens a file.
+
+The root group document carries, as zarr-python 3 writes and reads it::
+
+    "consolidated_metadata": {"kind": "inline", "must_understand": false,
+                              "metadata": {"acquisition": {...}, "acquisition/ts/data": {...}, ...}}
+
+Keys are node paths relative to the root, values the nodes' own documents. It is written when a
+write, export or append finishes, as the last store operation, and a writer that is about to change
+a file whose root carries it first rewrites the root without it: a file is either consolidated and
+current, or not consolidated (read by listing the store). Tools other than hdmf_zarr3 that change a
+file must consolidate again (``zarr.consolidate_metadata``) or remove the block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import CorruptStoreError
+
+KEY = "consolidated_metadata"
+
+
+def consolidate(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The root document of ``documents`` (keyed by absolute path) with every other node inlined."""
+    root = without_consolidated(documents["/"])
+    members = {path.strip("/"): without_consolidated(doc) for path, doc in sorted(documents.items()) if path != "/"}
+    return {**root, KEY: {"kind": "inline", "must_understand": False, "metadata": members}}
+
+
+def without_consolidated(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` without a consolidated-metadata block (ours, or zarr-python's empty ones on subgroups)."""
+    return {k: v for k, v in doc.items() if k != KEY} if KEY in doc else doc
+
+
+def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None:
+    """Every node document held by a consolidated ``root``, keyed by absolute path; ``None`` if it has none.
+
+    ``parse(raw_document, path)`` validates one member (as for a ``zarr.json`` read from the store).
+    """
+    block = root.get(KEY)
+    if block is None:
+        return None
+    if not isinstance(block, dict) or block.get("kind") != "inline" or not isinstance(block.get("metadata"), dict):
+        raise CorruptStoreError(
+            "consolidated_metadata must be an object with kind 'inline' and a 'metadata' object", "/"
+        )
+    out = {"/": without_consolidated(root)}
+    for key, member in block["metadata"].items():
+        parts = key.split("/") if isinstance(key, str) else [""]
+        if not all(parts) or any(p in (".", "..") for p in parts) or not isinstance(member, dict):
+            raise CorruptStoreError(f"consolidated_metadata member {key!r} is not a node path and document", "/")
+        path = "/" + key
+        out[path] = without_consolidated(parse(member, path))
+    return out

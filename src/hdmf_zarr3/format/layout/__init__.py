@@ -1,0 +1,3 @@
+"""Every layout rule: chunks, shards and codecs, default, from HDF5, or refused."""
+
+__all__: list[str] = []

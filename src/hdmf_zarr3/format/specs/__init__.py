@@ -1,0 +1,3 @@
+"""Cached specifications as stored, and checked before HDMF sees them."""
+
+__all__: list[str] = []

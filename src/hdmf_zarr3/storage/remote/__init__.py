@@ -1,0 +1,3 @@
+"""Object stores and web servers: opening, options, retries, one version per reader."""
+
+__all__: list[str] = []

@@ -1,0 +1,366 @@
+"""The write lock: at most one writer per file.
+
+A file opened for writing (modes ``r+``, ``a``, ``w``, ``w-``, ``x``) is locked from ``open`` to
+``close``. The lock is a small JSON object that is created only if it does not exist yet, with the
+store's conditional write (zarr's ``Store.set_if_not_exists``): an exclusive hard link on local disks,
+``If-None-Match: *`` on object stores. A second writer finds it and gets :class:`FileLockedError`
+naming the holder; readers never look at it.
+
+Where the lock lives: beside a file opened by path or URL (``session.nwb.zarr.lock`` next to
+``session.nwb.zarr`` or ``session.nwb.zarr.zip``), so it never becomes part of the file (zarr lists
+any stray key in a group as a foreign object). In a Store the caller passes, whose surroundings we
+do not know, it is the key ``hdmf_zarr3.lock`` inside the store. icechunk stores are not locked:
+their sessions detect conflicting writers on commit.
+
+A writer never closed releases its lock when its io is garbage collected or the interpreter exits
+(:func:`guard`); releasing needs no event loop (plain ``os`` calls for a lock file, obstore's
+synchronous API on object stores), because zarr's has stopped by then. A writer that crashes leaves its
+lock behind. It is never broken silently (the holder may be alive on another machine); :func:`break_lock`
+removes it, and the error says so.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import datetime
+import gc
+import json
+import os
+import re
+import socket
+import threading
+import uuid
+import warnings
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from zarr.abc.store import Store
+from zarr.buffer import default_buffer_prototype
+from zarr.storage import LocalStore, ObjectStore
+
+from ...errors import FileLockedError, StoreError
+from ..stores import locations
+from ..stores.zarr_adapter import sync
+from ..zip import zipped
+from .lock_places import IN_STORE_KEY, SUFFIX, LockPlace, lock_place, transactional
+
+__all__ = ["IN_STORE_KEY", "SUFFIX", "LockPlace", "WriteLock", "break_lock", "lock_place", "transactional"]
+
+
+def _holder(writer: str) -> dict[str, Any]:
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": now,
+        "writer": writer,
+        "token": uuid.uuid4().hex,
+    }
+
+
+def _read(place: LockPlace) -> dict[str, Any] | None:
+    """What the lock says (``None``: no lock). A lock that is not a JSON object is still a lock:
+    ``{"corrupt": why}``."""
+    try:
+        raw = _get(place)
+    except IsADirectoryError:
+        return {"corrupt": "a directory, not a lock file"}
+    if raw is None:
+        return None
+    try:
+        found = json.loads(raw.decode("utf-8"))
+    except ValueError:  # not UTF-8, not JSON, truncated
+        found = None
+    if isinstance(found, dict):
+        return found
+    shown = f"{raw[:20]!r}{'...' if len(raw) > 20 else ''}"
+    return {"corrupt": f"not a JSON object: {shown}" if raw else "an empty file"}
+
+
+# Reading and removing a lock without zarr's event loop: release() runs from finalizers and at
+# interpreter exit, when zarr's loop (and the threads LocalStore hands its file I/O to) have stopped.
+def _local_path(place: LockPlace) -> str | None:
+    return os.path.join(place.store.root, place.key) if isinstance(place.store, LocalStore) else None
+
+
+def _object_store(place: LockPlace) -> Any:
+    """The obstore store under a zarr ``ObjectStore`` (``None`` for other stores)."""
+    return place.store.store if isinstance(place.store, ObjectStore) else None
+
+
+def _get(place: LockPlace) -> bytes | None:
+    path = _local_path(place)
+    if path is not None:
+        if os.path.isdir(path):  # LocalStore reads a directory as a missing key
+            raise IsADirectoryError(path)
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+    backend = _object_store(place)
+    if backend is not None:
+        import obstore
+
+        try:
+            return bytes(obstore.get(backend, place.key).bytes())
+        except FileNotFoundError:  # obstore's NotFoundError
+            return None
+    buf = sync(place.store.get(place.key, prototype=default_buffer_prototype()))
+    return None if buf is None else buf.to_bytes()
+
+
+def _delete(place: LockPlace) -> None:
+    path = _local_path(place)
+    if path is not None:
+        if os.path.isdir(path):
+            try:
+                os.rmdir(path)  # only an empty one: we never delete content we did not write
+            except OSError as exc:
+                raise StoreError(
+                    "where the write lock belongs is a directory with files in it, not a lock file; "
+                    "remove it yourself if it holds nothing you need",
+                    place.description,
+                ) from exc
+            return
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        return
+    backend = _object_store(place)
+    if backend is not None:
+        import obstore
+
+        obstore.delete(backend, place.key)
+        return
+    sync(place.store.delete(place.key))
+
+
+def _remove_temporaries(place: LockPlace) -> None:
+    """Remove the temporary file zarr's ``LocalStore`` writes a lock through (``<name>.<32 hex>.partial``),
+    left when the lock's creation was interrupted between its link and its removal."""
+    path = _local_path(place)
+    if path is None:
+        return
+    stem, parent = os.path.splitext(os.path.basename(path))[0], os.path.dirname(path)
+    pattern = re.compile(re.escape(stem) + r"\.[0-9a-f]{32}\.partial")
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(parent):
+            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.remove(entry.path)
+
+
+def _release(place: LockPlace, token: str) -> None:
+    """Remove the lock if it still holds ``token`` (someone may have broken it meanwhile). Never raises:
+    it runs from finalizers, where a store that is gone (a temporary directory removed) is no error. A
+    Ctrl-C meanwhile is raised once the lock is released (a second attempt), never instead of it."""
+    interrupted: BaseException | None = None
+    for _ in range(2):
+        try:
+            found = _read(place)
+            if found is not None and found.get("token") == token:
+                _delete(place)
+            break
+        except Exception:
+            break
+        except KeyboardInterrupt as exc:
+            interrupted = exc
+    if interrupted is not None:
+        raise interrupted
+
+
+class WriteLock:
+    """A lock held by this process (release it with :meth:`release`)."""
+
+    def __init__(self, place: LockPlace, holder: dict[str, Any]):
+        self.place = place
+        self.holder = holder
+        # Released once: by release(), when this object is garbage collected, or at interpreter exit.
+        self._finalizer = weakref.finalize(self, _release, place, holder["token"])
+
+    @classmethod
+    def acquire(cls, place: LockPlace, location: str, writer: str, _retry: bool = True) -> WriteLock:
+        """Take the lock, or raise :class:`FileLockedError` naming who holds it.
+
+        A holder in this very process may be a writer nothing refers to any more, kept only by a
+        reference cycle: garbage is collected once (its finalizer releases the lock) before refusing.
+        """
+        holder = _holder(writer)
+        body = default_buffer_prototype().buffer.from_bytes(json.dumps(holder).encode("utf-8"))
+        try:
+            sync(place.store.set_if_not_exists(place.key, body))
+            found = _read(place)
+        except BaseException as exc:  # e.g. a directory we may not write in, a full disk, Ctrl-C
+            _release(place, holder["token"])  # (it may have been made before the failure)
+            _remove_temporaries(place)
+            if not isinstance(exc, Exception):
+                raise
+            raise StoreError(f"cannot create the write lock: {exc}", place.description) from exc
+        if found is None or found.get("token") != holder["token"]:
+            if _retry and found is not None and found.get("pid") == os.getpid() and found.get("host") == holder["host"]:
+                gc.collect()
+                return cls.acquire(place, location, writer, _retry=False)
+            raise FileLockedError(_locked_message(found or {}, location, place.description), location)
+        return cls(place, holder)
+
+    @property
+    def held(self) -> bool:
+        """Whether this lock has not been released yet."""
+        return self._finalizer.alive
+
+    def release(self) -> None:
+        """Remove the lock if it is still ours; only the first call does anything. Needs no event loop."""
+        self._finalizer()
+
+    def ours(self) -> bool:
+        """Whether the lock is held and still the one this writer took (nobody broke it). Needs no event
+        loop."""
+        try:
+            return self.held and (_read(self.place) or {}).get("token") == self.holder["token"]
+        except Exception:
+            return False
+
+
+def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Remove the write lock of the file at ``path``, whoever holds it, and return what it said.
+
+    Use it after a writer crashed or was killed (its lock stays behind). Breaking the lock of a writer
+    that is still running lets a second writer in: check first. The file itself may be incomplete
+    (:class:`~hdmf_zarr3.IncompleteFileError` on reading); its content is not changed here. For a local
+    ``.zip`` file or a local directory, the working directories (and half-packed zip) that killed writers
+    left beside it are removed too (only while no live writer can be using them: before the lock goes, or under a lock
+    taken for the purpose when there was none).
+
+    Returns
+    -------
+    dict or None
+        The holder (``host``, ``pid``, ``started``, ``writer``); ``{"corrupt": why}`` for a lock file
+        that was not a JSON object (empty, truncated, binary, an empty directory); ``None`` if the file
+        was not locked.
+
+    Raises
+    ------
+    StoreError
+        The lock's place holds a directory with files in it (nothing we made: it is left alone).
+    """
+    place = lock_place(path, storage_options)
+    if place is None:
+        return None
+    local_location = _local_file(path)
+    found = _read(place)
+    if found is None:
+        if local_location is not None and zipped.leftovers(local_location):
+            _clean_unlocked(place, local_location)
+        return None
+    if local_location is not None:
+        zipped.remove_leftovers(local_location)  # while the lock still keeps new writers out
+    _delete(place)
+    return found
+
+
+def _local_file(path: str | Path | Store) -> str | None:
+    """The resolved local path of a file opened by path (a zip or a directory: both leave working
+    directories beside them when a writer is killed), else None."""
+    if isinstance(path, Store) or locations.is_remote(os.fspath(path)):
+        return None
+    return os.path.realpath(locations.local_path(os.fspath(path)))
+
+
+def _clean_unlocked(place: LockPlace, location: str) -> None:
+    """Remove a file's leftovers when it is not locked, under a lock of our own (a writer starting
+    meanwhile would otherwise lose its working directory)."""
+    try:
+        lock = WriteLock.acquire(place, location, "hdmf_zarr3 break_lock")
+    except FileLockedError:  # a writer started meanwhile: what is there may be its own
+        return
+    try:
+        zipped.remove_leftovers(location)
+    finally:
+        lock.release()
+
+
+# --- writers never closed ---------------------------------------------------------------------------
+_guarded: weakref.WeakKeyDictionary[Any, weakref.finalize] = weakref.WeakKeyDictionary()
+_before_exit: weakref.WeakKeyDictionary[Any, weakref.WeakMethod[Callable[[], None]]] = weakref.WeakKeyDictionary()
+_exit_hook: list[bool] = []
+
+
+def guard(owner: object, abandon: Callable[[], None], before_exit: Callable[[], None] | None = None) -> None:
+    """Call ``abandon`` (it must not refer to ``owner``) if ``owner``, an io open for writing, is garbage
+    collected, or still open when the interpreter exits, unless :func:`unguard` is called first.
+
+    At exit it runs before HDMF closes the ios left open and before zarr stops its event loop (the hook
+    is registered after both, and atexit runs hooks last-in first-out). ``before_exit``, a method of
+    ``owner`` (held weakly), is called at exit only, earlier: when the main thread ends, while the owner is
+    still whole and zarr's event loop and thread pools still run.
+    """
+    if not _exit_hook:
+        atexit.register(_abandon_all)
+        # zarr's stores run on thread pools that refuse work once the main thread has ended, before atexit
+        # hooks run: what must still be stored is stored from CPython's hook before that (its only one)
+        threading._register_atexit(_before_exit_all)  # type: ignore[attr-defined]  # (not in typeshed)
+        _exit_hook.append(True)
+    _guarded[owner] = weakref.finalize(owner, abandon)
+    if before_exit is not None:
+        _before_exit[owner] = weakref.WeakMethod(before_exit)
+
+
+def unguard(owner: object) -> None:
+    """``owner`` was closed: nothing to do when it goes."""
+    _before_exit.pop(owner, None)
+    finalizer = _guarded.pop(owner, None)
+    if finalizer is not None:
+        finalizer.detach()
+
+
+def _before_exit_all() -> None:
+    for weak in list(_before_exit.values()):
+        before_exit = weak()
+        try:
+            if before_exit is not None:
+                before_exit()
+        except Exception as exc:  # its lock is released all the same (atexit, below)
+            warnings.warn(f"hdmf_zarr3: a file left open at exit: {exc}", RuntimeWarning, stacklevel=1)
+    _before_exit.clear()
+
+
+def _abandon_all() -> None:
+    for finalizer in list(_guarded.values()):
+        try:
+            finalizer()
+        except Exception as exc:  # one failure must not keep the other locks
+            warnings.warn(
+                f"hdmf_zarr3: could not clean up a file left open at exit: {exc}", RuntimeWarning, stacklevel=1
+            )
+
+
+def _locked_message(found: dict[str, Any], location: str, lock: str) -> str:
+    advice = (
+        f"If no writer is using it, break the lock with hdmf_zarr3.break_lock({location!r}) and check the "
+        "file (it may be incomplete)."
+    )
+    if "corrupt" in found:
+        return f"the file's write lock {lock} is unreadable ({found['corrupt']}). {advice}"
+    who = f"process {found.get('pid', '?')} on host {found.get('host', '?')}"
+    since = f" since {found['started']}" if isinstance(found.get("started"), str) else ""
+    stale = ""
+    if found.get("host") == socket.gethostname() and isinstance(found.get("pid"), int) and not _alive(found["pid"]):
+        stale = " That process is no longer running: the lock is stale, left by a writer that crashed."
+    return f"the file is open for writing by {who}{since}.{stale} {advice}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True

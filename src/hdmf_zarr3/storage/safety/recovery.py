@@ -1,0 +1,103 @@
+"""``recover``: put a file whose last append was interrupted back as it was before that append."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from zarr.abc.store import Store
+
+from ...errors import CorruptStoreError, IncompleteFileError
+from ...format.documents import completion
+from ..stores.nodes import INTERRUPTED_WRITE, read_root
+from ..stores.opening import open_store
+from ..zip import zipped
+from . import failures, journal, locks
+
+
+def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> str:
+    """Undo the unfinished append of a file, byte for byte, from the journal it left in the store.
+
+    A file whose append was killed (SIGKILL, power off, a crash) reads as incomplete
+    (:class:`~hdmf_zarr3.IncompleteFileError`) and cannot be changed until it is recovered. Recovery
+    takes the file's write lock, deletes what the append added, puts back every chunk and document
+    it overwrote and finally the root, then deletes the journal. It can itself be interrupted and
+    run again. A complete file is left as it is (a stale journal beside it is deleted).
+
+    Parameters
+    ----------
+    path : str, Path or zarr Store
+        The file (a directory, a ``.zip``, a URL or a Store).
+    storage_options : dict, optional
+        Options of the object store a URL opens.
+    break_lock : bool
+        First remove the write lock the killed writer left behind. Only do this when no writer is
+        running on the file (the lock error says whether the holder's process is gone).
+
+    Returns
+    -------
+    str
+        What was done, in one sentence.
+
+    Raises
+    ------
+    IncompleteFileError
+        The interrupted operation was the first write of a new file (or a replacement in a store that
+        cannot swap files): there is no earlier complete state to go back to.
+    FileLockedError
+        A writer holds the lock (pass ``break_lock=True`` if it is known to be dead).
+    """
+    if break_lock:
+        locks.break_lock(path, storage_options)
+    local = os.fspath(path) if isinstance(path, (str, Path)) else ""
+    zip_cut = local.endswith(".zip") and zipped.update_unfinished(local)  # opening it cuts it back (.zipped)
+    handle = open_store(path, "r+", storage_options)
+    where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
+    try:
+        root = read_root(handle.store)
+        if root is None:
+            raise CorruptStoreError("no Zarr v3 root (zarr.json) to recover", where)
+        mark = completion.incomplete(root)
+        _remove_interrupted_writes(handle.store)
+        if mark is None:
+            if journal.exists(handle.store):
+                journal.discard(handle.store)
+                handle.committed = True  # a zip is packed again without the stale journal
+                return f"{where}: the file is complete; removed the journal of an append that had finished"
+            if zip_cut:
+                return f"{where}: cut the zip back to what it was before a change that did not finish"
+            return f"{where}: the file is complete; nothing to recover"
+        if not journal.undo(handle.store):
+            raise IncompleteFileError(
+                f"{completion.describe(mark)}. It was the first write of this file (or a replacement that could "
+                "not keep the old file), so there is no earlier complete state to go back to: write the file "
+                "again, or read what is there with allow_incomplete=True",
+                where,
+            )
+        handle.committed = True
+        started = mark.get("started")
+        return (
+            f"{where}: restored the file as it was before the append"
+            f"{f' started at {started}' if isinstance(started, str) else ''}"
+        )
+    except OSError as exc:  # a full disk, an I/O error: the journal stays, and a later run finishes the job
+        error = failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
+        if error is exc:
+            raise
+        raise error from exc
+    finally:
+        handle.close()
+
+
+def _remove_interrupted_writes(store: Store) -> None:
+    """Delete the temporary files of writes a killed writer left half done inside a local store (they
+    never became keys)."""
+    from zarr.storage import LocalStore
+
+    if not isinstance(store, LocalStore):
+        return
+    for base, _, files in os.walk(store.root):
+        for name in files:
+            if INTERRUPTED_WRITE.search(name):
+                os.remove(os.path.join(base, name))

@@ -1,0 +1,287 @@
+"""The one place that turns what a user passes (a path, a Store) into an open zarr Store.
+
+File modes mean what they mean for :class:`hdmf.backends.hdf5.HDF5IO` (and h5py):
+
+=====  =========================================  ===================
+mode   meaning                                     if it exists / not
+=====  =========================================  ===================
+r      read only                                   open / error
+r-     read only, ignoring consolidated metadata   open / error
+r+     read and write                              open / error
+a      read and write                              open / create
+w      create, replacing what is there            replace / create
+w-, x  create                                      error / create
+=====  =========================================  ===================
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hdmf.backends.errors import UnsupportedOperation
+from zarr.abc.store import Store
+from zarr.storage import LocalStore, ObjectStore
+
+from ...errors import IncompleteFileError, ModeError
+from ...format.documents.names import VIRTUAL_SOURCES_ATTR
+from ..codecs import decoding
+from ..remote.object_stores import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
+from ..safety import open_files
+from ..safety.guarded import GuardedLocalStore, GuardedZipStore
+from ..safety.locks import IN_STORE_KEY, WriteLock, lock_place
+from ..safety.replacing import LocalReplacement, replace_in_place, working_directory
+from ..virtual import repo as virtual_repo
+from ..writes.local import remove_tree
+from ..zip import zipped
+from ..zip.overlay import ZipOverlayStore
+from . import local_paths, locations
+from .document_cache import DocumentCache
+from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
+from .locations import store_location
+from .nodes import parse_document
+from .zarr_adapter import sync
+
+
+def exists(store: Store) -> bool:
+    """True if ``store`` holds a Zarr node at its root (format 3, or format 2 as older writers made)."""
+    return bool(sync(store.exists("zarr.json"))) or _v2_present(store)
+
+
+def _v2_present(store: Store) -> bool:
+    from .v2 import ZARRAY, ZGROUP, ZMETADATA
+
+    try:
+        return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
+    except Exception:  # stores that hold Zarr v3 only (icechunk) refuse v2 keys outright
+        return False
+
+
+def open_store(
+    path: str | Path | Store | None,
+    mode: str = "r",
+    storage_options: dict[str, Any] | None = None,
+    allow_incomplete: bool = False,
+    external_roots: Sequence[str] | None = None,
+) -> StoreHandle:
+    """Open ``path`` in ``mode``: a zarr ``Store`` (or an obstore store, an fsspec mapper), a local path, a
+    ``.zip`` file or a URL. URLs (``s3://``, ``gs://``, ``az://``, ``https://``) are opened with obstore,
+    configured by ``storage_options`` in fsspec's or obstore's convention (see :mod:`.options`). A ``.zip``
+    file is read in place and written through a working directory beside it that replaces the zip, whole,
+    when the file is closed after a finished write. Mode ``w`` replaces an existing file only once the new
+    one is finished (see :mod:`.replacing`). Writers take the file's write lock (see :mod:`.locks`);
+    ``allow_incomplete`` lets a reader (mode ``r``) open a file whose last write did not finish. Mode ``r-``
+    (hdmf-zarr's) reads as ``r`` but lists the store instead of trusting the consolidated metadata of the root.
+    An icechunk repository (``convert(..., virtual=True)``; a local directory, or an ``s3://`` prefix
+    reached with ``storage_options``) opens read-only, its virtual chunks read only from the directory
+    holding it and ``external_roots`` (see :mod:`.virtual_repo`).
+    """
+    decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
+    if mode == "r-":
+        handle = open_store(path, "r", storage_options, allow_incomplete, external_roots)
+        handle.use_consolidated = False
+        return handle
+    if mode not in MODES:
+        raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)} (or r-)")
+    if path is None:
+        raise ValueError("a path, a URL or a zarr Store is required")
+    path = ready_store(path, mode)
+    if allow_incomplete and mode != "r":
+        raise ModeError(
+            f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
+            "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
+        )
+    if isinstance(path, Store):
+        store, location = path, store_location(path)
+        present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
+        if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
+            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
+    else:
+        text = os.fspath(path)
+        if locations.is_remote(text):
+            store, location = remote_store(text, mode, storage_options), locations.absolute(text)
+            root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
+            if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
+                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
+            present = root if root is not None else _v2_present(store)
+            if not present and mode in WRITE_MODES:
+                refuse_other_objects(store, location, IN_STORE_KEY, top)
+        else:
+            location = locations.local_path(text)
+            if virtual_repo.is_repository(location):
+                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
+            local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
+            if mode in CREATE_MODES:
+                open_files.check_replaceable(location, None, mode)
+            if location.endswith(".zip"):
+                return _open_zip(location, mode, allow_incomplete)
+            _check_local(location, mode)
+            store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
+            present = exists(store) if os.path.isdir(location) else False
+    _check_presence(mode, present, location or store)
+    if getattr(store, "read_only", False) and mode != "r":
+        raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
+    if mode in CREATE_MODES:
+        open_files.check_replaceable(location, store, mode)
+    lock = _lock(path, store, location, mode, storage_options)
+    replacement = None
+    try:
+        if lock is not None:
+            # what was read before the lock may be stale (another writer committed meanwhile): an append
+            # built on it would drop that writer's changes, so the root is read again now that we hold it
+            present = _present(store, location, local=isinstance(store, LocalStore) and not isinstance(path, Store))
+            _check_presence(mode, present, location or store)
+        if lock is not None and location is not None and not locations.is_remote(location):
+            zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
+        if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
+            # the old file stays until the new one commits (a LocalStore opened from a path has a location)
+            replacement = LocalReplacement(location)  # type: ignore[arg-type]
+            store = replacement.store()
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    # (the root, when it was read to learn that the file exists, is kept)
+    cache = (
+        DocumentCache({})
+        if mode in CREATE_MODES or (mode == "a" and not present)
+        else DocumentCache(root_bytes=present if isinstance(present, bytes) else None)
+    )
+    # mode w in a store that cannot be swapped: the old file stays untouched until the first node is written
+    replace_later = (
+        (lambda: replace_in_place(store, location, writer_name()))
+        if mode == "w" and present and replacement is None
+        else None
+    )
+    return StoreHandle(
+        store,
+        mode,
+        location,
+        cache=cache,
+        owned=not isinstance(path, Store),
+        lock=lock,
+        allow_incomplete=allow_incomplete,
+        _replacement=replacement,
+        _replace_later=replace_later,
+    )
+
+
+def _check_presence(mode: str, present: Any, where: Any) -> None:
+    if mode in ("r", "r+") and not present:
+        raise UnsupportedOperation(f"Unable to open {where} in '{mode}' mode: no Zarr group found.")
+    if mode in ("w-", "x") and present:
+        raise UnsupportedOperation(f"Unable to open file {where} in '{mode}' mode. File already exists.")
+
+
+def _present(store: Store, location: str | None, local: bool) -> bytes | bool:
+    """Whether ``store`` holds a file: its root's bytes when read (object stores, Stores passed in), else a bool."""
+    if local:
+        return exists(store) if location is not None and os.path.isdir(location) else False
+    return read_root_bytes(store, location or repr(store)) or _v2_present(store)
+
+
+def _lock(
+    path: str | Path | Store,
+    store: Store | None,
+    location: str | None,
+    mode: str,
+    storage_options: dict[str, Any] | None,
+) -> WriteLock | None:
+    if mode not in WRITE_MODES:
+        return None
+    place = lock_place(path, storage_options)
+    return None if place is None else WriteLock.acquire(place, location or repr(store), writer_name())
+
+
+def _check_local(location: str, mode: str) -> None:
+    # a file where a directory belongs was refused already (local_paths.check)
+    if mode in ("r", "r+") and not os.path.exists(location):
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
+
+
+def _open_repository(
+    location: str,
+    mode: str,
+    allow_incomplete: bool,
+    external_roots: Sequence[str] | None,
+    storage_options: dict[str, Any] | None,
+) -> StoreHandle:
+    """An icechunk repository (a local directory or an ``s3://`` prefix), read-only (branch ``main``);
+    ``storage_options`` reach it on S3 and read its S3 sources."""
+    if mode != "r":
+        raise ModeError(
+            f"an icechunk repository opens by its path or URL in mode 'r' only, not {mode!r}; to change it, open a "
+            "writable session with icechunk and pass session.store",
+            location,
+        )
+    store = virtual_repo.open_readonly(location, external_roots or (), storage_options)
+    raw = read_root_bytes(store, location)
+    if raw is None:
+        raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
+    record = parse_document(raw, "/").get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
+    if record is not None:
+        prefixes = virtual_repo.allowed_prefixes(location, external_roots or ())
+        virtual_repo.check_sources(record, location, prefixes, storage_options)  # refused here, not read wrong
+    return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
+
+
+def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
+    """A zip file: read in place; written in a working directory that replaces the zip on close."""
+    present = os.path.isfile(location)
+    if mode in ("r", "r+") and not present:
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
+    if mode in ("w-", "x") and present:
+        raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
+    if mode == "r":
+        if not allow_incomplete and zipped.update_unfinished(location):  # readers take no lock: see .zipped
+            raise IncompleteFileError(
+                "the file is incomplete: a change being added to the zip did not finish (its writer was "
+                f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
+                "as it was before, or open it with allow_incomplete=True to read what is there",
+                location,
+            )
+        store = GuardedZipStore(location, mode="r")  # reads: see .guarded
+        if not exists(store):
+            raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
+        return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
+    lock = _lock(location, None, location, mode, None)
+    zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
+    work = working_directory(location)  # named as zipped.leftovers expects
+    ours = lock.ours if lock is not None else None
+    if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
+        try:
+            with zipfile.ZipFile(location) as archive:
+                zipped.check_member_names(archive, work)
+            overlay = ZipOverlayStore(location, work)
+            if not exists(overlay):
+                raise UnsupportedOperation(f"Unable to open {location} in {mode!r} mode: no Zarr group found.")
+        except BaseException:
+            remove_tree(work)
+            if lock is not None:
+                lock.release()
+            raise
+        return StoreHandle(
+            overlay,
+            mode,
+            location,
+            _on_close=lambda: zipped.update_zip(work, location, overlay.deleted, ours),
+            _on_discard=lambda: remove_tree(work),
+            lock=lock,
+            allow_incomplete=allow_incomplete,
+            _on_abandon=lambda: zipped.abandon_update(work, location, overlay.deleted, ours),
+        )
+    handle = StoreHandle(
+        GuardedLocalStore(work),
+        mode,
+        location,
+        _on_close=lambda: zipped.replace_zip(work, location, ours),
+        _on_discard=lambda: remove_tree(work),
+        lock=lock,
+        allow_incomplete=allow_incomplete,
+        _on_abandon=lambda: zipped.abandon(work, location, ours),
+        cache=DocumentCache({} if mode in CREATE_MODES or not present else None),
+    )
+    return handle

@@ -1,0 +1,3 @@
+"""Many keys stored at once: local directories, appended rows, whole write units."""
+
+__all__: list[str] = []

@@ -1,0 +1,113 @@
+"""Rooms with front doors (issue #29): every package names its public face in ``__all__``, the command line
+imports only doors, and no module imports a module below another room's door."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import hdmf_zarr3
+
+PACKAGE = Path(hdmf_zarr3.__file__).parent
+LEAVES = {"hdmf_zarr3.errors", "hdmf_zarr3._version"}  # modules every layer may import by name
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_package(name: str) -> bool:
+    return PACKAGE.parent.joinpath(*name.split("."), "__init__.py").is_file()
+
+
+def _package_of(path: Path) -> str:
+    name = _name(path)
+    return name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+
+
+def _all(name: str) -> list[str] | None:
+    tree = ast.parse(PACKAGE.parent.joinpath(*name.split("."), "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            return list(ast.literal_eval(node.value))
+    return None
+
+
+def _imports(path: Path):
+    """(module imported, names taken from it or None, line) for every import of hdmf_zarr3, at any depth."""
+    here = _package_of(path).split(".")
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "hdmf_zarr3":
+                    yield alias.name, None, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[: len(here) - node.level + 1] + (node.module.split(".") if node.module else [])
+                module = ".".join(base)
+            else:
+                module = node.module or ""
+            if module.split(".")[0] != "hdmf_zarr3":
+                continue
+            names = []
+            for alias in node.names:
+                if (
+                    _is_package(f"{module}.{alias.name}")
+                    or PACKAGE.parent.joinpath(*f"{module}.{alias.name}".split(".")).with_suffix(".py").is_file()
+                ):
+                    yield f"{module}.{alias.name}", None, node.lineno
+                else:
+                    names.append(alias.name)
+            if names:
+                yield module, names, node.lineno
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_package_names_its_door():
+    missing = [_name(p) for p in _modules() if p.name == "__init__.py" and _all(_name(p)) is None]
+    assert missing == []
+
+
+def test_every_name_of_a_door_is_there():
+    absent = []
+    for path in (p for p in _modules() if p.name == "__init__.py"):
+        package = __import__(_name(path), fromlist=["_"])
+        absent += [f"{_name(path)}.{n}" for n in _all(_name(path)) or [] if not hasattr(package, n)]
+    assert absent == []
+
+
+def test_the_command_line_imports_only_doors():
+    below = []
+    for path in (PACKAGE / "cli").rglob("*.py"):
+        for module, names, line in _imports(path):
+            if module.startswith("hdmf_zarr3.cli") or module in LEAVES:
+                continue
+            if not _is_package(module):
+                below.append(f"{_name(path)}:{line} imports {module}")
+            elif names is not None:
+                door = _all(module) or []
+                below += [f"{_name(path)}:{line} takes {module}.{n} (not in __all__)" for n in names if n not in door]
+    assert below == []
+
+
+def test_no_module_imports_below_another_rooms_door():
+    below = []
+    for path in _modules():
+        if path.parent == PACKAGE:
+            continue  # the public facade, hdmf_zarr3/__init__.py, assembles the API from the doors
+        here = _package_of(path)
+        for module, _names, line in _imports(path):
+            if module in LEAVES or _is_package(module):
+                continue
+            room = module.rsplit(".", 1)[0]
+            if here == room or here.startswith(room + "."):
+                continue  # inside its own room (or a room within it)
+            below.append(f"{_name(path)}:{line} imports {module}, below the door of {room}")
+    assert below == []
