@@ -161,6 +161,7 @@ MOVES: dict[str, str] = {
     "hdf5.relayout_text": "h5py_adapters.relayout_text",
     "hdf5.virtual_chunks": "h5py_adapters.virtual_chunks",
     "hdf5.destination": "h5py_adapters.destination",
+    "hdf5.source": "h5py_adapters.source",
 }
 
 ROOM_DOCS: dict[str, str] = {
@@ -409,7 +410,7 @@ class Mover:
                 if path.name == "__init__.py":
                     continue
                 name = f"{layer}.{path.stem}"
-                if name not in placed and name not in {"hdf5.conversion", "hdf5.virtual_conversion", "hdf5.source"}:
+                if name not in placed and name not in {"hdf5.conversion", "hdf5.virtual_conversion"}:
                     left.append(name)
         return left
 
