@@ -1,8 +1,8 @@
 """Static checks of ``src/hdmf_zarr3``, run as tests so CI (``scripts/test.sh``) runs them.
 
 - ``lint-imports``: the import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``): the layers
-  (cli > hdf5.conversion > backend > integrations | h5py_adapters.regions | h5py_adapters.relayout_text | h5py_adapters.virtual_chunks >
-  storage > format > errors | _version; no module imports a layer above its own, directly or through others), the
+  (cli > hdf5.conversion > backend > integrations | h5py_adapters > storage > format > errors | _version; no
+  module imports a layer above its own, directly or through others), the
   integrations independent of each other, and storage and format free of pynwb, h5py and dask.
 - ``mypy``: the settings in ``pyproject.toml`` (``[tool.mypy]``); the package ships ``py.typed``.
 

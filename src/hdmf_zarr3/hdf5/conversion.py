@@ -30,9 +30,9 @@ from ..format.layout.hdf5 import hdf5_settings
 from ..format.layout.relayout import AUTO, EVERY, Relayout
 from ..h5py_adapters.destination import Written, refuse_nul_attributes, write_replacing
 from ..h5py_adapters.relayout_text import parse_codec, parse_shape
+from ..h5py_adapters.source import source_errors
 from ..storage.safety.self_overwrite import refuse_self_overwrite
 from ..storage.stores import locations
-from .source import source_errors
 from .virtual_conversion import convert_virtual
 
 #: Memory used for one block of a dataset while converting it.
