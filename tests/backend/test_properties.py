@@ -77,7 +77,7 @@ ASCII = st.text(st.characters(max_codepoint=127), max_size=6)
 
 
 def valid_name(name: str) -> bool:
-    """The format's own rule (src/hdmf_zarr3/format/names.py), so the names tested follow it."""
+    """The format's own rule (src/hdmf_zarr3/format/documents/names.py), so the names tested follow it."""
     try:
         check_name(name, "/")
     except InvalidNameError:

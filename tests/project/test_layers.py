@@ -90,7 +90,7 @@ def test_the_modules_the_format_may_use_import_nothing_of_ours():
 def test_the_store_layer_does_not_import_the_package_root():
     found = [
         (path.name, line, t)
-        for path in sorted((PACKAGE / "storage").glob("*.py"))
+        for path in sorted((PACKAGE / "storage").rglob("*.py"))
         for line, t in imported(path)
         if t == "hdmf_zarr3" or t.removeprefix("hdmf_zarr3.") in ("__version__", "__init__")
     ]

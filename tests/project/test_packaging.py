@@ -48,12 +48,12 @@ def test_wheel_and_sdist_install_and_work_in_a_fresh_venv(tmp_path):
     (wheel,) = dist.glob("*.whl")
     (sdist,) = dist.glob("*.tar.gz")
     names = zipfile.ZipFile(wheel).namelist()
-    assert "hdmf_zarr3/format/relayout.py" in names and "hdmf_zarr3/cli/__main__.py" in names
+    assert "hdmf_zarr3/format/layout/relayout.py" in names and "hdmf_zarr3/cli/__main__.py" in names
     assert "hdmf_zarr3/py.typed" in names  # type checkers read the package's annotations (PEP 561)
     assert not any(n.startswith(("tests/", "docs/")) for n in names)
     with tarfile.open(sdist) as tar:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}
-    assert {"src/hdmf_zarr3/backend/io.py", "tests/conftest.py", "docs/conf.py", "LICENSE", "CHANGELOG.md"} <= members
+    assert {"src/hdmf_zarr3/backend/zarrio/zarr_io.py", "tests/conftest.py", "docs/conf.py", "LICENSE", "CHANGELOG.md"} <= members
     assert not any(m.startswith((".cache", ".venv", ".hypothesis", "benchmarks/results")) for m in members)
 
     venv = tmp_path / "venv"

@@ -1,4 +1,4 @@
-"""zarr-python's private API stays behind one module, ``hdmf_zarr3/storage/zarr_adapter.py``.
+"""zarr-python's private API stays behind one module, ``hdmf_zarr3/storage/stores/zarr_adapter.py``.
 
 Read from the source with ``ast`` (nothing is imported): no other module of the package imports
 ``zarr.core`` (or a submodule of it), imports a name or module starting with ``_`` from zarr, or reaches
