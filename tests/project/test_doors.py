@@ -4,12 +4,13 @@ imports only doors, and no module imports a module below another room's door."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import hdmf_zarr3
 
 PACKAGE = Path(hdmf_zarr3.__file__).parent
-LEAVES = {"hdmf_zarr3.errors", "hdmf_zarr3._version"}  # modules every layer may import by name
+LEAVES = {"hdmf_zarr3.errors", "hdmf_zarr3._version", "hdmf_zarr3._doors"}  # modules every layer may import
 
 
 def _name(path: Path) -> str:
@@ -54,8 +55,11 @@ def _imports(path: Path):
             if module.split(".")[0] != "hdmf_zarr3":
                 continue
             names = []
+            door = _all(module) or [] if _is_package(module) else []
             for alias in node.names:
-                if (
+                if alias.name in door:
+                    names.append(alias.name)  # the door offers it, a module or not
+                elif (
                     _is_package(f"{module}.{alias.name}")
                     or PACKAGE.parent.joinpath(*f"{module}.{alias.name}".split(".")).with_suffix(".py").is_file()
                 ):
@@ -78,8 +82,14 @@ def test_every_package_names_its_door():
 def test_every_name_of_a_door_is_there():
     absent = []
     for path in (p for p in _modules() if p.name == "__init__.py"):
-        package = __import__(_name(path), fromlist=["_"])
-        absent += [f"{_name(path)}.{n}" for n in _all(_name(path)) or [] if not hasattr(package, n)]
+        package = importlib.import_module(_name(path))
+        for n in _all(_name(path)) or []:
+            try:  # a room of a layer is there once imported; anything else is an attribute of the door
+                importlib.import_module(f"{_name(path)}.{n}") if _is_package(f"{_name(path)}.{n}") else getattr(
+                    package, n
+                )
+            except (AttributeError, ImportError):
+                absent.append(f"{_name(path)}.{n}")
     assert absent == []
 
 
@@ -111,3 +121,19 @@ def test_no_module_imports_below_another_rooms_door():
                 continue  # inside its own room (or a room within it)
             below.append(f"{_name(path)}:{line} imports {module}, below the door of {room}")
     assert below == []
+
+
+def test_no_door_offers_a_name_that_is_also_one_of_its_modules():
+    """Once ``storage/safety/audit.py`` is imported, Python sets the package's ``audit`` to the module:
+    a door offering the function ``audit`` would hand out the module instead (``'module' object is not
+    callable``). Such a door offers the module, and callers name the function through it."""
+    from hdmf_zarr3._doors import offered
+
+    clashes = [
+        f"{_name(init)}.{name}"
+        for init in _modules()
+        if init.name == "__init__.py"
+        for name, (_module, attribute) in offered(init).items()
+        if attribute is not None and (init.parent / f"{name}.py").is_file()
+    ]
+    assert clashes == []

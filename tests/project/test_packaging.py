@@ -53,7 +53,14 @@ def test_wheel_and_sdist_install_and_work_in_a_fresh_venv(tmp_path):
     assert not any(n.startswith(("tests/", "docs/")) for n in names)
     with tarfile.open(sdist) as tar:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}
-    assert {"src/hdmf_zarr3/backend/zarrio/zarr_io.py", "tests/conftest.py", "docs/conf.py", "LICENSE", "CHANGELOG.md"} <= members
+    expected = {
+        "src/hdmf_zarr3/backend/zarrio/zarr_io.py",
+        "tests/conftest.py",
+        "docs/conf.py",
+        "LICENSE",
+        "CHANGELOG.md",
+    }
+    assert expected <= members
     assert not any(m.startswith((".cache", ".venv", ".hypothesis", "benchmarks/results")) for m in members)
 
     venv = tmp_path / "venv"

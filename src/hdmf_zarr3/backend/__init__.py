@@ -1,11 +1,15 @@
-"""The HDMF backend: :class:`~.io.ZarrIO` and :class:`~.nwb.NWBZarrIO` map builders onto Zarr v3 and back.
+"""The HDMF backend: :class:`~.zarrio.ZarrIO` and :class:`~.zarrio.NWBZarrIO` map builders onto Zarr v3 and back.
 
-- :mod:`.io`, :mod:`.nwb` -- the ``HDMFIO`` classes; they orchestrate, the modules below do the work.
-- :mod:`.writer`, :mod:`.reader` -- one pass over a builder tree each, mirroring one another.
-- :mod:`.datasets` -- lazy datasets handed out by a read; :mod:`.externals` -- links into other files.
-- :mod:`.spec_cache`, :mod:`.spec_copy` -- the cached specifications.
-- :mod:`.dataio`, :mod:`.layout_choice`, :mod:`.streaming`, :mod:`.parallel` -- how data is laid out
-  and written.
+Its rooms, each with a door (``__all__``) the others import through:
+
+- :mod:`.zarrio` -- ZarrIO and NWBZarrIO: opening, reading, writing, hdmf-zarr's API, delegated below.
+- :mod:`.write` -- writing a builder tree: one walk into a WritePlan, then the plan stored in batches.
+- :mod:`.read` -- reading a builder tree: one pass over the node documents, and the files it links into.
+- :mod:`.datasets` -- lazy, h5py-like datasets handed to HDMF on read, and what changes them in place.
+- :mod:`.settings` -- ZarrDataIO: per-dataset storage settings, and what it takes from hdmf-zarr users.
+- :mod:`.specs` -- the cached specifications: read, written, and kept across an export or conversion.
 
 Rules come from :mod:`hdmf_zarr3.format`, bytes go through :mod:`hdmf_zarr3.storage`.
 """
+
+__all__ = ["datasets", "read", "settings", "specs", "write", "zarrio"]

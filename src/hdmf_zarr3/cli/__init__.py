@@ -18,6 +18,8 @@ from ..errors import IncompleteFileError
 from . import check_dandi, convert, info, recover, validate
 from .arguments import incomplete_hint
 
+__all__ = ["build_parser", "main"]
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(

@@ -73,7 +73,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..hdf5.conversion import convert
+    from ..hdf5 import convert
 
     kwargs: dict[str, Any] = {}
     if args.convention is not None:
@@ -103,7 +103,7 @@ def parse_rule(text: str) -> tuple[str, str]:
     The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.h5py_adapters.relayout_text`), as it does the
     same strings given from Python.
     """
-    from ..format.layout.relayout import EVERY
+    from ..format.layout import EVERY
 
     if text.startswith("/") and "=" in text:
         path, _, value = text.partition("=")

@@ -37,9 +37,8 @@ def describe_file(
 ) -> dict[str, Any]:
     """Everything ``info`` shows, as plain data: the file's convention, whether its last write did not
     finish (``incomplete``: what did not, or ``None``) and one entry per node."""
-    from ..backend.zarrio.zarr_io import ZarrIO
-    from ..format.documents import completion
-    from ..format.documents.names import SPECLOC_ATTR
+    from ..backend.zarrio import ZarrIO
+    from ..format.documents import SPECLOC_ATTR, completion
 
     with ZarrIO(path, mode="r", storage_options=storage_options, allow_incomplete=allow_incomplete) as io:
         documents = io.documents
@@ -72,9 +71,9 @@ def _node(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _array(io: Any, path: str, doc: dict[str, Any]) -> dict[str, Any]:
-    from ..backend.datasets.lazy import ZarrDataset
-    from ..format.documents.names import VIRTUAL_ATTR
-    from ..integrations.html import describe
+    from ..backend.datasets import ZarrDataset
+    from ..format.documents import VIRTUAL_ATTR
+    from ..integrations import describe
 
     layout = io.array_layout(path)
     dataset = ZarrDataset(io.dataset_context, path, doc, layout)

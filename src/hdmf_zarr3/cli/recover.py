@@ -28,7 +28,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..storage.safety.recovery import recover
+    from ..storage.safety import recover
 
     print(recover(args.path, storage_options=args.storage_options, break_lock=args.break_lock))
     return 0

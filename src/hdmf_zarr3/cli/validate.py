@@ -38,8 +38,8 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
     """Every problem found in the file, one line each (empty when it is valid)."""
     from ..errors import HdmfZarrError
     from ..format.documents import completion
-    from ..storage.safety.audit import audit
-    from ..storage.stores.opening import open_store
+    from ..storage.safety import audit
+    from ..storage.stores import open_store
 
     found: list[str] = []
     handle = open_store(path, "r", storage_options, allow_incomplete=True)
@@ -55,7 +55,7 @@ def problems(path: str, storage_options: dict[str, Any] | None = None, allow_inc
                 + ("" if allow_incomplete else "; run with --allow-incomplete to check what is there")
             )
         try:
-            found += [message for _, message in audit(handle.store, documents, handle.location)]
+            found += [message for _, message in audit.audit(handle.store, documents, handle.location)]
         except HdmfZarrError as exc:  # the guarded store refuses to list past an entry that is no regular file
             found.append(str(exc))
     finally:
@@ -69,7 +69,7 @@ def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_i
     import pynwb
 
     from ..backend.read import integrity
-    from ..backend.zarrio.nwb import NWBZarrIO
+    from ..backend.zarrio import NWBZarrIO
     from ..errors import HdmfZarrError
 
     found: list[str] = []
@@ -94,8 +94,7 @@ def _reading_problems(path: str, storage_options: dict[str, Any] | None, allow_i
 
 def _dataset_problems(root: Any) -> list[str]:
     """The first chunk of every array decodes; every element of a dataset of references resolves."""
-    from ..backend.datasets.lazy import ZarrDataset
-    from ..backend.datasets.resolving import ResolvingDataset
+    from ..backend.datasets import ResolvingDataset, ZarrDataset
     from ..backend.read import integrity
     from ..errors import HdmfZarrError
 

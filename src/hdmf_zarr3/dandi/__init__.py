@@ -45,7 +45,7 @@ def check_dandi(path: str | Path, storage_options: dict[str, Any] | None = None)
     DandiReport
         Its findings, errors first; ``report.refused`` is True when there is any error.
     """
-    from ..storage.stores.opening import open_store
+    from ..storage.stores import open_store
     from .content import content_findings, layout_findings
     from .zarr_rules import zarr_findings
 
@@ -79,7 +79,7 @@ def check_dandi(path: str | Path, storage_options: dict[str, Any] | None = None)
 
 def _read_content(location: str, storage_options: dict[str, Any] | None, check: Any) -> list[DandiFinding]:
     """The content's findings; a file PyNWB cannot read is itself one (dandi-cli: ``pynwb.GENERIC``)."""
-    from ..backend.zarrio.nwb import NWBZarrIO
+    from ..backend.zarrio import NWBZarrIO
 
     try:
         with NWBZarrIO(location, mode="r", storage_options=storage_options) as io:

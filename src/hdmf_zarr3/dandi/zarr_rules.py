@@ -28,11 +28,9 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ..errors import HdmfZarrError
-from ..format.documents.array_view import ArrayView
-from ..format.documents.limits import data_type_itemsize
+from ..format.documents import ArrayView, data_type_itemsize
 from ..format.layout import tensorstore_rules
-from ..storage.stores.listing import list_objects, object_sizes
-from ..storage.stores.nodes import get_keys
+from ..storage.stores import get_keys, list_objects, object_sizes
 from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
 
 MAX_ZARR_DEPTH = 7  # dandi.consts.MAX_ZARR_DEPTH

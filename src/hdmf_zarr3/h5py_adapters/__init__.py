@@ -1,3 +1,26 @@
 """h5py below the backend: region references, layout text, virtual chunks, destinations."""
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING
+
+from .._doors import door
+
+if TYPE_CHECKING:
+    from . import regions
+    from .destination import Written, refuse_nul_attributes, write_replacing
+    from .relayout_text import parse_codec, parse_shape
+    from .source import source_errors
+    from .virtual_chunks import VirtualArray, describe, plan_virtual
+
+__all__ = [
+    "VirtualArray",
+    "Written",
+    "describe",
+    "parse_codec",
+    "parse_shape",
+    "plan_virtual",
+    "refuse_nul_attributes",
+    "regions",
+    "source_errors",
+    "write_replacing",
+]
+__getattr__ = door(__name__, __file__)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..format.data.references import Reference
+from ..format.data import Reference
 
 # (HDF5 file, target path, target object_id, source root object_id, region) -> Reference
 Locate = Callable[[str, str, "str | None", "str | None", "dict | None"], Reference]
@@ -80,7 +80,7 @@ def _str(value: Any) -> str | None:
 
 def encode_dataset(raw: Any, locate: Locate) -> np.ndarray:
     """Every element of an h5py dataset of region references, as JSON text (``""`` for null)."""
-    from ..format.data.references import encode_element
+    from ..format.data import encode_element
 
     refs = raw[()]
     flat = [encode_element(reference(r, raw.file, locate)) for r in np.ravel(refs)]

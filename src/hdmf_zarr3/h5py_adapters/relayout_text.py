@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import UnsupportedDataError
-from ..format.layout.relayout import AUTO
+from ..format.layout import AUTO
 
 #: Compressor names :func:`parse_codec` knows as ``blosc-CNAME``, besides JSON documents.
 BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")

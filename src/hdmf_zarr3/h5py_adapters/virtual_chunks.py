@@ -62,7 +62,7 @@ from typing import Any
 
 import numpy as np
 
-from ..format.layout.virtual_codecs import Filter, NotVirtual, virtual_codecs
+from ..format.layout import Filter, NotVirtual, virtual_codecs
 
 __all__ = ["NotVirtual", "VirtualArray", "VirtualChunk", "describe", "plan_virtual"]
 
@@ -163,7 +163,7 @@ def plan_virtual(
     why = _layout_refusal(dset, plist.get_layout())
     if why is not None:
         return NotVirtual(why)
-    codecs = virtual_codecs(_filters(plist), np.dtype(dset.dtype))
+    codecs = virtual_codecs.virtual_codecs(_filters(plist), np.dtype(dset.dtype))
     if isinstance(codecs, NotVirtual):
         return codecs
     dtype = np.dtype(dset.dtype)

@@ -23,15 +23,12 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 from zarr.abc.store import Store
 
-from ..backend.datasets.lazy import ZarrDataset
+from ..backend.datasets import ZarrDataset
 from ..backend.specs import copying as spec_copy
 from ..errors import UnsupportedDataError
-from ..format.layout.hdf5 import hdf5_settings
-from ..format.layout.relayout import AUTO, EVERY, Relayout
-from ..h5py_adapters.destination import Written, refuse_nul_attributes, write_replacing
-from ..h5py_adapters.relayout_text import parse_codec, parse_shape
-from ..h5py_adapters.source import source_errors
-from ..storage.safety.self_overwrite import refuse_self_overwrite
+from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings
+from ..h5py_adapters import Written, parse_codec, parse_shape, refuse_nul_attributes, source_errors, write_replacing
+from ..storage.safety import refuse_self_overwrite
 from ..storage.stores import locations
 from .virtual_conversion import convert_virtual
 
@@ -93,7 +90,7 @@ def prepare_for_hdf5(root: GroupBuilder, progress: bool = False, src: str | None
 
 def _refuse_regions(builder: GroupBuilder | DatasetBuilder) -> None:
     """HDMF's HDF5IO (6.2) cannot write region references: say so before writing anything."""
-    from ..backend.datasets.lazy import RegionSelection
+    from ..backend.datasets import RegionSelection
 
     path = _path(builder)
     data = getattr(builder, "data", None) if isinstance(builder, DatasetBuilder) else None
@@ -222,7 +219,7 @@ def convert(
     """
     from pynwb import NWBHDF5IO
 
-    from ..backend.zarrio.nwb import NWBZarrIO
+    from ..backend.zarrio import NWBZarrIO
 
     refuse_self_overwrite(src, dst)
     if virtual:
@@ -284,7 +281,7 @@ def _convert_open(
     """:func:`convert` from the open ``src_io``."""
     from pynwb import NWBHDF5IO
 
-    from ..backend.zarrio.nwb import NWBZarrIO
+    from ..backend.zarrio import NWBZarrIO
 
     if dst_path is None or to_zarr:
         with NWBZarrIO(dst, mode="w", **io_kwargs) as dst_io:
@@ -336,7 +333,7 @@ def _convert_open(
 
 def make_relayout(chunks: Any = KEEP, shards: Any = KEEP, codec: Any = KEEP) -> Relayout:
     """The :class:`~.format.layout.relayout.Relayout` of :func:`convert`'s ``chunks``, ``shards`` and ``codec``."""
-    from ..backend.settings.dataio import codec_json
+    from ..backend.settings import codec_json
 
     def rules(value: Any, one: Any) -> dict[str, Any]:
         if isinstance(value, str) and value == KEEP:

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..backend.write.virtual import MIN_VIRTUAL_BYTES, VirtualOptions
+from ..backend.write import MIN_VIRTUAL_BYTES, VirtualOptions
 from ..errors import StoreError
 from ..storage.stores import locations
 from ..storage.virtual import repo as virtual_repo
@@ -43,7 +43,7 @@ def convert_virtual(
     import h5py
     from pynwb import NWBHDF5IO
 
-    from ..backend.zarrio.nwb import NWBZarrIO
+    from ..backend.zarrio import NWBZarrIO
 
     source_text, target = os.fspath(src), os.fspath(dst)
     target_options = io_kwargs.pop("storage_options", None)  # the destination's, as for any conversion

@@ -19,14 +19,10 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ..format.documents.array_view import ArrayView
-from ..storage.codecs.chunkwise import read_picked
-from ..storage.codecs.direct_read import UnitDecoder, read_key
-from ..storage.codecs.direct_write import UnitEncoder
-from ..storage.safety.open_files import Lifetime
-from ..storage.stores import nodes
-from ..storage.stores.pools import WorkPools
-from ..storage.stores.zarr_adapter import sync
+from ..format.documents import ArrayView
+from ..storage.codecs import UnitDecoder, UnitEncoder, read_key, read_picked
+from ..storage.safety import Lifetime
+from ..storage.stores import WorkPools, nodes, sync
 
 #: Numeric datasets at least this large are read as dask arrays by ``read(dask=True)``.
 DASK_FROM_BYTES = 64 * 2**20

@@ -1,3 +1,20 @@
 """Lazy, h5py-like datasets handed to HDMF on read, and what changes them in place."""
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING
+
+from ..._doors import door
+
+if TYPE_CHECKING:
+    from .appended_rows import AppendedRows, RowTally
+    from .lazy import RegionSelection, ZarrDataset
+    from .resolving import ResolvingDataset, wrap
+
+__all__ = [
+    "AppendedRows",
+    "RegionSelection",
+    "ResolvingDataset",
+    "RowTally",
+    "ZarrDataset",
+    "wrap",
+]
+__getattr__ = door(__name__, __file__)

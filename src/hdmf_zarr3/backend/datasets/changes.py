@@ -14,21 +14,18 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ...errors import ModeError, UnsupportedDataError
-from ...format.data.selection import touched_cells
-from ...format.documents.array_view import ArrayView
-from ...format.documents.names import store_key
-from ...format.documents.zarr_json import chunk_key, key_separator
-from ...integrations.h5py_lock import h5py_lock_released
-from ...storage.stores.nodes import ZARR_JSON
-from ...storage.writes import row_appends
-from ...storage.writes.row_appends import RowAppend
+from ...format.data import touched_cells
+from ...format.documents import ArrayView, chunk_key, key_separator, store_key
+from ...integrations import h5py_lock_released
+from ...storage.stores import ZARR_JSON
+from ...storage.writes import RowAppend, row_appends
 
 if TYPE_CHECKING:
     import zarr
 
-    from ...format.data.dtypes import StorageType
-    from ...storage.stores.opening import StoreHandle
-    from ..zarrio.contexts import DatasetContext, DatasetOwner
+    from ...format.data import StorageType
+    from ...storage.stores import StoreHandle
+    from ..zarrio import DatasetContext, DatasetOwner
     from .lazy import ZarrDataset
 
 #: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
@@ -101,7 +98,7 @@ class InPlaceChanges:
         handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
 
     def _encode_values(self, value: Any) -> Any:
-        from ...format.data.array_encoding import encode_values
+        from ...format.data import encode_values
 
         if self.storage.kind in ("numeric", "struct"):
             try:
@@ -116,7 +113,7 @@ class InPlaceChanges:
     def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
         """Rows as stored; a reference to a container the next write adds is stored as null for now and its
         container listed in ``waiting`` (see :mod:`.pending_references`)."""
-        from ...format.data.array_encoding import encode_values
+        from ...format.data import encode_values
 
         return encode_values(
             values, self.storage, lambda obj: self._context.reference_for_append(obj, waiting), self._path

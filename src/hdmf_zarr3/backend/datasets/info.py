@@ -38,7 +38,7 @@ class ZarrArrayInfo:
     @property
     def store(self) -> Any:
         """The zarr Store the array lives in (the file's, not the lifetime check ``dataset`` reads through)."""
-        from ...storage.safety.living_store import LivingStore
+        from ...storage.safety import LivingStore
 
         store = self.dataset.store
         return store.wrapped if isinstance(store, LivingStore) else store

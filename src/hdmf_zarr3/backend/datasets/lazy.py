@@ -19,18 +19,16 @@ from hdmf.query import HDMFDataset
 from ...errors import ClosedFileError
 from ...format.data import references as R
 from ...format.dialects import ArrayLayout
-from ...format.documents.array_view import ArrayView
-from ...integrations.h5py_lock import h5py_lock_released
-from ...storage.codecs.chunkwise import read_picked
-from ...storage.codecs.direct_read import UnitDecoder, basic_selection, read_key
-from ...storage.safety.living_store import LivingStore
-from ...storage.stores import nodes
-from ...storage.stores.pools import WorkPools
+from ...format.documents import ArrayView
+from ...integrations import h5py_lock_released
+from ...storage.codecs import UnitDecoder, basic_selection, read_key, read_picked
+from ...storage.safety import LivingStore
+from ...storage.stores import WorkPools, nodes
 from .changes import InPlaceChanges
 from .info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
-    from ..zarrio.contexts import DatasetContext, DatasetOwner
+    from ..zarrio import DatasetContext, DatasetOwner
 
 #: Arrays of one chunk up to this size are read whole on first access and then served from memory.
 SMALL_BYTES = 1 << 20
@@ -90,7 +88,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
         handle = self._context.handle()
         if handle is None:
-            from ..zarrio.closed_files import handle_for
+            from ..zarrio import handle_for
 
             handle = handle_for(self)  # HDMF building a container that links here (see closed_files)
         if handle is None:

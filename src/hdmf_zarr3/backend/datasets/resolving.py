@@ -15,7 +15,7 @@ from ...format.dialects import ArrayLayout
 from .lazy import RegionSelection, ZarrDataset
 
 if TYPE_CHECKING:
-    from ..zarrio.contexts import DatasetContext
+    from ..zarrio import DatasetContext
 
 
 class ResolvingDataset(ZarrDataset):

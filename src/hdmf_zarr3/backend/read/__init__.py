@@ -1,3 +1,17 @@
 """Reading a builder tree: one pass over the node documents, and the files it links into."""
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING
+
+from ..._doors import door
+
+if TYPE_CHECKING:
+    from . import integrity
+    from .externals import ForeignFiles
+    from .reader import BuilderReader
+
+__all__ = [
+    "BuilderReader",
+    "ForeignFiles",
+    "integrity",
+]
+__getattr__ = door(__name__, __file__)

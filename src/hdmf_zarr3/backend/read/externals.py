@@ -24,13 +24,13 @@ from hdmf.backends.io import HDMFIO
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from ...errors import CorruptStoreError, UnsafeLinkError
-from ...format.data.references import Reference
+from ...format.data import Reference
 from ...storage.stores import locations
 
 if TYPE_CHECKING:
     from hdmf.build import BuildManager
 
-    from ..zarrio.contexts import ForeignZarrFile
+    from ..zarrio import ForeignZarrFile
 
 #: Opens another Zarr file read-only (with the opening file's store options), its links and references
 #: resolving through the given cache: ``(location, cache) -> io``.

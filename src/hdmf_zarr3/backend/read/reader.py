@@ -20,19 +20,18 @@ from hdmf.backends.warnings import BrokenLinkWarning
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from ...errors import CorruptStoreError, IncompleteFileWarning
+from ...format.data import Reference, decode_links
 from ...format.data import dtypes as D
 from ...format.data import values as V
-from ...format.data.references import Reference, decode_links
 from ...format.dialects import ArrayLayout, Dialect
+from ...format.documents import ArrayView, orphans
 from ...format.documents import names as N
-from ...format.documents.array_view import ArrayView
-from ...format.documents.orphans import orphans
 from ...format.specs import layout as speccache
 from ...storage.stores import nodes
-from ..datasets.resolving import wrap
+from ..datasets import wrap
 
 if TYPE_CHECKING:
-    from ..zarrio.contexts import ReadContext
+    from ..zarrio import ReadContext
 
 ROOT_NAME = "root"
 
@@ -84,7 +83,7 @@ class BuilderReader:
         """Nodes below a node without a document are not part of the tree: corruption in a complete file
         (a :class:`CorruptStoreError`, rather than losing them silently), expected in one whose write did
         not finish (documents are written concurrently), read with ``allow_incomplete`` (a warning)."""
-        missing = orphans(self.docs, self.ignore)
+        missing = orphans.orphans(self.docs, self.ignore)
         if not missing:
             return
         if not self.context.partial():
@@ -255,7 +254,7 @@ class BuilderReader:
 
     def resolve_value(self, ref: Reference, where: str) -> Any:
         """What a reference reads as: the target's builder, or a RegionSelection of it."""
-        from ..datasets.lazy import RegionSelection
+        from ..datasets import RegionSelection
 
         target = self.resolve(ref, where)
         return RegionSelection(target, ref.region) if ref.region is not None else target

@@ -9,7 +9,7 @@ import numpy as np
 from hdmf.data_utils import DataIO
 
 from ...errors import UnsupportedDataError
-from ..write.layout_choice import AUTO, POLICY, checked, from_zarr_settings
+from ..write import AUTO, POLICY, checked, from_zarr_settings
 
 CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configuration": {...}}
 
@@ -251,7 +251,7 @@ class ZarrDataIO(DataIO):
         fillvalue: Any = None,
         compressor: Any = None,
     ):
-        from ...integrations.dask_arrays import is_dask
+        from ...integrations import is_dask
 
         if compressor is not None:
             raise UnsupportedDataError(

@@ -71,8 +71,8 @@ def hdf5_codecs(dset: Any) -> list[Any]:
     from zarr.registry import get_codec_class
 
     from ...format.data import dtypes as D
-    from ...format.layout.hdf5 import zarr_layout
-    from ..write.layout_choice import from_h5py
+    from ...format.layout import zarr_layout
+    from ..write import from_h5py
 
     if not is_h5py_dataset(dset):
         raise UnsupportedDataError(f"expected an h5py.Dataset, got {type(dset).__name__}")

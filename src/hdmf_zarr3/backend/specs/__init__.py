@@ -1,3 +1,14 @@
 """The cached specifications: read, written, and kept across an export or conversion."""
 
-__all__: list[str] = []
+from typing import TYPE_CHECKING
+
+from ..._doors import door
+
+if TYPE_CHECKING:
+    from . import cache, copying
+
+__all__ = [
+    "cache",
+    "copying",
+]
+__getattr__ = door(__name__, __file__)

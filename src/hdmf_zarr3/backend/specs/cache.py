@@ -18,8 +18,7 @@ from ...format.documents import zarr_json as docs
 from ...format.layout import chunkless
 from ...format.specs import check as spec_check
 from ...format.specs import layout as S
-from ...storage.stores import nodes
-from ...storage.stores.opening import StoreHandle
+from ...storage.stores import StoreHandle, nodes
 
 _TEXT = D.for_scalar_dtype(D.TEXT)
 

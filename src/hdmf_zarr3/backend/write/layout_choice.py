@@ -18,10 +18,7 @@ from ...errors import LayoutWarning, UnsupportedDataError
 from ...format.data import dtypes as D
 from ...format.documents import names as N
 from ...format.documents import zarr_json as docs
-from ...format.layout import policy
-from ...format.layout.hdf5 import HDF5Layout, zarr_layout
-from ...format.layout.relayout import Relayout, kept_layout
-from ...format.layout.types import ZarrLayout
+from ...format.layout import HDF5Layout, Relayout, ZarrLayout, kept_layout, policy, zarr_layout
 from ...storage.codecs import array_check
 
 #: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.

@@ -46,11 +46,8 @@ from zarr.storage import LocalStore
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
 from ...format.data import dtypes as D
 from ...storage.codecs import direct_write as direct
-from ...storage.stores import locations, nodes
-from ...storage.stores.opening import StoreHandle
-from ...storage.stores.pools import WorkPools
-from ...storage.stores.zarr_adapter import sync
-from ...storage.zip.overlay import ZipOverlayStore
+from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
+from ...storage.zip import ZipOverlayStore
 from .streaming import StreamPlan, plan_stream
 
 Region = tuple[slice, ...]

@@ -24,8 +24,8 @@ from .reference_targets import link_target
 if TYPE_CHECKING:
     from hdmf.build import BuildManager, GroupBuilder
 
-    from ...storage.stores.opening import StoreHandle
-    from ..datasets.lazy import ZarrDataset
+    from ...storage.stores import StoreHandle
+    from ..datasets import ZarrDataset
 
 
 @dataclass

@@ -18,11 +18,8 @@ from zarr.abc.store import Store
 
 from ...format.documents import names as N
 from ...integrations import dask_arrays
-from ...storage.codecs.direct_write import UnitEncoder
-from ...storage.codecs.single_chunk import encode_single_chunk
-from ...storage.stores import nodes
-from ...storage.stores.handle import StoreHandle
-from ...storage.stores.pools import WorkPools
+from ...storage.codecs import UnitEncoder, encode_single_chunk
+from ...storage.stores import StoreHandle, WorkPools, nodes
 from .parallel import ParallelOptions, write_streams
 from .streaming import copy_blocks, stream_iterator
 

@@ -7,7 +7,7 @@ from typing import Any
 from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from ...errors import ReferenceError_
-from ...format.data.references import Reference
+from ...format.data import Reference
 from ...format.documents import names as N
 from ...storage.stores import locations
 

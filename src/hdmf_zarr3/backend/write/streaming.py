@@ -20,11 +20,9 @@ from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import policy as layout_policy
 from ...format.layout import stored_chunks
-from ...storage.codecs.direct_write import UnitEncoder
-from ...storage.stores import nodes
-from ...storage.stores.pools import WorkPools
-from ...storage.stores.zarr_adapter import sync
-from ...storage.writes.unit_writer import UnitWriter
+from ...storage.codecs import UnitEncoder
+from ...storage.stores import WorkPools, nodes, sync
+from ...storage.writes import UnitWriter
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20

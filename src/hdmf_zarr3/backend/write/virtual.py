@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 
 from ...format.data import dtypes as D
+from ...format.documents import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
 from ...format.documents import zarr_json as docs
-from ...format.documents.names import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
-from ...format.layout.virtual_codecs import NotVirtual
-from ...h5py_adapters.virtual_chunks import VirtualArray, describe, plan_virtual
+from ...format.layout import NotVirtual
+from ...h5py_adapters import VirtualArray, describe, plan_virtual
+from ...storage.virtual import Source
 from ...storage.virtual import repo as virtual_repo
-from ...storage.virtual.sources import Source
 
 #: Datasets smaller than this are copied: a virtual chunk costs a request of its own.
 MIN_VIRTUAL_BYTES = 1 << 20

@@ -18,21 +18,17 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ...errors import ReservedNameError, UnsupportedDataError
+from ...format.data import Link, Reference, is_lazy_source, source_shape
 from ...format.data import dtypes as D
 from ...format.data import values as V
-from ...format.data.array_encoding import is_lazy_source, source_shape
-from ...format.data.references import Link, Reference
 from ...format.documents import names as N
 from ...format.documents import zarr_json as docs
-from ...format.layout import chunkless
+from ...format.layout import Relayout, ZarrLayout, chunkless
 from ...format.layout import policy as layout_policy
-from ...format.layout.relayout import Relayout
-from ...format.layout.types import ZarrLayout
 from ...h5py_adapters import regions
 from ...integrations import dask_arrays
-from ...storage.stores import locations
-from ...storage.stores.pools import WorkPools
-from ..datasets.lazy import ZarrDataset
+from ...storage.stores import WorkPools, locations
+from ..datasets import ZarrDataset
 from ..settings import bridge as dataio_bridge
 from ..settings import sources as dataio_sources
 from . import layout_choice
@@ -44,7 +40,7 @@ from .streaming import stream_layout
 from .virtual import VirtualOptions
 
 if TYPE_CHECKING:
-    from ..zarrio.contexts import WriteContext
+    from ..zarrio import WriteContext
 
 
 class BuilderWriter:
@@ -168,7 +164,7 @@ class BuilderWriter:
     def _source_documents(self, source: str) -> dict[str, Any]:
         if locations.same(source, self.context.source):
             return self.context.documents()  # appending to this very file
-        from ...storage.stores.opening import open_store
+        from ...storage.stores import open_store
 
         try:
             return open_store(source, "r", self.context.storage_options).documents()

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from hdmf.build import Builder, BuildManager
 
-    from ...format.data.references import Reference
+    from ...format.data import Reference
     from ...format.dialects import Convention, Dialect
-    from ...storage.stores.opening import StoreHandle
-    from ...storage.stores.pools import WorkPools
-    from ..datasets.appended_rows import AppendedRows
-    from ..write.pending_references import PendingReferences
+    from ...storage.stores import StoreHandle, WorkPools
+    from ..datasets import AppendedRows
+    from ..write import PendingReferences
 
 
 class DatasetOwner(Protocol):

@@ -23,13 +23,10 @@ from hdmf.build import Builder
 from zarr.abc.store import Store
 
 from ...errors import NotZarrError
-from ...format.documents.names import store_key
+from ...format.documents import store_key
 from ...storage.safety import open_files
-from ...storage.stores import local_paths, locations
-from ...storage.stores.opening import StoreHandle
-from ...storage.stores.zarr_adapter import sync
-from ..write.parallel import ParallelOptions
-from ..write.reference_targets import builder_path
+from ...storage.stores import StoreHandle, local_paths, locations, sync
+from ..write import ParallelOptions, builder_path
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")

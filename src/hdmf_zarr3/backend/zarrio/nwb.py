@@ -14,9 +14,8 @@ from zarr.abc.store import Store
 
 from ...errors import IncompleteFileError
 from ...format.documents import completion
-from ...storage.remote.object_stores import ready_store
-from ...storage.stores import locations
-from ...storage.stores.opening import CREATE_MODES, StoreHandle, open_store
+from ...storage.remote import ready_store
+from ...storage.stores import CREATE_MODES, StoreHandle, locations, open_store
 from ..specs import cache as spec_cache
 from .opening import dialect_of
 from .zarr_io import ZarrIO

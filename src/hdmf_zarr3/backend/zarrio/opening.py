@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from ...errors import DialectError, IncompleteFileError, ModeError
 from ...format import dialects
-from ...format.dialects import Dialect
-from ...format.dialects.native import NativeDialect
+from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
-from ...storage.safety.guarded import limit_reads
-from ...storage.stores import locations
-from ...storage.stores.opening import CREATE_MODES, StoreHandle
+from ...storage.safety import limit_reads
+from ...storage.stores import CREATE_MODES, StoreHandle, locations
 
 
 def dialect_of(handle: StoreHandle) -> Dialect:

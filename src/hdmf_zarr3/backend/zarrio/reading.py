@@ -11,16 +11,13 @@ from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
-from ...format.data.references import Reference
+from ...format.data import Reference
 from ...format.documents import names as N
 from ...integrations import dask_arrays
-from ...storage.stores import locations
-from ...storage.stores.opening import CREATE_MODES
-from ..datasets.lazy import ZarrDataset
-from ..read import integrity
-from ..read.reader import BuilderReader
-from ..write.pending_references import not_written_yet
-from ..write.reference_targets import ReferenceEncoder
+from ...storage.stores import CREATE_MODES, locations
+from ..datasets import ZarrDataset
+from ..read import BuilderReader, integrity
+from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
 
 if TYPE_CHECKING:
@@ -28,10 +25,10 @@ if TYPE_CHECKING:
     from hdmf.build import BuildManager
 
     from ...format.dialects import Dialect
-    from ...storage.stores.opening import StoreHandle
-    from ..datasets.appended_rows import AppendedRows
-    from ..read.externals import ForeignFiles
-    from ..write.pending_references import PendingReferences
+    from ...storage.stores import StoreHandle
+    from ..datasets import AppendedRows
+    from ..read import ForeignFiles
+    from ..write import PendingReferences
     from .contexts import DatasetOwner
 
 

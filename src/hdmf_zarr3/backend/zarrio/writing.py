@@ -13,14 +13,13 @@ from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
 
 from ...errors import ModeError, StoreError
-from ...format.layout.relayout import Relayout
-from ...storage.safety import failures
-from ...storage.safety.self_overwrite import refuse_self_overwrite
+from ...format.layout import Relayout
+from ...storage.safety import failures, refuse_self_overwrite
 from ...storage.stores import locations
 from ..settings import bridge as dataio_bridge
 from ..specs import cache as spec_cache
 from ..specs import copying as spec_copy
-from ..write.writer import BuilderWriter
+from ..write import BuilderWriter
 from . import closed_files, hdmf_zarr_api
 from .contexts import WriteContext
 
@@ -28,11 +27,9 @@ if TYPE_CHECKING:
     from hdmf.build import BuildManager
 
     from ...format.dialects import Convention
-    from ...storage.stores.opening import StoreHandle
-    from ...storage.stores.pools import WorkPools
-    from ..datasets.appended_rows import AppendedRows
-    from ..write.pending_references import PendingReferences
-    from ..write.virtual import VirtualOptions
+    from ...storage.stores import StoreHandle, WorkPools
+    from ..datasets import AppendedRows
+    from ..write import PendingReferences, VirtualOptions
 
 
 class WritingMixin:

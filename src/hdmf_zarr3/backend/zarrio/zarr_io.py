@@ -25,19 +25,14 @@ from ...format import dialects
 from ...format.dialects import Dialect
 from ...format.documents import zarr_json as docs
 from ...format.specs import layout as S
-from ...integrations import hdmf_shims
-from ...integrations.html import dataset_html
-from ...storage.remote.object_stores import ready_store
+from ...integrations import dataset_html, hdmf_shims
+from ...storage.remote import ready_store
 from ...storage.safety import failures, locks
-from ...storage.stores import locations
-from ...storage.stores.opening import CREATE_MODES, StoreHandle, open_store
-from ...storage.stores.pools import WorkPools
-from ..datasets.appended_rows import AppendedRows, RowTally
-from ..datasets.lazy import ZarrDataset
-from ..read.externals import ForeignFiles
-from ..read.reader import BuilderReader
+from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
+from ..datasets import AppendedRows, RowTally, ZarrDataset
+from ..read import BuilderReader, ForeignFiles
 from ..specs import cache as spec_cache
-from ..write.pending_references import PendingReferences
+from ..write import PendingReferences
 from . import hdmf_zarr_api
 from .contexts import DatasetContext
 from .opening import dialect_of

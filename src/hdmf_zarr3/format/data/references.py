@@ -33,8 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CorruptStoreError
-from ..documents import limits
-from ..documents.names import SAME_FILE, normalize
+from ..documents import SAME_FILE, limits, normalize
 
 _REF_KEYS = ("source", "path", "object_id", "source_object_id")
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptStoreError, UnsupportedDataError
-from ..documents.names import DTYPE_ATTR
+from ..documents import DTYPE_ATTR
 from . import dtypes as D
 from .references import Reference
 

@@ -30,14 +30,20 @@ from typing import Any
 from ...errors import DialectError
 from . import hdmf_zarr_v2, hdmf_zarr_v3, native
 from .base import ArrayLayout, Convention, Dialect, HdmfZarrDialect, relative_to_parent
+from .hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
+from .native import NativeDialect
 
 __all__ = [
     "ArrayLayout",
     "Convention",
     "Dialect",
     "HdmfZarrDialect",
+    "NativeDialect",
+    "OBJECT_CODECS",
     "convention",
     "detect",
+    "filter_ids",
+    "numpy_dtype",
     "relative_to_parent",
 ]
 

@@ -11,12 +11,11 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from ...errors import CorruptStoreError
+from ..data import Reference, decode_element
 from ..data import dtypes as D
 from ..data import values as V
-from ..data.references import Reference, decode_element
-from ..documents import limits
-from ..documents.names import SAME_FILE, normalize
-from ..documents.names import SPECLOC_ATTR as SPECLOC
+from ..documents import SAME_FILE, limits, normalize
+from ..documents import SPECLOC_ATTR as SPECLOC
 
 #: How one object reference is stored in an array: a JSON record string (ours), a plain in-file
 #: path string (hdmf-zarr 0.14) or a decoded record dict (hdmf-zarr ≤0.13 object codecs).
@@ -56,7 +55,7 @@ class Dialect:
         return raw
 
     def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
-        from ..documents.names import DTYPE_ATTR
+        from ..documents import DTYPE_ATTR
 
         attrs = doc["attributes"]
         if DTYPE_ATTR not in attrs:
@@ -173,19 +172,19 @@ class Convention:
         """The array document with its chunk-key encoding settled: ours keeps the one chunk (or shard) of an
         array stored as one object beside its document (:func:`..layout_policy.one_object_keys`), unless the
         user chose a separator (``chosen``)."""
-        from ..layout.policy import one_object_keys
+        from ..layout import one_object_keys
 
         return doc if chosen else one_object_keys(doc)
 
     def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        from ..documents.names import FORMAT_ATTR, FORMAT_VERSION
+        from ..documents import FORMAT_ATTR, FORMAT_VERSION
 
         return {**attrs, FORMAT_ATTR: FORMAT_VERSION}
 
     def link_attribute(self, links: list[Any]) -> tuple[str, Any]:
         """The attribute (name and value) listing a group's links."""
-        from ..data.references import encode_links
-        from ..documents.names import LINK_ATTR
+        from ..data import encode_links
+        from ..documents import LINK_ATTR
 
         return LINK_ATTR, encode_links(links)
 
@@ -201,14 +200,14 @@ class Convention:
         """Reserved attributes recording a dataset's HDMF dtype, and (ours) that every chunk is stored:
         the writer stores fill-valued chunks too, and drops the promise where it cannot keep it
         (:mod:`..stored_chunks`)."""
-        from ..documents.names import DTYPE_ATTR
-        from ..layout.stored_chunks import marked
+        from ..documents import DTYPE_ATTR
+        from ..layout import marked
 
         return marked({DTYPE_ATTR: storage.zarr_dtype})
 
     def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
         """A dataset's in-memory values as the array stored (see :func:`..array_encoding.encode_values`)."""
-        from ..data.array_encoding import encode_values
+        from ..data import encode_values
 
         return encode_values(data, storage, ref, where)
 
@@ -223,12 +222,12 @@ class Convention:
     def scalar_document(self, doc: dict[str, Any], storage: D.StorageType, values: np.ndarray) -> dict[str, Any]:
         """The document of a 0-d array holding ``values``: ours holds a number or a string as its
         ``fill_value``, with no chunk (:mod:`..chunkless`)."""
-        from ..layout.chunkless import chunkless_document
+        from ..layout import chunkless_document
 
         return chunkless_document(doc, storage, values)
 
     def spec_attributes(self) -> dict[str, Any]:
         """Attributes of the arrays holding cached spec documents (ours: chunkless, :mod:`..chunkless`)."""
-        from ..documents.names import CHUNKLESS_ATTR, DTYPE_ATTR
+        from ..documents import CHUNKLESS_ATTR, DTYPE_ATTR
 
         return {DTYPE_ATTR: D.TEXT, CHUNKLESS_ATTR: True}

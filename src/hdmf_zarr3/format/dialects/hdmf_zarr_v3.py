@@ -24,11 +24,11 @@ from typing import Any, cast
 import numpy as np
 
 from ...errors import CorruptStoreError, UnsupportedDataError
+from ..data import Reference
 from ..data import dtypes as D
 from ..data import values as V
-from ..data.references import Reference
+from ..documents import SAME_FILE
 from ..documents import names as N
-from ..documents.names import SAME_FILE
 from .base import ArrayLayout, Convention, HdmfZarrDialect
 
 DTYPE = "_DTYPE"
@@ -207,7 +207,7 @@ class HdmfZarrV3Convention(Convention):
         return storage.kind in ("rows", "reference")
 
     def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
-        from ..data.array_encoding import encode_values
+        from ..data import encode_values
 
         def path_of(obj: Any) -> Reference:
             target = ref(obj)
@@ -274,7 +274,7 @@ def _map(values: np.ndarray, fn: Any) -> np.ndarray:
 def _struct_rows(data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
     """Compound rows as a numpy structured array: numbers as they are, strings and reference paths
     as fixed-width unicode (at least MIN_FIXED_CHARS, as hdmf-zarr sizes them)."""
-    from ..data.array_encoding import encode_values
+    from ..data import encode_values
 
     rows = [json.loads(r) for r in encode_values(data, storage, ref, where).reshape(-1)]
     columns: list[list[Any]] = [[] for _ in storage.fields]

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import UnsupportedDataError
-from ..data.dtypes import StorageType
-from ..layout.policy import TARGET_CHUNK_BYTES, chunk_shape, itemsize
+from ..data import StorageType
+from ..layout import TARGET_CHUNK_BYTES, chunk_shape, itemsize
 from .array_view import SEPARATORS, VARIABLE_ITEM_BYTES, key_separator
 
 __all__ = ["SEPARATORS", "TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize", "key_separator"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..data.dtypes import StorageType
-from ..documents.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
+from ..data import StorageType
+from ..documents import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
 
 #: Strings longer than this (in UTF-8 bytes) keep their chunk: every open reads the consolidated root,
 #: which holds every document. The cached specifications of NWB (the largest is ~100 KB) fit.

@@ -37,8 +37,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..data.dtypes import StorageType
-from ..documents.array_view import SHARDING_CODEC, VARIABLE_ITEM_BYTES
+from ..data import StorageType
+from ..documents import SHARDING_CODEC, VARIABLE_ITEM_BYTES
 from .stored_chunks import grid
 
 __all__ = [

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UnsupportedDataError
-from ..data.dtypes import StorageType
-from ..documents.array_view import ArrayView, split_sharding
-from ..documents.zarr_json import default_codecs, with_blosc_typesize
+from ..data import StorageType
+from ..documents import ArrayView, default_codecs, split_sharding, with_blosc_typesize
 from . import policy
 from .types import ZarrLayout
 

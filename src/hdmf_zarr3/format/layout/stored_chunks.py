@@ -20,8 +20,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..documents.array_view import key_separator
-from ..documents.names import ALL_CHUNKS_ATTR
+from ..documents import ALL_CHUNKS_ATTR, key_separator
 
 
 def all_chunks_stored(doc: Any) -> bool:

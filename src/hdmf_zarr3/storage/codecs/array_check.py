@@ -23,8 +23,8 @@ import numpy as np
 from zarr.dtype import data_type_registry
 
 from ...errors import UnsupportedDataError
-from ...format.data.dtypes import StorageType
-from ..stores.zarr_adapter import array_metadata_as_zarr_writes_it
+from ...format.data import StorageType
+from ..stores import array_metadata_as_zarr_writes_it
 
 
 def fill_value_json(value: Any, storage: StorageType, where: str | None) -> Any:

@@ -17,9 +17,8 @@ from typing import Any
 import numpy as np
 import zarr
 
-from ...format.data.selection import Picks, orthogonal_picks
-from ..stores.nodes import bounded
-from ..stores.zarr_adapter import sync
+from ...format.data import Picks, orthogonal_picks
+from ..stores import bounded, sync
 
 #: Chunks read at once.
 CHUNKS_IN_FLIGHT = 64

@@ -23,11 +23,9 @@ from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore
 
 from ...errors import CorruptStoreError
-from ...format.data.selection import Picks, orthogonal_picks
-from ...format.documents.names import store_key
-from ...format.documents.zarr_json import chunk_key
-from ..stores.pools import WorkPools
-from ..stores.zarr_adapter import sync
+from ...format.data import Picks, orthogonal_picks
+from ...format.documents import chunk_key, store_key
+from ..stores import WorkPools, sync
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct_write import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer
 

@@ -28,12 +28,9 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore
 
-from ...format.documents.array_view import ArrayView
-from ...format.documents.names import store_key
-from ...format.documents.zarr_json import chunk_key
-from ...format.layout.codec_rules import stored_bound
-from ...format.layout.stored_chunks import all_chunks_stored
-from ..stores.pools import WorkPools
+from ...format.documents import ArrayView, chunk_key, store_key
+from ...format.layout import all_chunks_stored, stored_bound
+from ..stores import WorkPools
 from .single_chunk import bytes_to_bytes
 
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).

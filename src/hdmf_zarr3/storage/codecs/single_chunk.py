@@ -19,8 +19,7 @@ import numcodecs
 import numpy as np
 from numcodecs.vlen import VLenUTF8
 
-from ...format.documents.array_view import ArrayView
-from ...format.documents.zarr_json import chunk_key
+from ...format.documents import ArrayView, chunk_key
 from .decoding import check_blosc_frame
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}

@@ -25,7 +25,7 @@ from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Suf
 from zarr.storage import ObjectStore
 
 from ...errors import RemoteStoreError
-from ..codecs.missing_chunks import ChunkPromises
+from ..codecs import ChunkPromises
 from .generations import GENERATION, ROOT_KEY, check_generation, new_generation
 
 #: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)

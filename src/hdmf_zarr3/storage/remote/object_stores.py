@@ -7,8 +7,7 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ...errors import StoreError
-from ..stores.options import to_obstore
-from ..stores.zarr_adapter import sync
+from ..stores import sync, to_obstore
 from .errors import RemoteObjectStore, bounded, object_store_url
 
 

@@ -30,14 +30,20 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import HdmfZarrError
-from ...format.documents import consolidated
-from ...format.documents.limits import data_type_itemsize
-from ...format.documents.names import normalize
-from ...format.documents.orphans import orphans
-from ...format.layout.stored_chunks import all_chunks_stored, grid, missing_chunks
-from ..stores.listing import list_objects, object_sizes
-from ..stores.nodes import INTERRUPTED_WRITE, ZARR_JSON, bounded, check_document, parse_document, reserved_key
-from ..stores.zarr_adapter import array_metadata_as_zarr_writes_it, sync
+from ...format.documents import consolidated, data_type_itemsize, normalize, orphans
+from ...format.layout import all_chunks_stored, grid, missing_chunks
+from ..stores import (
+    INTERRUPTED_WRITE,
+    ZARR_JSON,
+    array_metadata_as_zarr_writes_it,
+    bounded,
+    check_document,
+    list_objects,
+    object_sizes,
+    parse_document,
+    reserved_key,
+    sync,
+)
 
 #: Arrays declaring at least this many bytes are compared with what is stored.
 LARGE_BYTES = 2**30
@@ -59,7 +65,7 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     copy = _consolidated(own.get("/"), found)
     if copy is not None:
         found += _compare(own, copy)
-    found += [(e.path or "/", str(e)) for e in orphans(effective)]
+    found += [(e.path or "/", str(e)) for e in orphans.orphans(effective)]
     found += _stray(keys, {**own, **(copy or {})})
     found += _large(store, keys, effective)
     found += _missing(keys, effective)

@@ -31,10 +31,10 @@ from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ZipStore
 
 from ...errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDataError, UnsupportedCodecError
-from ...format.documents.limits import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
-from ...format.documents.names import normalize
-from ...format.layout.codec_rules import stored_bound
-from ..codecs.missing_chunks import ChunkPromises
+from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
+from ...format.documents import normalize
+from ...format.layout import stored_bound
+from ..codecs import ChunkPromises
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
 #: metadata of the largest NWB files (about 1 KiB per node).

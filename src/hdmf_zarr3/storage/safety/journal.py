@@ -54,8 +54,8 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import CorruptStoreError
-from ..stores.zarr_adapter import sync
-from ..writes.local import local_root
+from ..stores import sync
+from ..writes import local_root
 
 PREFIX = "__hdmf_zarr3_journal"
 ROOT = f"{PREFIX}/root"

@@ -14,7 +14,7 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import StoreError
-from ..remote.errors import BUCKETS, object_store_url
+from ..remote import BUCKETS, object_store_url
 from ..stores import locations
 
 #: Key of the lock inside a Store the caller opened.
@@ -53,7 +53,7 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     name, parent = locations.basename(location), locations.parent(location)
     if not locations.is_remote(location):
         return LockPlace(LocalStore(parent), name + SUFFIX, location + SUFFIX)
-    from ..remote.object_stores import remote_store
+    from ..remote import remote_store
 
     if not name or parent == location:  # a whole bucket: nothing beside it
         return LockPlace(remote_store(location, "a", storage_options), IN_STORE_KEY, f"{location}/{IN_STORE_KEY}")

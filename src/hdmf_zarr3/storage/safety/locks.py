@@ -42,8 +42,7 @@ from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import FileLockedError, StoreError
-from ..stores import locations
-from ..stores.zarr_adapter import sync
+from ..stores import locations, sync
 from ..zip import zipped
 from .lock_places import IN_STORE_KEY, SUFFIX, LockPlace, lock_place, transactional
 

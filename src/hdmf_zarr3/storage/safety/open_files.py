@@ -23,9 +23,7 @@ from typing import Any
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import ClosedFileError, SelfOverwriteError
-from ..stores import locations
-from ..stores.nodes import ZARR_JSON
-from ..stores.zarr_adapter import sync
+from ..stores import ZARR_JSON, locations, sync
 
 _OPEN: weakref.WeakKeyDictionary[Any, str | int] = weakref.WeakKeyDictionary()
 _GUARD = threading.Lock()

@@ -10,8 +10,7 @@ from zarr.abc.store import Store
 
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
-from ..stores.nodes import INTERRUPTED_WRITE, read_root
-from ..stores.opening import open_store
+from ..stores import INTERRUPTED_WRITE, open_store, read_root
 from ..zip import zipped
 from . import failures, journal, locks
 

@@ -29,10 +29,9 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
 from ...errors import StoreError
-from ...format.documents import completion
-from ...format.documents.zarr_json import group_document
-from ..stores.zarr_adapter import sync
-from ..writes.local import remove_tree
+from ...format.documents import completion, group_document
+from ..stores import sync
+from ..writes import remove_tree
 from .guarded import GuardedLocalStore
 from .locks import IN_STORE_KEY, transactional
 
@@ -120,7 +119,7 @@ def replace_in_place(store: Store, location: str | None, writer: str) -> None:
     """Empty a store for mode ``w`` (when the first node of the new file is written). The root is first
     stored marked incomplete, so a writer killed while it deletes the old file leaves a file that reads
     as incomplete, never a valid-looking remnant."""
-    from ..stores.nodes import put_documents
+    from ..stores import put_documents
 
     if transactional(store):  # nothing is seen before commit
         sync(store.clear())

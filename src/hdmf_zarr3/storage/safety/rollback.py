@@ -6,8 +6,8 @@ from typing import Any
 
 from zarr.abc.store import Store
 
-from ...format.documents.names import store_key
-from ..writes.local import finish_cleanup
+from ...format.documents import store_key
+from ..writes import finish_cleanup
 from .journal import Journal
 
 

@@ -11,8 +11,7 @@ import os
 from typing import Any
 
 from ...errors import SelfOverwriteError
-from ..stores import locations
-from ..stores.locations import store_location
+from ..stores import locations, store_location
 
 
 def refuse_self_overwrite(src: Any, dst: Any) -> None:

@@ -12,12 +12,8 @@ from zarr.abc.store import Store
 
 from ..._version import __version__
 from ...errors import IncompleteFileError
-from ...format.documents import completion, consolidated, dimension_names
-from ...format.documents.zarr_json import group_document
-from ..safety import open_files
-from ..safety.locks import WriteLock, transactional
-from ..safety.replacing import LocalReplacement
-from ..safety.rollback import Rollback
+from ...format.documents import completion, consolidated, dimension_names, group_document
+from ..safety import LocalReplacement, Rollback, WriteLock, open_files, transactional
 from . import locations
 from .document_cache import DocumentCache
 

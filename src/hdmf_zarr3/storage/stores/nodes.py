@@ -23,13 +23,10 @@ from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
 from ...errors import CorruptStoreError, UnsupportedCodecError
-from ...format.documents import limits
-from ...format.documents.names import normalize, store_key
-from ...format.documents.zarr_json import chunk_key, key_separator
-from ...format.layout.chunkless import stored_value
-from ...format.layout.stored_chunks import all_chunks_stored
-from ..codecs.decoding import DECODE_ERRORS, checked_pipeline, decode_error
-from ..writes.local import local_root, put_files
+from ...format.documents import chunk_key, key_separator, limits, normalize, store_key
+from ...format.layout import all_chunks_stored, stored_value
+from ..codecs import DECODE_ERRORS, checked_pipeline, decode_error
+from ..writes import local_root, put_files
 from .zarr_adapter import store_supports_sync_io, sync
 
 ZARR_JSON = "zarr.json"
@@ -238,7 +235,7 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[A
 
 def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """:func:`read_arrays` of arrays whose values are in chunks."""
-    from ..codecs.single_chunk import decode_single_chunk
+    from ..codecs import decode_single_chunk
     from . import v2
 
     out: list[Any] = [None] * len(items)

@@ -27,17 +27,23 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import IncompleteFileError, ModeError
-from ...format.documents.names import VIRTUAL_SOURCES_ATTR
+from ...format.documents import VIRTUAL_SOURCES_ATTR
 from ..codecs import decoding
-from ..remote.object_stores import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
-from ..safety import open_files
-from ..safety.guarded import GuardedLocalStore, GuardedZipStore
-from ..safety.locks import IN_STORE_KEY, WriteLock, lock_place
-from ..safety.replacing import LocalReplacement, replace_in_place, working_directory
+from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
+from ..safety import (
+    IN_STORE_KEY,
+    GuardedLocalStore,
+    GuardedZipStore,
+    LocalReplacement,
+    WriteLock,
+    lock_place,
+    open_files,
+    replace_in_place,
+    working_directory,
+)
 from ..virtual import repo as virtual_repo
-from ..writes.local import remove_tree
-from ..zip import zipped
-from ..zip.overlay import ZipOverlayStore
+from ..writes import remove_tree
+from ..zip import ZipOverlayStore, zipped
 from . import local_paths, locations
 from .document_cache import DocumentCache
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name

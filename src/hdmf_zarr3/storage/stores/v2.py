@@ -25,10 +25,9 @@ from zarr.buffer import default_buffer_prototype
 
 from ...errors import CorruptStoreError, UnsafeDataError
 from ...format.data import safe_pickle
-from ...format.dialects.hdmf_zarr_v2 import OBJECT_CODECS, filter_ids, numpy_dtype
-from ...format.documents import limits
-from ...format.documents.names import normalize
-from ..codecs.decoding import DECODE_ERRORS, decode_error
+from ...format.dialects import OBJECT_CODECS, filter_ids, numpy_dtype
+from ...format.documents import limits, normalize
+from ..codecs import DECODE_ERRORS, decode_error
 from .zarr_adapter import sync
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"

@@ -18,7 +18,7 @@ from zarr.abc.store import Store, _store_supports_sync_io
 from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.core.sync import _get_loop
 
-from ..writes.task_groups import Group, install, settled
+from ..writes import Group, install, settled
 
 __all__ = ["array_metadata_as_zarr_writes_it", "store_supports_sync_io", "sync"]
 

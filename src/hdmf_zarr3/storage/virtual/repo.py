@@ -26,9 +26,8 @@ from typing import Any
 from zarr.storage import WrapperStore
 
 from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
-from ...format.documents.names import VIRTUAL_SOURCES_ATTR
-from ..remote import http_sources
-from ..remote.http_sources import is_http, unfit
+from ...format.documents import VIRTUAL_SOURCES_ATTR
+from ..remote import http_sources, is_http, unfit
 from ..stores import locations, nodes
 from . import sources as virtual_sources
 from .sources import Source, is_s3, path_of

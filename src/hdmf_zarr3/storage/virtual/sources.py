@@ -20,11 +20,8 @@ from typing import Any, BinaryIO
 from urllib.request import url2pathname
 
 from ...errors import SourceChangedError, StoreError
-from ..remote import http_sources
-from ..remote.http_sources import is_http
-from ..remote.object_stores import remote_store
-from ..remote.ranged_file import BlockCachedFile
-from ..stores.options import to_obstore
+from ..remote import BlockCachedFile, http_sources, is_http, remote_store
+from ..stores import to_obstore
 
 
 @dataclass(frozen=True)

@@ -24,12 +24,9 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ...format.documents.array_view import ArrayView
-from ...format.documents.names import store_key
-from ...format.documents.zarr_json import chunk_key, key_separator
-from ..codecs.decoding import DECODE_ERRORS, decode_error
-from ..codecs.single_chunk import bytes_to_bytes, decode_chunk, encode_chunk
-from ..stores.nodes import ZARR_JSON, dump_document, get_keys, put_keys
+from ...format.documents import ArrayView, chunk_key, key_separator, store_key
+from ..codecs import DECODE_ERRORS, bytes_to_bytes, decode_chunk, decode_error, encode_chunk
+from ..stores import ZARR_JSON, dump_document, get_keys, put_keys
 
 
 @dataclass(frozen=True)

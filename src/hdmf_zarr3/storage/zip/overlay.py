@@ -15,7 +15,7 @@ from typing import Any
 from zarr.abc.buffer import Buffer, BufferPrototype
 from zarr.abc.store import ByteRequest, Store
 
-from ..safety.guarded import GuardedLocalStore, GuardedZipStore
+from ..safety import GuardedLocalStore, GuardedZipStore
 
 
 class ZipOverlayStore(Store):

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 from ...errors import CorruptStoreError, StoreError
 from ...format.documents import completion
-from ..writes.local import finish_cleanup, remove_tree
+from ..writes import finish_cleanup, remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
 #: suffix); no dots, so another zip's ``<zip name>.<more>.zip.<random>.partial`` never matches.
