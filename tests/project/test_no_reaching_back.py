@@ -4,8 +4,10 @@ is imported).
 - No module reads another object's private attributes: ``x._name`` (one leading underscore, not a
   dunder; also ``getattr(x, "_name")`` and the like) appears only on ``self``, ``cls`` or ``super()``,
   except for the third-party privates listed in :data:`THIRD_PARTY_PRIVATES`, each with its reason.
-- The modules of ``hdmf_zarr3`` import each other without a cycle: imports at module level and inside
-  functions count, those under ``if TYPE_CHECKING:`` do not (they never run).
+- The modules of ``hdmf_zarr3`` import each other without a cycle: imports at module level, inside
+  functions and under ``if TYPE_CHECKING:`` all count (issue #29: a type-only cycle is still two modules
+  that cannot be read one before the other). A name taken from a room's door counts as an import of the
+  module the door takes it from (``hdmf_zarr3/_doors.py``); the doors' own type-only imports do not.
 """
 
 from __future__ import annotations
@@ -82,34 +84,49 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _runtime_imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import statement that can run: at any depth, skipping ``if TYPE_CHECKING:`` bodies."""
+def _imports(tree: ast.AST, type_only: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import statement at any depth; those under ``if TYPE_CHECKING:`` only when ``type_only``."""
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
             continue
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_only:
             stack.extend(node.orelse)
             continue
         stack.extend(ast.iter_child_nodes(node))
 
 
-def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+def _door_targets(paths: dict[str, Path]) -> dict[str, dict[str, str]]:
+    """Package -> {name its door offers: the module it comes from}."""
+    from hdmf_zarr3._doors import offered
+
+    doors: dict[str, dict[str, str]] = {}
+    for name, path in paths.items():
+        if path.name == "__init__.py":
+            doors[name] = {n: f"{name}{module}" for n, (module, _attr) in offered(path).items()}
+    return doors
+
+
+def import_graph(root: Path = PACKAGE, type_only: bool = True) -> dict[str, set[str]]:
     """Module -> the package's modules it imports (``from . import x`` imports module ``x``; a name
-    imported from a module that is not a module counts as that module)."""
+    imported from a module that is not a module counts as that module, one offered by a door as the
+    module behind the door)."""
     paths = {module_name(p): p for p in sorted(root.rglob("*.py"))}
+    doors = _door_targets(paths)
     graph: dict[str, set[str]] = {}
     for name, path in paths.items():
         package = package_of(path)
         targets: set[str] = set()
-        for node in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        is_door = path.name == "__init__.py"
+        for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)), type_only and not is_door):
             if isinstance(node, ast.Import):
                 candidates = [alias.name for alias in node.names]
             else:
                 base_name = imported_from(node, package)
-                candidates = [f"{base_name}.{alias.name}" for alias in node.names]
+                door = doors.get(base_name, {})
+                candidates = [door.get(a.name, f"{base_name}.{a.name}") for a in node.names]
                 candidates = [c if c in paths else base_name for c in candidates]
             targets.update(c for c in candidates if c in paths and c != name)
         graph[name] = targets

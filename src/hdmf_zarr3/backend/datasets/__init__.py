@@ -6,11 +6,13 @@ from ..._doors import door
 
 if TYPE_CHECKING:
     from .appended_rows import AppendedRows, RowTally
+    from .changes import DatasetChanges
     from .lazy import RegionSelection, ZarrDataset
     from .resolving import ResolvingDataset, wrap
 
 __all__ = [
     "AppendedRows",
+    "DatasetChanges",
     "RegionSelection",
     "ResolvingDataset",
     "RowTally",

@@ -18,10 +18,7 @@ that counts them (a finalizer may run on any thread, even zarr's own, where noth
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .changes import InPlaceChanges
+from .changes import DatasetChanges, store_appended_rows
 
 
 class RowTally:
@@ -35,26 +32,24 @@ class AppendedRows:
     """The datasets of one io that hold appended rows not stored yet, in the order they were appended."""
 
     def __init__(self) -> None:
-        self._datasets: dict[int, InPlaceChanges] = {}
+        self._datasets: dict[int, DatasetChanges] = {}
         self.tally = RowTally()
 
     def __bool__(self) -> bool:
         return bool(self._datasets)
 
-    def holding(self, dataset: InPlaceChanges) -> None:
+    def holding(self, dataset: DatasetChanges) -> None:
         """Note that ``dataset`` holds rows to store at the next :meth:`store`."""
         self._datasets.setdefault(id(dataset), dataset)
         self.tally.datasets = len(self._datasets)
 
-    def stored(self, dataset: InPlaceChanges) -> None:
+    def stored(self, dataset: DatasetChanges) -> None:
         """Note that ``dataset`` stored (or dropped) its rows."""
         self._datasets.pop(id(dataset), None)
         self.tally.datasets = len(self._datasets)
 
     def store(self) -> None:
         """Store the rows of every dataset (before a commit)."""
-        from .changes import store_appended_rows
-
         store_appended_rows(list(self._datasets.values()))  # (each leaves this list as its rows are taken)
 
     def clear(self) -> None:
@@ -62,4 +57,4 @@ class AppendedRows:
         datasets, self._datasets = list(self._datasets.values()), {}
         self.tally.datasets = 0
         for dataset in datasets:
-            dataset.drop_appended()
+            dataset.drop()

@@ -1,5 +1,7 @@
 """Changing a lazy dataset in place, as h5py does in modes ``r+`` and ``a``: assigning to a selection and
-appending rows along the first axis (a mixin of :class:`~hdmf_zarr3.backend.datasets.lazy.ZarrDataset`).
+appending rows along the first axis. A :class:`DatasetChanges` belongs to one lazy dataset
+(:class:`~hdmf_zarr3.backend.datasets.lazy.ZarrDataset`, which only reads and hands every change to it, as
+xarray's lazy arrays leave writes to their store).
 
 Every change keeps the chunks (and document) it rewrites first (``handle.preserve``), so an error that
 leaves the ``with`` block, or a failed write, puts them back; the file is committed on close. Appended
@@ -9,7 +11,7 @@ rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.ap
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -26,88 +28,112 @@ if TYPE_CHECKING:
     from ...format.data import StorageType
     from ...storage.stores import StoreHandle
     from ..zarrio import DatasetContext, DatasetOwner
-    from .lazy import ZarrDataset
 
 #: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
 #: a long stream of appends (samples to a TimeSeries) before any write() keeps memory bounded.
 HELD_BYTES = 64 * 2**20
 
 
-class InPlaceChanges:
-    """Assignment, ``append`` and ``extend`` of a lazy dataset (what they need of it is declared below)."""
+class StoredArray(Protocol):
+    """What :class:`DatasetChanges` needs of the lazy dataset it changes."""
 
-    _context: DatasetContext
-    _path: str
-    _doc: dict[str, Any]
-    _cache: np.ndarray | None
-    _array: zarr.Array | None
-    _decoder: Any
-    _appended: list[np.ndarray]  # rows appended and not stored yet, as encoded
-    appended_count: int  # how many (they count in the shape)
-    _appended_bytes: int  # their size in memory (stored once it reaches HELD_BYTES)
     storage: StorageType
 
-    if TYPE_CHECKING:
+    @property
+    def io(self) -> DatasetOwner: ...
 
-        @property
-        def io(self) -> DatasetOwner: ...
+    @property
+    def path(self) -> str: ...
 
-        @property
-        def shape(self) -> tuple[int, ...]: ...
+    @property
+    def stored_document(self) -> dict[str, Any]: ...
 
-        @property
-        def dataset(self) -> zarr.Array: ...
+    @property
+    def array_view(self) -> ArrayView: ...
 
-        def _zarr_array(self) -> zarr.Array: ...
+    @property
+    def dataset(self) -> zarr.Array: ...
 
-        @property
-        def array_view(self) -> ArrayView: ...
+    def zarr_array(self) -> zarr.Array: ...
 
-        def _open_handle(self) -> StoreHandle: ...
+    def open_handle(self) -> StoreHandle: ...
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    def document_changed(self, doc: dict[str, Any]) -> None: ...
+
+    def forget_values(self) -> None: ...
+
+
+class DatasetChanges:
+    """Assignment, ``append`` and ``extend`` of one lazy dataset, and the rows it holds until they are stored.
+
+    Parameters
+    ----------
+    target : StoredArray
+        The dataset changed (it reads; this object writes).
+    context : DatasetContext
+        What the dataset was given of its file (the open store, references, the io's held rows).
+    """
+
+    def __init__(self, target: StoredArray, context: DatasetContext) -> None:
+        self._target = target
+        self._context = context
+        self._held: list[np.ndarray] = []  # rows appended and not stored yet, as encoded
+        self.held_rows = 0  # how many (they count in the dataset's shape)
+        self._held_bytes = 0  # their size in memory (stored once it reaches HELD_BYTES)
+
+    @property
+    def path(self) -> str:
+        return self._target.path
+
+    def _shape(self) -> tuple[int, ...]:
+        shape = self._target.array_view.shape
+        return (shape[0] + self.held_rows, *shape[1:]) if self.held_rows else shape
+
+    def assign(self, key: Any, value: Any) -> None:
         """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does. The chunks rewritten are kept first, so an
         error that leaves the ``with`` block (or a failed write) puts them back."""
         handle = self._context.require_handle()
+        path, doc = self.path, self._target.stored_document
         if not handle.writable:
             raise ModeError(
-                f"cannot change the data: the file is open in mode {self.io.mode!r} (use 'r+' or 'a')", self._path
+                f"cannot change the data: the file is open in mode {self._target.io.mode!r} (use 'r+' or 'a')", path
             )
-        separator = key_separator(self._doc)
-        if self._doc.get("zarr_format") != 3 or separator is None:
+        separator = key_separator(doc)
+        if doc.get("zarr_format") != 3 or separator is None:
             raise ModeError(
                 "cannot change the data of a Zarr v2 array (hdmf-zarr <= 0.13) in place; convert the file first",
-                self._path,
+                path,
             )
         values = self._encode_values(value)
-        self.store_appended()
+        self.store()
         # (an IndexError here comes before anything is kept or written)
-        cells = touched_cells(key, self.shape, self.array_view.chunk_grid)
-        handle.preserve([store_key(self._path, chunk_key(cell, separator)) for cell in cells])
+        cells = touched_cells(key, self._shape(), self._target.array_view.chunk_grid)
+        handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
         orthogonal = (
             isinstance(key, (list, np.ndarray))
             or isinstance(key, tuple)
             and any(isinstance(k, (list, np.ndarray)) for k in key)
         )
-        self._cache = None
+        self._target.forget_values()
         with h5py_lock_released():
             if orthogonal:
-                self.dataset.oindex[key] = values
+                self._target.dataset.oindex[key] = values
             else:
-                self.dataset[key] = values
-        handle.changed(self._path, self._doc)  # the document is unchanged; the file is committed on close
+                self._target.dataset[key] = values
+        handle.changed(path, self._target.stored_document)  # the document is unchanged; committed on close
 
     def _encode_values(self, value: Any) -> Any:
         from ...format.data import encode_values
 
-        if self.storage.kind in ("numeric", "struct"):
+        storage = self._target.storage
+        if storage.kind in ("numeric", "struct"):
             try:
-                return np.asarray(value, dtype=self.storage.numpy_dtype)
+                return np.asarray(value, dtype=storage.numpy_dtype)
             except (TypeError, ValueError, OverflowError) as exc:
                 raise UnsupportedDataError(
-                    f"cannot store {value!r} in a {self.storage.zarr_dtype} dataset: {exc}", self._path
+                    f"cannot store {value!r} in a {storage.zarr_dtype} dataset: {exc}", self.path
                 ) from None
-        return encode_values(value, self.storage, self._context.reference_for_append, self._path)
+        return encode_values(value, storage, self._context.reference_for_append, self.path)
 
     # --- appending --------------------------------------------------------------------------
     def _encode_rows(self, values: list, waiting: list) -> np.ndarray:
@@ -116,7 +142,7 @@ class InPlaceChanges:
         from ...format.data import encode_values
 
         return encode_values(
-            values, self.storage, lambda obj: self._context.reference_for_append(obj, waiting), self._path
+            values, self._target.storage, lambda obj: self._context.reference_for_append(obj, waiting), self.path
         )
 
     def append(self, arg: Any) -> None:
@@ -125,70 +151,70 @@ class InPlaceChanges:
 
     def extend(self, args: Any) -> None:
         """Append several elements along the first axis."""
-        if not self._open_handle().writable:
-            raise ModeError(f"cannot append: file opened in mode {self.io.mode!r}", self._path)
-        self._zarr_array()  # (an array that cannot be appended to says so now, not at the write)
+        if not self._target.open_handle().writable:
+            raise ModeError(f"cannot append: file opened in mode {self._target.io.mode!r}", self.path)
+        self._target.zarr_array()  # (an array that cannot be appended to says so now, not at the write)
         rows, waiting = list(args), list[Any]()
         values = np.asarray(self._encode_rows(rows, waiting))
-        shape = self.shape
+        shape = self._shape()
         if not shape or values.ndim != len(shape) or values.shape[1:] != shape[1:]:
             raise ValueError(
-                f"{self._path}: cannot append rows of shape {values.shape[1:]} to a dataset of shape {shape}"
+                f"{self.path}: cannot append rows of shape {values.shape[1:]} to a dataset of shape {shape}"
             )
         if not len(values):
             return
-        self._appended.append(values)  # stored by the next write() or close(), once (see .appended_rows)
-        self.appended_count += len(values)
-        self._appended_bytes += values.nbytes
+        self._held.append(values)  # stored by the next write() or close(), once (see .appended_rows)
+        self.held_rows += len(values)
+        self._held_bytes += values.nbytes
         self._context.appended_rows.holding(self)
         if waiting:
-            self._context.pending_references.add(cast("ZarrDataset", self), shape[0], rows, waiting)
-        if self._appended_bytes >= HELD_BYTES:  # a long stream of appends before any write: memory stays bounded
-            self.store_appended()
+            self._context.pending_references.add(self, shape[0], rows, waiting)
+        if self._held_bytes >= HELD_BYTES:  # a long stream of appends before any write: memory stays bounded
+            self.store()
 
-    def store_appended(self) -> None:
+    def store(self) -> None:
         """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
-        store_appended_rows([self])
+        if self._held:
+            store_appended_rows([self])
 
-    def take_appended(self) -> RowAppend | None:
+    def take(self) -> RowAppend | None:
         """The rows held (as one block), taken out to be stored now; ``None`` if none are held."""
-        if not self._appended:
+        if not self._held:
             return None
-        blocks, self._appended, self.appended_count, self._appended_bytes = self._appended, [], 0, 0
+        blocks, self._held, self.held_rows, self._held_bytes = self._held, [], 0, 0
         self._context.appended_rows.stored(self)
         values = blocks[0] if len(blocks) == 1 else np.concatenate(blocks, axis=0)
-        self._zarr_array()  # (a v2 array, or objects: refused as extend() refused it)
-        return RowAppend(self._path, self._doc, values)
+        self._target.zarr_array()  # (a v2 array, or objects: refused as extend() refused it)
+        return RowAppend(self.path, self._target.stored_document, values)
 
     def writable_handle(self) -> StoreHandle:
         """The open store of this dataset's file."""
-        return self._open_handle()
+        return self._target.open_handle()
 
     def append_through_zarr(self, values: np.ndarray) -> dict[str, Any]:
-        """Append ``values`` with zarr itself (an array :mod:`..storage.writes.row_appends` does not handle);
+        """Append ``values`` with zarr itself (an array :mod:`...storage.writes.row_appends` does not handle);
         returns the new document."""
-        array = self._zarr_array()
+        array = self._target.zarr_array()
         array.append(values, axis=0)
         return array.metadata.to_dict()
 
-    def appended_stored(self, doc: dict[str, Any]) -> None:
+    def stored(self, doc: dict[str, Any]) -> None:
         """The appended rows are stored and ``doc`` is the array's document now."""
-        self._doc = doc
-        self._array, self._decoder, self._cache = None, None, None  # (their shape changed)
-        self._open_handle().changed(self._path, doc)
+        self._target.document_changed(doc)
+        self._target.open_handle().changed(self.path, doc)
 
-    def drop_appended(self) -> None:
+    def drop(self) -> None:
         """Forget the rows appended and not stored (the session is undone)."""
-        self._appended, self.appended_count, self._appended_bytes = [], 0, 0
+        self._held, self.held_rows, self._held_bytes = [], 0, 0
         self._context.appended_rows.stored(self)
 
 
-def store_appended_rows(datasets: Sequence[InPlaceChanges]) -> None:
+def store_appended_rows(datasets: Sequence[DatasetChanges]) -> None:
     """Store the rows held by ``datasets`` (of one file) together: the chunks (or shards) they land in and
     the documents that take the new shapes are journaled first, in one batch; the arrays
     :mod:`..storage.writes.row_appends` handles are then appended in two store rounds for all, the rest each
     through zarr."""
-    taken = [(dataset, append) for dataset in datasets if (append := dataset.take_appended()) is not None]
+    taken = [(dataset, append) for dataset in datasets if (append := dataset.take()) is not None]
     if not taken:
         return
     handle = taken[0][0].writable_handle()
@@ -203,4 +229,4 @@ def store_appended_rows(datasets: Sequence[InPlaceChanges]) -> None:
     with h5py_lock_released():
         documents = iter(row_appends.append_rows(handle.store, [a for (_, a), d in zip(taken, direct) if d]))
         for (dataset, append), by_us in zip(taken, direct):
-            dataset.appended_stored(next(documents) if by_us else dataset.append_through_zarr(append.values))
+            dataset.stored(next(documents) if by_us else dataset.append_through_zarr(append.values))

@@ -1,4 +1,5 @@
-"""Lazy, h5py-like datasets handed to HDMF on read.
+"""Lazy, h5py-like datasets handed to HDMF on read. They only read: assignment and appends, which HDMF and
+h5py users call on the dataset, are handed to its :class:`~.changes.DatasetChanges`.
 
 zarr-python 3 arrays differ from ``h5py.Dataset``: scalar indexing gives 0-d arrays, strings come
 back as numpy ``StringDType``, and there is no ``len``. These wrappers give HDMF what it expects:
@@ -24,7 +25,7 @@ from ...integrations import h5py_lock_released
 from ...storage.codecs import UnitDecoder, basic_selection, read_key, read_picked
 from ...storage.safety import LivingStore
 from ...storage.stores import WorkPools, nodes
-from .changes import InPlaceChanges
+from .changes import DatasetChanges
 from .info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 SMALL_BYTES = 1 << 20
 
 
-class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset):
+class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     """A dataset of numbers, booleans, strings or numeric compounds, read chunk-wise on demand.
 
     Parameters
@@ -65,9 +66,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         self._cache: np.ndarray | None = cache  # whole content of a small single-chunk array
         self._decoder: UnitDecoder | bool | None = None  # False: zarr reads this array
         self._facts_of: tuple[dict[str, Any], ArrayView] | None = None
-        self._appended: list[np.ndarray] = []  # rows appended, stored by the next write (dataset_changes)
-        self.appended_count = 0  # rows in _appended (they count in the shape)
-        self._appended_bytes = 0  # their size (dataset_changes.HELD_BYTES bounds it)
+        self._changes: DatasetChanges | None = None  # made by the first change (see changes)
 
     # --- identity ---------------------------------------------------------------------------
     @property
@@ -84,7 +83,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     def path(self) -> str:
         return self._path
 
-    def _open_handle(self) -> Any:
+    def open_handle(self) -> Any:
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
         handle = self._context.handle()
         if handle is None:
@@ -103,6 +102,45 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         """Drop what reads through a handle that is now closed left behind (arrays, decoders, values)."""
         self._array, self._decoder, self._cache, self._handed_out = None, None, None, None
 
+    def forget_values(self) -> None:
+        """Drop the values kept in memory (the stored ones are being changed)."""
+        self._cache = None
+
+    def document_changed(self, doc: dict[str, Any]) -> None:
+        """The array's document is ``doc`` now (rows were appended): what was read of the old one goes."""
+        self._doc = doc
+        self._array, self._decoder, self._cache = None, None, None  # (their shape changed)
+
+    # --- changes, handed to DatasetChanges ----------------------------------------------------
+    @property
+    def changes(self) -> DatasetChanges:
+        """What changes this dataset in place (made on first use)."""
+        if self._changes is None:
+            self._changes = DatasetChanges(self, self._context)
+        return self._changes
+
+    @property
+    def appended_count(self) -> int:
+        """Rows appended and not stored yet (they count in the shape)."""
+        return self._changes.held_rows if self._changes is not None else 0
+
+    def store_appended(self) -> None:
+        """Store the rows appended and not stored yet, if any."""
+        if self._changes is not None:
+            self._changes.store()
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does (modes ``r+`` and ``a``)."""
+        self.changes.assign(key, value)
+
+    def append(self, arg: Any) -> None:
+        """Append one element (or row) along the first axis (stored by the next write or close)."""
+        self.changes.extend([arg])
+
+    def extend(self, args: Any) -> None:
+        """Append several elements along the first axis (stored by the next write or close)."""
+        self.changes.extend(args)
+
     @property
     def name(self) -> str:
         return self._path
@@ -116,8 +154,8 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         """The underlying zarr array (created on first use, without a store round trip); rows appended
         and not stored yet are stored first. Kept past the io's ``close()``, it raises ``ClosedFileError``."""
         self.store_appended()
-        self._zarr_array()  # (the checks: an array of objects has none, a closed file cannot be read)
-        handle = self._open_handle()
+        self.zarr_array()  # (the checks: an array of objects has none, a closed file cannot be read)
+        handle = self.open_handle()
         if self._handed_out is None:
             # zarr's array outlives the io: it reads through a store that asks the file's lifetime first
             self._handed_out = nodes.open_array(
@@ -125,7 +163,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
             )
         return self._handed_out
 
-    def _zarr_array(self) -> zarr.Array:
+    def zarr_array(self) -> zarr.Array:
         """The zarr array of the stored rows."""
         if self.layout.objects:
             from ...errors import CorruptStoreError
@@ -135,7 +173,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
                 "array; read it through this dataset",
                 self._path,
             )
-        handle = self._open_handle()  # every time: an array made while open must not read once closed
+        handle = self.open_handle()  # every time: an array made while open must not read once closed
         if self._array is None:
             self._array = nodes.open_array(handle.store, self._path, self._doc)
         return self._array
@@ -169,6 +207,11 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     def shards(self) -> tuple[int, ...] | None:
         """The shard shape (the unit of storage objects), or ``None`` when not sharded."""
         return self.array_view.shards
+
+    @property
+    def stored_document(self) -> dict[str, Any]:
+        """The array's metadata document as stored now (rows held in memory not counted)."""
+        return self._doc
 
     @property
     def document(self) -> dict[str, Any]:
@@ -208,15 +251,15 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         )
 
     def _raw(self, key: Any) -> Any:
-        self._open_handle()  # values kept in memory (small arrays) are no more readable once closed
-        if self._appended and not _within(key, self.array_view.shape):
+        self.open_handle()  # values kept in memory (small arrays) are no more readable once closed
+        if self.appended_count and not _within(key, self.array_view.shape):
             self.store_appended()  # the selection reaches rows appended and not stored yet
         orthogonal = isinstance(key, tuple) and any(isinstance(k, (list, np.ndarray)) for k in key)
         # Zarr v2 object arrays were decoded whole when the file was read; small arrays are read whole once
         if self.layout.objects or (not orthogonal and (self._cache is not None or self._small())):
             if self._cache is None:
                 with h5py_lock_released():
-                    whole = np.asarray(self._zarr_array()[...])  # (not 0-d: small arrays have a shape)
+                    whole = np.asarray(self.zarr_array()[...])  # (not 0-d: small arrays have a shape)
                 self._cache = self._text(whole)
             res = self._cache[key]
             return res[()] if isinstance(res, np.ndarray) and res.ndim == 0 else res
@@ -224,7 +267,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
         if direct is not None:
             return direct
         with h5py_lock_released():
-            array = self._zarr_array()
+            array = self.zarr_array()
             # zarr's own indexers cost the chunks a strided or fancy selection spans: only unit-step
             # basic selections are left to it, the others read the chunks they need (chunkwise)
             res = None if basic_selection(key, self.array_view.shape) else read_picked(array, key)
@@ -259,7 +302,7 @@ class ZarrDataset(InPlaceChanges, SameArrayEquality, ZarrArrayInfo, HDMFDataset)
     def _direct_read(self, key: Any) -> Any:
         """Numbers selected by slices of any step, integers and integer or boolean arrays, decoded without
         zarr's pipeline, only the chunks holding a selected element (``None``: not possible)."""
-        handle = self._open_handle()
+        handle = self.open_handle()
         if self._decoder is None:
             self._decoder = UnitDecoder.for_document(handle.store, self._path, self._doc) or False
         decoder = self._decoder

@@ -25,12 +25,12 @@ if TYPE_CHECKING:
     from hdmf.build import BuildManager, GroupBuilder
 
     from ...storage.stores import StoreHandle
-    from ..datasets import ZarrDataset
+    from ..datasets import DatasetChanges
 
 
 @dataclass
 class _Rows:
-    dataset: ZarrDataset
+    dataset: DatasetChanges
     start: int
     rows: list[Any]
     targets: list[AbstractContainer]
@@ -61,7 +61,7 @@ class PendingReferences:
     def __bool__(self) -> bool:
         return bool(self._rows)
 
-    def add(self, dataset: ZarrDataset, start: int, rows: list[Any], targets: list[AbstractContainer]) -> None:
+    def add(self, dataset: DatasetChanges, start: int, rows: list[Any], targets: list[AbstractContainer]) -> None:
         self._rows.append(_Rows(dataset, start, rows, targets))
 
     def clear(self) -> None:
@@ -74,7 +74,7 @@ class PendingReferences:
         waiting, self._rows = self._rows, []
         for entry in waiting:
             try:
-                entry.dataset[entry.start : entry.start + len(entry.rows)] = entry.rows
+                entry.dataset.assign(slice(entry.start, entry.start + len(entry.rows)), entry.rows)
             except ReferenceError_ as exc:
                 raise ReferenceError_(
                     f"rows {entry.start}..{entry.start + len(entry.rows) - 1} refer to "

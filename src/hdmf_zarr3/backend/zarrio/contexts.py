@@ -20,8 +20,21 @@ if TYPE_CHECKING:
     from ...format.data import Reference
     from ...format.dialects import Convention, Dialect
     from ...storage.stores import StoreHandle, WorkPools
-    from ..datasets import AppendedRows
-    from ..write import PendingReferences
+
+
+class HeldRows(Protocol):
+    """The io's list of datasets holding appended rows (:class:`~hdmf_zarr3.backend.datasets.AppendedRows`)."""
+
+    def holding(self, changes: Any) -> None: ...
+
+    def stored(self, changes: Any) -> None: ...
+
+
+class HeldReferences(Protocol):
+    """Appended rows whose references the next write fills in
+    (:class:`~hdmf_zarr3.backend.write.PendingReferences`)."""
+
+    def add(self, changes: Any, start: int, rows: list[Any], targets: list[Any]) -> None: ...
 
 
 class DatasetOwner(Protocol):
@@ -64,9 +77,9 @@ class DatasetContext:
     reference_for_append : callable
         ``(obj, waiting=None) -> Reference | None``: the record of a reference stored in place (see
         :meth:`ZarrIO._reference_for_append`).
-    pending_references : PendingReferences
+    pending_references : HeldReferences
         Appended rows whose reference targets the next write adds.
-    appended_rows : AppendedRows
+    appended_rows : HeldRows
         The datasets holding appended rows that the next write (or the close) stores.
     """
 
@@ -76,8 +89,8 @@ class DatasetContext:
     dialect: Callable[[], Dialect]
     resolve_reference: Callable[[Reference, str], Builder]
     reference_for_append: Callable[..., Reference | None]
-    pending_references: PendingReferences
-    appended_rows: AppendedRows
+    pending_references: HeldReferences
+    appended_rows: HeldRows
 
 
 @dataclass(frozen=True)
