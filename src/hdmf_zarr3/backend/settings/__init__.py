@@ -6,9 +6,10 @@ from ..._doors import door
 
 if TYPE_CHECKING:
     from . import bridge, sources
-    from .dataio import codec_json
+    from .dataio import ZarrDataIO, codec_json
 
 __all__ = [
+    "ZarrDataIO",
     "bridge",
     "codec_json",
     "sources",
