@@ -87,7 +87,8 @@ class ValidationReport:
         return not self.problems
 
     def __str__(self) -> str:
-        """One line per problem, then the verdict (what ``hdmf-zarr3 validate`` prints)."""
+        """One line per problem, then the verdict: what ``hdmf-zarr3 validate`` prints (which names its
+        ``--allow-incomplete`` where this names the argument ``allow_incomplete=True``)."""
         verdict = "valid" if self.valid else f"{len(self.problems)} problem(s)"
         return "\n".join([*(str(p) for p in self.problems), f"{self.path}: {verdict}"])
 
