@@ -2,7 +2,7 @@
 of the suite, in the background (see _peer_runs.py).
 
 The tests live in one folder per layer of the package (``format/``, ``storage/``, ``backend/``, ``hdf5/``,
-``integrations/``, ``cli/``), plus ``suites/`` (the peer suites) and ``project/`` (packaging, docs,
+``integrations/``, ``inspection/``, ``cli/``), plus ``suites/`` (the peer suites) and ``project/`` (packaging, docs,
 benchmarks, layering). Each folder is a package, so basenames may repeat across folders; ``tests/`` itself
 is not one: pytest puts it on ``sys.path``, and the helper modules here (``nwb_factories``, ``writing``,
 ``s3_server``...) import by name from every folder.

@@ -392,11 +392,11 @@ def validate_agrees(path: Path, error: Exception | None = None, nodes: set[str] 
     against every ``zarr.json`` outside the cached specifications)."""
     import warnings
 
-    from hdmf_zarr3.cli.validate import problems
+    from hdmf_zarr3.inspection import validate
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        found = problems(str(path))
+        found = validate(str(path)).problems
     if error is not None:
         assert found, f"read() raised {error!r} but validate reports nothing"
         return

@@ -37,6 +37,7 @@ from .errors import (
 )
 from .format.documents.names import FORMAT_VERSION
 from .hdf5.conversion import convert
+from .inspection import FileInfo, NodeInfo, Problem, ValidationReport, info, validate
 from .storage.safety.locks import break_lock
 from .storage.safety.recovery import recover
 
@@ -49,6 +50,7 @@ __all__ = [
     "DandiReport",
     "DialectError",
     "FileLockedError",
+    "FileInfo",
     "FileReplacedError",
     "FormatError",
     "FormatVersionError",
@@ -65,6 +67,8 @@ __all__ = [
     "RemoteStoreError",
     "StoreError",
     "NWBZarrIO",
+    "NodeInfo",
+    "Problem",
     "ReservedNameError",
     "SelfOverwriteError",
     "UnsafeCodecError",
@@ -73,6 +77,7 @@ __all__ = [
     "UnsafeLinkError",
     "UnsupportedCodecError",
     "UnsupportedDataError",
+    "ValidationReport",
     "ZarrDataIO",
     "ZarrIO",
     "read_nwb",
@@ -81,4 +86,6 @@ __all__ = [
     "break_lock",
     "check_dandi",
     "convert",
+    "info",
+    "validate",
 ]

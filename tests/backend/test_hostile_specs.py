@@ -23,7 +23,7 @@ from nwb_factories import small_nwbfile
 from writing import write_nwb
 
 from hdmf_zarr3 import HdmfZarrError, NWBZarrIO, SpecificationError
-from hdmf_zarr3.cli.validate import problems
+from hdmf_zarr3.inspection import validate
 
 SPECS = "specifications/core"
 
@@ -137,7 +137,7 @@ def test_a_hostile_cached_specification_is_a_typed_error_from_read_and_validate(
             io.read()
     assert isinstance(raised.value, (SpecificationError, HdmfZarrError)) and raised.value.path.startswith("/")
     assert "core" in str(raised.value) or "nwb.base" in str(raised.value) or "namespace" in str(raised.value)
-    found = problems(str(f))
+    found = [str(p) for p in validate(str(f)).problems]
     assert any(message in line for line in found) or any(str(raised.value) in line for line in found), found
 
 

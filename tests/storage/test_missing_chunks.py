@@ -23,9 +23,9 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataChunk
 from writing import StoreCase
 
 from hdmf_zarr3 import CorruptStoreError, NWBZarrIO, ZarrDataIO, ZarrIO
-from hdmf_zarr3.cli.validate import problems
 from hdmf_zarr3.format.documents.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
 from hdmf_zarr3.format.layout.stored_chunks import chunk_coords, missing_chunks, missing_is_damage
+from hdmf_zarr3.inspection import validate
 
 #: Every array of the full file on each kind of store a reader opens (S3: ~50 opens over moto, about a minute).
 KINDS = ("local", "zip", pytest.param("s3", marks=pytest.mark.slow))
@@ -203,7 +203,7 @@ def test_every_missing_chunk_is_an_error_naming_the_array_and_validate_lists_it(
                 assert chunks[path][-1][len(path) :] in str(caught.value)
             break
     _delete(case, {chunks[p][-1] for p in named})
-    reported = "\n".join(problems(str(case.location), case.options))
+    reported = str(validate(str(case.location), case.options))
     for path, keys in chunks.items():
         assert f"{path}: 1 chunk(s) missing ({keys[-1][len(path) :]})" in reported
 
@@ -221,7 +221,7 @@ def test_chunks_of_the_fill_value_are_stored_and_read_back(tmp_path):
     assert stored and missing_chunks(doc, [k[2:] for k in stored]) == (0, [])
     with ZarrIO(path, "r", manager=get_manager()) as io:
         np.testing.assert_array_equal(io.read()["x"].data[:], values)
-    assert [p for p in problems(str(path)) if "missing" in p] == []
+    assert [p for p in validate(str(path)).problems if "missing" in p.message] == []
 
 
 def test_a_selection_beside_the_missing_chunk_still_reads(tmp_path):
@@ -252,7 +252,7 @@ def test_an_iterator_that_leaves_gaps_makes_no_promise(tmp_path):
     with ZarrIO(path, "r", manager=get_manager()) as io:
         x = io.read_builder()["x"].data[:]
     assert (x[10:90] == 0).all() and (x[:10] == np.arange(10.0)).all()
-    assert not [p for p in problems(str(path)) if "missing" in p]
+    assert not [p for p in validate(str(path)).problems if "missing" in p.message]
 
 
 def test_an_edit_to_the_fill_value_keeps_the_chunk(tmp_path):

@@ -16,6 +16,7 @@ import json
 import posixpath
 from typing import Any
 
+from ..dandi import check_dandi
 from .arguments import add_storage_options
 
 
@@ -33,16 +34,13 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..dandi import check_dandi
-
     report = check_dandi(args.path, args.storage_options)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
         return 1 if report.refused else 0
     for finding in report.findings:
         print(finding)
-    ways = dict.fromkeys(f"{f.rule}: {f.way_through}" for f in report.errors if f.way_through)
-    for way in ways:
+    for way in report.ways_through:
         print(f"way through: {way}")
     name = posixpath.basename(str(args.path).rstrip("/"))
     errors, warnings = len(report.errors), len(report.warnings)

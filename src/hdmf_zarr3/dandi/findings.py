@@ -59,6 +59,11 @@ class DandiReport:
         return [f for f in self.findings if f.level != ERROR]
 
     @property
+    def ways_through(self) -> list[str]:
+        """How to get past each error that has a way, as ``"rule: way"``, each once, in the errors' order."""
+        return list(dict.fromkeys(f"{f.rule}: {f.way_through}" for f in self.errors if f.way_through))
+
+    @property
     def refused(self) -> bool:
         """Whether DANDI refuses the file or its content misses what DANDI requires (any error)."""
         return bool(self.errors)
