@@ -22,22 +22,30 @@ from _data import many_small, tables
 #: (stage, file suffix, function name) whose cumulative time is printed; the first match counts.
 WRITE_STAGES = [
     ("HDMF build (containers -> builders)", "hdmf/build/manager.py", "build"),
-    ("ours: walk the builders into a plan", "hdmf_zarr3/backend/writer.py", "_group"),
-    ("ours: store the plan", "hdmf_zarr3/backend/write_plan.py", "store_plan"),
-    ("  node documents (zarr.json)", "hdmf_zarr3/storage/handle.py", "put_documents"),
-    ("  single-chunk arrays", "hdmf_zarr3/storage/nodes.py", "put_keys"),
-    ("  other chunk jobs", "hdmf_zarr3/storage/nodes.py", "run_jobs"),
-    ("ours: cache the specifications", "hdmf_zarr3/backend/spec_cache.py", "cache_specifications"),
-    ("ours: commit (consolidated root)", "hdmf_zarr3/storage/handle.py", "commit"),
+    ("ours: walk the builders into a plan", "hdmf_zarr3/backend/write/writer.py", "_group"),
+    ("ours: store the plan", "hdmf_zarr3/backend/write/plan.py", "store_plan"),
+    ("  node documents (zarr.json)", "hdmf_zarr3/storage/stores/handle.py", "put_documents"),
+    ("  single-chunk arrays", "hdmf_zarr3/storage/stores/nodes.py", "put_keys"),
+    ("  other chunk jobs", "hdmf_zarr3/storage/stores/nodes.py", "run_jobs"),
+    ("ours: cache the specifications", "hdmf_zarr3/backend/specs/cache.py", "cache_specifications"),
+    ("ours: commit (consolidated root)", "hdmf_zarr3/storage/stores/handle.py", "commit"),
     ("HDF5: write_builder", "hdmf/backends/hdf5/h5tools.py", "write_builder"),
 ]
 READ_STAGES = [
-    ("ours: open (documents, dialect, specs)", "hdmf_zarr3/backend/nwb.py", "__init__"),
-    ("ours: read the builders", "hdmf_zarr3/backend/reader.py", "read"),
+    ("ours: open (documents, dialect, specs)", "hdmf_zarr3/backend/zarrio/nwb.py", "__init__"),
+    ("ours: read the builders", "hdmf_zarr3/backend/read/reader.py", "read"),
     ("HDMF construct (builders -> containers)", "hdmf/build/manager.py", "construct"),
     ("every table to_dataframe()", "benchmarks/_data.py", "tables"),
     ("HDF5: read_builder", "hdmf/backends/hdf5/h5tools.py", "read_builder"),
 ]
+
+
+def missing_stage_files(stages: list[tuple[str, str, str]]) -> list[str]:
+    """Stage files of ours that no longer exist (a module moved: its stage would silently read as absent)."""
+    import hdmf_zarr3
+
+    root = Path(hdmf_zarr3.__file__).parent.parent
+    return [suffix for _, suffix, _ in stages if suffix.startswith("hdmf_zarr3/") and not (root / suffix).is_file()]
 
 
 def stage_times(stats: pstats.Stats, stages: list[tuple[str, str, str]]) -> list[tuple[str, float]]:
@@ -83,6 +91,9 @@ def main() -> None:
     parser.add_argument("--hdf5", action="store_true", help="profile NWBHDF5IO instead of ours")
     parser.add_argument("--top", type=int, default=0, help="also print the N functions of most cumulative time")
     args = parser.parse_args()
+    moved = missing_stage_files(WRITE_STAGES + READ_STAGES)
+    if moved:
+        raise SystemExit(f"profile_small.py names modules that are not there: {', '.join(moved)}")
     with workdir() as work:
         results = profiled(work, args.hdf5, args.series, args.units, args.trials)
     for step, stages in (("write", WRITE_STAGES), ("read+tables", READ_STAGES)):

@@ -92,3 +92,13 @@ def test_the_range_server_serves_byte_ranges_and_counts_requests_and_rounds(tmp_
         with ThreadPoolExecutor(8) as pool:  # sent together: one round
             assert len(list(pool.map(get, ["bytes=0-0"] * 8))) == 8
         assert server.counts["GET"] == 8 and server.rounds.rounds == 1
+
+
+def test_the_profile_of_benchmark_b_names_modules_that_exist():
+    """profile_small.py finds its stages by file: a module moved (issue #29) would read as a stage not run."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import profile_small
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    assert profile_small.missing_stage_files(profile_small.WRITE_STAGES + profile_small.READ_STAGES) == []
