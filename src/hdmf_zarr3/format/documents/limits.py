@@ -28,7 +28,7 @@ The values are counted in the bytes before :func:`json.loads` builds any object 
 so the memory and time of parsing one document are bounded by these limits (about 250 MiB and a
 second or two at worst, measured by ``tests/format/test_json_limits.py``), whatever it holds; and
 those of all the documents one file holds, which stay in memory while it is open, by the budget
-(about 400 MiB at worst, measured by ``tests/storage/test_metadata_budget.py``).
+(about 420 MiB at worst, measured by ``tests/storage/test_metadata_budget.py``).
 
 Codecs named ``pickle`` (``numcodecs.pickle``) are refused in every slot: array→array, array→bytes,
 bytes→bytes, and the inner and index codecs of sharding.
@@ -61,10 +61,10 @@ MAX_ELEMENT_VALUES = 4096
 #: What the node documents of one open file may take together, counted as for one document. Each document
 #: is bounded, but a file of 100,000 documents each just within the limits is not: its documents stay in
 #: memory while it is open. A file this package writes is read from its consolidated root, one document
-#: within the limits above; read node by node (``use_consolidated=False``, a file of other writers, or
+#: within the limits above; read node by node (mode ``r-``, a file of other writers, or
 #: ``validate``), it keeps its root with that consolidated copy and every node's own document (twice the
 #: metadata), plus the few bytes each node's document adds: three times one document leaves room for all
-#: of it. A file of 1,000 TimeSeries takes ~1.5% of it, a 10,000-unit table less (see docs/security.md).
+#: of it. A file of 1,000 TimeSeries takes 3% of its bytes and 6% of its values (see docs/security.md).
 MAX_FILE_METADATA_BYTES = 3 * MAX_DOCUMENT_BYTES
 MAX_FILE_METADATA_VALUES = 3 * MAX_DOCUMENT_VALUES
 
@@ -116,7 +116,7 @@ class MetadataBudget:
     :func:`load_json` charges each document before it builds it, so the documents of a file together
     cost at most ``max_bytes`` and ``max_values`` (and what one document more may take): past them,
     :class:`MetadataLimitError` naming the file (``where``), the limit and the node it stopped at; the
-    same error (:attr:`refusal`) for every document after.
+    same for every document after.
     """
 
     def __init__(
@@ -127,7 +127,7 @@ class MetadataBudget:
         self.max_values = max_values
         self.bytes = 0
         self.values = 0
-        self.refusal: MetadataLimitError | None = None
+        self.refused: tuple[str, str] | None = None  # (message, node) once over the budget
 
     def charge(self, nbytes: int, values: int, path: str) -> None:
         """Count one more document of ``nbytes`` bytes and ``values`` JSON values (at node ``path``)."""
@@ -137,17 +137,18 @@ class MetadataBudget:
 
     def check(self, path: str) -> None:
         """Raise if the documents counted so far are over the budget (before reading another one)."""
-        if self.refusal is None:
+        if self.refused is None:
             spent = ((self.bytes, self.max_bytes, "bytes"), (self.values, self.max_values, "JSON values"))
             over = [f"{limit} {unit}" for used, limit, unit in spent if used > limit]
             if over:
-                self.refusal = MetadataLimitError(
+                self.refused = (
                     f"the node documents of {self.where} take more than {' and '.join(over)} together, more "
                     "than this reader accepts for one file (its metadata budget); stopped at this node",
                     path,
                 )
-        if self.refusal is not None:
-            raise self.refusal
+        if self.refused is not None:
+            # a new error each time: one kept here would keep, through its traceback, what was parsed
+            raise MetadataLimitError(*self.refused)
 
 
 def load_json(

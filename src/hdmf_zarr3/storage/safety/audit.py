@@ -90,7 +90,7 @@ def _documents(store: Store, keys: list[str], found: list[Problem], where: str) 
     jobs = [lambda k=k: parse(k) for k in keys]  # named: mypy types no lambda passed in
     for path, doc in sync(bounded(jobs)):
         if isinstance(doc, HdmfZarrError):
-            if doc is not budget.refusal or (doc.path, str(doc)) not in found:  # the budget's refusal once
+            if (doc.path or path, str(doc)) not in found:  # (the budget's refusal: once)
                 found.append((doc.path or path, str(doc)))
         elif doc is not None:
             out[path] = doc
