@@ -53,7 +53,7 @@ from typing import Any
 from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 
-from ...errors import CorruptStoreError
+from ...errors import CorruptStoreError, MetadataLimitError
 from ...format.documents.limits import MAX_DOCUMENT_BYTES, load_json
 from ..stores.zarr_adapter import sync
 from ..writes.local import local_root
@@ -298,7 +298,13 @@ def _paths(raw: bytes | None, key: str) -> list[str]:
     # may be, was not written by us (the paths of one append are far fewer than a consolidated root holds)
     if raw is not None and len(raw) > MAX_NEW_ENTRY_BYTES:
         raise CorruptStoreError(f"journal entry is larger than {MAX_NEW_ENTRY_BYTES} bytes; nothing was undone", key)
-    paths = load_json(raw or b"[]", "journal entry (nothing was undone)", key)
+    try:
+        paths = load_json(raw or b"[]", "journal entry", key)
+    except MetadataLimitError as exc:
+        raise MetadataLimitError(f"{str(exc).removeprefix(key + ': ')}; nothing was undone", key) from None
+    except CorruptStoreError as exc:  # not UTF-8, not JSON (the cause), nested too deeply to parse (none)
+        why = str(exc.__cause__ or "nested too deeply to parse")[:200]
+        raise CorruptStoreError(f"journal entry is not JSON ({why}); nothing was undone", key) from None
     if not isinstance(paths, list) or not all(isinstance(p, str) and _node_path(p) for p in paths):
         raise CorruptStoreError("journal entry is not a list of node paths inside the file", key)
     return paths
