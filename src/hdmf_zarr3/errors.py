@@ -23,6 +23,13 @@ class CorruptStoreError(FormatError):
     impossible shapes, links or references to nodes that do not exist."""
 
 
+class MetadataLimitError(CorruptStoreError):
+    """Metadata larger than this reader accepts: one JSON document (a ``zarr.json``, a lock, a journal
+    entry, a JSON-encoded chunk) with more bytes or JSON values than its limit, or the node documents of
+    one file together beyond the file's metadata budget. The message says which limit; the limits keep
+    the memory a file can take bounded (see ``hdmf_zarr3.format.documents.limits``)."""
+
+
 class SpecificationError(CorruptStoreError):
     """A cached specification the reader cannot trust: a field of the wrong JSON type, nesting too deep, a
     type inheriting from itself or from a type nobody defines, a namespace including itself. Names the

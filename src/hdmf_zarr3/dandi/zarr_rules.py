@@ -27,8 +27,8 @@ from typing import Any
 
 from zarr.abc.store import Store
 
-from ..errors import HdmfZarrError
-from ..format.documents import ArrayView, data_type_itemsize
+from ..errors import CorruptStoreError, HdmfZarrError, MetadataLimitError
+from ..format.documents import ArrayView, data_type_itemsize, load_json
 from ..format.layout import tensorstore_rules
 from ..storage.stores import get_keys, list_objects, object_sizes
 from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
@@ -80,7 +80,11 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
         node = _node(key)
         if any(node == a or node.startswith(a.rstrip("/") + "/") for a in arrays):
             continue  # dandi-cli's walk does not go below an array
-        doc = _parse(raw)
+        try:
+            doc = _parse(raw, node)
+        except MetadataLimitError as exc:  # dandi-cli would read it; this package's reader refuses it
+            found.append(DandiFinding(ERROR, "hdmf_zarr3.zarr_json_too_large", node, str(exc)))
+            continue
         if doc is None:
             found.append(
                 DandiFinding(
@@ -112,11 +116,14 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
     return found
 
 
-def _parse(raw: bytes | None) -> dict[str, Any] | None:
-    """The document as dandi-cli's model accepts it (a JSON object whose node_type is a string), or None."""
+def _parse(raw: bytes | None, node: str) -> dict[str, Any] | None:
+    """The document as dandi-cli's model accepts it (a JSON object whose node_type is a string), or None.
+    One beyond the limits of a node document raises :class:`MetadataLimitError` (it is not parsed)."""
     try:
-        doc = json.loads(raw) if raw is not None else None
-    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested too deeply to parse
+        doc = load_json(raw, "zarr.json", node) if raw is not None else None
+    except MetadataLimitError:
+        raise
+    except CorruptStoreError:  # not JSON, not UTF-8, or nested too deeply to parse
         return None
     return doc if isinstance(doc, dict) and isinstance(doc.get("node_type"), str) else None
 
@@ -147,9 +154,9 @@ def _v2(store: Store, keys: list[str]) -> list[DandiFinding]:
         return []
     raw = get_keys(store, [".zgroup"])[0]
     try:
-        json.loads(raw or b"")
-    except ValueError:
-        return [DandiFinding(ERROR, "zarr.cannot_open", "/", "Error opening file (.zgroup is not JSON)")]
+        load_json(raw or b"", ".zgroup", "/")
+    except CorruptStoreError as exc:  # (a .zgroup beyond the limits of a document too: it is not parsed)
+        return [DandiFinding(ERROR, "zarr.cannot_open", "/", f"Error opening file (.zgroup is not JSON: {exc})")]
     if ".zmetadata" in keys:  # zarr-python 3.1.5 opens a consolidated group by parsing every array's metadata
         refused = _v2_unparsed(get_keys(store, [".zmetadata"])[0])
         if refused is not None:
@@ -186,8 +193,8 @@ def _v2_unparsed(raw: bytes | None) -> str | None:
 
 def _parse_json(raw: bytes | None) -> Any:
     try:
-        return json.loads(raw) if raw is not None else None
-    except (ValueError, RecursionError):
+        return load_json(raw, ".zmetadata", "/") if raw is not None else None
+    except CorruptStoreError:  # (a .zmetadata beyond the limits of a document too: read() refuses it)
         return None
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
         split_sharding,
         v2_fixed_itemsize,
     )
-    from .limits import MAX_DOCUMENT_BYTES, data_type_itemsize
+    from .limits import MAX_DOCUMENT_BYTES, MetadataBudget, data_type_itemsize, load_json
     from .names import (
         ALL_CHUNKS_ATTR,
         CHUNKLESS_ATTR,
@@ -43,6 +43,7 @@ __all__ = [
     "FORMAT_VERSION",
     "LINK_ATTR",
     "MAX_DOCUMENT_BYTES",
+    "MetadataBudget",
     "SAME_FILE",
     "SHARDING_CODEC",
     "SPECLOC_ATTR",
@@ -60,6 +61,7 @@ __all__ = [
     "group_document",
     "key_separator",
     "limits",
+    "load_json",
     "names",
     "normalize",
     "orphans",

@@ -20,11 +20,15 @@ document ≤ 32 MiB          the consolidated root of a file of 10,000 nodes (~8
                            bytes (an empty list: 64, against the 3 bytes of ``[],``), so the
                            count, not the bytes, bounds the memory of a document of many tiny values
 reference/row element      one reference or compound row: at most 64 KiB and 4096 values
+one file ≤ 96 MiB and      all the node documents of one open file together (:class:`MetadataBudget`):
+3 × 2**21 JSON values      three times one document, see :data:`MAX_FILE_METADATA_BYTES`
 =========================  =====================================================================
 
 The values are counted in the bytes before :func:`json.loads` builds any object (:func:`load_json`),
 so the memory and time of parsing one document are bounded by these limits (about 250 MiB and a
-second or two at worst, measured by ``tests/format/test_json_limits.py``), whatever it holds.
+second or two at worst, measured by ``tests/format/test_json_limits.py``), whatever it holds; and
+those of all the documents one file holds, which stay in memory while it is open, by the budget
+(about 420 MiB at worst, measured by ``tests/storage/test_metadata_budget.py``).
 
 Codecs named ``pickle`` (``numcodecs.pickle``) are refused in every slot: array→array, array→bytes,
 bytes→bytes, and the inner and index codecs of sharding.
@@ -39,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import CorruptStoreError, UnsafeCodecError
+from ...errors import CorruptStoreError, MetadataLimitError, UnsafeCodecError
 from ..layout import codec_rules
 from .array_view import SHARDING_CODEC
 
@@ -54,6 +58,15 @@ MAX_WIDE_DOCUMENT_BYTES = 16 * 2**20
 MAX_DOCUMENT_VALUES = 2**21
 MAX_ELEMENT_BYTES = 64 * 2**10
 MAX_ELEMENT_VALUES = 4096
+#: What the node documents of one open file may take together, counted as for one document. Each document
+#: is bounded, but a file of 100,000 documents each just within the limits is not: its documents stay in
+#: memory while it is open. A file this package writes is read from its consolidated root, one document
+#: within the limits above; read node by node (mode ``r-``, a file of other writers, or
+#: ``validate``), it keeps its root with that consolidated copy and every node's own document (twice the
+#: metadata), plus the few bytes each node's document adds: three times one document leaves room for all
+#: of it. A file of 1,000 TimeSeries takes 3% of its bytes and 6% of its values (see docs/security.md).
+MAX_FILE_METADATA_BYTES = 3 * MAX_DOCUMENT_BYTES
+MAX_FILE_METADATA_VALUES = 3 * MAX_DOCUMENT_VALUES
 
 #: A character Python stores at 2 or 4 bytes: a UTF-8 lead byte of U+0100 and above, or such an escape.
 _WIDE = re.compile(rb"[\xc4-\xf4]|\\u(?:0[1-9a-fA-F]|[1-9a-fA-F])")
@@ -97,29 +110,78 @@ def _count_outside_strings(raw: bytes, stop: int) -> int:
     return count
 
 
+class MetadataBudget:
+    """The JSON one open file may have parsed and kept, summed over its documents (bytes and values).
+
+    :func:`load_json` charges each document before it builds it, so the documents of a file together
+    cost at most ``max_bytes`` and ``max_values`` (and what one document more may take): past them,
+    :class:`MetadataLimitError` naming the file (``where``), the limit and the node it stopped at; the
+    same for every document after.
+    """
+
+    def __init__(
+        self, where: str, max_bytes: int = MAX_FILE_METADATA_BYTES, max_values: int = MAX_FILE_METADATA_VALUES
+    ):
+        self.where = where
+        self.max_bytes = max_bytes
+        self.max_values = max_values
+        self.bytes = 0
+        self.values = 0
+        self.refused: tuple[str, str] | None = None  # (message, node) once over the budget
+
+    def charge(self, nbytes: int, values: int, path: str) -> None:
+        """Count one more document of ``nbytes`` bytes and ``values`` JSON values (at node ``path``)."""
+        self.bytes += nbytes
+        self.values += values
+        self.check(path)
+
+    def check(self, path: str) -> None:
+        """Raise if the documents counted so far are over the budget (before reading another one)."""
+        if self.refused is None:
+            spent = ((self.bytes, self.max_bytes, "bytes"), (self.values, self.max_values, "JSON values"))
+            over = [f"{limit} {unit}" for used, limit, unit in spent if used > limit]
+            if over:
+                self.refused = (
+                    f"the node documents of {self.where} take more than {' and '.join(over)} together, more "
+                    "than this reader accepts for one file (its metadata budget); stopped at this node",
+                    path,
+                )
+        if self.refused is not None:
+            # a new error each time: one kept here would keep, through its traceback, what was parsed
+            raise MetadataLimitError(*self.refused)
+
+
 def load_json(
     data: bytes | str,
     what: str,
     path: str,
     max_bytes: int = MAX_DOCUMENT_BYTES,
     max_values: int = MAX_DOCUMENT_VALUES,
+    budget: MetadataBudget | None = None,
 ) -> Any:
     """Parse JSON read from a file (``what``: its name in messages) within the limits above.
 
-    Too large, too many values, not UTF-8, not JSON or nested too deeply to parse: :class:`CorruptStoreError`
-    naming ``path``, before (or instead of) building the objects."""
+    Too large or too many values (or, with a ``budget``, the file's documents together over it: the document
+    is charged first, its bytes and values): :class:`MetadataLimitError`; not UTF-8, not JSON or nested too
+    deeply to parse: :class:`CorruptStoreError`; both naming ``path``, before (or instead of) building the
+    objects."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if len(raw) > max_bytes:
-        raise CorruptStoreError(f"{what} is {len(raw)} bytes, more than the {max_bytes} this reader accepts", path)
+        raise MetadataLimitError(f"{what} is {len(raw)} bytes, more than the {max_bytes} this reader accepts", path)
     wide_limit = max_bytes * MAX_WIDE_DOCUMENT_BYTES // MAX_DOCUMENT_BYTES
     if len(raw) > wide_limit and _WIDE.search(raw):
-        raise CorruptStoreError(
+        raise MetadataLimitError(
             f"{what} is {len(raw)} bytes with characters beyond U+00FF, more than the {wide_limit} this "
             "reader accepts for such text (4 bytes per character in memory)",
             path,
         )
-    if count_values(raw, max_values) > max_values:
-        raise CorruptStoreError(f"{what} holds more than {max_values} JSON values, more than this reader accepts", path)
+    values = count_values(raw, max_values)
+    if values > max_values:
+        raise MetadataLimitError(
+            f"{what} holds more than {max_values} JSON values, more than this reader accepts", path
+        )
+    if budget is not None:
+        budget.charge(len(raw), values, path)
     try:
         return json.loads(data if isinstance(data, str) else raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -30,7 +30,7 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import HdmfZarrError
-from ...format.documents import consolidated, data_type_itemsize, normalize, orphans
+from ...format.documents import MetadataBudget, consolidated, data_type_itemsize, normalize, orphans
 from ...format.layout import all_chunks_stored, grid, missing_chunks
 from ..stores import (
     INTERRUPTED_WRITE,
@@ -61,7 +61,9 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     if ZARR_JSON not in keys:  # a Zarr v2 store (hdmf-zarr <= 0.13): none of this applies
         return []
     found: list[Problem] = []
-    own = _documents(store, [k for k in keys if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)], found)
+    own = _documents(
+        store, [k for k in keys if k == ZARR_JSON or k.endswith("/" + ZARR_JSON)], found, location or repr(store)
+    )
     copy = _consolidated(own.get("/"), found)
     if copy is not None:
         found += _compare(own, copy)
@@ -75,17 +77,30 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     return found
 
 
-def _documents(store: Store, keys: list[str], found: list[Problem]) -> dict[str, dict[str, Any]]:
+def _documents(store: Store, keys: list[str], found: list[Problem], where: str) -> dict[str, dict[str, Any]]:
+    """Every node's own document, parsed as it arrives and charged to a metadata budget of the file
+    (``where``) as reading charges them: past it, one problem and no more requests."""
     proto = default_buffer_prototype()
-    out = {}
-    jobs = [lambda k=k: store.get(k, prototype=proto) for k in keys]  # named: mypy types no lambda passed in
-    for key, buf in zip(keys, sync(bounded(jobs))):
+    budget = MetadataBudget(where)
+
+    async def parse(key: str) -> tuple[str, dict[str, Any] | HdmfZarrError | None]:
         path = normalize(key[: -len(ZARR_JSON)])
         try:
-            out[path] = parse_document(buf.to_bytes(), path) if buf is not None else None
+            budget.check(path)
+            buf = await store.get(key, prototype=proto)
+            return path, parse_document(buf.to_bytes(), path, budget) if buf is not None else None
         except HdmfZarrError as exc:
-            found.append((path, str(exc)))
-    return {p: d for p, d in out.items() if d is not None}
+            return path, exc
+
+    out = {}
+    jobs = [lambda k=k: parse(k) for k in keys]  # named: mypy types no lambda passed in
+    for path, doc in sync(bounded(jobs)):
+        if isinstance(doc, HdmfZarrError):
+            if (doc.path or path, str(doc)) not in found:  # (the budget's refusal: once)
+                found.append((doc.path or path, str(doc)))
+        elif doc is not None:
+            out[path] = doc
+    return out
 
 
 def _consolidated(root: dict[str, Any] | None, found: list[Problem]) -> dict[str, dict[str, Any]] | None:

@@ -50,10 +50,11 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from zarr.abc.store import Store
+from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 
-from ...errors import CorruptStoreError
+from ...errors import CorruptStoreError, MetadataLimitError
+from ...format.documents import MAX_DOCUMENT_BYTES, load_json
 from ..stores import sync
 from ..writes import local_root
 
@@ -63,6 +64,9 @@ SAVED = f"{PREFIX}/saved/"
 ABSENT = f"{PREFIX}/absent/"
 NEW = f"{PREFIX}/new/"
 ROOT_KEY = "zarr.json"
+#: A ``new/<n>`` entry lists node paths, fewer than a (consolidated) node document holds: it is read and
+#: parsed within the limits of one (:func:`..format.documents.limits.load_json`).
+MAX_NEW_ENTRY_BYTES = MAX_DOCUMENT_BYTES
 #: Longest entry name kept flat (file systems allow 255 bytes); a longer key is kept nested, as ``<key>``.
 FLAT_NAME_BYTES = 200
 
@@ -87,8 +91,10 @@ def _buffer(raw: bytes) -> Any:
     return default_buffer_prototype().buffer.from_bytes(raw)
 
 
-async def _get(store: Store, key: str) -> bytes | None:
-    buf = await store.get(key, prototype=default_buffer_prototype())
+async def _get(store: Store, key: str, limit: int | None = None) -> bytes | None:
+    """The bytes at ``key`` (the first ``limit`` of them, if given)."""
+    byte_range = None if limit is None else RangeByteRequest(0, limit)
+    buf = await store.get(key, prototype=default_buffer_prototype(), byte_range=byte_range)
     return None if buf is None else buf.to_bytes()
 
 
@@ -250,8 +256,8 @@ async def _undo(store: Store, entries: Store) -> bool:
     saved: dict[str, str] = {}  # key -> its entry
     absent: list[str] = []
     async for entry in entries.list_prefix(f"{PREFIX}/"):
-        if entry.startswith(NEW):
-            new.extend(_paths(await _get(entries, entry), entry))
+        if entry.startswith(NEW):  # (at most one byte more than an entry may take is read)
+            new.extend(_paths(await _get(entries, entry, MAX_NEW_ENTRY_BYTES + 1), entry))
         elif entry.startswith(SAVED):
             saved[key_of(entry[len(SAVED) :], entry)] = entry
         elif entry.startswith(ABSENT):
@@ -288,10 +294,17 @@ def _move_back(root: str, entry: str, key: str) -> bool:
 
 
 def _paths(raw: bytes | None, key: str) -> list[str]:
-    try:  # each entry is stored whole (atomically): one that does not parse was not written by us
-        paths = json.loads((raw or b"[]").decode("utf-8"))
-    except ValueError as exc:
-        raise CorruptStoreError(f"journal entry is not JSON ({exc}); nothing was undone", key) from exc
+    # each entry is stored whole (atomically): one that does not parse, or is larger than a node document
+    # may be, was not written by us (the paths of one append are far fewer than a consolidated root holds)
+    if raw is not None and len(raw) > MAX_NEW_ENTRY_BYTES:
+        raise CorruptStoreError(f"journal entry is larger than {MAX_NEW_ENTRY_BYTES} bytes; nothing was undone", key)
+    try:
+        paths = load_json(raw or b"[]", "journal entry", key)
+    except MetadataLimitError as exc:
+        raise MetadataLimitError(f"{str(exc).removeprefix(key + ': ')}; nothing was undone", key) from None
+    except CorruptStoreError as exc:  # not UTF-8, not JSON (the cause), nested too deeply to parse (none)
+        why = str(exc.__cause__ or "nested too deeply to parse")[:200]
+        raise CorruptStoreError(f"journal entry is not JSON ({why}); nothing was undone", key) from None
     if not isinstance(paths, list) or not all(isinstance(p, str) and _node_path(p) for p in paths):
         raise CorruptStoreError("journal entry is not a list of node paths inside the file", key)
     return paths

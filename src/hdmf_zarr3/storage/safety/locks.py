@@ -37,11 +37,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from zarr.abc.store import Store
+from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import FileLockedError, StoreError
+from ...errors import CorruptStoreError, FileLockedError, StoreError
+from ...format.documents import load_json
 from ..stores import locations, sync
 from ..zip import zipped
 from .lock_places import IN_STORE_KEY, SUFFIX, LockPlace, lock_place, transactional
@@ -60,18 +61,27 @@ def _holder(writer: str) -> dict[str, Any]:
     }
 
 
+#: A lock is five short fields (~250 bytes); one larger, or holding more values, is no lock of ours and is
+#: not read further (only its first bytes are fetched): a lock file of gigabytes, or of a million empty
+#: lists, costs no memory or time.
+MAX_LOCK_BYTES = 4096
+MAX_LOCK_VALUES = 64
+
+
 def _read(place: LockPlace) -> dict[str, Any] | None:
-    """What the lock says (``None``: no lock). A lock that is not a JSON object is still a lock:
-    ``{"corrupt": why}``."""
+    """What the lock says (``None``: no lock). A lock that is not a JSON object (or is larger than any
+    lock) is still a lock: ``{"corrupt": why}``."""
     try:
         raw = _get(place)
     except IsADirectoryError:
         return {"corrupt": "a directory, not a lock file"}
     if raw is None:
         return None
+    if len(raw) > MAX_LOCK_BYTES:
+        return {"corrupt": f"larger than any lock ({MAX_LOCK_BYTES} bytes): {raw[:20]!r}..."}
     try:
-        found = json.loads(raw.decode("utf-8"))
-    except ValueError:  # not UTF-8, not JSON, truncated
+        found = load_json(raw, "the lock", place.description, MAX_LOCK_BYTES, MAX_LOCK_VALUES)
+    except CorruptStoreError:  # not UTF-8, not JSON, truncated, nested too deeply, too many values
         found = None
     if isinstance(found, dict):
         return found
@@ -91,13 +101,15 @@ def _object_store(place: LockPlace) -> Any:
 
 
 def _get(place: LockPlace) -> bytes | None:
+    """The lock's bytes, at most ``MAX_LOCK_BYTES + 1`` of them (the start of anything larger)."""
+    size = MAX_LOCK_BYTES + 1
     path = _local_path(place)
     if path is not None:
         if os.path.isdir(path):  # LocalStore reads a directory as a missing key
             raise IsADirectoryError(path)
         try:
             with open(path, "rb") as f:
-                return f.read()
+                return f.read(size)
         except FileNotFoundError:
             return None
     backend = _object_store(place)
@@ -105,10 +117,13 @@ def _get(place: LockPlace) -> bytes | None:
         import obstore
 
         try:
-            return bytes(obstore.get(backend, place.key).bytes())
+            found = obstore.get(backend, place.key)  # (the body is streamed: only what is read arrives)
+            if found.meta["size"] <= MAX_LOCK_BYTES:
+                return bytes(found.bytes())
+            return bytes(obstore.get_range(backend, place.key, start=0, length=size))
         except FileNotFoundError:  # obstore's NotFoundError
             return None
-    buf = sync(place.store.get(place.key, prototype=default_buffer_prototype()))
+    buf = sync(place.store.get(place.key, prototype=default_buffer_prototype(), byte_range=RangeByteRequest(0, size)))
     return None if buf is None else buf.to_bytes()
 
 

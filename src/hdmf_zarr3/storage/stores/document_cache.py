@@ -6,7 +6,7 @@ from typing import Any
 
 from zarr.abc.store import Store
 
-from ...format.documents import consolidated
+from ...format.documents import consolidated, limits
 
 
 class DocumentCache:
@@ -29,11 +29,14 @@ class DocumentCache:
         """The documents if they were read (or given) already, else ``None``; nothing is read."""
         return self._documents
 
-    def load(self, store: Store, use_consolidated: bool = True) -> dict[str, dict[str, Any]]:
+    def load(self, store: Store, use_consolidated: bool = True, where: str = "the file") -> dict[str, dict[str, Any]]:
         """The documents, read from ``store`` on first use.
 
         A consolidated root holds them all (one request) unless ``use_consolidated`` is false;
         otherwise the store is listed. A Zarr v2 store gives its v2 documents (see :mod:`.v2`).
+        A consolidated root is one document, within its own limits; documents read one by one are
+        charged to a :class:`~..format.documents.limits.MetadataBudget` of the file (``where``, in
+        messages), so that together they cannot take unbounded memory either.
         """
         if self._documents is None:
             from . import v2
@@ -45,9 +48,9 @@ class DocumentCache:
             if expanded is not None:
                 self._documents = expanded
             elif root is not None:
-                self._documents = read_documents(store)
+                self._documents = read_documents(store, limits.MetadataBudget(where))
             else:  # no Zarr v3 root: a Zarr v2 store (hdmf-zarr <= 0.13), or nothing
-                self._documents = v2.read_documents(store) or {}
+                self._documents = v2.read_documents(store, limits.MetadataBudget(where)) or {}
         return self._documents
 
     def replace(self, documents: dict[str, dict[str, Any]]) -> None:

@@ -84,7 +84,7 @@ class StoreHandle:
         A consolidated root holds them all (one request); otherwise the store is listed. A Zarr v2
         store gives its v2 documents (see :mod:`.v2`), read as they are.
         """
-        return self.cache.load(self.store, self.use_consolidated)
+        return self.cache.load(self.store, self.use_consolidated, self.location or repr(self.store))
 
     def incomplete(self) -> dict[str, Any] | None:
         """The marker of a write that did not finish, if the stored root carries one."""

@@ -45,10 +45,10 @@ async def bounded(jobs: Iterable[Callable[[], Awaitable[Any]]], limit: int = CON
     return await asyncio.gather(*(run(j) for j in jobs))
 
 
-def parse_document(raw: bytes, path: str) -> dict[str, Any]:
-    """Parse one ``zarr.json`` within the size and value limits (:func:`.limits.load_json`); anything but
-    a JSON object with ``zarr_format`` 3 is a FormatError."""
-    return check_document(limits.load_json(raw, "zarr.json", path), path)
+def parse_document(raw: bytes, path: str, budget: limits.MetadataBudget | None = None) -> dict[str, Any]:
+    """Parse one ``zarr.json`` within the size and value limits (:func:`.limits.load_json`), charged to the
+    file's ``budget`` if given; anything but a JSON object with ``zarr_format`` 3 is a FormatError."""
+    return check_document(limits.load_json(raw, "zarr.json", path, budget=budget), path)
 
 
 def check_document(doc: Any, path: str) -> dict[str, Any]:
@@ -73,21 +73,18 @@ def dump_document(doc: dict[str, Any]) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
-async def _read_documents(store: Store) -> dict[str, dict[str, Any]]:
+async def _read_documents(store: Store, budget: limits.MetadataBudget | None) -> dict[str, dict[str, Any]]:
     keys = await _list_documents(store)
     proto = default_buffer_prototype()
 
-    async def fetch(key: str) -> tuple[str, bytes | None]:
-        buf = await store.get(key, prototype=proto)
-        return key, None if buf is None else buf.to_bytes()
-
-    docs = {}
-    for key, raw in await bounded([functools.partial(fetch, k) for k in keys]):
-        if raw is None:
-            continue
+    async def fetch(key: str) -> tuple[str, dict[str, Any] | None]:
         path = normalize(key[: -len(ZARR_JSON)])
-        docs[path] = parse_document(raw, path)
-    return docs
+        if budget is not None:
+            budget.check(path)  # once over it, no more requests (those in flight finish)
+        buf = await store.get(key, prototype=proto)
+        return path, None if buf is None else parse_document(buf.to_bytes(), path, budget)
+
+    return {path: doc for path, doc in await bounded([functools.partial(fetch, k) for k in keys]) if doc is not None}
 
 
 def reserved_key(key: str) -> bool:
@@ -116,21 +113,22 @@ def read_root(store: Store) -> dict[str, Any] | None:
     return None if buf is None else parse_document(buf.to_bytes(), "/")
 
 
-def read_documents(store: Store) -> dict[str, dict[str, Any]]:
-    """Every node document in ``store``, keyed by absolute node path (``"/"`` is the root).
+def read_documents(store: Store, budget: limits.MetadataBudget | None = None) -> dict[str, dict[str, Any]]:
+    """Every node document in ``store``, keyed by absolute node path (``"/"`` is the root), all of them
+    charged to the file's ``budget`` if given (each parsed as it arrives: no more than the budget is kept).
 
     Stores with synchronous I/O (local files) are read in this thread, which is several times faster
     than a thread hop per small file; others are fetched concurrently.
     """
     if not store_supports_sync_io(store):
-        return sync(_read_documents(store))
+        return sync(_read_documents(store, budget))
     proto = default_buffer_prototype()
     docs = {}
     for key in sync(_list_documents(store)):
         buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
         if buf is not None:
             path = normalize(key[: -len(ZARR_JSON)])
-            docs[path] = parse_document(buf.to_bytes(), path)
+            docs[path] = parse_document(buf.to_bytes(), path, budget)
     return docs
 
 

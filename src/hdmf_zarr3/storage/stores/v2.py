@@ -14,7 +14,6 @@ A v2 node document, as returned by :func:`read_documents`, is the node's ``.zarr
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 from typing import Any
 
@@ -42,8 +41,8 @@ def is_object_array(doc: dict[str, Any]) -> bool:
     return doc.get("zarr_format") == 2 and any(f in OBJECT_CODECS for f in filter_ids(doc))
 
 
-def _load_json(raw: bytes, key: str) -> Any:
-    return limits.load_json(raw, key, "/" + key)
+def _load_json(raw: bytes, key: str, budget: limits.MetadataBudget | None = None) -> Any:
+    return limits.load_json(raw, key, "/" + key, budget=budget)
 
 
 def documents_from_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -67,15 +66,16 @@ def documents_from_metadata(metadata: dict[str, Any]) -> dict[str, dict[str, Any
     return {p: d for p, d in docs.items() if "node_type" in d}  # .zattrs alone is no node
 
 
-def read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
-    """Every node document of a v2 store (``None`` when the root is not Zarr v2).
+def read_documents(store: Store, budget: limits.MetadataBudget | None = None) -> dict[str, dict[str, Any]] | None:
+    """Every node document of a v2 store (``None`` when the root is not Zarr v2), charged to the file's
+    ``budget`` if given.
 
     Consolidated metadata (``.zmetadata``) is one request; otherwise the store is listed.
     """
-    return sync(_read_documents(store))
+    return sync(_read_documents(store, budget))
 
 
-async def _read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
+async def _read_documents(store: Store, budget: limits.MetadataBudget | None) -> dict[str, dict[str, Any]] | None:
     proto = default_buffer_prototype()
     try:
         consolidated = await store.get(ZMETADATA, prototype=proto)
@@ -84,12 +84,19 @@ async def _read_documents(store: Store) -> dict[str, dict[str, Any]] | None:
     except Exception:  # stores that hold Zarr v3 only (icechunk) refuse v2 keys outright
         return None
     if consolidated is not None:
-        meta = _load_json(consolidated.to_bytes(), ZMETADATA)
+        meta = _load_json(consolidated.to_bytes(), ZMETADATA, budget)
         if isinstance(meta, dict) and isinstance(meta.get("metadata"), dict):
             return documents_from_metadata(meta["metadata"])
     keys = [k async for k in store.list() if k.rpartition("/")[2] in (ZGROUP, ZARRAY, ZATTRS)]
-    bufs = await asyncio.gather(*(store.get(k, prototype=proto) for k in keys))
-    return documents_from_metadata({k: _load_json(b.to_bytes(), k) for k, b in zip(keys, bufs) if b is not None})
+
+    async def fetch(key: str) -> list[tuple[str, Any]]:
+        if budget is not None:
+            budget.check("/" + key)  # once over it, no more requests (those in flight finish)
+        buf = await store.get(key, prototype=proto)
+        return [] if buf is None else [(key, _load_json(buf.to_bytes(), key, budget))]
+
+    found = await asyncio.gather(*(fetch(k) for k in keys))
+    return documents_from_metadata(dict(item for items in found for item in items))
 
 
 # --- object arrays ------------------------------------------------------------------------------
@@ -140,11 +147,9 @@ def decode_object_chunk(doc: dict[str, Any], raw: bytes, path: str) -> np.ndarra
 
 
 def _decode_json_chunk(raw: bytes, dtype: np.dtype, path: str) -> np.ndarray:
-    """numcodecs' JSON codec: ``[item, ..., dtype, shape]`` (items flattened, rows as lists)."""
-    try:
-        items = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptStoreError(f"JSON-encoded chunk is not valid JSON ({exc})", path) from exc
+    """numcodecs' JSON codec: ``[item, ..., dtype, shape]`` (items flattened, rows as lists), within the
+    limits of one node document (:func:`.limits.load_json`)."""
+    items = limits.load_json(raw, "JSON-encoded chunk", path)
     if not isinstance(items, list) or len(items) < 2 or not isinstance(items[-1], list):
         raise CorruptStoreError("JSON-encoded chunk is not [items..., dtype, shape]", path)
     shape, values = items[-1], items[:-2]

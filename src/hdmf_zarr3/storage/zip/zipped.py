@@ -36,7 +36,7 @@ import zipfile
 from collections.abc import Callable
 
 from ...errors import CorruptStoreError, StoreError
-from ...format.documents import completion
+from ...format.documents import MAX_DOCUMENT_BYTES, completion, load_json
 from ..writes import finish_cleanup, remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
@@ -44,6 +44,9 @@ from ..writes import finish_cleanup, remove_tree
 _WORKING = r"\.[A-Za-z0-9_]+\.partial"
 #: Beside the zip while :func:`update_zip` changes it: the zip's length before (JSON ``{"size": n}``).
 APPENDING = ".appending"
+#: The record of an update is ``{"size": <bytes>}``: one larger is none of ours, and is not read further.
+MAX_RECORD_BYTES = 256
+MAX_RECORD_VALUES = 8
 
 
 def check_member_names(archive: zipfile.ZipFile, directory: str) -> None:
@@ -164,11 +167,16 @@ def undo_unfinished_update(location: str) -> bool:
     record = location + APPENDING
     try:
         with open(record, "rb") as f:
-            size = int(json.loads(f.read())["size"])
+            raw = f.read(MAX_RECORD_BYTES + 1)  # (a record larger than that is none of ours: not read further)
     except FileNotFoundError:
         return False
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except OSError as exc:
         raise CorruptStoreError(f"unreadable record of an unfinished zip update ({exc})", record) from exc
+    what = "record of an unfinished zip update"
+    found = load_json(raw, what, record, MAX_RECORD_BYTES, MAX_RECORD_VALUES)
+    size = found.get("size") if isinstance(found, dict) else None
+    if type(size) is not int or size < 0:  # (a bool, a float or a string would cut the zip anywhere)
+        raise CorruptStoreError(f"{what} is not an object with a byte count 'size': {raw[:80]!r}", record)
     if os.path.getsize(location) > size and not _ends_complete(location):
         os.truncate(location, size)
         _fsync(location)
@@ -241,10 +249,11 @@ def abandon(directory: str, location: str, ours: Callable[[], bool] | None = Non
 
 
 def _finished(directory: str) -> bool:
+    root_path = os.path.join(directory, "zarr.json")
     try:
-        with open(os.path.join(directory, "zarr.json"), "rb") as f:
-            root = json.loads(f.read())
-    except (OSError, ValueError):
+        with open(root_path, "rb") as f:
+            root = load_json(f.read(MAX_DOCUMENT_BYTES + 1), "zarr.json", root_path)
+    except (OSError, CorruptStoreError):  # unreadable: no root this writer finished
         return False
     return isinstance(root, dict) and completion.incomplete(root) is None
 
