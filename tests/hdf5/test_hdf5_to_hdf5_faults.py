@@ -1,0 +1,149 @@
+"""HDF5 → HDF5 conversions under faults (issue #27): the k-th h5py call about the SOURCE (opening, lookups,
+attribute and dataset reads, closing) and, separately, the k-th h5py call about the DESTINATION (creating it,
+groups, datasets, attributes, writes, lookups, flush, close) raises a ``RuntimeError`` (as h5py reports damaged
+data), ``OSError(EIO)``, ``OSError(ENOSPC)`` or ``KeyboardInterrupt``; both files are open at once, so which
+file failed is told by the h5py object the failing call was about (``tests/h5_faults.py``, ``where=``).
+
+After each run: the error is ours (``StoreError``) naming the file that failed — ``reading the HDF5 file <src>``
+for the source (and the node, for a dataset read), ``writing the HDF5 file <dst>`` for the destination — or,
+for Ctrl-C, the ``KeyboardInterrupt`` itself; the destination holds exactly what it held before (nothing if
+there was none, the old file byte for byte if there was), and nothing is left beside it. One exception, stated
+by the error: the source failing to close after the new file was swapped in (``... the conversion to <dst>
+finished``): the destination is then the new, whole file.
+
+The default run tries the first and last calls of each side and a few between (:func:`_spread`); every call is
+tried in the sweep marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from h5_faults import READ_CALLS, WRITE_CALLS, H5Faults, in_directory, in_file
+from nwb_factories import small_nwbfile
+from pynwb import NWBHDF5IO
+
+from hdmf_zarr3 import StoreError, convert
+
+#: Every h5py call a conversion makes to read or to write a file (the side is chosen by ``where``).
+CALLS = tuple(dict.fromkeys(WRITE_CALLS + READ_CALLS))
+
+FAULTS = {
+    "runtime": lambda: RuntimeError("Can't read data (inflate() failed)"),  # as h5py reports damaged data
+    "EIO": lambda: OSError(errno.EIO, "Input/output error"),
+    "ENOSPC": lambda: OSError(errno.ENOSPC, "No space left on device"),
+    "interrupt": KeyboardInterrupt,
+}
+SIDES = ("source", "destination")
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("src") / "s.nwb"
+    with NWBHDF5IO(path, "w") as io:
+        io.write(small_nwbfile(50))
+    return path
+
+
+@pytest.fixture(scope="module")
+def old(tmp_path_factory) -> bytes:
+    """An existing destination: another NWB file, as a user would have one there."""
+    path = tmp_path_factory.mktemp("old") / "old.nwb"
+    with NWBHDF5IO(path, "w") as io:
+        io.write(small_nwbfile(7))
+    return path.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def counts(source, tmp_path_factory) -> dict[str, int]:
+    """How many h5py calls a conversion makes about each side (the second conversion of the process: the
+    first loads what later ones reuse)."""
+    found = {}
+    for run in range(2):
+        for side in SIDES:
+            dst = tmp_path_factory.mktemp(f"count-{side}-{run}") / "out.nwb"
+            with H5Faults(calls=CALLS, where=_where(side, source, dst)) as faults:
+                convert(source, dst)
+            found[side] = faults.calls
+    assert found["source"] > 40 and found["destination"] > 40, found
+    return found
+
+
+def _where(side: str, source: Path, dst: Path):
+    return in_file(source) if side == "source" else in_directory(dst.parent)
+
+
+def _run(source: Path, where: Path, old: bytes | None, side: str, fault: str, k: int) -> str | None:
+    """Convert ``source`` into ``where`` with call ``k`` of ``side`` failing; what is wrong, if anything."""
+    where.mkdir()
+    dst = where / "old.nwb"
+    if old is not None:
+        dst.write_bytes(old)
+    exc: BaseException | None = None
+    with H5Faults(fail_at=k, fault=FAULTS[fault], calls=CALLS, where=_where(side, source, dst)) as faults:
+        try:
+            convert(source, dst)
+        except BaseException as caught:  # noqa: BLE001 -- judged below (Ctrl-C is one of the faults)
+            exc = caught
+    label = f"{fault} at {side} call {k} ({faults.failed})"
+    try:
+        assert faults.failed is not None, "the call was not made"
+        _check(source, dst, old, exc, side, fault)
+    except AssertionError as error:
+        return f"{label}: {str(error).splitlines()[0]}"
+    return None
+
+
+def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None, side: str, fault: str) -> None:
+    assert exc is not None, "went unnoticed"
+    if fault == "interrupt":
+        assert type(exc) is KeyboardInterrupt, f"not the interrupt: {exc!r}"
+    else:
+        assert isinstance(exc, StoreError), f"not ours: {exc!r}"
+        message = str(exc)
+        if side == "source":
+            assert message.startswith(f"reading the HDF5 file {source} failed"), f"the source is not named: {exc}"
+        else:
+            assert message.startswith(f"writing the HDF5 file {dst} failed"), f"the destination is not named: {exc}"
+        assert exc.path is None or exc.path.startswith("/"), f"no node path: {exc.path!r}"
+        if fault != "runtime":
+            assert os.strerror(errno.EIO if fault == "EIO" else errno.ENOSPC) in message, message
+        if side == "source" and message.endswith("the conversion to " + str(dst) + " finished"):
+            # (the source failed to close after the new file was swapped in: the destination is the new file)
+            assert sorted(p.name for p in dst.parent.iterdir()) == [dst.name], "left beside it"
+            with NWBHDF5IO(dst, "r") as io:
+                np.testing.assert_array_equal(io.read().acquisition["ts"].data[:], np.arange(50.0))
+            return
+    assert sorted(p.name for p in dst.parent.iterdir()) == ([dst.name] if old is not None else []), "left beside it"
+    if old is not None:
+        assert dst.read_bytes() == old, "the old file changed"
+
+
+def _sweep(source: Path, tmp_path: Path, old: bytes | None, side: str, fault: str, indices: list[int]) -> None:
+    failures = [_run(source, tmp_path / f"{fault}-{side}-{k}", old, side, fault, k) for k in indices]
+    failed = [f for f in failures if f is not None]
+    assert not failed, f"{len(failed)} of {len(indices)}:\n" + "\n".join(failed)
+
+
+def _spread(total: int) -> list[int]:
+    """The first and last calls, their neighbours, and some between (every call of a kind is in the slow sweep)."""
+    return sorted({1, 2, 3, total // 5, 2 * total // 5, total // 2, 3 * total // 5, 4 * total // 5, total - 1, total})
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
+def test_hdf5_to_hdf5_names_the_file_that_failed(source, old, counts, tmp_path, existing, side, fault):
+    _sweep(source, tmp_path, old if existing else None, side, fault, _spread(counts[side]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("side", SIDES)
+@pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
+def test_hdf5_to_hdf5_every_call_failing(source, old, counts, tmp_path, existing, side, fault):
+    _sweep(source, tmp_path, old if existing else None, side, fault, list(range(1, counts[side] + 1)))
