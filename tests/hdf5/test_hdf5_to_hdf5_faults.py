@@ -104,7 +104,7 @@ def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None
         assert type(exc) is KeyboardInterrupt, f"not the interrupt: {exc!r}"
     else:
         assert isinstance(exc, StoreError), f"not ours: {exc!r}"
-        message = str(exc)
+        message = str(exc).removeprefix(f"{exc.path}: ")
         if side == "source":
             assert message.startswith(f"reading the HDF5 file {source} failed"), f"the source is not named: {exc}"
         else:
