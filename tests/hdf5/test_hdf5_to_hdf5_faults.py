@@ -92,16 +92,20 @@ def _run(source: Path, where: Path, old: bytes | None, side: str, fault: str, k:
     label = f"{fault} at {side} call {k} ({faults.failed})"
     try:
         assert faults.failed is not None, "the call was not made"
-        _check(source, dst, old, exc, side, fault)
+        _check(source, dst, old, exc, side, fault, faults.failed)
     except AssertionError as error:
         return f"{label}: {str(error).splitlines()[0]}"
     return None
 
 
-def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None, side: str, fault: str) -> None:
+def _check(
+    source: Path, dst: Path, old: bytes | None, exc: BaseException | None, side: str, fault: str, failed: str
+) -> None:
     assert exc is not None, "went unnoticed"
     if fault == "interrupt":
         assert type(exc) is KeyboardInterrupt, f"not the interrupt: {exc!r}"
+        if side == "source" and failed == "File.close" and _whole(dst):
+            return  # (Ctrl-C while the source closed, after the new file was swapped in: it is whole)
     else:
         assert isinstance(exc, StoreError), f"not ours: {exc!r}"
         message = str(exc).removeprefix(f"{exc.path}: ")
@@ -114,13 +118,20 @@ def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None
             assert os.strerror(errno.EIO if fault == "EIO" else errno.ENOSPC) in message, message
         if side == "source" and message.endswith("the conversion to " + str(dst) + " finished"):
             # (the source failed to close after the new file was swapped in: the destination is the new file)
-            assert sorted(p.name for p in dst.parent.iterdir()) == [dst.name], "left beside it"
-            with NWBHDF5IO(dst, "r") as io:
-                np.testing.assert_array_equal(io.read().acquisition["ts"].data[:], np.arange(50.0))
+            assert _whole(dst), "the conversion said it finished"
             return
     assert sorted(p.name for p in dst.parent.iterdir()) == ([dst.name] if old is not None else []), "left beside it"
     if old is not None:
         assert dst.read_bytes() == old, "the old file changed"
+
+
+def _whole(dst: Path) -> bool:
+    """Whether ``dst`` is the whole new file (and nothing is beside it)."""
+    if sorted(p.name for p in dst.parent.iterdir()) != [dst.name]:
+        return False
+    with NWBHDF5IO(dst, "r") as io:
+        data = io.read().acquisition["ts"].data[:]
+    return len(data) == 50 and bool(np.array_equal(data, np.arange(50.0)))
 
 
 def _sweep(source: Path, tmp_path: Path, old: bytes | None, side: str, fault: str, indices: list[int]) -> None:
@@ -131,7 +142,7 @@ def _sweep(source: Path, tmp_path: Path, old: bytes | None, side: str, fault: st
 
 def _spread(total: int) -> list[int]:
     """The first and last calls, their neighbours, and some between (every call of a kind is in the slow sweep)."""
-    return sorted({1, 2, 3, total // 5, 2 * total // 5, total // 2, 3 * total // 5, 4 * total // 5, total - 1, total})
+    return sorted({1, 2, total // 4, total // 2, 3 * total // 4, total - 1, total})
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))

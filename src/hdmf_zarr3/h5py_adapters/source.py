@@ -18,8 +18,9 @@ from typing import Any
 import h5py
 
 from ..errors import HdmfZarrError, StoreError
+from .failures import is_h5py_failure
 
-#: What h5py raises for a failed read.
+#: What h5py raises for a failed read (and, raised in h5py's code, :data:`.failures.H5PY_FAILURES`).
 _H5PY_ERRORS = (OSError, RuntimeError)
 
 
@@ -39,19 +40,31 @@ def source_errors(
     try:
         yield
     except Exception as exc:
-        cause = _source_failure(exc, os.path.realpath(src), opening, reader)
-        if cause is None:
+        error = source_error(exc, src, dst, opening, finished, reader)
+        if error is None:
             raise
-        failure, node = cause
-        reason = str(failure) or type(failure).__name__
-        error = StoreError(
-            f"reading the HDF5 file {src} failed ({type(failure).__name__}: {reason}); "
-            f"the conversion to {dst} {'finished' if finished else 'did not finish'}",
-            node,
-        )
-        if isinstance(failure, OSError):
-            error.errno = failure.errno  # (an OSError still: code checking for EIO keeps working)
         raise error from exc
+
+
+def source_error(
+    exc: BaseException, src: str, dst: str, opening: bool = False, finished: bool = False, reader: Any = None
+) -> StoreError | None:
+    """The :class:`~hdmf_zarr3.errors.StoreError` naming ``src`` (and the node) for ``exc`` if it is (or wraps)
+    a failure reading the HDF5 file ``src``, else ``None`` (arguments as :func:`source_errors`'). An HDF5
+    destination's writer asks this first, as its reads of ``src`` and its writes interleave."""
+    cause = _source_failure(exc, os.path.realpath(src), opening, reader)
+    if cause is None:
+        return None
+    failure, node = cause
+    reason = str(failure) or type(failure).__name__
+    error = StoreError(
+        f"reading the HDF5 file {src} failed ({type(failure).__name__}: {reason}); "
+        f"the conversion to {dst} {'finished' if finished else 'did not finish'}",
+        node,
+    )
+    if isinstance(failure, OSError):
+        error.errno = failure.errno  # (an OSError still: code checking for EIO keeps working)
+    return error
 
 
 def _source_failure(
@@ -62,11 +75,11 @@ def _source_failure(
     current: BaseException | None = exc
     while current is not None and current not in seen:
         seen.append(current)
-        if isinstance(current, _H5PY_ERRORS) and not isinstance(current, HdmfZarrError):
+        if (isinstance(current, _H5PY_ERRORS) or is_h5py_failure(current)) and not isinstance(current, HdmfZarrError):
             found = _innermost(current.__traceback__, reader)
             if found is not None and found[0] == src:
                 return current, found[1]
-            if found is None and opening:
+            if opening and (found is None or found[0] == _CLOSED):
                 return current, None
         current = current.__cause__ or current.__context__
     return None
@@ -89,10 +102,15 @@ def _innermost(tb: TracebackType | None, reader: Any) -> tuple[str, str | None] 
     return found
 
 
+#: The "file" of an h5py object whose file is closed (or not open yet).
+_CLOSED = ""
+
+
 def _describe(value: Any) -> tuple[str, str | None] | None:
     if not isinstance(value, (h5py.Dataset, h5py.Group)):  # (a File is a Group)
         return None
     try:
         return os.path.realpath(value.file.filename), str(value.name)
-    except Exception:  # noqa: BLE001 -- an object h5py cannot describe (closed, half made): not known
-        return None
+    except Exception:  # noqa: BLE001 -- closed or half made: not the source, which is open until the end
+        # (an HDF5 destination is closed, its objects dead, by the time its writer asks whose failure it was)
+        return _CLOSED, None
