@@ -109,6 +109,8 @@ _CLOSED = ""
 def _describe(value: Any) -> tuple[str, str | None] | None:
     if not isinstance(value, (h5py.Dataset, h5py.Group)):  # (a File is a Group)
         return None
+    if getattr(value, "id", None) is None:  # a File being opened (``.file`` makes one): its caller's decides
+        return None
     try:
         return os.path.realpath(value.file.filename), str(value.name)
     except Exception:  # noqa: BLE001 -- closed or half made: not the source, which is open until the end
