@@ -21,6 +21,7 @@ import errno
 import os
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 from h5_faults import READ_CALLS, WRITE_CALLS, H5Faults, in_directory, in_file
@@ -158,3 +159,53 @@ def test_hdf5_to_hdf5_names_the_file_that_failed(source, old, counts, tmp_path, 
 @pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
 def test_hdf5_to_hdf5_every_call_failing(source, old, counts, tmp_path, existing, side, fault):
     _sweep(source, tmp_path, old if existing else None, side, fault, list(range(1, counts[side] + 1)))
+
+
+def _copy_failing(monkeypatch, source: Path, fault: BaseException, bad_sectors: bool) -> None:
+    """h5py's copy of the source's ``/acquisition/ts/data`` into the destination (HDF5IO copies each dataset
+    with ``Group.copy``, one HDF5 call reading one file and writing the other) fails with ``fault``; with
+    ``bad_sectors``, reading that dataset fails from then on too, as it would on a disk returning EIO for it."""
+    copy, read = h5py.Group.copy, h5py.Dataset.__getitem__
+    in_src = in_file(source)
+    failed = []
+
+    def failing_copy(group, source, dest, *args, **kwargs):  # (as h5py's: HDF5IO passes them by name)
+        if isinstance(source, h5py.Dataset) and source.name == "/acquisition/ts/data" and in_src(source.file.filename):
+            failed.append(source.name)
+            raise fault
+        return copy(group, source, dest, *args, **kwargs)
+
+    def failing_read(dataset, *args, **kwargs):
+        if bad_sectors and failed and dataset.name == "/acquisition/ts/data":
+            raise OSError(errno.EIO, "Input/output error")
+        return read(dataset, *args, **kwargs)
+
+    monkeypatch.setattr(h5py.Group, "copy", failing_copy)
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", failing_read)
+
+
+@pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
+def test_a_copy_failing_on_the_source_names_the_source(source, old, tmp_path, monkeypatch, existing):
+    """The copy fails and the source's data cannot be read (its disk): the source and the node are named."""
+    dst = tmp_path / "old.nwb"
+    if existing:
+        dst.write_bytes(old)
+    _copy_failing(monkeypatch, source, OSError(errno.EIO, "Input/output error"), bad_sectors=True)
+    with pytest.raises(StoreError) as caught:
+        convert(source, dst)
+    assert str(caught.value).startswith(f"/acquisition/ts/data: reading the HDF5 file {source} failed")
+    assert caught.value.path == "/acquisition/ts/data"
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["old.nwb"] if existing else [])
+    assert not existing or dst.read_bytes() == old
+
+
+@pytest.mark.parametrize("fault", ["ENOSPC", "runtime"])
+def test_a_copy_failing_on_the_destination_names_the_destination(source, old, tmp_path, monkeypatch, fault):
+    """The copy fails and the source's data reads well: the destination failed (a full disk, say)."""
+    dst = tmp_path / "old.nwb"
+    dst.write_bytes(old)
+    _copy_failing(monkeypatch, source, FAULTS[fault](), bad_sectors=False)
+    with pytest.raises(StoreError) as caught:
+        convert(source, dst)
+    assert str(caught.value).startswith(f"/acquisition/ts/data: writing the HDF5 file {dst} failed")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.nwb"] and dst.read_bytes() == old
