@@ -145,6 +145,6 @@ def _describe(value: Any) -> tuple[str, str | None] | None:
         return None
     try:
         return os.path.realpath(value.file.filename), str(value.name)
-    except Exception:  # noqa: BLE001 -- closed or half made: not the source, which is open until the end
+    except Exception:  # noqa: BLE001 -- closed: not the source, which is open until the end
         # (an HDF5 destination is closed, its objects dead, by the time its writer asks whose failure it was)
         return _CLOSED, None
