@@ -12,13 +12,17 @@ by the error: the source failing to close after the new file was swapped in (``.
 finished``): the destination is then the new, whole file.
 
 The default run tries the first and last calls of each side and a few between (:func:`_spread`); every call is
-tried in the sweep marked ``slow``.
+tried in the sweep marked ``slow`` (its runs shared among worker processes, ``tests/sweep_pool.py``).
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import os
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import h5py
@@ -27,6 +31,7 @@ import pytest
 from h5_faults import READ_CALLS, WRITE_CALLS, H5Faults, in_directory, in_file
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO
+from sweep_pool import pool, run_all
 
 from hdmf_zarr3 import StoreError, convert
 
@@ -135,10 +140,30 @@ def _whole(dst: Path) -> bool:
     return len(data) == 50 and bool(np.array_equal(data, np.arange(50.0)))
 
 
-def _sweep(source: Path, tmp_path: Path, old: bytes | None, side: str, fault: str, indices: list[int]) -> None:
-    failures = [_run(source, tmp_path / f"{fault}-{side}-{k}", old, side, fault, k) for k in indices]
-    failed = [f for f in failures if f is not None]
+def _run_at(source: Path, root: Path, old: bytes | None, side: str, fault: str, k: int) -> str | None:
+    """:func:`_run` in a directory of its own under ``root`` (in the test's process or a worker's)."""
+    return _run(source, root / f"{fault}-{side}-{k}", old, side, fault, k)
+
+
+def _sweep(
+    source: Path, tmp_path: Path, old: bytes | None, side: str, fault: str, indices: list[int], workers=None
+) -> None:
+    run = functools.partial(_run_at, source, tmp_path, old, side, fault)
+    failed = run_all(workers, run, indices) if workers else [f for f in map(run, indices) if f is not None]
     assert not failed, f"{len(failed)} of {len(indices)}:\n" + "\n".join(failed)
+
+
+def _start_worker(source: Path) -> None:
+    """One conversion before any is counted, as the test's process made (``counts``): calls numbered alike."""
+    with tempfile.TemporaryDirectory() as where:
+        convert(source, Path(where) / "warm.nwb")
+
+
+@pytest.fixture(scope="module")
+def workers(source) -> Iterator[ProcessPoolExecutor | None]:
+    """The worker processes the exhaustive sweep shares its runs among (``sweep_pool.py``)."""
+    with pool(_start_worker, source) as executor:
+        yield executor
 
 
 def _spread(total: int) -> list[int]:
@@ -157,8 +182,9 @@ def test_hdf5_to_hdf5_names_the_file_that_failed(source, old, counts, tmp_path, 
 @pytest.mark.parametrize("fault", list(FAULTS))
 @pytest.mark.parametrize("side", SIDES)
 @pytest.mark.parametrize("existing", [True, False], ids=["over-existing", "new"])
-def test_hdf5_to_hdf5_every_call_failing(source, old, counts, tmp_path, existing, side, fault):
-    _sweep(source, tmp_path, old if existing else None, side, fault, list(range(1, counts[side] + 1)))
+def test_hdf5_to_hdf5_every_call_failing(source, old, counts, tmp_path, existing, side, fault, workers):
+    """Every call of the side, in turn (the runs shared among worker processes)."""
+    _sweep(source, tmp_path, old if existing else None, side, fault, list(range(1, counts[side] + 1)), workers)
 
 
 def _copy_failing(monkeypatch, source: Path, fault: BaseException, bad_sectors: bool) -> None:
