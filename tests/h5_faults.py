@@ -5,6 +5,9 @@ of running.
     with H5Faults(fail_at=3, fault=lambda: OSError(errno.ENOSPC, "No space left on device")) as faults:
         convert(src, dst)
     faults.calls  # how many write-side calls were made (all of them when fail_at is None)
+
+``where`` counts only the calls about some files (:func:`in_file`, :func:`in_directory`): those of the source,
+or of the destination, of an HDF5 → HDF5 conversion, where both files are open at once.
 """
 
 from __future__ import annotations
@@ -54,24 +57,45 @@ FAULTS: dict[str, Callable[[], BaseException]] = {
 }
 
 
+#: Says whether a call is counted, from the real path of the file it is about.
+Where = Callable[[str], bool]
+
+
+def in_file(path: str | os.PathLike[str]) -> Where:
+    """The calls about the file ``path`` (symlinks resolved)."""
+    real = os.path.realpath(path)
+    return lambda filename: filename == real
+
+
+def in_directory(path: str | os.PathLike[str]) -> Where:
+    """The calls about the files in the directory ``path`` (an HDF5 destination and its working copy beside it)."""
+    real = os.path.realpath(path)
+    return lambda filename: os.path.dirname(filename) == real
+
+
 class H5Faults:
-    """Counts write-side h5py calls (``calls``; of every file: a conversion from Zarr opens no other HDF5 file)
-    and makes call number ``fail_at`` (1-based) raise ``fault()``; ``failed`` says which call it was."""
+    """Counts write-side h5py calls (``calls``; of every file unless ``where`` says which: a conversion from Zarr
+    opens no other HDF5 file) and makes call number ``fail_at`` (1-based) raise ``fault()``; ``failed`` says
+    which call it was."""
 
     def __init__(
         self,
         fail_at: int | None = None,
         fault: Callable[[], BaseException] = KeyboardInterrupt,
         calls: tuple[tuple[Any, str], ...] = WRITE_CALLS,
+        where: Where | None = None,
     ):
         self.fail_at = fail_at
         self.patched = calls
         self.fault = fault
+        self.where = where
         self.calls = 0
         self.failed: str | None = None
         self._patch = pytest.MonkeyPatch()
 
     def __enter__(self) -> H5Faults:
+        if self.where is not None:  # (an attribute manager names no file: remember its owner's)
+            self._patch.setattr(h5py.AttributeManager, "__init__", _remembering(h5py.AttributeManager.__init__))
         for cls, name in self.patched:
             self._patch.setattr(cls, name, self._counted(getattr(cls, name), f"{cls.__name__}.{name}"))
         return self
@@ -83,6 +107,8 @@ class H5Faults:
         faults = self
 
         def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+            if faults.where is not None and not faults.where(_filename(obj, args, kwargs, label)):
+                return method(obj, *args, **kwargs)
             faults.calls += 1
             if faults.calls == faults.fail_at:
                 faults.failed = label
@@ -90,6 +116,27 @@ class H5Faults:
             return method(obj, *args, **kwargs)
 
         return call
+
+
+def _remembering(init: Callable[..., None]) -> Callable[..., None]:
+    def remembering(manager: Any, parent: Any) -> None:
+        init(manager, parent)
+        manager.h5_faults_file = _filename(parent, (), {}, "")
+
+    return remembering
+
+
+def _filename(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any], label: str) -> str:
+    """The real path of the file the call ``label`` on ``obj`` is about ("" when unknown)."""
+    if isinstance(obj, h5py.AttributeManager):
+        return str(getattr(obj, "h5_faults_file", ""))
+    if label == "File.__init__":  # (not open yet: its name is the argument)
+        name = args[0] if args else kwargs.get("name")
+        return os.path.realpath(name) if isinstance(name, (str, os.PathLike)) else ""
+    try:
+        return os.path.realpath(obj.file.filename)
+    except Exception:  # noqa: BLE001 -- a closed object: no file known
+        return ""
 
 
 @contextlib.contextmanager

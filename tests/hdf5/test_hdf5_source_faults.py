@@ -67,15 +67,10 @@ def _check(source: Path, dst: Path, old: bytes | None, exc: BaseException | None
     if fault == "interrupt":
         _check_interrupted(dst, old, exc, label, at)
         return
-    source_call = "(Dataset." in at and k > _opening(source)  # (the others may be the HDF5 destination's too)
-    if old is not None and not source_call and k > _opening(source) and type(exc) is RuntimeError:
-        pass  # a destination call (opening it, caching specifications): HDF5 destinations, not this test's subject
-    elif old is not None and f"writing the HDF5 file {dst}" in str(exc) and k > _opening(source):
-        pass  # HDF5 → HDF5: once both are open, a failure is named the destination's (left open in #27)
-    else:
-        assert isinstance(exc, StoreError), f"{label}: not ours: {exc!r}"
-        assert str(source) in str(exc), f"{label}: the source is not named: {exc}"
-        assert "reading the HDF5 file" in str(exc), f"{label}: {exc}"
+    source_call = "(Dataset." in at and k > _opening(source)
+    assert isinstance(exc, StoreError), f"{label}: not ours: {exc!r}"
+    assert str(source) in str(exc), f"{label}: the source is not named: {exc}"
+    assert "reading the HDF5 file" in str(exc), f"{label}: {exc}"
     assert getattr(exc, "path", None) is None or exc.path.startswith("/"), f"{label}: {exc}"
     if source_call:  # (not the namespaces' reads during the opening: their file is closed by then)
         assert exc.path is not None and exc.path != "/", f"{label}: the node is not named: {exc}"
@@ -136,8 +131,8 @@ def _spread(total: int) -> list[int]:
     return sorted({*range(1, 41, 2), *range(41, total, 13), total})
 
 
-#: (HDF5 → HDF5 is not here: once both files are open, its source reads fail as the destination's StoreError
-#: or, for a RuntimeError, raw; left open in #27)
+#: (HDF5 → HDF5, where both files are open at once and h5py's calls are counted per file:
+#: tests/hdf5/test_hdf5_to_hdf5_faults.py)
 _TARGETS = [("out.nwb.zarr", False)]
 
 

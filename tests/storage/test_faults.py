@@ -1,11 +1,12 @@
 """Every write path under a fault at every store operation (``tests/faults.py``): Ctrl-C, a full disk
 (ENOSPC) and an I/O error (EIO) at operation k = 1, 2, ... until the write finishes without reaching k.
 
-After each failed run: an existing file reads exactly as before, byte for byte (every file of the tree);
-a new file does not exist or is refused as incomplete; nothing is left beside the file (no working copy,
-no ``*.partial``, no lock) nor inside it (no journal, no temporary key); the error is ours
-(:class:`~hdmf_zarr3.errors.HdmfZarrError`) naming the file, or, for Ctrl-C, ``KeyboardInterrupt`` itself,
-raised after the rollback finished. A run the fault did not stop must leave the complete file.
+The write paths and how each run is judged are in ``tests/fault_scenarios.py``. After each failed run: an
+existing file reads exactly as before, byte for byte (every file of the tree); a new file does not exist or is
+refused as incomplete; nothing is left beside the file (no working copy, no ``*.partial``, no lock) nor inside
+it (no journal, no temporary key); the error is ours (:class:`~hdmf_zarr3.errors.HdmfZarrError`) naming the
+file, or, for Ctrl-C, ``KeyboardInterrupt`` itself, raised after the rollback finished. A run the fault did not
+stop must leave the complete file.
 
 The default run tries the first and last operations and a few others drawn at random (seeded:
 ``HDMF_ZARR3_FAULT_SEED``, ``HDMF_ZARR3_FAULT_SPREAD``); the sweep of every index is marked ``slow``
@@ -23,101 +24,23 @@ import random
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 import pytest
+from fault_scenarios import BASE_TREES, SCENARIOS, SOURCES, append_three, fresh, make_bases, run_once, write_base
 from faults import FAULTS, KINDS, beside, installed, tree
-from full_nwbfile import make_manager
-from nwb_factories import small_nwbfile
-from pynwb import NWBHDF5IO, TimeSeries
 from sweep_memo import runs_dir, shared_hdmf_work
 from sweep_pool import pool, run_all
 
-from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, convert, recover
-from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError
+from hdmf_zarr3 import break_lock, recover
+from hdmf_zarr3.errors import HdmfZarrError
 from hdmf_zarr3.storage.safety import journal
 from hdmf_zarr3.storage.stores.handle import StoreHandle
 
 SPREAD = int(os.environ.get("HDMF_ZARR3_FAULT_SPREAD", "4"))  # operations tried besides the first and last
 SEED = int(os.environ.get("HDMF_ZARR3_FAULT_SEED", "20261126"))
-
-
-def _nwbfile(n: int = 40):
-    nwbfile = small_nwbfile(n)
-    nwbfile.add_analysis(TimeSeries(name="mean_rate", data=np.linspace(0, 1, 10), unit="Hz", rate=1.0))
-    return nwbfile
-
-
-def _write(path: Path) -> None:
-    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
-        io.write(_nwbfile())
-
-
-def _replace(path: Path) -> None:
-    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
-        io.write(_nwbfile(60))
-
-
-def _append(path: Path) -> None:
-    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
-        nwbfile = io.read()
-        for i in range(3):
-            nwbfile.add_acquisition(
-                TimeSeries(name=f"appended_{i}", data=np.arange(20 * (i + 1), dtype="f4"), unit="V", rate=1.0 + i)
-            )
-        io.write(nwbfile)
-
-
-def _rows(path: Path) -> None:
-    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
-        nwbfile = io.read()
-        for t in range(5):
-            nwbfile.add_trial(start_time=10.0 + t, stop_time=10.5 + t)
-        io.write(nwbfile)
-
-
-def _grow(path: Path) -> None:
-    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
-        data = io.read().analysis["mean_rate"].data
-        for i in range(3):
-            data.extend(np.linspace(i, i + 1, 4))
-
-
-#: The files the export and conversions read (set by the ``bases`` fixture).
-SOURCES: dict[str, Path] = {}
-
-
-def _export(path: Path) -> None:
-    with NWBZarrIO(SOURCES["zarr"], mode="r", manager=make_manager()) as src:
-        with NWBZarrIO(path, mode="w", manager=make_manager()) as dst:
-            dst.export(src_io=src, write_args={"link_data": False})
-
-
-def _convert_zarr(path: Path) -> None:
-    convert(SOURCES["zarr"], path)
-
-
-def _convert_hdf5(path: Path) -> None:
-    convert(SOURCES["hdf5"], path)
-
-
-#: name: (what it does, whether it starts from an existing file, the file's name)
-SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
-    "write": (_write, False, "f.nwb.zarr"),
-    "replace": (_replace, True, "f.nwb.zarr"),
-    "append": (_append, True, "f.nwb.zarr"),
-    "rows": (_rows, True, "f.nwb.zarr"),
-    "grow": (_grow, True, "f.nwb.zarr"),
-    "zip_write": (_write, False, "f.nwb.zarr.zip"),
-    "zip_replace": (_replace, True, "f.nwb.zarr.zip"),
-    "zip_append": (_append, True, "f.nwb.zarr.zip"),
-    "export": (_export, False, "f.nwb.zarr"),
-    "convert_zarr": (_convert_zarr, False, "f.nwb.zarr"),
-    "convert_hdf5": (_convert_hdf5, False, "f.nwb.zarr"),
-}
 
 
 @pytest.fixture(scope="module")
@@ -142,107 +65,10 @@ def runs(runs_root, request) -> Iterator[Path]:
     shutil.rmtree(where, ignore_errors=True)
 
 
-#: A base file's tree (``faults.tree``), read once: every run starts from a copy of it, byte for byte.
-BASE_TREES: dict[str, dict[str, bytes]] = {}
-
-
 @pytest.fixture(scope="module")
 def bases(tmp_path_factory, patched):
     """The existing files the scenarios start from, and what each scenario leaves when nothing fails."""
-    root = tmp_path_factory.mktemp("bases")
-    made = {}
-    for name in ("f.nwb.zarr", "f.nwb.zarr.zip"):
-        (root / name).parent.mkdir(exist_ok=True)
-        _write(root / name)
-        made[name] = root / name
-        BASE_TREES[name] = tree(root / name)
-    SOURCES["zarr"] = root / "source.nwb.zarr"
-    _write(SOURCES["zarr"])
-    SOURCES["hdf5"] = root / "source.nwb"
-    with NWBHDF5IO(SOURCES["hdf5"], mode="w") as io:
-        io.write(_nwbfile())
-    return made
-
-
-def _fresh(bases: dict[str, Path], scenario: str, where: Path) -> Path:
-    _, existing, name = SCENARIOS[scenario]
-    where.mkdir()
-    path = where / name
-    if existing:
-        source = bases[name]
-        (shutil.copytree if source.is_dir() else shutil.copy2)(source, path)
-    return path
-
-
-def _check_new(path: Path, complete_allowed: bool = False) -> None:
-    """A new file a failure stopped: absent, or refused as incomplete; no temporary file in it. A Ctrl-C
-    that came after the commit (``complete_allowed``) may leave it complete."""
-    if not path.exists() or not [p for p in path.rglob("*") if p.is_file()]:
-        return  # (stopped before its first key: the directory may be there, empty)
-    assert not [k for k in tree(path) if k.endswith(".partial")], f"temporary files left in {path}"
-    if complete_allowed and _complete(path):
-        return
-    with pytest.raises(IncompleteFileError):
-        with ZarrIO(path, mode="r") as io:
-            io.read_builder()
-
-
-def run_once(
-    bases: dict[str, Path], scenario: str, kind: str, at: int, where: Path, prepare: Callable[[], None] | None = None
-) -> bool:
-    """Run ``scenario`` with a ``kind`` fault at operation ``at`` (0: none injected; a real disk's error is
-    checked as ``kind``); check what it left. Returns whether it failed (False: it completed). ``prepare``
-    runs once the file is in place (e.g. fills the disk)."""
-    action, existing, _ = SCENARIOS[scenario]
-    path = _fresh(bases, scenario, where)
-    if prepare is not None:
-        prepare()
-    before = BASE_TREES[SCENARIOS[scenario][2]] if existing else None
-    around = beside(path)
-    error: BaseException | None = None
-    try:
-        with FAULTS.armed(at, kind):
-            action(path)
-    except BaseException as exc:  # noqa: BLE001 -- judged below
-        error = exc
-    fired = FAULTS.fired
-    label = f"{scenario}, {kind} at operation {at} ({fired})"
-    if error is None:
-        if fired is None:
-            return False
-        # the fault hit an operation whose failure the writer may tolerate: the write must be whole
-        with NWBZarrIO(path, mode="r", manager=make_manager()) as io:
-            io.read()
-    elif kind == "interrupt":
-        assert isinstance(error, KeyboardInterrupt), f"{label}: {type(error).__name__}: {error}"
-    else:
-        assert isinstance(error, HdmfZarrError), f"{label}: not ours: {type(error).__name__}: {error}"
-        named = [str(p) for p in (path, *SOURCES.values()) if str(p) in str(error)]
-        assert named, f"{label}: the error names neither the file nor its source: {error}"
-    left = set(beside(path)) - set(around)
-    if kind != "interrupt" and fired and fired.startswith("os.unlink") and fired.endswith(".lock"):
-        left.discard(path.name + ".lock")  # the disk refused to delete the lock: it stays (and says whose)
-    assert not left, f"{label}: left beside the file: {left}"
-    if error is None:
-        return True
-    if before is None:
-        _check_new(path, complete_allowed=kind == "interrupt")
-        return True
-    after = tree(path)
-    if after != before and kind == "interrupt" and _complete(path):
-        return True  # Ctrl-C after the commit: the new state is whole (the interrupt came too late to undo)
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    assert after == before, f"{label}: the file changed: {changed[:10]}"
-    return True
-
-
-def _complete(path: Path) -> bool:
-    try:
-        with NWBZarrIO(path, mode="r", manager=make_manager()) as io:
-            io.read()
-    except IncompleteFileError:
-        return False
-    return True
+    return make_bases(tmp_path_factory.mktemp("bases"))
 
 
 def _indices(total: int, scenario: str, kind: str) -> list[int]:
@@ -261,7 +87,7 @@ def _count(bases: dict[str, Path], scenario: str, kind: str, where: Path) -> int
     key = (scenario, kind == "interrupt")
     if key not in COUNTS:
         action = SCENARIOS[scenario][0]
-        path = _fresh(bases, scenario, where)
+        path = fresh(bases, scenario, where)
         with FAULTS.armed(0, kind) as faults:
             action(path)
         COUNTS[key] = faults.count
@@ -305,7 +131,7 @@ def _start_worker(sources: dict[str, Path], bases: dict[str, Path]) -> None:
     # what the test's process did before counting, done here too, so that the operations are numbered alike
     # (the test extension's type map, made on first use, writes and removes its files: operations)
     with tempfile.TemporaryDirectory() as where:
-        _write(Path(where) / "warm.nwb.zarr")
+        write_base(Path(where) / "warm.nwb.zarr")
 
 
 @pytest.fixture(scope="module")
@@ -332,14 +158,14 @@ def test_fault_at_every_operation(bases, scenario, kind, runs, workers):
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:
     """A copy of the base file whose append stopped half-way and was not undone (as by SIGKILL): the root
     marked incomplete, the journal beside it."""
-    path = _fresh(bases, "append", where)
+    path = fresh(bases, "append", where)
     with FAULTS.armed() as faults:
-        _append(_fresh(bases, "append", where / "count"))
+        append_three(fresh(bases, "append", where / "count"))
     undo = StoreHandle.rollback
     StoreHandle.rollback = lambda self: setattr(self, "failed", True)  # (nothing undone, nothing committed)
     try:
         with pytest.raises(HdmfZarrError), FAULTS.armed(faults.count // 2, "eio"):
-            _append(path)
+            append_three(path)
     finally:
         StoreHandle.rollback = undo
     assert (path / journal.PREFIX).is_dir()

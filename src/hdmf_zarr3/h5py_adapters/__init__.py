@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from . import regions
     from .destination import Written, refuse_nul_attributes, write_replacing
     from .relayout_text import parse_codec, parse_shape
-    from .source import source_errors
+    from .source import source_error, source_errors
     from .virtual_chunks import VirtualArray, describe, plan_virtual
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "plan_virtual",
     "refuse_nul_attributes",
     "regions",
+    "source_error",
     "source_errors",
     "write_replacing",
 ]

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import HdmfZarrError, StoreError, UnsupportedDataError
+from .failures import is_h5py_failure
 
 #: h5py's refusal of a text holding a NUL (variable-length strings are NUL-terminated C strings in HDF5).
 _NUL_REFUSED = "embedded NULL"
@@ -74,10 +75,16 @@ def node_path(target: Any) -> str:
     return name if isinstance(name, str) else "/"
 
 
-def write_replacing(dst: str, write: Callable[[str, Written], None]) -> None:
+def write_replacing(
+    dst: str, write: Callable[[str, Written], None], reading: Callable[[BaseException], Exception | None] | None = None
+) -> None:
     """Call ``write(path, written)`` to write an HDF5 file for ``dst`` at ``path`` (watching its io with
     ``written``, see :class:`Written`) and closing it; then move it over ``dst``. If anything fails, the
     file at ``path`` is removed and ``dst`` is left as it was.
+
+    ``reading(exc)`` says whether a failure is one of reading another file that ``write`` reads from (an HDF5
+    source, whose reads interleave with the writes: :func:`.source.source_error`), giving its error, which is
+    raised instead of one naming ``dst``.
 
     While ``write`` runs, the errors HDF5 raises freeing objects of that file (once per object when closing
     it failed for a full disk), which Python reports as ignored exceptions, are not reported again through
@@ -91,8 +98,9 @@ def write_replacing(dst: str, write: Callable[[str, Written], None]) -> None:
     Raises
     ------
     StoreError
-        The file could not be written or moved into place (a full disk, an I/O error), naming ``dst`` and
-        the node being written.
+        The file could not be written or moved into place (a full disk, an I/O error, any failure h5py
+        reports: :func:`.failures.is_h5py_failure`), naming ``dst`` and the node being written; or
+        ``reading``'s error.
     UnsupportedDataError
         A value HDF5 cannot hold: a text with an embedded NUL (see :func:`nul_error`).
     KeyboardInterrupt
@@ -107,7 +115,7 @@ def write_replacing(dst: str, write: Callable[[str, Written], None]) -> None:
     hook = sys.unraisablehook
     sys.unraisablehook = _quiet(hook, work)
     try:
-        _write_replacing(dst, target, work, written, write)
+        _write_replacing(dst, target, work, written, write, reading)
     finally:
         sys.unraisablehook = hook
 
@@ -124,7 +132,14 @@ def _quiet(hook: Callable[[Any], None], work: str) -> Callable[[Any], None]:
     return quiet
 
 
-def _write_replacing(dst: str, target: str, work: str, written: Written, write: Callable[[str, Written], None]) -> None:
+def _write_replacing(
+    dst: str,
+    target: str,
+    work: str,
+    written: Written,
+    write: Callable[[str, Written], None],
+    reading: Callable[[BaseException], Exception | None] | None,
+) -> None:
     try:
         write(work, written)
         try:
@@ -139,6 +154,9 @@ def _write_replacing(dst: str, target: str, work: str, written: Written, write: 
         _remove(work)
         if not isinstance(exc, Exception):
             raise
+        source = reading(exc) if reading is not None else None
+        if source is not None:
+            raise source from exc
         ours = translate(exc, dst, written.failed_at, existed=os.path.exists(target))
         if ours is exc:
             raise
@@ -149,7 +167,8 @@ def _write_replacing(dst: str, target: str, work: str, written: Written, write: 
 
 def translate(exc: BaseException, dst: str, node: str | None, existed: bool) -> BaseException:
     """Our error for ``exc`` raised while writing the HDF5 file ``dst`` at ``node`` (``exc`` itself when
-    neither it nor what caused it is an ``OSError``, a NUL refused, or already ours)."""
+    neither it nor what caused it is a failure h5py reports (:func:`.failures.is_h5py_failure`: an ``OSError``,
+    or a ``RuntimeError``, ``KeyError`` or ``ValueError`` of h5py's code), a NUL refused, or already ours)."""
     chain = _chain(exc)
     for cause in chain:
         if isinstance(cause, HdmfZarrError):
@@ -159,7 +178,7 @@ def translate(exc: BaseException, dst: str, node: str | None, existed: bool) -> 
     if any(_NUL_REFUSED in str(cause) for cause in chain):
         return nul_error(dst, where, kept)
     for cause in chain:
-        if isinstance(cause, OSError):
+        if is_h5py_failure(cause):
             detail = "; ".join(dict.fromkeys(str(c) for c in chain if str(c)))
             return StoreError(f"writing the HDF5 file {dst} failed ({detail}); {kept}", where)
     return exc

@@ -27,7 +27,15 @@ from ..backend.datasets import ZarrDataset
 from ..backend.specs import copying as spec_copy
 from ..errors import UnsupportedDataError
 from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings
-from ..h5py_adapters import Written, parse_codec, parse_shape, refuse_nul_attributes, source_errors, write_replacing
+from ..h5py_adapters import (
+    Written,
+    parse_codec,
+    parse_shape,
+    refuse_nul_attributes,
+    source_error,
+    source_errors,
+    write_replacing,
+)
 from ..storage.safety import refuse_self_overwrite
 from ..storage.stores import locations
 from .virtual_conversion import convert_virtual
@@ -253,7 +261,7 @@ def convert(
         src_io = src_cls(src if isinstance(src, Store) else os.fspath(src), mode="r", **src_kwargs)
     finished = False
     try:
-        # (to HDF5 the destination's own translation (.destination) decides: h5py copies interleave both files)
+        # (to HDF5 the destination's writer asks first whether a failure was the source's, .destination)
         reading = functools.partial(guard, reader=src_io) if to_zarr else _no_guard
         with reading():
             _convert_open(src_io, dst, dst_path, to_zarr, relayout, progress, io_kwargs)
@@ -292,8 +300,6 @@ def _convert_open(
         def export(work: str, written: Written) -> None:
             with NWBHDF5IO(work, mode="w", **io_kwargs) as dst_io:
                 written.watch(dst_io)
-                # (a failed read of the source here is reported as the destination's StoreError: reads and
-                # writes are interleaved by h5py's copies, and telling them apart is left open, #27)
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
                 spec_copy.cache_in_hdf5(
                     dst_io._file,
@@ -302,7 +308,9 @@ def _convert_open(
                     rebuilt=True,
                 )
 
-        write_replacing(dst_path, export)
+        # a failure is the source's when the h5py object it was about is the source's (.source)
+        reading = functools.partial(source_error, src=str(src_io.source), dst=dst_path, reader=src_io)
+        write_replacing(dst_path, export, reading)
         return
     # HDF5IO.export would rebuild every builder from containers (dropping the layout and reading
     # each array whole), so the builders read from Zarr are written directly instead.
