@@ -4,6 +4,8 @@ plane segmentation over a mean image, and a TimeSeries with timestamps (small, d
 from __future__ import annotations
 
 import datetime
+import struct
+import zlib
 
 import numpy as np
 from dateutil.tz import tzutc
@@ -42,9 +44,9 @@ def viewer_nwbfile() -> NWBFile:
             conversion=1e-6,
         )
     )
-    nwb.add_acquisition(
-        TimeSeries(name="speed", data=np.linspace(0, 9, 10), timestamps=np.arange(10) * 0.5 + 1.0, unit="m/s")
-    )
+    speed = TimeSeries(name="speed", data=np.linspace(0, 9, 10), timestamps=np.arange(10) * 0.5 + 1.0, unit="m/s")
+    nwb.add_acquisition(speed)
+    nwb.add_epoch(start_time=1.0, stop_time=2.0, tags=["run"], timeseries=[speed])
     nwb.add_unit_column("quality", "a text column")
     spikes = [[0.1, 0.2, 0.3], [1.5], [0.7, 0.9], [2.5, 2.6, 2.7, 2.8]]
     for i, times in enumerate(spikes):
@@ -93,3 +95,23 @@ def write_viewer_file(target, **io_kwargs):
     with NWBZarrIO(target, mode="w", **io_kwargs) as io:
         io.write(viewer_nwbfile())
     return target
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """A PNG we wrote, decoded (filter 0 rows only), to check what it shows."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(tag + body)
+        if tag == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color = header[:4]
+    channels = {0: 1, 2: 3, 6: 4}[color]
+    rows = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, 1 + width * channels)
+    assert not rows[:, 0].any()
+    return rows[:, 1:].reshape(height, width, channels).squeeze()

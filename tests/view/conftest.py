@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from viewer_files import write_viewer_file
 
 

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import struct
-import zlib
-
 import numpy as np
 import pytest
-from viewer_files import CHANNELS, RATE, SAMPLES
+from viewer_files import CHANNELS, RATE, SAMPLES, decode_png
 
 from hdmf_zarr3.errors import ViewRequestError
 from hdmf_zarr3.view import images, series, tables, tree
@@ -21,26 +18,6 @@ def _find(entry, path):
         if found:
             return found
     return None
-
-
-def decode_png(data: bytes) -> np.ndarray:
-    """A PNG we wrote, decoded (filter 0 rows only), to check what it shows."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, b"", None
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        assert struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(tag + body)
-        if tag == b"IHDR":
-            header = struct.unpack(">IIBBBBB", body)
-        elif tag == b"IDAT":
-            idat += body
-        pos += 12 + length
-    width, height, depth, color = header[:4]
-    channels = {0: 1, 2: 3, 6: 4}[color]
-    rows = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, 1 + width * channels)
-    assert not rows[:, 0].any()
-    return rows[:, 1:].reshape(height, width, channels).squeeze()
 
 
 def test_tree_shows_nwb_types_views_arrays_and_links(opened):
@@ -93,6 +70,10 @@ def test_a_table_page_shows_ragged_region_and_reference_columns_readably(opened)
     electrode_page = tables.table_page(opened, "/general/extracellular_ephys/electrodes", count=2)
     group_column = [c["name"] for c in electrode_page["columns"]].index("group")
     assert electrode_page["data"][1][group_column] == {"text": "shank0", "ref": "/general/extracellular_ephys/shank0"}
+    epochs = tables.table_page(opened, "/intervals/epochs")
+    cells = dict(zip([c["name"] for c in epochs["columns"]], epochs["data"][0]))
+    assert cells["tags"] == {"items": ["run"], "count": 1}
+    assert cells["timeseries"] == {"items": [{"text": "speed[0:2]", "ref": "/acquisition/speed"}], "count": 1}
 
 
 def test_a_table_sorts_by_a_column_and_pages(opened):

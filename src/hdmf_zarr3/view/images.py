@@ -119,8 +119,8 @@ def _stretch(values: np.ndarray) -> np.ndarray:
 
 def _segmentation(opened: OpenedFile, segmentation: Any, path: str) -> np.ndarray:
     """The masks of a PlaneSegmentation, each in its colour, over the mean image (else black)."""
-    masks = segmentation["image_mask"] if "image_mask" in segmentation.colnames else None
-    pixel_masks = segmentation["pixel_mask"] if "pixel_mask" in segmentation.colnames else None
+    masks: Any = segmentation["image_mask"] if "image_mask" in segmentation.colnames else None
+    pixel_masks: Any = segmentation["pixel_mask"] if "pixel_mask" in segmentation.colnames else None
     background = _mean_image(segmentation)
     if background is not None:
         shape = background.shape[:2]

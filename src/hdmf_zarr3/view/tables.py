@@ -125,8 +125,11 @@ def _cell(opened: OpenedFile, value: Any) -> Any:
     """One cell: numbers and text as they are, an object it refers to as its name and path."""
     if hasattr(value, "object_id") and hasattr(value, "name"):  # a reference resolved to a container
         return {"text": value.name, "ref": opened.path_of(value)}
-    if isinstance(value, (tuple, np.void)) and len(value) == 3 and hasattr(value[2], "object_id"):
-        start, count, series = value  # TimeSeriesReferenceVectorData: (idx_start, count, timeseries)
+    parts: Any = (
+        tuple(value.tolist() if isinstance(value, np.void) else value) if isinstance(value, (tuple, np.void)) else ()
+    )
+    if len(parts) == 3 and hasattr(parts[2], "object_id"):
+        start, count, series = parts  # TimeSeriesReferenceVectorData: (idx_start, count, timeseries)
         return {"text": f"{series.name}[{int(start)}:{int(start) + int(count)}]", "ref": opened.path_of(series)}
     return plain(value)
 
