@@ -103,7 +103,8 @@ def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
             continue
         values = target.data[lo:shown] if shown > lo else []
         if isinstance(target, DynamicTableRegion):
-            items = [{"text": f"{target.table.name}[{int(v)}]", "row": int(v)} for v in values]
+            where = described["target"]
+            items = [{"text": f"{target.table.name}[{int(v)}]", "ref": where, "row": int(v)} for v in values]
         else:
             items = [_cell(opened, v) for v in values]
         cells.append({"items": items, "count": hi - lo})
