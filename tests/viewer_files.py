@@ -9,6 +9,7 @@ import zlib
 
 import numpy as np
 from dateutil.tz import tzutc
+from hdmf.data_utils import GenericDataChunkIterator
 from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
 from pynwb.ecephys import ElectricalSeries
@@ -115,3 +116,47 @@ def decode_png(data: bytes) -> np.ndarray:
     rows = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, 1 + width * channels)
     assert not rows[:, 0].any()
     return rows[:, 1:].reshape(height, width, channels).squeeze()
+
+
+#: The large recording of the memory test: 384 channels of int16 at 30 kHz, 1.4 M samples (1.0 GiB).
+BIG_CHANNELS, BIG_SAMPLES, BIG_RATE = 384, 1_400_000, 30_000.0
+
+
+class SawtoothIterator(GenericDataChunkIterator):
+    """A recording made up block by block (never whole in memory): channel ``c`` at sample ``i`` holds
+    ``(i * (c + 1)) % 2000 - 1000``."""
+
+    def __init__(self, samples: int, channels: int, **kwargs):
+        self.samples, self.channels = samples, channels
+        super().__init__(**kwargs)
+
+    def _get_data(self, selection):
+        rows, columns = selection
+        i = np.arange(rows.start or 0, rows.stop, dtype=np.int64)[:, None]
+        c = np.arange(columns.start or 0, columns.stop, dtype=np.int64)[None, :]
+        return ((i * (c + 1)) % 2000 - 1000).astype(np.int16)
+
+    def _get_maxshape(self):
+        return (self.samples, self.channels)
+
+    def _get_dtype(self):
+        return np.dtype(np.int16)
+
+
+def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_CHANNELS, **io_kwargs):
+    """An NWB file holding one ElectricalSeries of ``samples`` × ``channels`` int16 (1 GiB by default)."""
+    nwb = NWBFile(
+        session_description="a long recording",
+        identifier="BIG",
+        session_start_time=datetime.datetime(2024, 1, 2, tzinfo=tzutc()),
+    )
+    device = nwb.create_device(name="probe")
+    group = nwb.create_electrode_group(name="shank", description="probe", location="CA1", device=device)
+    for _ in range(channels):
+        nwb.add_electrode(group=group, location="CA1")
+    region = nwb.create_electrode_table_region(list(range(channels)), "all")
+    data = SawtoothIterator(samples, channels, buffer_gb=0.05)
+    nwb.add_acquisition(ElectricalSeries(name="ElectricalSeries", data=data, electrodes=region, rate=BIG_RATE))
+    with NWBZarrIO(target, mode="w", **io_kwargs) as io:
+        io.write(nwb)
+    return target

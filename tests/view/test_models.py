@@ -108,14 +108,30 @@ def test_a_long_window_is_min_max_per_pixel_column_and_bounded(opened):
     assert abs(min(out["min"][0]) + 1000e-6) < 2e-6 and abs(max(out["max"][0]) - 1000e-6) < 2e-6
 
 
-def test_past_the_exact_budget_every_column_reads_one_chunk(opened, monkeypatch):
-    monkeypatch.setattr(series, "EXACT_VALUES", 1000)
+def test_past_the_decode_budget_each_bin_decodes_one_chunk(opened, monkeypatch):
+    monkeypatch.setattr(series, "DECODE_BYTES", 5 * 4096 * CHANNELS * 2)  # five of the window's eight chunks
+    monkeypatch.setattr(series, "MIN_RUNS", 5)
     reads = []
     rows = series._rows
     monkeypatch.setattr(series, "_rows", lambda data, lo, hi, *a: reads.append((lo, hi)) or rows(data, lo, hi, *a))
-    out = series.window(opened, "/acquisition/ElectricalSeries", start=0, stop=1e9, width=20)
-    assert out["decimation"] == "minmax-sampled" and len(out["t"]) == 20 and len(reads) == 20
-    assert all(hi - lo <= 4096 and lo // 4096 == (hi - 1) // 4096 for lo, hi in reads)  # one chunk each
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=0, stop=1e9, width=300)
+    assert out["decimation"] == "minmax-sampled" and len(out["t"]) == 5 and len(reads) == 5
+    chunks = [lo // 4096 for lo, hi in reads]
+    assert all(lo // 4096 == (hi - 1) // 4096 for lo, hi in reads) and len(set(chunks)) == 5  # one chunk each
+    assert out["t"][0] == 2.0 and all(v is not None for v in out["min"][0])
+
+
+def test_an_exact_window_decodes_each_chunk_once(opened, monkeypatch):
+    reads = []
+    rows = series._rows
+    monkeypatch.setattr(series, "BLOCK_VALUES", 4096 * CHANNELS * 2)  # two chunks per read
+    monkeypatch.setattr(series, "_rows", lambda data, lo, hi, *a: reads.append((lo, hi)) or rows(data, lo, hi, *a))
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=2.5, stop=30, width=500)
+    assert out["decimation"] == "minmax" and reads[0][0] == 500 and reads[-1][1] == 28001
+    assert all(hi - lo <= 2 * 4096 and lo // 8192 == (hi - 1) // 8192 for lo, hi in reads)
+    monkeypatch.undo()
+    whole = series.window(opened, "/acquisition/ElectricalSeries", start=2.5, stop=30, width=500)
+    assert whole["min"] == out["min"] and whole["max"] == out["max"]
 
 
 def test_series_requests_out_of_range_are_typed_errors(opened):

@@ -4,10 +4,13 @@ The time axis comes from the series' timestamps (searched lazily, one value per 
 starting time; values are multiplied by ``conversion`` (and an ElectricalSeries' ``channel_conversion``)
 and shifted by ``offset``, so they are in ``unit``. A window of at most two samples per pixel column is
 sent as it is; a longer one as the minimum and maximum of each pixel column, so a plot never gets more
-than ``2 * width`` points per channel. Those are exact when the window holds at most
-:data:`EXACT_VALUES` values (read block by block, :data:`BLOCK_VALUES` at a time); beyond, each pixel
-column is summarised from one chunk-long run of samples at its start (``decimation: minmax-sampled``), so
-a window over an hour of a 384-channel recording reads one chunk per pixel column, not the hour.
+than ``2 * width`` points per channel. The window is read in tiles of whole chunks (only the chunk columns
+holding a chosen channel; each chunk decoded once; :data:`BLOCK_VALUES` values at a time). The min/max are
+exact when the chunks of the window take at most :data:`DECODE_BYTES` to decode, or when the window has
+no more chunk rows than a sampled window would read; beyond, the window is cut into as many bins as that
+budget decodes one chunk row for (from :data:`MIN_RUNS` to ``width``), each summarised from the samples of
+one chunk row inside it (``decimation: minmax-sampled``): a window over an hour of a 384-channel
+recording reads a bounded number of chunks, not the hour.
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ MAX_WIDTH, MIN_WIDTH = 4000, 10
 MAX_CHANNELS = 64
 #: Channels shown when none are asked for.
 DEFAULT_CHANNELS = 8
-#: Values (samples × channels between the first and last asked) read for an exact min/max, at most.
-EXACT_VALUES = 16_000_000
-#: Values read at once, at most (bounds the memory of one window).
-BLOCK_VALUES = 2_000_000
+#: Bytes of chunks one window may decode for an exact min/max per pixel column; beyond, runs are sampled.
+DECODE_BYTES = 256 * 1024 * 1024
+#: Bins of a sampled window, at least (a window of fewer chunk rows is read whole instead).
+MIN_RUNS = 100
+#: Values read at once, at most, unless one chunk holds more (bounds the memory of one window).
+BLOCK_VALUES = 4_000_000
 #: Samples of the window shown when no window is asked for.
 DEFAULT_SAMPLES = 100_000
 
@@ -53,15 +58,21 @@ class _Times:
         assert self.rate is not None
         return self.start + i / self.rate
 
-    def many(self, indices: np.ndarray) -> np.ndarray:
+    def at(self, indices: np.ndarray) -> np.ndarray:
+        """The times of the increasing sample ``indices`` (timestamps read once per block of them)."""
         if self.timestamps is None:
             assert self.rate is not None
             return self.start + indices / self.rate
-        return np.array([self[int(i)] for i in indices], dtype=np.float64)
+        if len(indices) == 0:
+            return np.empty(0)
+        lo, hi = int(indices[0]), int(indices[-1]) + 1
+        if hi - lo <= BLOCK_VALUES:  # one read of the span
+            return self.block(lo, hi)[indices - lo]
+        return np.array([self[int(i)] for i in indices], dtype=np.float64)  # far apart: one read each
 
     def block(self, lo: int, hi: int) -> np.ndarray:
         if self.timestamps is None:
-            return self.many(np.arange(lo, hi))
+            return self.at(np.arange(lo, hi))
         return np.asarray(self.timestamps[lo:hi], dtype=np.float64)
 
 
@@ -105,21 +116,23 @@ def window(
         "channels": chosen,
         "width": width,
     }
-    span = (min(chosen), max(chosen) + 1)
-    picks = [c - span[0] for c in chosen]
+    tiles = _Tiles(data, chosen)
     if last - first <= 2 * width:
-        block = _rows(data, first, last, span, picks)
+        low = high = _all_rows(tiles, data, first, last, len(chosen))
         t = times.block(first, last)
-        low = high = block
         out["decimation"] = "none"
     else:
-        edges = first + (np.arange(width + 1, dtype=np.int64) * (last - first)) // width
-        if (last - first) * (span[1] - span[0]) <= EXACT_VALUES:
-            t, low, high = _exact(data, times, edges, span, picks)
+        chunk_rows = tiles.chunk_rows_between(first, last)
+        runs = max(MIN_RUNS, min(width, DECODE_BYTES // tiles.run_bytes()))
+        if chunk_rows * tiles.run_bytes() <= DECODE_BYTES or chunk_rows <= runs:
+            edges = first + (np.arange(width + 1, dtype=np.int64) * (last - first)) // width
+            low, high = _exact(data, tiles, edges, len(chosen))
             out["decimation"] = "minmax"
         else:
-            t, low, high = _sampled(data, times, edges, span, picks)
+            edges = first + (np.arange(runs + 1, dtype=np.int64) * (last - first)) // runs
+            low, high = _sampled(data, tiles, edges, len(chosen))
             out["decimation"] = "minmax-sampled"
+        t = times.at(edges[:-1])
     scale, shift = _scaling(series, chosen)
     out["t"] = _floats(np.asarray(t, dtype=np.float64))
     out["min"] = [_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
@@ -136,55 +149,92 @@ def _channels(asked: list[int] | None, count: int, path: str) -> list[int]:
     return chosen
 
 
-def _rows(data: Any, lo: int, hi: int, span: tuple[int, int], picks: list[int]) -> np.ndarray:
-    """``data[lo:hi]`` of the channels ``picks`` (of the columns ``span``), as 2-d floats."""
+def _rows(data: Any, lo: int, hi: int, columns: tuple[int, int], picks: list[int]) -> np.ndarray:
+    """``data[lo:hi]`` of the columns ``picks`` (counted from ``columns[0]``; the read covers ``columns``), 2-d."""
     if hi <= lo:
         return np.empty((0, len(picks)))
-    block = np.asarray(data[lo:hi] if data.ndim == 1 else data[lo:hi, span[0] : span[1]])
-    block = block.reshape(hi - lo, -1)[:, picks]
-    return block.astype(np.float64, copy=False)
+    block = np.asarray(data[lo:hi] if data.ndim == 1 else data[lo:hi, columns[0] : columns[1]])
+    block = block.reshape(hi - lo, -1)
+    if picks == list(range(picks[0], picks[0] + len(picks))):  # neighbouring channels: a view, not a copy
+        return block[:, picks[0] : picks[0] + len(picks)]
+    return block[:, picks]
 
 
-def _exact(
-    data: Any, times: _Times, edges: np.ndarray, span: tuple[int, int], picks: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Min and max of every pixel column, reading whole bins in blocks of at most :data:`BLOCK_VALUES`."""
-    per_block = max(1, BLOCK_VALUES // (span[1] - span[0]))
+class _Tiles:
+    """How a window is read: in tiles of whole chunks (one chunk column wide, as many chunk rows as fit in
+    :data:`BLOCK_VALUES`), only the chunk columns holding a chosen channel, each chunk decoded once."""
+
+    def __init__(self, data: Any, chosen: list[int]):
+        chunks = tuple(int(n) for n in (getattr(data, "chunks", None) or data.shape))
+        self.rows = max(1, chunks[0])
+        self.cols = max(1, chunks[1]) if data.ndim == 2 else 1
+        self.chunk_bytes = self.rows * self.cols * np.dtype(data.dtype).itemsize
+        self.tile_rows = self.rows * max(1, BLOCK_VALUES // (self.rows * self.cols))
+        groups: dict[int, list[int]] = {}
+        for position, channel in enumerate(chosen):
+            groups.setdefault(channel // self.cols, []).append(position)
+        # (first column, last column + 1), the positions of its channels in ``chosen``, their columns in it
+        self.groups = [
+            ((j * self.cols, (j + 1) * self.cols), where, [chosen[p] - j * self.cols for p in where])
+            for j, where in sorted(groups.items())
+        ]
+
+    def run_bytes(self) -> int:
+        """Bytes decoded to read one chunk row of the chosen channels."""
+        return len(self.groups) * self.chunk_bytes
+
+    def chunk_rows_between(self, lo: int, hi: int) -> int:
+        return (hi - 1) // self.rows - lo // self.rows + 1 if hi > lo else 0
+
+    def read(self, data: Any, lo: int, hi: int) -> Any:
+        """``(r0, r1, positions, block)`` for every tile of rows ``lo:hi``."""
+        for (c0, c1), where, picks in self.groups:
+            if data.ndim == 2:
+                c1 = min(c1, int(data.shape[1]))
+            r0 = lo
+            while r0 < hi:
+                r1 = min(hi, (r0 // self.tile_rows + 1) * self.tile_rows)
+                yield r0, r1, where, _rows(data, r0, r1, (c0, c1), picks)
+                r0 = r1
+
+
+def _all_rows(tiles: _Tiles, data: Any, lo: int, hi: int, count: int) -> np.ndarray:
+    """Every sample of rows ``lo:hi`` of the chosen channels."""
+    out = np.full((hi - lo, count), np.nan)
+    for r0, r1, where, block in tiles.read(data, lo, hi):
+        out[r0 - lo : r1 - lo, where] = block
+    return out
+
+
+def _exact(data: Any, tiles: _Tiles, edges: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of every pixel column (bins between ``edges``) over all the window's samples."""
     bins = len(edges) - 1
-    low = np.empty((bins, len(picks)))
-    high = np.empty((bins, len(picks)))
-    t = np.empty(bins)
-    k = 0
-    while k < bins:
-        end = int(np.searchsorted(edges, edges[k] + per_block, side="right")) - 1
-        end = min(max(end, k + 1), bins)
-        lo, hi = int(edges[k]), int(edges[end])
-        block = _rows(data, lo, hi, span, picks)
-        offsets = edges[k:end] - lo
-        low[k:end] = np.fmin.reduceat(block, offsets, axis=0)
-        high[k:end] = np.fmax.reduceat(block, offsets, axis=0)
-        t[k:end] = times.block(lo, hi)[offsets] if times.timestamps is not None else times.many(edges[k:end])
-        k = end
-    return t, low, high
+    low = np.full((bins, count), np.inf)
+    high = np.full((bins, count), -np.inf)
+    for r0, r1, where, block in tiles.read(data, int(edges[0]), int(edges[-1])):
+        k0 = int(np.searchsorted(edges, r0, side="right")) - 1
+        k1 = int(np.searchsorted(edges, r1 - 1, side="right"))
+        offsets = np.maximum(edges[k0:k1], r0) - r0
+        low[k0:k1, where] = np.fmin(low[k0:k1, where], np.fmin.reduceat(block, offsets, axis=0))
+        high[k0:k1, where] = np.fmax(high[k0:k1, where], np.fmax.reduceat(block, offsets, axis=0))
+    return low, high
 
 
-def _sampled(
-    data: Any, times: _Times, edges: np.ndarray, span: tuple[int, int], picks: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Min and max of one chunk-long run of samples at the start of every pixel column."""
-    run = max(1, int(data.chunks[0]) if getattr(data, "chunks", None) else 1024)
-    run = min(run, max(1, BLOCK_VALUES // (span[1] - span[0])))
+def _sampled(data: Any, tiles: _Tiles, edges: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max of one run of samples per bin, each within one chunk row (a chunk boundary inside the
+    bin if there is one), so each bin decodes one chunk per chosen chunk column."""
     bins = len(edges) - 1
-    low = np.empty((bins, len(picks)))
-    high = np.empty((bins, len(picks)))
+    low = np.full((bins, count), np.inf)
+    high = np.full((bins, count), -np.inf)
     for k in range(bins):
         lo, hi = int(edges[k]), int(edges[k + 1])
-        aligned = -(-lo // run) * run  # the next chunk boundary: the run then touches one chunk
-        lo, hi = (aligned, min(hi, aligned + run)) if aligned < hi else (lo, min(hi, aligned))
-        block = _rows(data, lo, hi, span, picks)
-        low[k] = np.fmin.reduce(block, axis=0)
-        high[k] = np.fmax.reduce(block, axis=0)
-    return times.many(edges[:-1]), low, high
+        boundary = -(-lo // tiles.rows) * tiles.rows
+        lo = boundary if boundary < hi else lo
+        hi = min(hi, (lo // tiles.rows + 1) * tiles.rows)
+        for _, _, where, block in tiles.read(data, lo, hi):
+            low[k, where] = np.fmin(low[k, where], np.fmin.reduce(block, axis=0))
+            high[k, where] = np.fmax(high[k, where], np.fmax.reduce(block, axis=0))
+    return low, high
 
 
 def _scaling(series: Any, chosen: list[int]) -> tuple[np.ndarray, float]:

@@ -248,6 +248,7 @@ def serve(
     The server listens on 127.0.0.1 only; ``announce`` is given the page's URL (with its token) once the
     server is ready, and the browser is opened on it unless ``open_browser`` is false.
     """
+    _return_large_buffers()
     opened = OpenedFile(location, storage_options)
     try:
         viewer = ViewServer(opened, port=port)
@@ -262,3 +263,27 @@ def serve(
     finally:
         viewer.httpd.server_close()
         viewer.opened.close()
+
+
+#: glibc's ``mallopt`` parameter of the size from which buffers are mapped alone (and unmapped when freed).
+M_MMAP_THRESHOLD = -3
+
+
+def _return_large_buffers() -> None:
+    """Give decoded chunks back to the system when freed (glibc only; elsewhere nothing changes).
+
+    glibc raises its mmap threshold to the largest buffer freed so far (up to 32 MiB), so after the first
+    chunk of a window every decoded chunk comes from the heaps of the pool threads that decoded it, which
+    keep it: the server's resident memory grew by a chunk per thread. A fixed threshold of 1 MiB keeps
+    chunk buffers mapped alone and unmapped when freed.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        if libc is not None and hasattr(libc, "mallopt"):
+            libc.mallopt(M_MMAP_THRESHOLD, 1 << 20)
+    except OSError:  # no C library to ask: the defaults stay
+        pass

@@ -152,24 +152,36 @@ class HZPlot {
       if (hi === lo) { hi = lo + 1; lo = lo - 1; }
       const top = m.top + c * lane, pad = lane * 0.08;
       const y = (v) => top + pad + (1 - (v - lo) / (hi - lo)) * (lane - 2 * pad);
-      g.strokeStyle = COLORS[c % COLORS.length];
+      const color = COLORS[c % COLORS.length];
+      g.strokeStyle = color;
+      g.fillStyle = color;
       g.lineWidth = 1;
-      g.beginPath();
-      let started = false;
+      // runs of consecutive values (a null, i.e. no finite value, breaks the line)
+      const runs = [];
+      let run = [];
       for (let i = 0; i < data.t.length; i++) {
-        if (low[i] === null) { started = false; continue; }
-        const px = x(data.t[i]);
-        if (data.decimation === "none") {
-          if (started) g.lineTo(px, y(low[i])); else g.moveTo(px, y(low[i]));
-        } else {
-          g.moveTo(px, y(low[i]));
-          g.lineTo(px, y(high[i]) - 0.5);
-          if (started) { /* joined by the next column's span */ }
-        }
-        started = true;
-        points += data.decimation === "none" ? 1 : 2;
+        if (low[i] === null || high[i] === null) { if (run.length) runs.push(run); run = []; continue; }
+        run.push(i);
       }
-      g.stroke();
+      if (run.length) runs.push(run);
+      for (const r of runs) {
+        g.beginPath();
+        if (data.decimation === "none") {
+          r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(low[i])) : g.moveTo(x(data.t[i]), y(low[i]))));
+          g.stroke();
+          points += r.length;
+        } else {
+          // the envelope: the maxima left to right, the minima back; each column at least a pixel tall
+          r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(high[i]) - 0.5) : g.moveTo(x(data.t[i]), y(high[i]) - 0.5)));
+          for (let j = r.length - 1; j >= 0; j--) g.lineTo(x(data.t[r[j]]), y(low[r[j]]) + 0.5);
+          g.closePath();
+          g.globalAlpha = 0.55;
+          g.fill();
+          g.globalAlpha = 1;
+          g.stroke();
+          points += 2 * r.length;
+        }
+      }
       g.fillStyle = "#444";
       g.textAlign = "right";
       g.fillText("ch " + data.channels[c], m.left - 6, top + lane / 2 + 4);
