@@ -45,6 +45,9 @@ def test_node_details_of_an_array_say_its_storage_and_first_values(opened):
     assert details["codecs"][0] == "bytes" and details["codecs"][1].startswith("blosc")
     assert details["logical_bytes"] == SAMPLES * CHANNELS * 2 and 0 < details["stored_bytes"]
     assert len(details["preview"]) == tree.PREVIEW_ITEMS and details["attributes"]["unit"] == "volts"
+    assert [len(row) for row in details["preview"]] == [CHANNELS] * tree.PREVIEW_ITEMS
+    movie = tree.node(opened, "/acquisition/movie/data")["preview"]
+    assert len(movie) == 6 and len(movie[0]) == 16  # a corner of each frame: its first column
 
 
 def test_node_details_give_references_as_paths_to_jump_to(opened):

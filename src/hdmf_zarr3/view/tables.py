@@ -90,7 +90,7 @@ def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
 
     target = index.target
     ends = _read(index.data, rows)
-    starts = [0 if r == 0 else int(index.data[int(r) - 1]) for r in rows]
+    starts = [0 if r == 0 else int(v) for r, v in zip(rows, _read(index.data, np.maximum(rows - 1, 0)))]
     described: dict[str, Any] = {"kind": "ragged"}
     if isinstance(target, DynamicTableRegion):
         described.update(kind="ragged region", target=opened.path_of(target.table))

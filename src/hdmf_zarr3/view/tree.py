@@ -141,7 +141,9 @@ def preview(data: Any) -> Any:
     try:
         if not data.shape:
             return plain(data[()])
-        values = data[: min(PREVIEW_ITEMS, data.shape[0])]
+        # the first values along the first two axes only: a corner of the first chunk, not a row of all chunks
+        corner = tuple(slice(0, min(PREVIEW_ITEMS, n)) if axis < 2 else 0 for axis, n in enumerate(data.shape))
+        values = data[corner]
     except HdmfZarrError as exc:
         return {"error": type(exc).__name__, "message": str(exc)}
     if isinstance(values, np.ndarray) and values.ndim > 1:
