@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from viewer_files import CHANNELS, RATE, SAMPLES, decode_png
+from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
 from hdmf_zarr3.view import images, series, tables, tree
@@ -137,6 +137,34 @@ def test_an_exact_window_decodes_each_chunk_once(opened, monkeypatch):
     assert whole["min"] == out["min"] and whole["max"] == out["max"]
 
 
+def test_a_timestamps_search_reads_each_chunk_once(tmp_path):
+    from pynwb import TimeSeries
+
+    from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
+    from hdmf_zarr3.view.opened import OpenedFile
+
+    nwb = viewer_nwbfile()
+    stamps = np.arange(100_000) * 0.001 + 0.5
+    data = ZarrDataIO(np.arange(100_000, dtype="float32"), chunks=(1000,))
+    nwb.add_acquisition(TimeSeries(name="stamped", data=data, timestamps=ZarrDataIO(stamps, chunks=(1000,)), unit="V"))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    opened = OpenedFile(str(tmp_path / "f.nwb.zarr"))
+    try:
+        timestamps = opened.nwbfile.acquisition["stamped"].timestamps
+        reads = []
+        original = type(timestamps).__getitem__
+        type(timestamps).__getitem__ = lambda self, key: reads.append(key) or original(self, key)
+        try:
+            out = series.window(opened, "/acquisition/stamped", start=50.0, stop=50.5)
+        finally:
+            type(timestamps).__getitem__ = original
+        assert out["first"] == 49_500 and out["last"] == 50_001 and out["t"][0] == 50.0
+        assert len(reads) <= 2 * 8 + 2  # two searches over 100 chunks, then the window's times
+    finally:
+        opened.close()
+
+
 def test_series_requests_out_of_range_are_typed_errors(opened):
     with pytest.raises(ViewRequestError, match="channels"):
         series.window(opened, "/acquisition/ElectricalSeries", channels=[99])
@@ -161,3 +189,14 @@ def test_plane_segmentation_masks_are_drawn_over_the_mean_image(opened):
     assert pixels.shape == (24, 24, 3)
     inside, outside = pixels[3, 4], pixels[20, 1]
     assert inside[0] > inside[2] and outside[0] == outside[1] == outside[2]  # red ROI 0; gray background
+
+
+def test_colour_frames_and_large_frames():
+    rgb = np.zeros((4, 5, 3), dtype="uint8")
+    rgb[..., 0] = 200
+    assert np.array_equal(decode_png(images.png(images._picture(rgb, "/x"))), rgb)
+    big = np.arange(3000 * 3000, dtype="float32").reshape(3000, 3000)
+    shown = decode_png(images.png(images._picture(big, "/x")))
+    assert shown.shape == (1500, 1500) and shown[0, 0] == 0 and shown[-1, -1] == 255  # every 2nd pixel, stretched
+    with pytest.raises(ViewRequestError, match="no picture"):
+        images._picture(np.zeros((2, 2, 5)), "/x")

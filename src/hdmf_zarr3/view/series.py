@@ -43,20 +43,34 @@ class _Times:
     """The time of sample ``i`` (as a sequence ``bisect`` can search): ``timestamps[i]`` or
     ``starting_time + i / rate``."""
 
+    #: Chunks of timestamps kept (a search probes a few values in each).
+    KEPT = 4
+
     def __init__(self, series: Any, length: int):
         self.timestamps = series.timestamps
         self.rate = float(series.rate) if series.rate is not None else None
         self.start = float(series.starting_time or 0.0)
         self.length = length
+        chunks = getattr(self.timestamps, "chunks", None)
+        self.chunk = min(BLOCK_VALUES, max(1, int(chunks[0]))) if chunks else 1
+        self.kept: dict[int, np.ndarray] = {}
 
     def __len__(self) -> int:
         return self.length
 
     def __getitem__(self, i: int) -> float:
-        if self.timestamps is not None:
-            return float(self.timestamps[i])
-        assert self.rate is not None
-        return self.start + i / self.rate
+        if self.timestamps is None:
+            assert self.rate is not None
+            return self.start + i / self.rate
+        # the whole chunk holding ``i`` is decoded anyway: keep it for the next probes of the search
+        first = (i // self.chunk) * self.chunk
+        block = self.kept.get(first)
+        if block is None:
+            block = np.asarray(self.timestamps[first : min(self.length, first + self.chunk)], dtype=np.float64)
+            if len(self.kept) >= self.KEPT:
+                self.kept.pop(next(iter(self.kept)))
+            self.kept[first] = block
+        return float(block[i - first])
 
     def at(self, indices: np.ndarray) -> np.ndarray:
         """The times of the increasing sample ``indices`` (timestamps read once per block of them)."""
