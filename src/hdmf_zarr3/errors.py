@@ -150,3 +150,13 @@ class FileReplacedError(StoreError):
 class SourceChangedError(StoreError):
     """A virtual array's bytes cannot be read as recorded: the file holding them changed since the
     repository was made, or it lies where the reader did not allow (see ``hdmf_zarr3.storage.virtual.repo``)."""
+
+
+class ViewRequestError(HdmfZarrError, ValueError):
+    """A request of ``hdmf-zarr3 view`` cannot be answered as asked: it names no node of the file, a node the
+    view cannot show (a table view of an array), or a parameter out of range. ``status`` is the HTTP status
+    the viewer answers with (404 for a node that does not exist, 400 otherwise)."""
+
+    def __init__(self, message: str, path: str | None = None, status: int = 400):
+        super().__init__(message, path)
+        self.status = status

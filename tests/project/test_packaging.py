@@ -28,7 +28,7 @@ SMOKE = textwrap.dedent("""
     with NWBHDF5IO("smoke.nwb", mode="r") as io:
         assert io.read().acquisition["ts"].data[:].sum() == 4950.0
     script = pathlib.Path(sys.executable).with_name("hdmf-zarr3")
-    for argv in (["--help"], ["info", "smoke.nwb.zarr"], ["validate", "smoke.nwb.zarr"],
+    for argv in (["--help"], ["info", "smoke.nwb.zarr"], ["validate", "smoke.nwb.zarr"], ["view", "--help"],
                  ["convert", "--no-progress", "smoke.nwb", "again.nwb.zarr", "--codec", "zstd"]):
         out = subprocess.run([str(script), *argv], capture_output=True, text=True)
         assert out.returncode == 0, (argv, out.stdout, out.stderr)
@@ -50,6 +50,7 @@ def test_wheel_and_sdist_install_and_work_in_a_fresh_venv(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "hdmf_zarr3/format/layout/relayout.py" in names and "hdmf_zarr3/cli/__main__.py" in names
     assert "hdmf_zarr3/py.typed" in names  # type checkers read the package's annotations (PEP 561)
+    assert {"hdmf_zarr3/view/static/index.html", "hdmf_zarr3/view/static/app.js"} <= set(names)  # the viewer's page
     assert not any(n.startswith(("tests/", "docs/")) for n in names)
     with tarfile.open(sdist) as tar:
         members = {m.split("/", 1)[1] for m in tar.getnames() if "/" in m}

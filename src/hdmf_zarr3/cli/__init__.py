@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import IncompleteFileError
-from . import check_dandi, convert, info, recover, validate
+from . import check_dandi, convert, info, recover, validate, view
 from .arguments import incomplete_hint
 
 __all__ = ["build_parser", "main"]
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (convert, info, validate, check_dandi, recover):
+    for module in (convert, info, validate, check_dandi, recover, view):
         module.add_parser(commands)
     return parser
 

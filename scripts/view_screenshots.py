@@ -1,0 +1,46 @@
+"""Make the screenshots of docs/view.md: the viewer's test file, served, photographed by headless Chromium.
+
+Run from the repository: ``python scripts/view_screenshots.py`` (needs ``chromium`` on PATH).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from viewer_files import write_viewer_file  # noqa: E402
+
+from hdmf_zarr3.view.opened import OpenedFile  # noqa: E402
+from hdmf_zarr3.view.server import ViewServer  # noqa: E402
+
+SHOTS = {
+    "plot.png": "#node=/acquisition/ElectricalSeries",
+    "table.png": "#node=/units&view=table",
+    "image.png": "#node=/processing/ophys/ImageSegmentation/cells&view=image",
+    "details.png": "#node=/acquisition/ElectricalSeries/data",
+}
+
+
+def main() -> None:
+    browser = shutil.which("chromium") or sys.exit("chromium is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_viewer_file(Path(tmp) / "session.nwb.zarr")
+        with ViewServer(OpenedFile(str(path))) as server:
+            for name, hash_ in SHOTS.items():
+                out = REPO / "docs" / "view" / name
+                argv = [browser, "--headless", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp}/p"]
+                argv += ["--no-sandbox"] if os.geteuid() == 0 else []
+                argv += ["--virtual-time-budget=10000", "--window-size=1400,760", f"--screenshot={out}"]
+                subprocess.run([*argv, server.url + hash_], check=True, capture_output=True, timeout=180)
+                print("wrote", out.relative_to(REPO))
+
+
+if __name__ == "__main__":
+    main()

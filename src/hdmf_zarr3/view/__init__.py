@@ -1,0 +1,12 @@
+"""``hdmf-zarr3 view``: a local, read-only web viewer of an NWB Zarr file.
+
+- :mod:`.server` -- the HTTP server on 127.0.0.1 (token, Host check, routing): :func:`serve`, :class:`ViewServer`.
+- :mod:`.opened` -- the file opened for viewing (the io, the NWBFile, nodes by path).
+- :mod:`.tree`, :mod:`.tables`, :mod:`.series`, :mod:`.images` -- one view model each, plain data out.
+- ``static/`` -- the page (HTML, CSS, JavaScript; no CDN).
+"""
+
+from .opened import OpenedFile
+from .server import ViewServer, serve
+
+__all__ = ["OpenedFile", "ViewServer", "serve"]

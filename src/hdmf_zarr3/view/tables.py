@@ -1,0 +1,163 @@
+"""Pages of a DynamicTable (electrodes, units, trials, epochs, plane segmentations...) as plain data.
+
+A page reads only its rows of each column (a contiguous page: one slice per column). Ragged columns show
+each row's values (the first :data:`CELL_ITEMS`, and how many more), region and reference columns show
+what they point at with its path to jump to, and columns of arrays (image masks) show their shape only.
+Sorting by a column reads that column whole, so it is refused beyond :data:`SORT_ROWS` rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import ViewRequestError
+from .opened import OpenedFile
+from .tree import plain
+
+#: Rows of one page, at most.
+PAGE_ROWS = 500
+#: Values of one ragged cell shown, at most.
+CELL_ITEMS = 10
+#: Rows a sort reads, at most (the whole column is read to sort it).
+SORT_ROWS = 2_000_000
+#: Elements a cell of a multi-dimensional column may hold to be shown (larger ones show their shape).
+CELL_ELEMENTS = 16
+
+
+def table_page(
+    opened: OpenedFile,
+    path: str,
+    start: int = 0,
+    count: int = 50,
+    sort: str | None = None,
+    descending: bool = False,
+) -> dict[str, Any]:
+    """Rows ``start:start+count`` of the table at ``path`` (in the order of column ``sort`` if given)."""
+    from hdmf.common import DynamicTable
+
+    table = opened.container_at(path)
+    if not isinstance(table, DynamicTable):
+        raise ViewRequestError(f"a {type(table).__name__} is no table", path)
+    if start < 0 or not 0 < count <= PAGE_ROWS:
+        raise ViewRequestError(f"a page starts at a row >= 0 and has 1 to {PAGE_ROWS} rows", path)
+    total = len(table.id)
+    names = ["id", *table.colnames]
+    if sort is not None and sort not in names:
+        raise ViewRequestError(f"the table has no column {sort!r}", path)
+    order = np.arange(total) if sort is None else _order(opened, table, sort, path)
+    rows = (order[::-1] if descending else order)[start : start + count]
+    columns = []
+    cells = []
+    for name in names:
+        column = table.id if name == "id" else table[name]
+        described, values = _column(opened, column, rows)
+        columns.append({"name": name, **described})
+        cells.append(values)
+    return {
+        "path": path,
+        "rows": total,
+        "start": start,
+        "sort": sort,
+        "descending": descending,
+        "row_numbers": [int(r) for r in rows],
+        "columns": columns,
+        "data": [list(row) for row in zip(*cells)] if cells else [],
+    }
+
+
+def _column(opened: OpenedFile, column: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
+    """What the column is (``kind``, and the table a region points into) and its cells in ``rows``."""
+    from hdmf.common import DynamicTableRegion, VectorIndex
+
+    if isinstance(column, VectorIndex):
+        return _ragged(opened, column, rows)
+    if isinstance(column, DynamicTableRegion):
+        target = opened.path_of(column.table)
+        return {"kind": "region", "target": target}, [
+            {"text": f"{column.table.name}[{int(v)}]", "ref": target, "row": int(v)} for v in _read(column.data, rows)
+        ]
+    shape = getattr(column.data, "shape", None) or (len(column.data),)
+    if len(shape) > 1 and int(np.prod(shape[1:])) > CELL_ELEMENTS:  # e.g. image masks: not read
+        text = "[" + "×".join(str(n) for n in shape[1:]) + f" {getattr(column.data, 'dtype', '')}]"
+        return {"kind": "array", "shape": [int(n) for n in shape]}, [text] * len(rows)
+    return {"kind": "values"}, [_cell(opened, v) for v in _read(column.data, rows)]
+
+
+def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
+    from hdmf.common import DynamicTableRegion, VectorIndex
+
+    target = index.target
+    ends = _read(index.data, rows)
+    starts = [0 if r == 0 else int(v) for r, v in zip(rows, _read(index.data, np.maximum(rows - 1, 0)))]
+    described: dict[str, Any] = {"kind": "ragged"}
+    if isinstance(target, DynamicTableRegion):
+        described.update(kind="ragged region", target=opened.path_of(target.table))
+    cells = []
+    for lo, hi in zip(starts, ends):
+        hi = int(hi)
+        shown = min(hi, lo + CELL_ITEMS)
+        if isinstance(target, VectorIndex):  # doubly ragged: the count only
+            cells.append({"text": f"[{hi - lo} lists]", "count": hi - lo})
+            continue
+        values = target.data[lo:shown] if shown > lo else []
+        if isinstance(target, DynamicTableRegion):
+            where = described["target"]
+            items = [{"text": f"{target.table.name}[{int(v)}]", "ref": where, "row": int(v)} for v in values]
+        else:
+            items = [_cell(opened, v) for v in values]
+        cells.append({"items": items, "count": hi - lo})
+    return described, cells
+
+
+def _read(data: Any, rows: np.ndarray) -> list[Any]:
+    """``data[rows]``: one slice when the rows are close together, else one read per row."""
+    if len(rows) == 0:
+        return []
+    lo, hi = int(rows.min()), int(rows.max()) + 1
+    if hi - lo <= max(4 * len(rows), 256):
+        block = data[lo:hi]
+        return [block[int(r) - lo] for r in rows]
+    return [data[int(r)] for r in rows]
+
+
+def _cell(opened: OpenedFile, value: Any) -> Any:
+    """One cell: numbers and text as they are, an object it refers to as its name and path."""
+    if hasattr(value, "object_id") and hasattr(value, "name"):  # a reference resolved to a container
+        return {"text": value.name, "ref": opened.path_of(value)}
+    parts: Any = (
+        tuple(value.tolist() if isinstance(value, np.void) else value) if isinstance(value, (tuple, np.void)) else ()
+    )
+    if len(parts) == 3 and hasattr(parts[2], "object_id"):
+        start, count, series = parts  # TimeSeriesReferenceVectorData: (idx_start, count, timeseries)
+        return {"text": f"{series.name}[{int(start)}:{int(start) + int(count)}]", "ref": opened.path_of(series)}
+    return plain(value)
+
+
+def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
+    """The row order that sorts the table by column ``name`` (ragged columns by their length)."""
+    from hdmf.common import VectorIndex
+
+    total = len(table.id)
+    if total > SORT_ROWS:
+        raise ViewRequestError(f"a table of {total} rows is not sorted here (at most {SORT_ROWS})", path)
+    column = table.id if name == "id" else table[name]
+    if isinstance(column, VectorIndex):
+        ends = np.asarray(column.data[:], dtype=np.int64)
+        keys: Any = np.diff(ends, prepend=0)
+    else:
+        shape = getattr(column.data, "shape", None) or (len(column.data),)
+        if len(shape) > 1:
+            raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
+        values = column.data[:]
+        keys = [_sort_key(opened, v) for v in values]
+        keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys) else None)
+    return np.argsort(keys, kind="stable")
+
+
+def _sort_key(opened: OpenedFile, value: Any) -> Any:
+    cell = _cell(opened, value)
+    if isinstance(cell, dict):
+        return str(cell.get("text"))
+    return cell if isinstance(cell, (int, float, str)) else str(cell)

@@ -1,0 +1,72 @@
+"""The page in a real browser: headless Chromium loads it for a file with ecephys, units, trials and an
+ImageSeries, runs its JavaScript, and the rendered DOM shows the tree, a table and a plotted window."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from hdmf_zarr3.view.opened import OpenedFile
+from hdmf_zarr3.view.server import ViewServer
+
+
+def chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI installs chromium (.ci/run): it is missing")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return found
+
+
+def render(url: str, tmp_path, *extra: str) -> str:
+    """The DOM of ``url`` after its scripts ran (Chromium's virtual time lets the fetches finish)."""
+    argv = [chromium(), "--headless", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    if os.geteuid() == 0:  # Chromium's sandbox refuses to run as root (CI containers)
+        argv.append("--no-sandbox")
+    argv += ["--virtual-time-budget=10000", "--window-size=1400,900", *extra]
+    done = subprocess.run([*argv, "--dump-dom", url], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def viewer(viewer_file):
+    with ViewServer(OpenedFile(viewer_file)) as server:
+        yield server
+
+
+def test_the_page_shows_the_tree_and_plots_a_window_of_an_electrical_series(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/acquisition/ElectricalSeries", tmp_path)
+    nodes = int(re.search(r'id="tree"[^>]*data-nodes="(\d+)"', dom).group(1))
+    assert nodes > 50
+    for path in ("/acquisition/ElectricalSeries", "/units", "/intervals/trials", "/acquisition/movie"):
+        assert f'data-path="{path}"' in dom
+    canvas = re.search(r"<canvas[^>]*>", dom).group(0)
+    assert 'data-state="drawn"' in canvas and 'data-decimation="minmax"' in canvas
+    points = int(re.search(r'data-points="(\d+)"', canvas).group(1))
+    width = int(re.search(r' width="(\d+)"', canvas).group(1))
+    assert 0 < points <= 8 * 2 * width  # eight channels, two points (min and max) per pixel column at most
+    assert "samples 0–30000 of 30000" in dom
+
+
+def test_the_page_shows_a_table_with_its_ragged_and_region_columns(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/units&view=table", tmp_path)
+    table = re.search(r'<table class="rows" id="rows" data-rows="4">.*?</table>', dom, re.S).group(0)
+    assert ">spike_times<" in table and "[0.1, 0.2, 0.3]" in table
+    assert 'href="#node=%2Fgeneral%2Fextracellular_ephys%2Felectrodes"' in table  # a region is a jump
+
+
+def test_the_page_shows_a_frame_of_the_image_series(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/acquisition/movie", tmp_path)
+    image = re.search(r'<img id="frame"[^>]*>', dom).group(0)
+    assert 'data-loaded="1"' in image and "frame 1 of 6" in dom and 'id="frame-slider"' in dom
+
+
+def test_without_the_token_the_page_is_refused(viewer, tmp_path):
+    dom = render(viewer.url.split("?")[0], tmp_path)
+    assert "403" in dom and 'id="tree"' not in dom

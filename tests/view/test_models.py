@@ -1,0 +1,202 @@
+"""The viewer's models, without HTTP: the tree, node details, table pages, series windows, image frames."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
+
+from hdmf_zarr3.errors import ViewRequestError
+from hdmf_zarr3.view import images, series, tables, tree
+
+
+def _find(entry, path):
+    if entry["path"] == path:
+        return entry
+    for child in entry.get("children", []):
+        found = _find(child, path)
+        if found:
+            return found
+    return None
+
+
+def test_tree_shows_nwb_types_views_arrays_and_links(opened):
+    root = tree.tree(opened)["root"]
+    es = _find(root, "/acquisition/ElectricalSeries")
+    assert es["type"] == "core:ElectricalSeries" and es["views"] == ["series"]
+    data = _find(root, "/acquisition/ElectricalSeries/data")
+    assert data["shape"] == [SAMPLES, CHANNELS] and data["dtype"] == "int16"
+    assert _find(root, "/units")["views"] == ["table"]
+    assert _find(root, "/intervals/trials")["type"] == "core:TimeIntervals"
+    assert _find(root, "/acquisition/movie")["views"] == ["image"]
+    assert set(_find(root, "/processing/ophys/ImageSegmentation/cells")["views"]) == {"image", "table"}
+    link = _find(root, "/acquisition/two_photon/imaging_plane")
+    assert link == {
+        "name": "imaging_plane",
+        "path": "/acquisition/two_photon/imaging_plane",
+        "kind": "link",
+        "target": "/general/optophysiology/plane",
+    }
+
+
+def test_node_details_of_an_array_say_its_storage_and_first_values(opened):
+    details = tree.node(opened, "/acquisition/ElectricalSeries/data")
+    assert details["chunks"] == [4096, CHANNELS] and details["shards"] is None
+    assert details["codecs"][0] == "bytes" and details["codecs"][1].startswith("blosc")
+    assert details["logical_bytes"] == SAMPLES * CHANNELS * 2 and 0 < details["stored_bytes"]
+    assert len(details["preview"]) == tree.PREVIEW_ITEMS and details["attributes"]["unit"] == "volts"
+    assert [len(row) for row in details["preview"]] == [CHANNELS] * tree.PREVIEW_ITEMS
+    movie = tree.node(opened, "/acquisition/movie/data")["preview"]
+    assert len(movie) == 6 and len(movie[0]) == 16  # a corner of each frame: its first column
+
+
+def test_node_details_give_references_as_paths_to_jump_to(opened):
+    region = tree.node(opened, "/acquisition/ElectricalSeries/electrodes")
+    assert region["attributes"]["table"] == {"ref": "/general/extracellular_ephys/electrodes"}
+    group = tree.node(opened, "/general/extracellular_ephys/electrodes/group")
+    assert group["preview"][0] == {"ref": "/general/extracellular_ephys/shank0"}
+    series_node = tree.node(opened, "/acquisition/two_photon")
+    assert series_node["links"] == {"imaging_plane": "/general/optophysiology/plane"}
+    with pytest.raises(ViewRequestError) as caught:
+        tree.node(opened, "/acquisition/nothing")
+    assert caught.value.status == 404 and caught.value.path == "/acquisition/nothing"
+
+
+def test_a_table_page_shows_ragged_region_and_reference_columns_readably(opened):
+    page = tables.table_page(opened, "/units", start=0, count=3)
+    names = [c["name"] for c in page["columns"]]
+    assert page["rows"] == 4 and names[0] == "id" and {"spike_times", "quality", "electrodes"} <= set(names)
+    spikes = page["data"][0][names.index("spike_times")]
+    assert spikes == {"items": [0.1, 0.2, 0.3], "count": 3}
+    electrodes = page["columns"][names.index("electrodes")]
+    assert electrodes["kind"] == "ragged region" and electrodes["target"] == "/general/extracellular_ephys/electrodes"
+    electrode_page = tables.table_page(opened, "/general/extracellular_ephys/electrodes", count=2)
+    group_column = [c["name"] for c in electrode_page["columns"]].index("group")
+    assert electrode_page["data"][1][group_column] == {"text": "shank0", "ref": "/general/extracellular_ephys/shank0"}
+    epochs = tables.table_page(opened, "/intervals/epochs")
+    cells = dict(zip([c["name"] for c in epochs["columns"]], epochs["data"][0]))
+    assert cells["tags"] == {"items": ["run"], "count": 1}
+    assert cells["timeseries"] == {"items": [{"text": "speed[0:2]", "ref": "/acquisition/speed"}], "count": 1}
+
+
+def test_a_table_sorts_by_a_column_and_pages(opened):
+    page = tables.table_page(opened, "/intervals/trials", sort="score", start=1, count=3)
+    assert [row[3] for row in page["data"]] == [1.0, 3.0, 4.0] and page["row_numbers"] == [3, 0, 2]
+    last = tables.table_page(opened, "/intervals/trials", sort="stop_time", descending=True, count=2)
+    assert last["row_numbers"] == [4, 3]
+    down = tables.table_page(opened, "/units", sort="spike_times", descending=True, count=4)
+    assert [row[0] for row in down["data"]] == [3, 0, 2, 1]  # by the number of spikes
+    masks = tables.table_page(opened, "/processing/ophys/ImageSegmentation/cells", count=3)
+    assert masks["data"][0][1] == "[24×24 float32]"
+    with pytest.raises(ViewRequestError, match="no column"):
+        tables.table_page(opened, "/units", sort="nope")
+    with pytest.raises(ViewRequestError, match="no table"):
+        tables.table_page(opened, "/acquisition/ElectricalSeries")
+
+
+def test_a_short_window_is_sent_as_it_is_with_time_and_units(opened):
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=2.0, stop=2.1, channels=[0, 3])
+    assert out["decimation"] == "none" and out["unit"] == "volts" and out["channels"] == [0, 3]
+    assert out["t"][0] == 2.0 and abs(out["t"][-1] - 2.1) < 1e-9 and len(out["t"]) == 101
+    stored = np.sin(2 * np.pi * 4 * np.arange(101) / RATE) * 1000
+    assert np.allclose(out["min"][1], stored.astype("int16") * 1e-6)  # conversion applied
+    stamped = series.window(opened, "/acquisition/speed", start=1.6, stop=3.0)
+    assert stamped["t"] == [2.0, 2.5, 3.0] and stamped["min"][0] == [2.0, 3.0, 4.0]
+
+
+def test_a_long_window_is_min_max_per_pixel_column_and_bounded(opened):
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=0, stop=1e9, width=100)
+    assert out["decimation"] == "minmax" and len(out["t"]) == 100 and out["first"] == 0 and out["last"] == SAMPLES
+    assert len(out["min"]) == series.DEFAULT_CHANNELS and all(len(c) <= 200 for c in out["min"] + out["max"])
+    assert abs(min(out["min"][0]) + 1000e-6) < 2e-6 and abs(max(out["max"][0]) - 1000e-6) < 2e-6
+
+
+def test_past_the_decode_budget_each_bin_decodes_one_chunk(opened, monkeypatch):
+    monkeypatch.setattr(series, "DECODE_BYTES", 5 * 4096 * CHANNELS * 2)  # five of the window's eight chunks
+    monkeypatch.setattr(series, "MIN_RUNS", 5)
+    reads = []
+    rows = series._rows
+    monkeypatch.setattr(series, "_rows", lambda data, lo, hi, *a: reads.append((lo, hi)) or rows(data, lo, hi, *a))
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=0, stop=1e9, width=300)
+    assert out["decimation"] == "minmax-sampled" and len(out["t"]) == 5 and len(reads) == 5
+    chunks = [lo // 4096 for lo, hi in reads]
+    assert all(lo // 4096 == (hi - 1) // 4096 for lo, hi in reads) and len(set(chunks)) == 5  # one chunk each
+    assert out["t"][0] == 2.0 and all(v is not None for v in out["min"][0])
+
+
+def test_an_exact_window_decodes_each_chunk_once(opened, monkeypatch):
+    reads = []
+    rows = series._rows
+    monkeypatch.setattr(series, "BLOCK_VALUES", 4096 * CHANNELS * 2)  # two chunks per read
+    monkeypatch.setattr(series, "_rows", lambda data, lo, hi, *a: reads.append((lo, hi)) or rows(data, lo, hi, *a))
+    out = series.window(opened, "/acquisition/ElectricalSeries", start=2.5, stop=30, width=500)
+    assert out["decimation"] == "minmax" and reads[0][0] == 500 and reads[-1][1] == 28001
+    assert all(hi - lo <= 2 * 4096 and lo // 8192 == (hi - 1) // 8192 for lo, hi in reads)
+    monkeypatch.undo()
+    whole = series.window(opened, "/acquisition/ElectricalSeries", start=2.5, stop=30, width=500)
+    assert whole["min"] == out["min"] and whole["max"] == out["max"]
+
+
+def test_a_timestamps_search_reads_each_chunk_once(tmp_path):
+    from pynwb import TimeSeries
+
+    from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
+    from hdmf_zarr3.view.opened import OpenedFile
+
+    nwb = viewer_nwbfile()
+    stamps = np.arange(100_000) * 0.001 + 0.5
+    data = ZarrDataIO(np.arange(100_000, dtype="float32"), chunks=(1000,))
+    nwb.add_acquisition(TimeSeries(name="stamped", data=data, timestamps=ZarrDataIO(stamps, chunks=(1000,)), unit="V"))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    opened = OpenedFile(str(tmp_path / "f.nwb.zarr"))
+    try:
+        timestamps = opened.nwbfile.acquisition["stamped"].timestamps
+        reads = []
+        original = type(timestamps).__getitem__
+        type(timestamps).__getitem__ = lambda self, key: reads.append(key) or original(self, key)
+        try:
+            out = series.window(opened, "/acquisition/stamped", start=50.0, stop=50.5)
+        finally:
+            type(timestamps).__getitem__ = original
+        assert out["first"] == 49_500 and out["last"] == 50_001 and out["t"][0] == 50.0
+        assert len(reads) <= 2 * 8 + 2  # two searches over 100 chunks, then the window's times
+    finally:
+        opened.close()
+
+
+def test_series_requests_out_of_range_are_typed_errors(opened):
+    with pytest.raises(ViewRequestError, match="channels"):
+        series.window(opened, "/acquisition/ElectricalSeries", channels=[99])
+    with pytest.raises(ViewRequestError, match="no TimeSeries"):
+        series.window(opened, "/units")
+
+
+def test_frames_of_movies_two_photon_and_images_are_pngs(opened):
+    assert images.image_info(opened, "/acquisition/movie")["frames"] == 6
+    frame = decode_png(images.frame_png(opened, "/acquisition/movie", 2))
+    expected = (np.arange(6 * 16 * 20).reshape(6, 16, 20) % 251).astype("uint8")[2]
+    assert np.array_equal(frame, expected)  # uint8 frames are shown as they are
+    assert decode_png(images.frame_png(opened, "/acquisition/two_photon", 3)).shape == (24, 24)
+    info = images.image_info(opened, "/processing/ophys/summary_images")
+    assert info["names"] == ["mean"]
+    with pytest.raises(ViewRequestError, match="frame 9"):
+        images.frame_png(opened, "/acquisition/movie", 9)
+
+
+def test_plane_segmentation_masks_are_drawn_over_the_mean_image(opened):
+    pixels = decode_png(images.frame_png(opened, "/processing/ophys/ImageSegmentation/cells", 0))
+    assert pixels.shape == (24, 24, 3)
+    inside, outside = pixels[3, 4], pixels[20, 1]
+    assert inside[0] > inside[2] and outside[0] == outside[1] == outside[2]  # red ROI 0; gray background
+
+
+def test_colour_frames_and_large_frames():
+    rgb = np.zeros((4, 5, 3), dtype="uint8")
+    rgb[..., 0] = 200
+    assert np.array_equal(decode_png(images.png(images._picture(rgb, "/x"))), rgb)
+    big = np.arange(3000 * 3000, dtype="float32").reshape(3000, 3000)
+    shown = decode_png(images.png(images._picture(big, "/x")))
+    assert shown.shape == (1500, 1500) and shown[0, 0] == 0 and shown[-1, -1] == 255  # every 2nd pixel, stretched
+    with pytest.raises(ViewRequestError, match="no picture"):
+        images._picture(np.zeros((2, 2, 5)), "/x")

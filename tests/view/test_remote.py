@@ -1,0 +1,42 @@
+"""The viewer on a remote file: S3 served by moto on 127.0.0.1, every request counted by a proxy in front."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+from s3_faults import fault_proxy, through
+from s3_server import new_bucket
+from viewer_files import CHANNELS, write_viewer_file
+
+from hdmf_zarr3.view.opened import OpenedFile
+from hdmf_zarr3.view.server import ViewServer
+
+
+def _get(server, route):
+    with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{route}&token={server.token}", timeout=60) as answer:
+        return json.load(answer)
+
+
+def test_a_file_on_s3_is_browsed_and_one_window_reads_only_its_chunks(s3):
+    url = f"s3://{new_bucket(s3)}/session.nwb.zarr"
+    write_viewer_file(url, storage_options=s3["options"])
+    with fault_proxy(s3) as proxy:
+        with ViewServer(OpenedFile(url, through(proxy, s3["options"]))) as server:
+            opening = len(proxy.requests)
+            assert _get(server, "/api/tree?x=1")["root"]["path"] == "/"
+            assert len(proxy.requests) == opening  # the tree is the metadata read at open
+            before = len(proxy.requests)
+            # samples 3000..10000 of the ElectricalSeries (rate 1 kHz from 2 s; chunks of 4096 samples)
+            window = _get(server, "/api/series?path=/acquisition/ElectricalSeries&start=5&stop=12&width=400")
+            requests = proxy.requests[before:]
+            print(f"\none series window over S3: {len(requests)} requests: {[(m, p) for m, p, _ in requests]}")
+            print(f"opening the file and reading its tree: {opening} requests")
+            assert window["decimation"] == "minmax" and len(window["t"]) == 400
+            chunk_gets = sorted(p.split("?")[0].rsplit("/data/", 1)[1] for m, p, _ in requests if m == "GET")
+            assert chunk_gets == ["c/0/0", "c/1/0", "c/2/0"]  # the three chunks the window touches, once each
+            assert len(requests) == 3
+            page = _get(server, "/api/table?path=/units&count=10")
+            assert page["rows"] == 4 and len(page["columns"]) == 4
+            node = _get(server, "/api/node?path=/acquisition/ElectricalSeries/data")
+            assert node["chunks"] == [4096, CHANNELS] and node["stored_bytes"] > 0

@@ -1,0 +1,147 @@
+"""The viewer's HTTP server: its endpoints, the token, the Host check, 127.0.0.1 only, GET only, and a
+damaged chunk answered as our typed error for that node only."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import socket
+import sys
+import urllib.parse
+
+import numpy as np
+import pytest
+from viewer_files import CHANNELS, decode_png
+
+from hdmf_zarr3.view.opened import OpenedFile
+from hdmf_zarr3.view.server import ViewServer
+
+
+@pytest.fixture
+def viewer(viewer_file):
+    with ViewServer(OpenedFile(viewer_file)) as server:
+        yield server
+
+
+def get(server, route, token=True, host=None, method="GET", **query):
+    """``(status, headers, body)`` of one request to ``server``."""
+    if token:
+        query["token"] = server.token if token is True else token
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    try:
+        connection.putrequest(method, route + ("?" + urllib.parse.urlencode(query) if query else ""), skip_host=True)
+        connection.putheader("Host", host or f"127.0.0.1:{server.port}")
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def get_json(server, route, **query):
+    status, headers, body = get(server, route, **query)
+    assert headers["Content-Type"] == "application/json", body
+    return status, json.loads(body)
+
+
+def test_the_page_and_its_files_are_served_with_the_token_in_their_links(viewer):
+    status, headers, body = get(viewer, "/")
+    assert status == 200 and headers["Content-Type"].startswith("text/html")
+    assert viewer.token.encode() in body and b"__TOKEN__" not in body
+    assert headers["Cache-Control"] == "no-store" and headers["Referrer-Policy"] == "no-referrer"
+    assert get(viewer, "/static/app.js")[0] == 200
+    assert get(viewer, "/static/../opened.py")[0] == 404 and get(viewer, "/static/nothing.js")[0] == 404
+
+
+def test_tree_and_node_endpoints(viewer):
+    status, found = get_json(viewer, "/api/tree")
+    assert status == 200 and found["root"]["path"] == "/"
+    assert [c["name"] for c in found["root"]["children"]][:2] == ["acquisition", "analysis"]
+    status, node = get_json(viewer, "/api/node", path="/acquisition/ElectricalSeries/data")
+    assert status == 200 and node["chunks"] == [4096, CHANNELS] and node["shape"][1] == CHANNELS
+    status, missing = get_json(viewer, "/api/node", path="/nothing/here")
+    assert status == 404 and missing == {
+        "error": "ViewRequestError",
+        "path": "/nothing/here",
+        "message": "/nothing/here: the file has no such node",
+    }
+
+
+def test_table_page_and_sort_endpoint(viewer):
+    status, page = get_json(viewer, "/api/table", path="/intervals/trials", sort="score", desc="1", count=2)
+    assert status == 200 and page["rows"] == 5 and page["row_numbers"] == [4, 2]
+    status, bad = get_json(viewer, "/api/table", path="/units", start="x")
+    assert status == 400 and bad["error"] == "ViewRequestError" and "start='x'" in bad["message"]
+
+
+def test_series_window_endpoint_decimates_to_the_width(viewer):
+    status, window = get_json(
+        viewer, "/api/series", path="/acquisition/ElectricalSeries", start=0, stop=100, channels="0-2,5", width=300
+    )
+    assert status == 200 and window["channels"] == [0, 1, 2, 5] and window["decimation"] == "minmax"
+    assert len(window["t"]) == 300 and all(len(v) == 300 for v in window["min"] + window["max"])
+    status, short = get_json(viewer, "/api/series", path="/acquisition/speed")
+    assert status == 200 and short["decimation"] == "none" and len(short["t"]) == 10
+
+
+def test_image_frame_endpoint_is_a_png(viewer):
+    status, info = get_json(viewer, "/api/image", path="/acquisition/movie")
+    assert status == 200 and info["frames"] == 6
+    status, headers, body = get(viewer, "/api/frame", path="/acquisition/movie", index=5)
+    assert status == 200 and headers["Content-Type"] == "image/png"
+    assert decode_png(body).shape == (16, 20)
+
+
+@pytest.mark.parametrize("token", [False, "wrong", "x" * 43])
+def test_a_request_without_the_token_is_refused(viewer, token):
+    for route in ("/", "/api/tree", "/static/app.js", "/api/frame"):
+        status, _, body = get(viewer, route, token=token, path="/acquisition/movie")
+        assert status == 403 and b"token" in body
+
+
+def test_the_token_may_come_in_a_header(viewer):
+    connection = http.client.HTTPConnection("127.0.0.1", viewer.port, timeout=30)
+    connection.request("GET", "/api/tree", headers={"Authorization": f"token {viewer.token}"})
+    assert connection.getresponse().status == 200
+    connection.close()
+
+
+@pytest.mark.parametrize("host", ["evil.example:{port}", "127.0.0.1:1", "localhost", "", "127.0.0.1.evil:{port}"])
+def test_a_foreign_host_header_is_refused_even_with_the_token(viewer, host):
+    # DNS rebinding: a page of another site resolving its name to 127.0.0.1 sends its own Host
+    assert get(viewer, "/api/tree", host=host.format(port=viewer.port) or " ")[0] == 403
+    assert get(viewer, "/api/tree", host=f"localhost:{viewer.port}")[0] == 200
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "HEAD"])
+def test_only_get_is_answered(viewer, method):
+    status, headers, _ = get(viewer, "/api/tree", method=method)
+    assert status == 405 and headers["Allow"] == "GET"
+
+
+def test_the_server_listens_on_127_0_0_1_only(viewer):
+    assert viewer.httpd.server_address[0] == "127.0.0.1"
+    addresses = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}
+    # 127.0.0.2 reaches a server bound to every interface (Linux routes 127/8 to the loopback), not ours
+    addresses |= {"127.0.0.2"} if sys.platform.startswith("linux") else set()
+    addresses.discard("127.0.0.1")
+    for address in addresses:  # the machine's other addresses do not reach it
+        with pytest.raises(OSError), socket.create_connection((address, viewer.port), timeout=2):
+            pass
+    assert viewer.url.startswith(f"http://127.0.0.1:{viewer.port}/?token=")
+
+
+def test_a_damaged_chunk_is_our_typed_error_for_that_node_and_the_file_stays_browsable(viewer_file, tmp_path):
+    damaged = tmp_path / "damaged.nwb.zarr"
+    shutil.copytree(viewer_file, damaged)
+    (damaged / "acquisition/ElectricalSeries/data/c/0/0").write_bytes(b"not a blosc chunk at all")
+    with ViewServer(OpenedFile(str(damaged))) as server:
+        status, error = get_json(server, "/api/series", path="/acquisition/ElectricalSeries", start=2, stop=2.5)
+        assert status == 500 and error["error"] == "CorruptStoreError"
+        assert error["path"].startswith("/acquisition/ElectricalSeries/data") and "c/0/0" in error["message"]
+        status, node = get_json(server, "/api/node", path="/acquisition/ElectricalSeries/data")
+        assert status == 200 and node["preview"]["error"] == "CorruptStoreError"  # the details still show
+        assert get_json(server, "/api/tree")[0] == 200
+        status, window = get_json(server, "/api/series", path="/acquisition/ElectricalSeries", start=20, stop=20.1)
+        assert status == 200 and np.isfinite(window["min"][0]).all()  # other chunks read

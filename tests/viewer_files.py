@@ -1,0 +1,162 @@
+"""The NWB file the viewer's tests browse: ecephys, units, trials, an ImageSeries, two-photon imaging with a
+plane segmentation over a mean image, and a TimeSeries with timestamps (small, deterministic)."""
+
+from __future__ import annotations
+
+import datetime
+import struct
+import zlib
+
+import numpy as np
+from dateutil.tz import tzutc
+from hdmf.data_utils import GenericDataChunkIterator
+from pynwb import NWBFile, TimeSeries
+from pynwb.base import Images
+from pynwb.ecephys import ElectricalSeries
+from pynwb.image import GrayscaleImage, ImageSeries
+from pynwb.ophys import ImageSegmentation, OpticalChannel, TwoPhotonSeries
+
+from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
+
+#: the ElectricalSeries: samples, channels, rate
+SAMPLES, CHANNELS, RATE = 30_000, 8, 1000.0
+
+
+def viewer_nwbfile() -> NWBFile:
+    nwb = NWBFile(
+        session_description="viewer test session",
+        identifier="VIEW1",
+        session_start_time=datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=tzutc()),
+    )
+    device = nwb.create_device(name="probe")
+    group = nwb.create_electrode_group(name="shank0", description="a shank", location="CA1", device=device)
+    for i in range(CHANNELS):
+        nwb.add_electrode(group=group, location="CA1", x=float(i), y=0.0, z=0.0)
+    region = nwb.create_electrode_table_region(list(range(CHANNELS)), "all electrodes")
+    t = np.arange(SAMPLES) / RATE
+    waves = np.stack([np.sin(2 * np.pi * (c + 1) * t) * 1000 for c in range(CHANNELS)], axis=1).astype("int16")
+    nwb.add_acquisition(
+        ElectricalSeries(
+            name="ElectricalSeries",
+            data=ZarrDataIO(waves, chunks=(4096, CHANNELS)),
+            electrodes=region,
+            rate=RATE,
+            starting_time=2.0,
+            conversion=1e-6,
+        )
+    )
+    speed = TimeSeries(name="speed", data=np.linspace(0, 9, 10), timestamps=np.arange(10) * 0.5 + 1.0, unit="m/s")
+    nwb.add_acquisition(speed)
+    nwb.add_epoch(start_time=1.0, stop_time=2.0, tags=["run"], timeseries=[speed])
+    nwb.add_unit_column("quality", "a text column")
+    spikes = [[0.1, 0.2, 0.3], [1.5], [0.7, 0.9], [2.5, 2.6, 2.7, 2.8]]
+    for i, times in enumerate(spikes):
+        nwb.add_unit(spike_times=times, quality=["good", "noise", "good", "mua"][i], electrodes=[i % CHANNELS])
+    nwb.add_trial_column("score", "a score per trial")
+    for i, score in enumerate([3.0, 1.0, 4.0, 1.0, 5.0]):
+        nwb.add_trial(start_time=float(i), stop_time=float(i) + 0.5, score=score)
+    frames = (np.arange(6 * 16 * 20).reshape(6, 16, 20) % 251).astype("uint8")
+    nwb.add_acquisition(ImageSeries(name="movie", data=frames, unit="n.a.", rate=10.0))
+    channel = OpticalChannel(name="green", description="green", emission_lambda=520.0)
+    plane = nwb.create_imaging_plane(
+        name="plane",
+        optical_channel=channel,
+        description="a plane",
+        device=device,
+        excitation_lambda=920.0,
+        imaging_rate=30.0,
+        indicator="GCaMP6f",
+        location="V1",
+    )
+    rng = np.random.default_rng(0)
+    nwb.add_acquisition(
+        TwoPhotonSeries(
+            name="two_photon",
+            data=rng.integers(0, 1000, size=(4, 24, 24)).astype("uint16"),
+            imaging_plane=plane,
+            rate=30.0,
+            unit="n.a.",
+        )
+    )
+    ophys = nwb.create_processing_module(name="ophys", description="optical physiology")
+    mean = np.outer(np.linspace(0, 1, 24), np.linspace(1, 0, 24))
+    ophys.add(Images(name="summary_images", images=[GrayscaleImage(name="mean", data=mean)]))
+    segmentation = ImageSegmentation()
+    ophys.add(segmentation)
+    cells = segmentation.create_plane_segmentation(name="cells", description="cells", imaging_plane=plane)
+    for r in range(3):
+        mask = np.zeros((24, 24), dtype="float32")
+        mask[2 + 6 * r : 6 + 6 * r, 3 + 5 * r : 8 + 5 * r] = 1.0
+        cells.add_roi(image_mask=mask)
+    return nwb
+
+
+def write_viewer_file(target, **io_kwargs):
+    """Write :func:`viewer_nwbfile` to ``target``; return ``target``."""
+    with NWBZarrIO(target, mode="w", **io_kwargs) as io:
+        io.write(viewer_nwbfile())
+    return target
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """A PNG we wrote, decoded (filter 0 rows only), to check what it shows."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        tag, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        assert struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])[0] == zlib.crc32(tag + body)
+        if tag == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif tag == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color = header[:4]
+    channels = {0: 1, 2: 3, 6: 4}[color]
+    rows = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, 1 + width * channels)
+    assert not rows[:, 0].any()
+    return rows[:, 1:].reshape(height, width, channels).squeeze()
+
+
+#: The large recording of the memory test: 384 channels of int16 at 30 kHz, 1.4 M samples (1.0 GiB).
+BIG_CHANNELS, BIG_SAMPLES, BIG_RATE = 384, 1_400_000, 30_000.0
+
+
+class SawtoothIterator(GenericDataChunkIterator):
+    """A recording made up block by block (never whole in memory): channel ``c`` at sample ``i`` holds
+    ``(i * (c + 1)) % 2000 - 1000``."""
+
+    def __init__(self, samples: int, channels: int, **kwargs):
+        self.samples, self.channels = samples, channels
+        super().__init__(**kwargs)
+
+    def _get_data(self, selection):
+        rows, columns = selection
+        i = np.arange(rows.start or 0, rows.stop, dtype=np.int64)[:, None]
+        c = np.arange(columns.start or 0, columns.stop, dtype=np.int64)[None, :]
+        return ((i * (c + 1)) % 2000 - 1000).astype(np.int16)
+
+    def _get_maxshape(self):
+        return (self.samples, self.channels)
+
+    def _get_dtype(self):
+        return np.dtype(np.int16)
+
+
+def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_CHANNELS, **io_kwargs):
+    """An NWB file holding one ElectricalSeries of ``samples`` × ``channels`` int16 (1 GiB by default)."""
+    nwb = NWBFile(
+        session_description="a long recording",
+        identifier="BIG",
+        session_start_time=datetime.datetime(2024, 1, 2, tzinfo=tzutc()),
+    )
+    device = nwb.create_device(name="probe")
+    group = nwb.create_electrode_group(name="shank", description="probe", location="CA1", device=device)
+    for _ in range(channels):
+        nwb.add_electrode(group=group, location="CA1")
+    region = nwb.create_electrode_table_region(list(range(channels)), "all")
+    data = SawtoothIterator(samples, channels, buffer_gb=0.05)
+    nwb.add_acquisition(ElectricalSeries(name="ElectricalSeries", data=data, electrodes=region, rate=BIG_RATE))
+    with NWBZarrIO(target, mode="w", **io_kwargs) as io:
+        io.write(nwb)
+    return target
