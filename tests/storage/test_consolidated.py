@@ -98,3 +98,23 @@ def test_member_paths_that_escape_or_are_malformed_are_refused(tmp_path, key):
     (path / "zarr.json").write_text(json.dumps(root))
     with pytest.raises(FormatError, match="consolidated_metadata member"):
         ZarrIO(path, mode="r")
+
+
+def test_a_root_readers_would_refuse_is_not_consolidated(tmp_path, monkeypatch):
+    """A file of very many nodes (~40,000 at the real limits) would consolidate into a root over the limits of
+    one document, which every reader refuses: the writer stores the root without the block, and the file is
+    read node by node. The limit is lowered here so that a small file reaches it."""
+    from hdmf_zarr3.format.documents import limits
+
+    small, large = tmp_path / "small.nwb.zarr", tmp_path / "large.nwb.zarr"
+    write_nwb(small)
+    consolidated = (small / "zarr.json").read_bytes()
+    assert "consolidated_metadata" in _root(small)
+    assert limits.count_values(consolidated, 2**30) > 5000
+    monkeypatch.setattr(limits, "MAX_DOCUMENT_VALUES", 1000)  # more than any one node's document holds
+    write_nwb(large)
+    assert "consolidated_metadata" not in _root(large)
+    with NWBZarrIO(str(large), mode="r") as io:
+        assert list(io.read().acquisition["ts"].data[:3]) == list(
+            NWBZarrIO(str(small), "r").read().acquisition["ts"].data[:3]
+        )

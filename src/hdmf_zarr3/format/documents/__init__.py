@@ -16,7 +16,7 @@ if TYPE_CHECKING:
         split_sharding,
         v2_fixed_itemsize,
     )
-    from .limits import MAX_DOCUMENT_BYTES, MetadataBudget, data_type_itemsize, load_json
+    from .limits import MAX_DOCUMENT_BYTES, MetadataBudget, data_type_itemsize, load_json, within_document_limits
     from .names import (
         ALL_CHUNKS_ATTR,
         CHUNKLESS_ATTR,
@@ -69,6 +69,7 @@ __all__ = [
     "store_key",
     "v2_fixed_itemsize",
     "with_blosc_typesize",
+    "within_document_limits",
     "zarr_json",
 ]
 __getattr__ = door(__name__, __file__)

@@ -166,6 +166,30 @@ def load_json(
     deeply to parse: :class:`CorruptStoreError`; both naming ``path``, before (or instead of) building the
     objects."""
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    values = check_size(raw, what, path, max_bytes, max_values)
+    if budget is not None:
+        budget.charge(len(raw), values, path)
+    try:
+        return json.loads(data if isinstance(data, str) else raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise CorruptStoreError(f"{what} is not valid UTF-8 JSON ({str(exc)[:200]})", path) from exc
+    except RecursionError:
+        raise CorruptStoreError(f"{what} nests too deeply to parse", path) from None
+
+
+def within_document_limits(raw: bytes) -> bool:
+    """Whether a reader accepts ``raw`` as one node document (what a writer checks before storing a root
+    that inlines every node: one too large is not consolidated, and readers list the file instead)."""
+    try:
+        check_size(raw, "zarr.json", "/", MAX_DOCUMENT_BYTES, MAX_DOCUMENT_VALUES)
+    except MetadataLimitError:
+        return False
+    return True
+
+
+def check_size(raw: bytes, what: str, path: str, max_bytes: int, max_values: int) -> int:
+    """The JSON values of ``raw`` (an upper bound), or :class:`MetadataLimitError` when it has more bytes,
+    wide characters or values than the limits allow."""
     if len(raw) > max_bytes:
         raise MetadataLimitError(f"{what} is {len(raw)} bytes, more than the {max_bytes} this reader accepts", path)
     wide_limit = max_bytes * MAX_WIDE_DOCUMENT_BYTES // MAX_DOCUMENT_BYTES
@@ -180,14 +204,7 @@ def load_json(
         raise MetadataLimitError(
             f"{what} holds more than {max_values} JSON values, more than this reader accepts", path
         )
-    if budget is not None:
-        budget.charge(len(raw), values, path)
-    try:
-        return json.loads(data if isinstance(data, str) else raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise CorruptStoreError(f"{what} is not valid UTF-8 JSON ({str(exc)[:200]})", path) from exc
-    except RecursionError:
-        raise CorruptStoreError(f"{what} nests too deeply to parse", path) from None
+    return values
 
 
 def depth_exceeds(value: Any, limit: int) -> bool:

@@ -12,7 +12,7 @@ from zarr.abc.store import Store
 
 from ..._version import __version__
 from ...errors import IncompleteFileError
-from ...format.documents import completion, consolidated, dimension_names, group_document
+from ...format.documents import completion, consolidated, dimension_names, group_document, within_document_limits
 from ..safety import LocalReplacement, Rollback, WriteLock, open_files, transactional
 from . import locations
 from .document_cache import DocumentCache
@@ -199,19 +199,18 @@ class StoreHandle:
         documents = self.cache.loaded
         if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
-        from .nodes import put_documents
+        from .nodes import ZARR_JSON, dump_document, put_keys
 
         if self._resized_groups:  # arrays whose length changed (appends): their groups named again
             groups, self._resized_groups = self._resized_groups, set()
             renamed = dimension_names.renamed_documents(documents, groups) if self.names_dimensions else {}
             if renamed:
                 self.put_documents(renamed)
-        root = (
-            consolidated.consolidate(documents)
-            if self.consolidate
-            else consolidated.without_consolidated(documents["/"])
-        )
-        put_documents(self.store, {"/": root})  # unmarked: complete
+        bare = consolidated.without_consolidated(documents["/"])
+        raw = dump_document(consolidated.consolidate(documents)) if self.consolidate else None
+        if raw is None or not within_document_limits(raw):
+            raw = dump_document(bare)  # a root readers would refuse: the file is read node by node instead
+        put_keys(self.store, {ZARR_JSON: raw})  # unmarked: complete
         self._changed = False  # (whatever happens next: committed, never stored again, nor undone)
         self.committed = True
         self.undo_log.finish()
