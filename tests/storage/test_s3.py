@@ -14,7 +14,7 @@ from s3_server import new_bucket, public_file
 from writing import write_nwb
 from zarr.storage import WrapperStore
 
-from hdmf_zarr3 import NWBZarrIO, ParallelWriteWarning, StoreError, UnsafeLinkError, ZarrIO
+from hdmf_zarr3 import CorruptStoreError, NWBZarrIO, ParallelWriteWarning, StoreError, UnsafeLinkError, ZarrIO
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
 
@@ -195,3 +195,18 @@ def test_cli_converts_inspects_and_validates_files_on_s3(s3, tmp_path, capsys):
     capsys.readouterr()
     assert main(["convert", str(back), f"s3://{bucket}/x.nwb"]) == 1
     assert "HDF5 files are converted from and to local paths only" in capsys.readouterr().err
+
+
+def test_an_object_larger_than_its_metadata_allows_is_refused_before_its_bytes_are_read(s3):
+    """As a local file (tests/backend/test_hostile_chunks.py), an object of an object store is read only when
+    it is no larger than one storage object of its array may take, or one node document: its size comes with
+    the response, before the body, so a hostile 64 MiB chunk of a 8 KiB array costs nothing to refuse."""
+    bucket = new_bucket(s3)
+    url = f"s3://{bucket}/a.nwb.zarr"
+    write_nwb(url, storage_options=s3["options"])
+    client = s3["client"]()
+    client.put_object(Bucket=bucket, Key="a.nwb.zarr/acquisition/ts/data/c.0", Body=b"\0" * 64 * 2**20)
+    with NWBZarrIO(url, mode="r", storage_options=dict(s3["options"])) as io:
+        data = io.read().acquisition["ts"].data
+        with pytest.raises(CorruptStoreError, match=r"/acquisition/ts/data: chunk c\.0 is 67108864 bytes, more than"):
+            data[:10]

@@ -26,6 +26,7 @@ from zarr.storage import ObjectStore
 
 from ...errors import RemoteStoreError
 from ..codecs import ChunkPromises
+from ..safety import ReadBounds, too_large
 from .generations import GENERATION, ROOT_KEY, check_generation, new_generation
 
 #: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
@@ -82,14 +83,15 @@ def node_of(key: str) -> str:
     return "/" + "/".join(parts[:-1])
 
 
-class RemoteObjectStore(ObjectStore):
+class RemoteObjectStore(ReadBounds, ObjectStore):
     """zarr's ``ObjectStore`` whose failed requests raise :class:`RemoteStoreError` (``location``: the URL of
-    the store's root, for messages)."""
+    the store's root, for messages), and which reads no object larger than its metadata allows (as the
+    guarded local stores: its size comes with the response, before the body)."""
 
     def __init__(self, store: Any, *, read_only: bool = False, location: str = "") -> None:
         super().__init__(store, read_only=read_only)
         self.location = location.rstrip("/")
-        self.promises = ChunkPromises()
+        self._init_bounds()
         #: The file version this store reads or writes (:mod:`.generations`): a new file's, or the root's.
         self.generation: str | None = None
         # (obstore keeps user metadata on S3, GCS and Azure; its local and memory stores refuse it)
@@ -102,23 +104,29 @@ class RemoteObjectStore(ObjectStore):
     def with_read_only(self, read_only: bool = False) -> RemoteObjectStore:
         store = type(self)(self.store, read_only=read_only, location=self.location)
         store.promises, store.generation = self.promises, self.generation
+        if self.limited_by is not None:
+            store.limit(self.limited_by)
+            store.promises = self.promises
         return store
 
     def limit_reads(self, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
         """Know the node documents the reader uses: a chunk that must be stored and is not is an error
-        (``promised``: not in an incomplete file)."""
-        self.promises = ChunkPromises(documents if promised else None)
+        (``promised``: not in an incomplete file), and no object is read past what its array allows."""
+        self.limit(documents, promised)
 
     def __getstate__(self) -> dict[Any, Any]:
         state = super().__getstate__()
-        return {**state, "location": self.location, "promises": self.promises.portable(), "generation": self.generation}
+        extra = {"location": self.location, "promises": self.promises.portable(), "generation": self.generation}
+        return {**state, **extra, "bounds": self._state_bounds()}
 
     def __setstate__(self, state: dict[Any, Any]) -> None:
         location = state.pop("location", "")
         promises = state.pop("promises", None) or ChunkPromises()
         generation = state.pop("generation", None)
+        bounds = state.pop("bounds", {})
         super().__setstate__(state)
-        self.location, self.promises, self.generation = location, promises, generation
+        self._init_bounds()
+        self.location, self.promises, self.generation, self._bounds = location, promises, generation, bounds
 
     @contextlib.contextmanager
     def named(self, what: str, key: str) -> Iterator[None]:
@@ -174,6 +182,11 @@ class RemoteObjectStore(ObjectStore):
             raise ValueError(f"unexpected byte range {byte_range!r}")
         try:
             response = await obstore.get_async(self.store, key, options=options)  # type: ignore[arg-type]
+            if not isinstance(byte_range, (RangeByteRequest, SuffixByteRequest)):  # a range bounds itself
+                node, what, bound = self.owner(key)
+                size = int(response.meta["size"]) - (byte_range.offset if byte_range is not None else 0)
+                if size > bound:
+                    raise too_large(node, what, size, bound)
             data = await response.bytes_async()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None, None

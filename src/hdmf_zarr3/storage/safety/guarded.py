@@ -49,8 +49,8 @@ _KINDS = [
 ]
 
 
-class _Bounds:
-    """Which node a key belongs to, and how many bytes it may take (shared by both stores)."""
+class ReadBounds:
+    """Which node a key belongs to, and how many bytes it may take (shared by the local, zip and object stores)."""
 
     _documents: Mapping[str, dict[str, Any]] | None = None
     _bounds: dict[str, tuple[Any, int]]
@@ -60,6 +60,11 @@ class _Bounds:
         self._documents = None
         self._bounds = {}
         self.promises = ChunkPromises()
+
+    @property
+    def limited_by(self) -> Mapping[str, dict[str, Any]] | None:
+        """The node documents reads are bounded by (``None``: only node documents are read yet)."""
+        return self._documents
 
     def limit(self, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
         """Bound reads by ``documents`` (the node documents the reader uses, kept current by it); ``promised``:
@@ -107,11 +112,12 @@ class _Bounds:
         return out
 
 
-def _too_large(path: str, what: str, size: int, bound: int) -> CorruptStoreError:
+def too_large(path: str, what: str, size: int, bound: int) -> CorruptStoreError:
+    """The error of a stored object of ``size`` bytes where its metadata allows ``bound``."""
     return CorruptStoreError(f"{what} is {size} bytes, more than the {bound} its metadata allows", path)
 
 
-class GuardedLocalStore(_Bounds, LocalStore):
+class GuardedLocalStore(ReadBounds, LocalStore):
     """A ``LocalStore`` that reads only regular files inside its directory, within their bounds."""
 
     def __init__(self, root: Any, *, read_only: bool = False, opened: int | None = None) -> None:
@@ -241,7 +247,7 @@ def _read_file(
             raise CorruptStoreError(f"{what} is not a regular file; it is not read", node)
         size = info.st_size
         if size > bound:
-            raise _too_large(node, what, size, bound)
+            raise too_large(node, what, size, bound)
         start, stop = _span(byte_range, size)
         data = os.pread(fd, stop - start, start) if stop > start else b""
         return prototype.buffer.from_bytes(data)
@@ -282,7 +288,7 @@ def _span(byte_range: ByteRequest | None, size: int) -> tuple[int, int]:
 _ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 
 
-class GuardedZipStore(_Bounds, ZipStore):
+class GuardedZipStore(ReadBounds, ZipStore):
     """A read-only ``ZipStore`` whose members are read within their bounds, with typed errors."""
 
     def __init__(self, path: Any, *, mode: Literal["r", "w", "a", "x"] = "r", **kwargs: Any) -> None:
@@ -319,7 +325,7 @@ class GuardedZipStore(_Bounds, ZipStore):
                 node,
             )
         if info.file_size > bound:
-            raise _too_large(node, what, info.file_size, bound)
+            raise too_large(node, what, info.file_size, bound)
         start, stop = _span(byte_range, info.file_size)
         try:
             with archive.open(info) as member:
@@ -336,7 +342,7 @@ class GuardedZipStore(_Bounds, ZipStore):
 def limit_reads(store: Any, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
     """Bound the reads of a guarded ``store`` by the node documents of its file (any other store: nothing);
     ``promised``: refuse missing chunks of arrays that store every chunk (:mod:`.missing_chunks`)."""
-    if isinstance(store, _Bounds):
+    if isinstance(store, ReadBounds):
         store.limit(documents, promised)
     elif callable(getattr(store, "limit_reads", None)):  # a zip being changed, an object store
         store.limit_reads(documents, promised)
