@@ -186,3 +186,21 @@ def test_a_consolidated_zarr_v2_file_with_pickled_objects_cannot_be_opened_by_da
         z.extractall(asset)
     refused = next(f for f in check_dandi(asset).errors if f.rule == "zarr.cannot_open")
     assert refused.path == "/" and "object codec 'pickle'" in refused.message
+
+
+def test_the_node_documents_are_fetched_a_batch_at_a_time(tmp_path, monkeypatch):
+    """check-dandi parses every zarr.json: it holds one batch of them at a time, not the whole file's (a file
+    of 100,000 nodes would otherwise hold all their bytes at once)."""
+    from hdmf_zarr3.dandi import zarr_rules
+
+    path = tmp_path / "f.nwb.zarr"
+    nwbfile = _with_subject(subject_id="1", species="Mus musculus", sex="M", age="P90D")
+    for i in range(40):
+        nwbfile.add_acquisition(TimeSeries(name=f"ts{i}", data=np.arange(3.0), unit="m", rate=1.0))
+    with NWBZarrIO(str(path), mode="w") as io:
+        io.write(nwbfile)
+    fetched: list[int] = []
+    get_keys = zarr_rules.get_keys
+    monkeypatch.setattr(zarr_rules, "get_keys", lambda store, keys: fetched.append(len(keys)) or get_keys(store, keys))
+    check_dandi(str(path))
+    assert sum(fetched) > 2 * zarr_rules.FETCH_BATCH and max(fetched) <= zarr_rules.FETCH_BATCH

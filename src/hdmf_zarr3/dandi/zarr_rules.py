@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import posixpath
+from collections.abc import Iterator
 from typing import Any
 
 from zarr.abc.store import Store
@@ -76,7 +77,7 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
     documents.sort(key=lambda k: (k.count("/"), k))  # parents before children, as a walk meets them
     found: list[DandiFinding] = []
     arrays: set[str] = set()
-    for key, raw in zip(documents, get_keys(store, documents)):
+    for key, raw in _fetched(store, documents):
         node = _node(key)
         if any(node == a or node.startswith(a.rstrip("/") + "/") for a in arrays):
             continue  # dandi-cli's walk does not go below an array
@@ -114,6 +115,18 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
         else:
             found += _nominal_size(node, doc)
     return found
+
+
+#: Node documents fetched at once: each is parsed and let go before the next batch, so what the check holds
+#: is one batch of documents (each within the limits of one), however many nodes the file has.
+FETCH_BATCH = 64
+
+
+def _fetched(store: Store, keys: list[str]) -> Iterator[tuple[str, bytes | None]]:
+    """``(key, raw)`` of every key, fetched concurrently a batch at a time."""
+    for start in range(0, len(keys), FETCH_BATCH):
+        batch = keys[start : start + FETCH_BATCH]
+        yield from zip(batch, get_keys(store, batch))
 
 
 def _parse(raw: bytes | None, node: str) -> dict[str, Any] | None:
