@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hdmf.backends.errors import UnsupportedOperation
 
@@ -14,6 +15,9 @@ from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
 from ...storage.safety import limit_reads
 from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
+
+if TYPE_CHECKING:
+    from ..datasets import RowTally
 
 
 def dialect_of(handle: StoreHandle) -> Dialect:
@@ -175,3 +179,15 @@ class OpenFile:
     def reopen_for_reading(self) -> StoreHandle:
         """A new read-only handle on the file's location with the same store options (the caller closes it)."""
         return open_store(self.path, "r", self.storage_options, allow_incomplete=self.allow_incomplete)
+
+
+def abandon_unclosed(handle: StoreHandle, held: RowTally, source: str | None) -> None:
+    """What becomes of a writer never closed (see :func:`~hdmf_zarr3.storage.safety.locks.guard`)."""
+    if held.datasets:  # collected: no write or close can store them any more
+        warnings.warn(
+            f"{source}: the file was never closed; rows appended to {held.datasets} dataset(s) since the last "
+            "write() are not stored (close files, or use `with`)",
+            RuntimeWarning,
+            stacklevel=1,
+        )
+    handle.abandon()

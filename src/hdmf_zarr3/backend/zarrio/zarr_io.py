@@ -7,7 +7,6 @@ writer, the reader and the lazy datasets are handed explicit contexts (:mod:`.co
 from __future__ import annotations
 
 import os
-import warnings
 from functools import partial
 from pathlib import Path
 from typing import Any, cast
@@ -28,13 +27,13 @@ from ...integrations import dataset_html, hdmf_shims
 from ...storage.remote import ready_store
 from ...storage.safety import failures, locks
 from ...storage.stores import StoreHandle, WorkPools, locations, open_store
-from ..datasets import RowTally, ZarrDataset
+from ..datasets import ZarrDataset
 from ..read import ForeignFiles
 from ..specs import cache as spec_cache
 from ..write import VirtualOptions
 from . import hdmf_zarr_api
 from .contexts import DatasetContext, DatasetOwner, ReadContext, WriteContext
-from .opening import OpenFile, dialect_of
+from .opening import OpenFile, abandon_unclosed, dialect_of
 from .reading import FileReader
 from .writing import FileWriter
 
@@ -145,7 +144,7 @@ class ZarrIO(HDMFIO):
     def open(self) -> None:
         handle = self._open_file.open()
         if handle is not None and handle.writable:  # never closed: its lock must not outlive it (nor a zip's copy)
-            abandon = partial(_abandon, handle, self._writer.appended_rows.tally, self.source)
+            abandon = partial(abandon_unclosed, handle, self._writer.appended_rows.tally, self.source)
             locks.guard(self, abandon, before_exit=self._writer.store_held_rows)
 
     @property
@@ -466,15 +465,3 @@ class ZarrIO(HDMFIO):
     def generate_dataset_html(dataset: Any) -> str:
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset, ZarrDataset)
-
-
-def _abandon(handle: StoreHandle, held: RowTally, source: str | None) -> None:
-    """What becomes of a writer never closed (see :func:`~hdmf_zarr3.storage.safety.locks.guard`)."""
-    if held.datasets:  # collected: no write or close can store them any more
-        warnings.warn(
-            f"{source}: the file was never closed; rows appended to {held.datasets} dataset(s) since the last "
-            "write() are not stored (close files, or use `with`)",
-            RuntimeWarning,
-            stacklevel=1,
-        )
-    handle.abandon()
