@@ -485,7 +485,7 @@ def read_values(path: Path, nwb: bool = False, dask: bool = False, zarrio: bool 
                         and data.shape
                     ):
                         data = dask_arrays.as_dask(
-                            io._handle.store, data.path, data.document, data.dtype, io._handle.life
+                            io.store_handle.store, data.path, data.document, data.dtype, io.store_handle.life
                         )
                     touch_values(data)
         finally:

@@ -137,3 +137,84 @@ def test_no_door_offers_a_name_that_is_also_one_of_its_modules():
         if attribute is not None and (init.parent / f"{name}.py").is_file()
     ]
     assert clashes == []
+
+
+def _own_and_read(cls: ast.ClassDef) -> tuple[set[str], list[tuple[int, str]]]:
+    """What a class owns (the methods it defines, the attributes it assigns on ``self`` or in its body; not
+    the stubs under ``if TYPE_CHECKING:`` nor bare annotations) and the ``self._x`` it reads."""
+    own: set[str] = set()
+    for node in cls.body:  # (a method under ``if`` is a stub, not one the class has)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Assign):
+            own |= {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and node.value is not None and isinstance(node.target, ast.Name):
+            own.add(node.target.id)
+    reads: list[tuple[int, str]] = []
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            if isinstance(node.ctx, (ast.Store, ast.Del)):
+                own.add(node.attr)
+            else:
+                reads.append((node.lineno, node.attr))
+        elif (  # getattr(self, "_x", ...)
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[0], ast.Name)
+            and node.args[0].id == "self"
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ):
+            reads.append((node.lineno, node.args[1].value))
+    private = [(line, name) for line, name in reads if name.startswith("_") and not name.startswith("__")]
+    return own, private
+
+
+def _private_reads_not_owned(folder: Path) -> list[str]:
+    """``file:line Class reads self._x`` for every read of a private member its class (or a base class of
+    the same folder: a subclass may use its base's protected members) does not own."""
+    classes: dict[str, tuple[Path, ast.ClassDef]] = {}
+    for path in sorted(folder.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                classes[node.name] = (path, node)
+
+    def owned(name: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        path, cls = classes[name]
+        own = _own_and_read(cls)[0]
+        for base in cls.bases:
+            if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                own |= owned(base.id, seen | {name})
+        return own
+
+    found = []
+    for name, (path, cls) in classes.items():
+        own = owned(name)
+        found += [
+            f"{path.name}:{line} {name} reads self.{attr}" for line, attr in _own_and_read(cls)[1] if attr not in own
+        ]
+    return found
+
+
+def test_the_private_reads_check_sees_mixins_and_stubs():
+    # the check itself: a mixin reading what another class assigns, or what a TYPE_CHECKING stub declares
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "class Base:\n    def __init__(self):\n        self._own = 1\n"
+        "class Sub(Base):\n    def f(self):\n        return self._own\n"
+        "class Mixin:\n    _handle: int\n    if TYPE_CHECKING:\n        def _require_open(self): ...\n"
+        "    def g(self):\n        return self._handle, self._require_open(), getattr(self, '_mode', None)\n"
+    )
+    tree = ast.parse(source)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    own, reads = _own_and_read(classes["Mixin"])
+    assert sorted(attr for _, attr in reads if attr not in own) == ["_handle", "_mode", "_require_open"]
+    own, reads = _own_and_read(classes["Sub"])
+    assert [attr for _, attr in reads if attr not in own] == ["_own"]  # (inherited: see _private_reads_not_owned)
+
+
+def test_no_class_of_zarrio_reads_private_state_it_does_not_own():
+    # issue #29 point 4: ZarrIO's state lives in collaborators that own it, no mixin reads another's fields
+    assert _private_reads_not_owned(PACKAGE / "backend" / "zarrio") == []

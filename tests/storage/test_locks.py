@@ -133,7 +133,7 @@ def test_object_stores_lock_with_a_conditional_write(s3):
         first.close()
     # a crashed writer's lock (left behind, as if its process died): refused, then broken explicitly
     stale = ZarrIO(url, mode="a", storage_options=options)
-    stale._handle.lock._finalizer.detach()  # forget it without removing it
+    stale.store_handle.lock._finalizer.detach()  # forget it without removing it
     with pytest.raises(FileLockedError):
         ZarrIO(url, mode="a", storage_options=options)
     assert break_lock(url, storage_options=options)["pid"] == os.getpid()

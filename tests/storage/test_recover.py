@@ -47,8 +47,8 @@ def _interrupted_append(path: Path) -> dict[str, bytes]:
         nwb.add_acquisition(TimeSeries(name="late", data=[1.0, 2.0, 3.0], unit="V", rate=1.0))
         nwb.add_trial(start_time=7.0, stop_time=8.0)
         io.write(nwb)
-        io._handle.lock.release()
-        io._handle = None  # dropped without closing, like a killed process
+        io.store_handle.lock.release()
+        io._open_file.handle = None  # dropped without closing, like a killed process
     finally:
         stores.StoreHandle.commit = commit
     assert (path / JOURNAL / "root").is_file()

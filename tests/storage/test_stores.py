@@ -47,7 +47,7 @@ def test_a_failed_zip_write_leaves_the_previous_file(tmp_path):
             nwb = io.read()
             nwb.add_acquisition(TimeSeries(name="more", data=[1.0], unit="s", rate=1.0))
             io.write(nwb)
-            io._handle._on_close = None  # the process dies before close() packs the zip
+            io.store_handle._on_close = None  # the process dies before close() packs the zip
             raise RuntimeError("crash")
     assert path.read_bytes() == before
 

@@ -76,7 +76,7 @@ class DatasetContext:
         ``(reference, where) -> Builder``: the builder a stored reference points to.
     reference_for_append : callable
         ``(obj, waiting=None) -> Reference | None``: the record of a reference stored in place (see
-        :meth:`ZarrIO._reference_for_append`).
+        :meth:`FileReader.reference_for_append` of :mod:`.reading`).
     pending_references : HeldReferences
         Appended rows whose reference targets the next write adds.
     appended_rows : HeldRows

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,11 @@ from ...format.documents import store_key
 from ...storage.safety import open_files
 from ...storage.stores import StoreHandle, local_paths, locations, sync
 from ..write import ParallelOptions, builder_path
+
+if TYPE_CHECKING:
+    from hdmf.backends.utils import WriteStatusTracker
+
+    from .opening import OpenFile
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
@@ -67,32 +71,36 @@ def clear_for_overwrite(path: str | Path | Store | None, mode: str, force_overwr
 
 
 class HdmfZarrApi:
-    """Mixin of :class:`~hdmf_zarr3.ZarrIO`: hdmf-zarr 0.14's accessors (see the module docstring)."""
+    """hdmf-zarr 0.14's accessors of :class:`~hdmf_zarr3.ZarrIO` (see the module docstring), which delegates
+    them here.
 
-    _path: Any
-    _handle: StoreHandle | None
-    _written_builders: Any  # hdmf's WrittenBuilders, set by HDMFIO
-    _require_open: Callable[[], StoreHandle]  # ZarrIO's
+    Parameters
+    ----------
+    file : OpenFile
+        The io's file (its ``path``, ``source`` and open store).
+    written : WriteStatusTracker
+        The builders the io wrote (or read).
+    """
 
-    if TYPE_CHECKING:  # HDMFIO's
-
-        @property
-        def source(self) -> str | None: ...
+    def __init__(self, file: OpenFile, written: WriteStatusTracker) -> None:
+        self.file = file
+        self.written = written
 
     @property
     def path(self) -> str | Store | None:
         """The path (or URL, or zarr Store) this object was given; a ``Path`` is given back as ``str``."""
-        return os.fspath(self._path) if isinstance(self._path, Path) else self._path
+        path = self.file.path
+        return os.fspath(path) if isinstance(path, Path) else path
 
     @property
     def abspath(self) -> str | None:
         """The absolute path of the file (a URL as given, normalized; for a Store without a directory, its
         name, as :attr:`source`)."""
-        return self.source
+        return self.file.source
 
     def is_remote(self) -> bool:
         """True if the file lives in an object store reached by URL (``s3://``, ``gs://``, ``https://``, ...)."""
-        location = self.source
+        location = self.file.source
         return location is not None and locations.is_remote(location)
 
     def get_written(self, builder: Builder, check_on_disk: bool = False) -> bool:
@@ -105,13 +113,13 @@ class HdmfZarrApi:
         check_on_disk : bool
             Also check that its node is in the store (see :meth:`get_builder_exists_on_disk`).
         """
-        written = self._written_builders.get_written(builder)
+        written = self.written.get_written(builder)
         return written and (not check_on_disk or self.get_builder_exists_on_disk(builder))
 
     def get_builder_exists_on_disk(self, builder: Builder) -> bool:
         """Whether the node of ``builder`` (a group or dataset) is stored in this file, asking the store
         itself. Links live in their parent's attributes: they are no node of their own (False)."""
-        store = self._require_open().store
+        store = self.file.require_open().store
         path = builder_path(builder)
         return any(sync(store.exists(store_key(path, name))) for name in _NODE_FILES)
 
@@ -125,7 +133,7 @@ class HdmfZarrApi:
         filepath : str, optional
             The path of the Zarr file; this file's by default.
         """
-        base = filepath if filepath is not None else self.source
+        base = filepath if filepath is not None else self.file.source
         if base is None:
             raise ValueError("this file has no path (a zarr Store without a directory): pass filepath")
         relative = builder_path(builder).lstrip("/")

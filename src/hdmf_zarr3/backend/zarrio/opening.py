@@ -1,13 +1,23 @@
-"""Which dialect an opened file is read in (and whether it may be changed in place)."""
+"""Opening a file: which dialect an opened file is read in (and whether it may be changed in place), and
+:class:`OpenFile`, the one owner of a :class:`~hdmf_zarr3.ZarrIO`'s open store."""
 
 from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hdmf.backends.errors import UnsupportedOperation
 
 from ...errors import DialectError, IncompleteFileError, ModeError
 from ...format import dialects
 from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
 from ...storage.safety import limit_reads
-from ...storage.stores import CREATE_MODES, StoreHandle, locations
+from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
+
+if TYPE_CHECKING:
+    from ..datasets import RowTally
 
 
 def dialect_of(handle: StoreHandle) -> Dialect:
@@ -35,3 +45,149 @@ def dialect_of(handle: StoreHandle) -> Dialect:
             "/",
         )
     return dialect
+
+
+class OpenFile:
+    """The file a :class:`~hdmf_zarr3.ZarrIO` works on, and the one owner of opening and closing it: where
+    it is, how it is opened, its open store, its dialect and the thread pools.
+
+    Parameters
+    ----------
+    path : str, Path, zarr Store or None
+        Where the file lives (as :class:`~hdmf_zarr3.ZarrIO` was given it, made ready).
+    mode : str
+        The mode it is opened in.
+    source : str or None
+        How HDMF names the file (its absolute path or URL; a store's name).
+    storage_options, allow_incomplete, external_roots, convention
+        As given to :class:`~hdmf_zarr3.ZarrIO`.
+    adopted : tuple of StoreHandle and Dialect, optional
+        A store a subclass opened before (NWBZarrIO, to load the cached namespaces) and the dialect it
+        detected there: :meth:`open` takes both over, so the file is read once.
+    """
+
+    def __init__(
+        self,
+        path: Any,
+        mode: str,
+        source: str | None,
+        storage_options: dict[str, Any] | None,
+        allow_incomplete: bool,
+        external_roots: list[str] | None,
+        convention: dialects.Convention,
+        adopted: tuple[StoreHandle, Dialect | None] | None = None,
+    ) -> None:
+        self.path = path
+        self.mode = mode
+        self.source = source
+        self.storage_options = storage_options
+        self.allow_incomplete = allow_incomplete
+        self.external_roots = external_roots
+        self.convention = convention
+        self.adopted = adopted
+        self.handle: StoreHandle | None = None
+        self.dialect: Dialect | None = None  # kept once closed (a closed file's root object id)
+        self.work_pools: WorkPools | None = None  # started on first use, shut down by close()
+
+    def open(self) -> StoreHandle | None:
+        """Open the store (or take over the adopted one) and detect its dialect; the handle if it was
+        opened now, ``None`` if it was open already."""
+        if self.handle is not None:
+            return None
+        if self.adopted is not None:
+            handle, known = self.adopted
+        else:
+            handle, known = (
+                open_store(
+                    self.path,
+                    self.mode,
+                    self.storage_options,
+                    allow_incomplete=self.allow_incomplete,
+                    external_roots=self.external_roots,
+                ),
+                None,
+            )
+        self.handle, self.adopted = handle, None
+        try:
+            self.dialect = known if known is not None else dialect_of(handle)
+            native = self.convention.name == dialects.Convention.name
+            if handle.documents() and not native and self.mode not in CREATE_MODES:
+                raise ModeError(f"convention {self.convention.name!r} applies to new files only (modes w, w-, x)")
+            # our files name every array's dimensions (format/documents/dimension_names.py); hdmf-zarr's as it does
+            handle.names_dimensions = native
+        except BaseException:
+            self.handle = None
+            handle.close()  # releases the write lock
+            raise
+        return handle
+
+    def close(self, finish: Callable[[StoreHandle], None]) -> None:
+        """Shut the pools down, call ``finish`` with the open handle (to store and commit what is held) and
+        close the handle, releasing the write lock even if ``finish`` failed."""
+        pools, self.work_pools = self.work_pools, None
+        if pools is not None:
+            pools.close(wait=True)  # every write given to them is stored before the commit
+        handle = self.handle
+        if handle is None:
+            return
+        try:
+            try:
+                finish(handle)
+            finally:
+                self.handle = None
+        finally:
+            handle.close()
+
+    def require_open(self) -> StoreHandle:
+        """The open store; hdmf's ``UnsupportedOperation`` once the file is closed."""
+        if self.handle is None:
+            raise UnsupportedOperation(f"Cannot access closed Zarr file '{self.source}'")
+        return self.handle
+
+    def open_dialect(self) -> Dialect:
+        """The dialect of the open file (:meth:`open` sets it with the handle)."""
+        self.require_open()
+        if self.dialect is None:
+            raise UnsupportedOperation(f"Zarr file '{self.source}' is not open")
+        return self.dialect
+
+    def read_dialect(self) -> Dialect:
+        """The dialect the file was opened in, also once it is closed."""
+        if self.dialect is None:  # (never once the file was opened: kept after close)
+            self.require_open()
+            raise UnsupportedOperation(f"Zarr file '{self.source}' was never opened")
+        return self.dialect
+
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        """The node documents of the open file, by node path."""
+        return self.open_dialect().documents
+
+    @property
+    def pools(self) -> WorkPools:
+        """The thread pools the file is encoded, decoded and read on (shut down by :meth:`close`)."""
+        if self.handle is None:
+            raise UnsupportedOperation(f"Cannot use the thread pools of closed Zarr file '{self.source}'")
+        if self.work_pools is None:
+            self.work_pools = WorkPools()
+        return self.work_pools
+
+    def directory(self) -> str | None:
+        """The local directory of the open file (``None``: closed, or not in a directory)."""
+        return self.handle.directory if self.handle is not None else None
+
+    def reopen_for_reading(self) -> StoreHandle:
+        """A new read-only handle on the file's location with the same store options (the caller closes it)."""
+        return open_store(self.path, "r", self.storage_options, allow_incomplete=self.allow_incomplete)
+
+
+def abandon_unclosed(handle: StoreHandle, held: RowTally, source: str | None) -> None:
+    """What becomes of a writer never closed (see :func:`~hdmf_zarr3.storage.safety.locks.guard`)."""
+    if held.datasets:  # collected: no write or close can store them any more
+        warnings.warn(
+            f"{source}: the file was never closed; rows appended to {held.datasets} dataset(s) since the last "
+            "write() are not stored (close files, or use `with`)",
+            RuntimeWarning,
+            stacklevel=1,
+        )
+    handle.abandon()

@@ -1,9 +1,10 @@
-"""Reading a file and resolving what it refers to: the read half of :class:`~hdmf_zarr3.ZarrIO` (a mixin;
+"""Reading a file and resolving what it refers to: :class:`FileReader`, the read half of :class:`~hdmf_zarr3.ZarrIO` (
 the tree is built by :class:`~.reader.BuilderReader`, given a :class:`~.contexts.ReadContext`, and the lazy
 datasets are given a :class:`~.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from hdmf.backends.errors import UnsupportedOperation
@@ -21,206 +22,164 @@ from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
 
 if TYPE_CHECKING:
-    from hdmf.backends.utils import WriteStatusTracker
-    from hdmf.build import BuildManager
-
-    from ...format.dialects import Dialect
-    from ...storage.stores import StoreHandle
-    from ..datasets import AppendedRows
     from ..read import ForeignFiles
-    from ..write import PendingReferences
     from .contexts import DatasetOwner
+    from .opening import OpenFile
+    from .writing import FileWriter
 
 
-class ReadingMixin:
-    """``read``, ``read_builder`` and reference resolution of :class:`~hdmf_zarr3.ZarrIO` (what they use of it
-    is declared below)."""
+class FileReader:
+    """``read``, ``read_builder`` and reference resolution of :class:`~hdmf_zarr3.ZarrIO`, and the tree read.
 
-    _mode: str
-    _handle: StoreHandle | None
-    _dialect: Dialect | None
-    _root: GroupBuilder | None
-    _reader: BuilderReader | None
-    _foreign: ForeignFiles | None
-    _foreign_files: ForeignFiles
-    _written_builders: WriteStatusTracker
-    _pending_refs: PendingReferences
-    _appended_rows: AppendedRows
-    _dataset_context: DatasetContext | None
+    Parameters
+    ----------
+    owner : DatasetOwner
+        The io this reads for (its public face: ``source``, ``manager``; what ``dataset.io`` gives).
+    file : OpenFile
+        The file read.
+    writer : FileWriter
+        The io's writer: the builders marked written, the rows held and the references waiting, which
+        the lazy datasets read from this file add to.
+    foreign_files : ForeignFiles
+        The files this one links or refers into.
+    """
 
-    if TYPE_CHECKING:
+    def __init__(self, owner: DatasetOwner, file: OpenFile, writer: FileWriter, foreign_files: ForeignFiles) -> None:
+        self.owner = owner
+        self.file = file
+        self.writer = writer
+        self.foreign_files = foreign_files
+        self.foreign: ForeignFiles | None = None  # set when this file was opened as another's target
+        self.root: GroupBuilder | None = None
+        self.tree: BuilderReader | None = None
+        self.datasets: DatasetContext | None = None  # made on first use
 
-        @property
-        def source(self) -> str | None: ...
-
-        @property
-        def manager(self) -> BuildManager: ...
-
-        def _require_open(self) -> StoreHandle: ...
-
-        def _open_dialect(self) -> Dialect: ...
-
-    def read(self, dask: bool = False, **kwargs: Any) -> Container:
-        """Read the file's container (lazily).
-
-        Parameters
-        ----------
-        dask : bool
-            Hand out numeric datasets of 64 MiB or more as dask arrays (one block per shard or
-            chunk) instead of lazy h5py-like datasets. HDMF's containers accept no dask arrays, so
-            they are swapped into the containers' fields once the containers are built.
-        """
-        self._check_readable()
-        partial = self._partial()
-        integrity.check_tree(self.read_builder(), self.manager.type_map, partial, self.source)
+    def read(self, hdmf_read: Callable[..., Container], dask: bool = False, **kwargs: Any) -> Container:
+        """The file's container, built by ``hdmf_read`` (HDMFIO's ``read`` of the io, which calls back
+        :meth:`read_builder`); see :meth:`ZarrIO.read`."""
+        self.check_readable()
+        partial = self.partial()
+        source = self.owner.source
+        integrity.check_tree(self.read_builder(), self.owner.manager.type_map, partial, source)
         try:
-            container = super().read(**kwargs)  # type: ignore[misc]  # HDMFIO's, next in ZarrIO's order
+            container = hdmf_read(**kwargs)
         except HdmfZarrError:
             raise
         except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
             if not partial:
                 raise
             raise integrity.unbuildable(
-                self.read_builder(), self.manager.type_map, self._require_open().incomplete(), exc
+                self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
             ) from exc
         if dask:
-            handle = self._require_open()
+            handle = self.file.require_open()
             dask_arrays.swap_in(container, handle.store, ZarrDataset, handle.life)
         return container
 
-    def _partial(self) -> bool:
+    def partial(self) -> bool:
         """Whether the caller asked to read a file whose last write did not finish, and this is one."""
-        handle = self._require_open()
+        handle = self.file.require_open()
         return handle.allow_incomplete and handle.incomplete() is not None
 
-    def _check_readable(self) -> None:
-        if self._mode in CREATE_MODES:
+    def check_readable(self) -> None:
+        mode = self.file.mode
+        if mode in CREATE_MODES:
             raise UnsupportedOperation(
-                f"Cannot read from file {self.source} in mode '{self._mode}'. Please use mode 'r', 'r+', or 'a'."
+                f"Cannot read from file {self.owner.source} in mode '{mode}'. Please use mode 'r', 'r+', or 'a'."
             )
 
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""
-        if self._root is None:
-            self._require_open()
-            reader = BuilderReader(self.read_context(), self._open_dialect())
-            self._root = reader.read()
-            self._reader = reader
-        return self._root
+        if self.root is None:
+            self.file.require_open()
+            tree = BuilderReader(self.read_context(), self.file.open_dialect())
+            self.root = tree.read()
+            self.tree = tree
+        return self.root
+
+    def adopt_root(self, builder: GroupBuilder) -> None:
+        """``builder`` was written as the root: it is the tree of the file unless one was read already."""
+        if self.root is None:
+            self.root = builder
 
     def read_context(self) -> ReadContext:
-        """What :class:`~.reader.BuilderReader` is given of this io (the file must be open)."""
+        """What :class:`~.reader.BuilderReader` is given of the io (the file must be open)."""
         return ReadContext(
-            handle=self._require_open(),
-            source=self.source,
-            manager=self.manager,
-            partial=self._partial,
-            mark_written=self._mark_written,
-            external_builder=self._external_builder,
+            handle=self.file.require_open(),
+            source=self.owner.source,
+            manager=self.owner.manager,
+            partial=self.partial,
+            mark_written=self.writer.mark_written,
+            external_builder=self.external_builder,
             datasets=self.dataset_context,
         )
 
     @property
     def dataset_context(self) -> DatasetContext:
         """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
-        if self._dataset_context is None:
-            self._dataset_context = DatasetContext(
-                owner=cast("DatasetOwner", self),  # a ZarrIO
-                handle=lambda: self._handle,
-                require_handle=self._require_open,
-                dialect=self._read_dialect,
-                resolve_reference=self._resolve_reference,
-                reference_for_append=self._reference_for_append,
-                pending_references=self._pending_refs,
-                appended_rows=self._appended_rows,
+        if self.datasets is None:
+            file = self.file
+            self.datasets = DatasetContext(
+                owner=self.owner,
+                handle=lambda: file.handle,
+                require_handle=file.require_open,
+                dialect=file.read_dialect,
+                resolve_reference=self.resolve_reference,
+                reference_for_append=self.reference_for_append,
+                pending_references=self.writer.pending_refs,
+                appended_rows=self.writer.appended_rows,
             )
-        return self._dataset_context
+        return self.datasets
 
-    def _read_dialect(self) -> Dialect:
-        if self._dialect is None:  # (never once the file was opened: kept after close)
-            self._require_open()
-            raise UnsupportedOperation(f"Zarr file '{self.source}' was never opened")
-        return self._dialect
-
-    def _tree_reader(self) -> BuilderReader:
+    def tree_reader(self) -> BuilderReader:
         """The reader of this file's tree, which is read first if it was not yet."""
         self.read_builder()
-        return cast(BuilderReader, self._reader)
-
-    def _mark_written(self, builder: Builder) -> None:
-        self._written_builders.set_written(builder)
+        return cast(BuilderReader, self.tree)
 
     def get_builder(self, obj: Any) -> Builder:
         """The builder read for a node, given its path or a dataset read from this file."""
         path = obj.path if isinstance(obj, ZarrDataset) else getattr(obj, "path", obj)
         if not isinstance(path, str):
             raise TypeError(f"expected a node path or a dataset of this file, got {type(obj).__name__}")
-        found = self._tree_reader().built.get(N.normalize(path))
+        found = self.tree_reader().built.get(N.normalize(path))
         if found is None:
-            raise ValueError(f"{self.source}:{path} has not been built")
+            raise ValueError(f"{self.owner.source}:{path} has not been built")
         return found
 
     def region_attribute(self, path: str, key: str) -> Any:
-        """The region selection(s) held by attribute ``key`` of the node at ``path``.
-
-        The attribute itself reads as the referenced object, as HDMF expects (and as HDF5IO gives it).
-        """
-        found = self._tree_reader().regions.get((N.normalize(path), key))
+        """The region selection(s) held by attribute ``key`` of the node at ``path``."""
+        found = self.tree_reader().regions.get((N.normalize(path), key))
         if found is None:
             raise KeyError(f"{path}@{key} holds no region reference")
         return found
 
-    def region_attribute_keys(self) -> list[tuple[str, str]]:
-        """``(node path, attribute)`` of every attribute holding region references (see
-        :meth:`region_attribute`), in the order they were read."""
-        return list(self._tree_reader().regions)
-
-    @property
-    def tree_is_read(self) -> bool:
-        """Whether the builder tree of this file has been read (or written) already."""
-        return self._root is not None
-
-    def builder_at(self, path: str) -> Builder | None:
-        """The builder read for the node at ``path`` (normalized, as stored), ``None`` if there is none."""
-        return self._tree_reader().built.get(path)
-
-    def why_missing(self, target: str, where: str) -> str:
-        """Why no group or dataset is at ``target``, the target of the link or reference at ``where``."""
-        return self._tree_reader().why_missing(target, where)
-
-    def share_foreign_files(self, foreign: ForeignFiles) -> None:
-        """Resolve this file's links and references (into itself and into other files) through ``foreign``,
-        the cache of the file that opened this one as a link target, so both hand out the same builders."""
-        self._foreign = foreign
-
-    def get_container(self, obj: Any) -> Container:
-        return self.manager.construct(self.get_builder(obj))
-
-    def _resolve_reference(self, ref: Reference, where: str) -> Builder:
-        if self._foreign is not None and ref.is_internal and self.source is not None:
-            found = self._foreign.node(locations.absolute(self.source), ref.path)
+    def resolve_reference(self, ref: Reference, where: str) -> Builder:
+        source = self.owner.source
+        if self.foreign is not None and ref.is_internal and source is not None:
+            found = self.foreign.node(locations.absolute(source), ref.path)
             if found is None:
                 why = (
-                    self._reader.why_missing(ref.path, where)
-                    if self._reader is not None
+                    self.tree.why_missing(ref.path, where)
+                    if self.tree is not None
                     else f"reference target {ref.path!r} does not exist"
                 )
                 raise CorruptStoreError(why, where)
             return found
-        return self._tree_reader().resolve(ref, where)  # raises if missing
+        return self.tree_reader().resolve(ref, where)  # raises if missing
 
-    def _external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
+    def external_builder(self, ref: Reference, where: str, missing_ok: bool = False) -> Builder | None:
         """Resolve a reference into another file (Zarr or HDF5), opened read-only next to this one."""
-        foreign = self._foreign if self._foreign is not None else self._foreign_files
-        return foreign.builder(ref, self._require_open().directory, where, missing_ok)
+        foreign = self.foreign if self.foreign is not None else self.foreign_files
+        return foreign.builder(ref, self.file.require_open().directory, where, missing_ok)
 
-    def _reference_for_append(self, obj: Any, waiting: list[Any] | None = None) -> Reference | None:
+    def reference_for_append(self, obj: Any, waiting: list[Any] | None = None) -> Reference | None:
         """The record of a reference stored in place; with ``waiting``, a container the next write adds is
         listed there and ``None`` returned (its row is filled in by that write, see :mod:`.pending_references`)."""
         root = self.read_builder()
+        manager = self.owner.manager
         if waiting is not None:
-            target = not_written_yet(obj, root, self.manager)
+            target = not_written_yet(obj, root, manager)
             if target is not None:
                 waiting.append(target)
                 return None
-        return ReferenceEncoder(root, self.manager, self._require_open().directory)(obj)
+        return ReferenceEncoder(root, manager, self.file.require_open().directory)(obj)

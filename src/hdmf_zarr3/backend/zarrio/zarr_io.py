@@ -1,46 +1,44 @@
-"""``ZarrIO``: the HDMFIO backend for Zarr format v3. It orchestrates: it opens and closes the store, and
-hands the writer, the reader and the lazy datasets explicit contexts (:mod:`.contexts`); its read and write
-halves are :mod:`.io_reading` and :mod:`.io_writing`; the work lives in :mod:`.writer`, :mod:`.reader`,
-:mod:`.spec_cache` and :mod:`..storage`."""
+"""``ZarrIO``: the HDMFIO backend for Zarr format v3, one class that reads as a table of contents. Its state
+lives in collaborators made in ``__init__``, each owning its fields: :class:`~.opening.OpenFile` (the open
+store, its dialect, the pools), :class:`~.reading.FileReader`, :class:`~.writing.FileWriter` and
+:class:`~.hdmf_zarr_api.HdmfZarrApi` (hdmf-zarr 0.14's extra methods); its methods delegate to them. The
+writer, the reader and the lazy datasets are handed explicit contexts (:mod:`.contexts`)."""
 
 from __future__ import annotations
 
 import os
-import warnings
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
-from hdmf.backends.utils import WriteStatusTracker
-from hdmf.build import BuildManager, GroupBuilder, TypeMap
+from hdmf.build import Builder, BuildManager, GroupBuilder, TypeMap
 from hdmf.container import Container
 from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
-from ...errors import ModeError
 from ...format import dialects
 from ...format.dialects import Dialect
 from ...format.documents import zarr_json as docs
+from ...format.layout import Relayout
 from ...format.specs import layout as S
 from ...integrations import dataset_html, hdmf_shims
 from ...storage.remote import ready_store
 from ...storage.safety import failures, locks
-from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
-from ..datasets import AppendedRows, RowTally, ZarrDataset
-from ..read import BuilderReader, ForeignFiles
+from ...storage.stores import StoreHandle, WorkPools, locations, open_store
+from ..datasets import ZarrDataset
+from ..read import ForeignFiles
 from ..specs import cache as spec_cache
-from ..write import PendingReferences
+from ..write import VirtualOptions
 from . import hdmf_zarr_api
-from .contexts import DatasetContext
-from .opening import dialect_of
-from .reading import ReadingMixin
-from .writing import WritingMixin
+from .contexts import DatasetContext, DatasetOwner, ReadContext, WriteContext
+from .opening import OpenFile, abandon_unclosed, dialect_of
+from .reading import FileReader
+from .writing import FileWriter
 
 
-class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
+class ZarrIO(HDMFIO):
     """Read and write HDMF files as Zarr format v3 stores.
 
     Parameters
@@ -108,136 +106,69 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
         hdmf_zarr_api.clear_for_overwrite(path, mode, force_overwrite)
-        # HDMFIO.__init__ calls open(): everything open() needs is set first.
-        self._path = path
-        self._mode = mode
-        self._storage_options = storage_options
-        self._allow_incomplete = allow_incomplete
-        self._chunk_key_separator = chunk_key_separator
-        self._external_roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
-        self._handle: StoreHandle | None = None
-        self._pools: WorkPools | None = None  # started on first use, shut down by close()
-        self._dialect: Dialect | None = None
-        self._convention = dialects.convention(convention)
-        self._root: GroupBuilder | None = None
-        self._reader: BuilderReader | None = None
-        self._foreign_files = ForeignFiles(  # files this one links or refers into
-            self._directory, self._external_roots, lambda: self.manager, self._open_foreign
-        )
-        self._foreign: ForeignFiles | None = None  # set when this file was opened as another's target
-        self._written_builders = WriteStatusTracker()
-        self._pending_refs = PendingReferences()  # appended rows whose targets the next write adds
-        self._appended_rows = AppendedRows()  # datasets holding appended rows the next write stores
-        self._dataset_context: DatasetContext | None = None  # made on first use (io_reading)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
             source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)
         else:
             source = None if path is None else locations.absolute(os.fspath(path))
+        # HDMFIO.__init__ calls open(): everything open() needs is made first.
+        roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
+        adopted = None if self._opened is None else (self._opened, self._opened_dialect)
+        self._opened = self._opened_dialect = None
+        self._open_file = OpenFile(
+            path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention), adopted
+        )
+        owner = cast(DatasetOwner, self)  # the collaborators see the io's public face only
+        self._writer = FileWriter(owner, self._open_file, chunk_key_separator)
+        foreign_files = ForeignFiles(  # files this one links or refers into
+            self._open_file.directory, roots, lambda: self.manager, self._open_foreign
+        )
+        self._reader = FileReader(owner, self._open_file, self._writer, foreign_files)
+        self._hdmf_zarr = hdmf_zarr_api.HdmfZarrApi(self._open_file, self._writer.written)
         super().__init__(manager=manager, source=source, herd_path=herd_path)
 
     # --- lifecycle ----------------------------------------------------------------------------
     @property
     def mode(self) -> str:
-        return self._mode
+        return self._open_file.mode
 
     @property
     def _file(self) -> StoreHandle | None:
         """The open store (what ``load_namespaces(file=...)`` accepts)."""
-        return self._handle
+        return self._open_file.handle
 
     @property
     def file(self) -> StoreHandle | None:
-        return self._handle
+        return self._open_file.handle
 
     def open(self) -> None:
-        if self._handle is None:
-            opened = self._opened  # a handle a subclass already opened (NWBZarrIO)
-            # ... and the dialect it detected there to load namespaces: detected once per open
-            known = self._opened_dialect if opened is not None else None
-            handle = (
-                opened
-                if opened is not None
-                else open_store(
-                    self._path,
-                    self._mode,
-                    self._storage_options,
-                    allow_incomplete=self._allow_incomplete,
-                    external_roots=self._external_roots,
-                )
-            )
-            self._handle = handle
-            self._opened = self._opened_dialect = None
-            try:
-                self._dialect = known if known is not None else dialect_of(handle)
-                if (
-                    handle.documents()
-                    and self._convention.name != dialects.Convention.name
-                    and self._mode not in CREATE_MODES
-                ):
-                    raise ModeError(f"convention {self._convention.name!r} applies to new files only (modes w, w-, x)")
-                # our files name every array's dimensions (format/documents/dimension_names.py); hdmf-zarr's as it does
-                handle.names_dimensions = self._convention.name == dialects.Convention.name
-            except BaseException:
-                self._handle = None
-                handle.close()  # releases the write lock
-                raise
-            if handle.writable:  # never closed: its lock must not outlive it (nor a zip's working copy)
-                abandon = partial(_abandon, handle, self._appended_rows.tally, self.source)
-                locks.guard(self, abandon, before_exit=self._store_held_rows)
-
-    def _store_held_rows(self) -> None:
-        """At exit, never closed: rows held since the last write are stored, not committed (see
-        :mod:`.appended_rows`)."""
-        if self._handle is not None:
-            self._appended_rows.store()
+        handle = self._open_file.open()
+        if handle is not None and handle.writable:  # never closed: its lock must not outlive it (nor a zip's copy)
+            abandon = partial(abandon_unclosed, handle, self._writer.appended_rows.tally, self.source)
+            locks.guard(self, abandon, before_exit=self._writer.store_held_rows)
 
     @property
     def pools(self) -> WorkPools:
         """The thread pools this io encodes, decodes and reads sources on (shut down by :meth:`close`)."""
-        if self._handle is None:
-            raise UnsupportedOperation(f"Cannot use the thread pools of closed Zarr file '{self.source}'")
-        if self._pools is None:
-            self._pools = WorkPools()
-        return self._pools
+        return self._open_file.pools
 
     def close(self) -> None:
         locks.unguard(self)
-        if getattr(self, "_foreign_files", None) is not None:
-            self._foreign_files.close()
-        pools, self._pools = getattr(self, "_pools", None), None
-        if pools is not None:
-            pools.close(wait=True)  # every write given to them is stored before the commit below
-        handle: StoreHandle | None = getattr(self, "_handle", None)
-        if handle is not None:
-            try:
-                try:  # (the datasets store their rows through the open handle)
-                    if self._pending_refs:  # rows never completed are not stored with nulls: undone
-                        self._appended_rows.clear()
-                        self._pending_refs.undo_if_waiting(handle)
-                    self._appended_rows.store()  # rows appended since the last write, once per dataset
-                    handle.commit()  # consolidate what was changed since the last write (appends)
-                except BaseException as exc:
-                    self._appended_rows.clear()
-                    handle.rollback()  # (nothing left to undo once the commit stored the complete root)
-                    error = failures.typed(exc, self.source)
-                    if error is exc:
-                        raise
-                    raise error from exc
-                finally:
-                    self._handle = None
-            finally:
-                handle.close()  # releases the write lock even if the commit failed
+        # (HDMFIO.__del__ closes an io whose __init__ failed before its collaborators were made)
+        reader: FileReader | None = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.foreign_files.close()
+        open_file: OpenFile | None = getattr(self, "_open_file", None)
+        if open_file is not None:
+            open_file.close(self._writer.finish)  # the held rows stored and committed, then the lock released
 
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
-        handle: StoreHandle | None = getattr(self, "_handle", None)
+        open_file: OpenFile | None = getattr(self, "_open_file", None)
         try:
-            if exc_type is not None and handle is not None:
-                self._pending_refs.clear()
-                self._appended_rows.clear()
-                handle.rollback()
+            if exc_type is not None and open_file is not None and open_file.handle is not None:
+                self._writer.discard(open_file.handle)
         finally:
             self.close()  # (also when the rollback failed: the lock is released)
         if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
@@ -246,61 +177,50 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
                 raise error from exc_value
 
     def is_open(self) -> bool:
-        return getattr(self, "_handle", None) is not None
+        open_file: OpenFile | None = getattr(self, "_open_file", None)
+        return open_file is not None and open_file.handle is not None
 
     def _require_open(self) -> StoreHandle:
-        if self._handle is None:
-            raise UnsupportedOperation(f"Cannot access closed Zarr file '{self.source}'")
-        return self._handle
-
-    def _open_dialect(self) -> Dialect:
-        """The dialect of the open file (:meth:`open` sets it with the handle)."""
-        self._require_open()
-        if self._dialect is None:
-            raise UnsupportedOperation(f"Zarr file '{self.source}' is not open")
-        return self._dialect
+        return self._open_file.require_open()
 
     @property
     def dialect(self) -> str:
         """The convention the file was written in: ``"hdmf_zarr3"``, ``"hdmf-zarr 0.14"`` or
         ``"hdmf-zarr <=0.13 (Zarr v2)"``."""
-        return self._open_dialect().name
+        return self._open_file.open_dialect().name
 
     @property
     def _documents(self) -> dict[str, dict[str, Any]]:
-        return self._open_dialect().documents
+        return self._open_file.documents
 
     @property
     def documents(self) -> dict[str, dict[str, Any]]:
         """The node documents of the open file, by node path, with their attributes in this package's
         convention whichever dialect the file was written in (read-only: do not change them)."""
-        return self._documents
+        return self._open_file.documents
 
     @property
     def store_handle(self) -> StoreHandle:
         """The open store (:class:`~hdmf_zarr3.storage.stores.opening.StoreHandle`); raises hdmf's
         ``UnsupportedOperation`` once the file is closed (:attr:`file` gives ``None`` then)."""
-        return self._require_open()
+        return self._open_file.require_open()
 
     def array_layout(self, path: str) -> dialects.ArrayLayout:
         """How the array at ``path`` is stored, in the dialect of the open file."""
-        return self._open_dialect().layout(path)
+        return self._open_file.open_dialect().layout(path)
 
     def reopen_for_reading(self) -> StoreHandle:
         """A new read-only handle on this file's location, opened with this io's store options (the
         caller closes it); used to read datasets of a closed file while a container is built."""
-        return open_store(self._path, "r", self._storage_options, allow_incomplete=self._allow_incomplete)
+        return self._open_file.reopen_for_reading()
 
     def cached_specifications(self) -> S.Cached:
         """The specifications cached in the open file, exactly as stored (``{}`` if it caches none)."""
-        return spec_cache.read_cached(self._require_open(), self._documents)
-
-    def _directory(self) -> str | None:
-        return self._handle.directory if self._handle is not None else None
+        return spec_cache.read_cached(self._open_file.require_open(), self._open_file.documents)
 
     def _open_foreign(self, target: str, foreign: ForeignFiles) -> ZarrIO:
         """Another Zarr file, opened read-only as a link target with this file's store options."""
-        io = type(self)(target, mode="r", manager=self.manager, storage_options=self._storage_options)
+        io = type(self)(target, mode="r", manager=self.manager, storage_options=self._open_file.storage_options)
         io.share_foreign_files(foreign)
         return io
 
@@ -308,8 +228,179 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def root_object_id(self) -> str | None:
         """The object id of the file's root; still known once the file is closed (a link to one of its
         datasets names it)."""
-        dialect = self._dialect if self._dialect is not None else self._open_dialect()
+        dialect = self._open_file.dialect
+        if dialect is None:
+            dialect = self._open_file.open_dialect()
         return dialect.documents.get("/", {}).get("attributes", {}).get("object_id")
+
+    # --- reading (FileReader) -----------------------------------------------------------------
+    def read(self, dask: bool = False, **kwargs: Any) -> Container:
+        """Read the file's container (lazily).
+
+        Parameters
+        ----------
+        dask : bool
+            Hand out numeric datasets of 64 MiB or more as dask arrays (one block per shard or
+            chunk) instead of lazy h5py-like datasets. HDMF's containers accept no dask arrays, so
+            they are swapped into the containers' fields once the containers are built.
+        """
+        return self._reader.read(partial(HDMFIO.read, self), dask, **kwargs)
+
+    def _check_readable(self) -> None:
+        self._reader.check_readable()
+
+    def _partial(self) -> bool:
+        """Whether the caller asked to read a file whose last write did not finish, and this is one."""
+        return self._reader.partial()
+
+    def read_builder(self) -> GroupBuilder:
+        """The GroupBuilder tree of this file (read once; the same objects on every call)."""
+        return self._reader.read_builder()
+
+    def read_context(self) -> ReadContext:
+        """What :class:`~.reader.BuilderReader` is given of this io (the file must be open)."""
+        return self._reader.read_context()
+
+    @property
+    def dataset_context(self) -> DatasetContext:
+        """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
+        return self._reader.dataset_context
+
+    def get_builder(self, obj: Any) -> Builder:
+        """The builder read for a node, given its path or a dataset read from this file."""
+        return self._reader.get_builder(obj)
+
+    def get_container(self, obj: Any) -> Container:
+        return self.manager.construct(self._reader.get_builder(obj))
+
+    def region_attribute(self, path: str, key: str) -> Any:
+        """The region selection(s) held by attribute ``key`` of the node at ``path``.
+
+        The attribute itself reads as the referenced object, as HDMF expects (and as HDF5IO gives it).
+        """
+        return self._reader.region_attribute(path, key)
+
+    def region_attribute_keys(self) -> list[tuple[str, str]]:
+        """``(node path, attribute)`` of every attribute holding region references (see
+        :meth:`region_attribute`), in the order they were read."""
+        return list(self._reader.tree_reader().regions)
+
+    @property
+    def tree_is_read(self) -> bool:
+        """Whether the builder tree of this file has been read (or written) already."""
+        return self._reader.root is not None
+
+    def builder_at(self, path: str) -> Builder | None:
+        """The builder read for the node at ``path`` (normalized, as stored), ``None`` if there is none."""
+        return self._reader.tree_reader().built.get(path)
+
+    def why_missing(self, target: str, where: str) -> str:
+        """Why no group or dataset is at ``target``, the target of the link or reference at ``where``."""
+        return self._reader.tree_reader().why_missing(target, where)
+
+    def share_foreign_files(self, foreign: ForeignFiles) -> None:
+        """Resolve this file's links and references (into itself and into other files) through ``foreign``,
+        the cache of the file that opened this one as a link target, so both hand out the same builders."""
+        self._reader.foreign = foreign
+
+    # --- writing (FileWriter) -----------------------------------------------------------------
+    def write(
+        self,
+        container: Container,
+        cache_spec: bool = True,
+        link_data: bool = True,
+        exhaust_dci: bool = True,
+        herd: Any = None,
+        progress: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        """Write ``container`` (and everything below it) to this file (``kwargs``: see :meth:`write_builder`)."""
+        self._writer.write(
+            partial(HDMFIO.write, self), container, cache_spec, link_data, exhaust_dci, herd, progress, **kwargs
+        )
+
+    def write_builder(
+        self,
+        builder: GroupBuilder,
+        link_data: bool = True,
+        exhaust_dci: bool = True,
+        export_source: str | None = None,
+        progress: bool = False,
+        relayout: Relayout | None = None,
+        virtual: VirtualOptions | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Write a GroupBuilder tree (the root of a file) to this file.
+
+        Parameters
+        ----------
+        builder : GroupBuilder
+            The root of the tree.
+        link_data : bool
+            Link to datasets read from other Zarr files instead of copying them.
+        exhaust_dci : bool
+            Accepted for HDF5IO compatibility; iterators are always written in full.
+        export_source : str, optional
+            Path of the file being exported (set by :meth:`export`).
+        progress : bool
+            Show a progress bar while copying large datasets.
+        relayout : Relayout, optional
+            New chunks, shards or codecs for the datasets copied (see :func:`hdmf_zarr3.convert`).
+        virtual : VirtualOptions, optional
+            Read large datasets of this HDF5 source in place (``convert(..., virtual=True)``).
+        **kwargs
+            hdmf-zarr's ``consolidate_metadata`` (default True; False: the root without the other nodes'
+            metadata inlined), ``number_of_jobs``, ``max_threads_per_process``, ``multiprocessing_context``
+            (``number_of_jobs > 1``: pickleable ``GenericDataChunkIterator`` in worker processes, :mod:`.parallel`).
+        """
+        self._writer.write_builder(
+            builder, link_data, exhaust_dci, export_source, progress, relayout, virtual, **kwargs
+        )
+        self._reader.adopt_root(builder)
+
+    def write_context(self) -> WriteContext:
+        """What :class:`~.writer.BuilderWriter` is given of this io (the file must be open)."""
+        return self._writer.write_context()
+
+    def export(
+        self,
+        src_io: HDMFIO,
+        container: Container | None = None,
+        write_args: dict | None = None,
+        cache_spec: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        """Export a file read by any HDMF backend into this (new) Zarr file (``kwargs``: see :meth:`write_builder`)."""
+        self._writer.export(partial(HDMFIO.export, self), src_io, container, write_args, cache_spec, **kwargs)
+
+    # --- hdmf-zarr 0.14's API (HdmfZarrApi) ---------------------------------------------------
+    @property
+    def path(self) -> str | Store | None:
+        """The path (or URL, or zarr Store) this object was given; a ``Path`` is given back as ``str``."""
+        return self._hdmf_zarr.path
+
+    @property
+    def abspath(self) -> str | None:
+        """The absolute path of the file (a URL as given, normalized; for a Store without a directory, its
+        name, as :attr:`source`)."""
+        return self._hdmf_zarr.abspath
+
+    def is_remote(self) -> bool:
+        """True if the file lives in an object store reached by URL (``s3://``, ``gs://``, ``https://``, ...)."""
+        return self._hdmf_zarr.is_remote()
+
+    def get_written(self, builder: Builder, check_on_disk: bool = False) -> bool:
+        """Whether ``builder`` was written to (or read from) this file by this object (``check_on_disk``:
+        also that its node is in the store, see :meth:`get_builder_exists_on_disk`)."""
+        return self._hdmf_zarr.get_written(builder, check_on_disk)
+
+    def get_builder_exists_on_disk(self, builder: Builder) -> bool:
+        """Whether the node of ``builder`` (a group or dataset) is stored in this file, asking the store."""
+        return self._hdmf_zarr.get_builder_exists_on_disk(builder)
+
+    def get_builder_disk_path(self, builder: Builder, filepath: str | None = None) -> str:
+        """Where the node of ``builder`` lives: the file's path (or ``filepath``) joined with the node's path."""
+        return self._hdmf_zarr.get_builder_disk_path(builder, filepath)
 
     # --- namespaces ---------------------------------------------------------------------------
     @classmethod
@@ -342,7 +433,9 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def load_namespaces_io(
         self, namespace_catalog: NamespaceCatalog | TypeMap, namespaces: list[str] | None = None
     ) -> dict:
-        return spec_cache.load_namespaces(self._require_open(), self._documents, namespace_catalog, namespaces)
+        return spec_cache.load_namespaces(
+            self._open_file.require_open(), self._open_file.documents, namespace_catalog, namespaces
+        )
 
     @staticmethod
     def can_read(path: str | Path, storage_options: dict[str, Any] | None = None) -> bool:
@@ -372,15 +465,3 @@ class ZarrIO(ReadingMixin, WritingMixin, hdmf_zarr_api.HdmfZarrApi, HDMFIO):
     def generate_dataset_html(dataset: Any) -> str:
         """HTML table describing a dataset: shape, dtype, chunks, shards, codecs and sizes."""
         return dataset_html(dataset, ZarrDataset)
-
-
-def _abandon(handle: StoreHandle, held: RowTally, source: str | None) -> None:
-    """What becomes of a writer never closed (see :func:`~hdmf_zarr3.storage.safety.locks.guard`)."""
-    if held.datasets:  # collected: no write or close can store them any more
-        warnings.warn(
-            f"{source}: the file was never closed; rows appended to {held.datasets} dataset(s) since the last "
-            "write() are not stored (close files, or use `with`)",
-            RuntimeWarning,
-            stacklevel=1,
-        )
-    handle.abandon()
