@@ -3,6 +3,8 @@ failures. The modes and export run on S3 with every other store (``any_store``, 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hdmf.backends.errors import UnsupportedOperation
@@ -210,3 +212,28 @@ def test_an_object_larger_than_its_metadata_allows_is_refused_before_its_bytes_a
         data = io.read().acquisition["ts"].data
         with pytest.raises(CorruptStoreError, match=r"/acquisition/ts/data: chunk c\.0 is 67108864 bytes, more than"):
             data[:10]
+
+
+def test_node_documents_downloading_at_once_stay_within_an_allowance(s3, monkeypatch):
+    """A file read node by node (not consolidated: here mode ``r-``) asks for every document at once; each is
+    within its limit, and together the bodies downloading at once stay within the store's allowance (two
+    documents at their limit), while ordinary documents still download side by side."""
+    from hdmf_zarr3.storage.remote import allowance
+    from hdmf_zarr3.storage.remote.errors import RemoteObjectStore
+
+    bucket = new_bucket(s3)
+    url = f"s3://{bucket}/a.nwb.zarr"
+    write_nwb(url, storage_options=s3["options"])
+    client = s3["client"]()
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket)["Contents"] if o["Key"].endswith("/zarr.json")]
+    padded = [k for k in keys if k.count("/") == 2][:12]  # nodes one level below the root
+    for key in padded:
+        doc = json.loads(client.get_object(Bucket=bucket, Key=key)["Body"].read())
+        doc["attributes"]["pad"] = "x" * 2**20  # 1 MiB: a large, legal document
+        client.put_object(Bucket=bucket, Key=key, Body=json.dumps(doc).encode())
+    monkeypatch.setattr(allowance, "DOCUMENTS_IN_FLIGHT", 3 * 2**20)
+    with ZarrIO(url, mode="r-", storage_options=dict(s3["options"])) as io:
+        assert len(io.read_builder()["acquisition"]["ts"]["data"].data) == 1000
+        store = io.store_handle.store
+        assert isinstance(store, RemoteObjectStore)
+        assert 2**20 < store.documents_in_flight.most <= 3 * 2**20

@@ -26,7 +26,8 @@ from zarr.storage import ObjectStore
 
 from ...errors import RemoteStoreError
 from ..codecs import ChunkPromises
-from ..safety import ReadBounds, too_large
+from ..safety import DOCUMENT_NAMES, ReadBounds, too_large
+from .allowance import ByteAllowance
 from .generations import GENERATION, ROOT_KEY, check_generation, new_generation
 
 #: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
@@ -92,6 +93,7 @@ class RemoteObjectStore(ReadBounds, ObjectStore):
         super().__init__(store, read_only=read_only)
         self.location = location.rstrip("/")
         self._init_bounds()
+        self.documents_in_flight = ByteAllowance()  # node documents downloading at once
         #: The file version this store reads or writes (:mod:`.generations`): a new file's, or the root's.
         self.generation: str | None = None
         # (obstore keeps user metadata on S3, GCS and Azure; its local and memory stores refuse it)
@@ -116,6 +118,7 @@ class RemoteObjectStore(ReadBounds, ObjectStore):
 
     def __getstate__(self) -> dict[Any, Any]:
         state = super().__getstate__()
+        state.pop("documents_in_flight", None)  # (bound to this process's event loop: a new one is made)
         extra = {"location": self.location, "promises": self.promises.portable(), "generation": self.generation}
         return {**state, **extra, "bounds": self._state_bounds()}
 
@@ -126,6 +129,7 @@ class RemoteObjectStore(ReadBounds, ObjectStore):
         bounds = state.pop("bounds", {})
         super().__setstate__(state)
         self._init_bounds()
+        self.documents_in_flight = ByteAllowance()
         self.location, self.promises, self.generation, self._bounds = location, promises, generation, bounds
 
     @contextlib.contextmanager
@@ -187,6 +191,10 @@ class RemoteObjectStore(ReadBounds, ObjectStore):
                 size = int(response.meta["size"]) - (byte_range.offset if byte_range is not None else 0)
                 if size > bound:
                     raise too_large(node, what, size, bound)
+                if what in DOCUMENT_NAMES:  # (read many at once by a listing reader: their bytes together bounded)
+                    async with self.documents_in_flight.take(size):
+                        data = await response.bytes_async()
+                    return prototype.buffer.from_bytes(data), response.attributes.get(GENERATION)  # type: ignore[arg-type]
             data = await response.bytes_async()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None, None

@@ -6,7 +6,7 @@ from ..._doors import door
 
 if TYPE_CHECKING:
     from . import audit, failures, locks, open_files
-    from .guarded import GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads, too_large
+    from .guarded import DOCUMENT_NAMES, GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads, too_large
     from .living_store import LivingStore
     from .lock_places import IN_STORE_KEY, lock_place, transactional
     from .locks import WriteLock
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from .self_overwrite import refuse_self_overwrite
 
 __all__ = [
+    "DOCUMENT_NAMES",
     "ReadBounds",
     "too_large",
     "GuardedLocalStore",
