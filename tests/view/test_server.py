@@ -120,6 +120,22 @@ def test_only_get_is_answered(viewer, method):
     assert status == 405 and headers["Allow"] == "GET"
 
 
+def test_a_browser_hanging_up_prints_no_traceback(viewer, capfd):
+    """A request cancelled by the browser (the user pans on) resets its connection: the server goes on, and the
+    user's terminal gets no traceback."""
+    import struct
+    import time
+
+    for _ in range(3):
+        sock = socket.create_connection(("127.0.0.1", viewer.port), timeout=5)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close = reset
+        sock.sendall(b"GET /api/tree")  # an unfinished request line
+        sock.close()
+    time.sleep(0.5)  # (the server's threads see the resets)
+    assert get(viewer, "/api/tree")[0] == 200
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_the_server_listens_on_127_0_0_1_only(viewer):
     assert viewer.httpd.server_address[0] == "127.0.0.1"
     addresses = {info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET)}

@@ -194,6 +194,13 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True  # a browser's kept-alive connection does not hold up Ctrl-C
     viewer: ViewServer
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A browser that hangs up (a request cancelled as the user pans, a tab closed) is no error worth a
+        traceback in the user's terminal; anything else is printed as the standard library does."""
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
