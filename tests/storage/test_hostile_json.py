@@ -12,13 +12,12 @@ measured as tests/format/test_json_limits.py measures it).
 from __future__ import annotations
 
 import os
-import time
 import zipfile
 
 import numpy as np
 import pytest
 import zarr
-from format.test_json_limits import _peak_of
+from bounded_calls import error_within
 from hdmf.build import DatasetBuilder, GroupBuilder
 from writing import write_builder
 from zarr.buffer import default_buffer_prototype
@@ -53,20 +52,7 @@ def _write(path, content: bytes | None) -> None:
 
 def _bounded(call):
     """``call()``'s error, checked to come in bounded time and memory."""
-
-    def run():
-        try:
-            call()
-        except Exception as exc:
-            return exc
-        return None
-
-    start = time.perf_counter()
-    error, peak = _peak_of(run)
-    elapsed = time.perf_counter() - start
-    assert elapsed < SECONDS, f"took {elapsed:.1f} s"
-    assert peak < MEMORY, f"took {peak / 2**20:.0f} MiB"
-    return error
+    return error_within(call, SECONDS, MEMORY)
 
 
 def _tree() -> GroupBuilder:

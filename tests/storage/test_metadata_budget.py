@@ -9,11 +9,10 @@ tests/format/test_json_limits.py measures it); large legitimate files take a sma
 from __future__ import annotations
 
 import os
-import time
 
 import numpy as np
 import pytest
-from format.test_json_limits import _peak_of
+from bounded_calls import error_within
 from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 
@@ -47,19 +46,8 @@ def _file_of_documents(path, count: int) -> None:
 
 
 def _measure(call):
-    def run():
-        try:
-            call()
-        except Exception as exc:
-            return exc
-        return None
-
-    start = time.perf_counter()
-    error, peak = _peak_of(run)
-    elapsed = time.perf_counter() - start
-    assert elapsed < SECONDS, f"took {elapsed:.1f} s"
-    assert peak < MEMORY, f"took {peak / 2**20:.0f} MiB"
-    return error
+    """``call()``'s error, checked to come in bounded time and memory."""
+    return error_within(call, SECONDS, MEMORY)
 
 
 def test_a_file_of_many_documents_within_their_limits_is_refused_past_the_budget(tmp_path):
