@@ -158,3 +158,33 @@ def test_an_nwb_file_detects_its_dialect_once_per_open(tmp_path, monkeypatch):
     with NWBZarrIO(tmp_path / "f.zarr", mode="a") as io:  # the same with the write lock held
         io.read()
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("doc", "key"),
+    [
+        ({"zarr_format": 2, "shape": []}, "0"),
+        ({"zarr_format": 2, "shape": [4]}, "0"),
+        ({"zarr_format": 2, "shape": [4, 5]}, "0.0"),
+        ({"zarr_format": 2, "shape": [4, 5], "dimension_separator": "/"}, "0/0"),
+        ({"zarr_format": 3, "shape": []}, "c"),
+        ({"zarr_format": 3, "shape": [4, 5], "chunk_key_encoding": docs.chunk_key_encoding("/")}, "c/0/0"),
+        ({"zarr_format": 3, "shape": [4, 5], "chunk_key_encoding": docs.chunk_key_encoding(".")}, "c.0.0"),
+        ({"zarr_format": 3, "shape": [], "chunk_key_encoding": {"name": "v2"}}, "0"),
+        ({"zarr_format": 3, "shape": [4, 5], "chunk_key_encoding": {"name": "v2"}}, "0.0"),
+        (
+            {"zarr_format": 3, "shape": [4], "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "/"}}},
+            "0",
+        ),
+        ({"zarr_format": 3, "shape": [4], "chunk_key_encoding": {"name": "other"}}, None),
+        (
+            {"zarr_format": 3, "shape": [4], "chunk_key_encoding": {"name": "v2", "configuration": {"separator": "-"}}},
+            None,
+        ),
+    ],
+)
+def test_the_key_of_the_first_chunk_follows_the_chunk_key_encoding(doc, key):
+    from hdmf_zarr3.format.documents import first_chunk_key
+
+    doc = {"chunk_key_encoding": docs.chunk_key_encoding("/"), **doc}
+    assert first_chunk_key(doc) == key

@@ -3,22 +3,23 @@
 from __future__ import annotations
 
 import json
+import math
 import posixpath
 from typing import Any
 
 from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
-from ...errors import CorruptStoreError, HdmfZarrError, SpecificationError
+from ...errors import CorruptStoreError, HdmfZarrError, MetadataLimitError, SpecificationError
 from ...format.data import dtypes as D
 from ...format.dialects import Convention
-from ...format.documents import limits
+from ...format.documents import first_chunk_key, limits
 from ...format.documents import names as N
 from ...format.documents import zarr_json as docs
 from ...format.layout import chunkless
 from ...format.specs import check as spec_check
 from ...format.specs import layout as S
-from ...storage.stores import StoreHandle, nodes
+from ...storage.stores import StoreHandle, nodes, stored_sizes
 
 _TEXT = D.for_scalar_dtype(D.TEXT)
 
@@ -174,10 +175,54 @@ def _read_groups(
     requests on a remote store)."""
     wanted = set(groups)
     items = [(p, d) for p, d in documents.items() if posixpath.dirname(p) in wanted and d["node_type"] == "array"]
+    _check_stored_sizes(handle, items)
     texts: dict[str, dict[str, Any]] = {group: {} for group in groups}
     for (path, _), value in zip(items, nodes.read_arrays(handle.store, items)):
         texts[posixpath.dirname(path)][posixpath.basename(path)] = _text(value)
     return texts
+
+
+#: The most bytes the stored object of one cached specification may take: twice a document's limit leaves
+#: room for what a codec adds (hdmf-zarr <= 0.13's JSON codec escapes every quote of the text).
+MAX_STORED_SPEC_BYTES = 2 * limits.MAX_DOCUMENT_BYTES
+
+
+def _check_stored_sizes(handle: StoreHandle, items: list[tuple[str, dict[str, Any]]]) -> None:
+    """Refuse, before reading any, cached specifications whose stored objects are too large.
+
+    Ours are in their documents (parsed within the file's metadata budget); other writers' are one text
+    in a chunk each, bounded only by what any variable-length chunk may take (1 GiB), and all of them are
+    read at once. So each must hold one element, its object at most :data:`MAX_STORED_SPEC_BYTES`, and
+    all of them together at most what a file's metadata may take (:data:`.limits.MAX_FILE_METADATA_BYTES`):
+    checked by their sizes, one round of requests that reads no body.
+    """
+    keyed: list[tuple[str, str]] = []
+    for path, doc in items:
+        if chunkless.stored_value(doc) is not None:
+            continue
+        count = math.prod(doc.get("shape") or [])
+        if count != 1:
+            raise CorruptStoreError(f"a cached specification holds one text, this array holds {count} values", path)
+        key = first_chunk_key(doc)
+        if key is None:
+            raise CorruptStoreError("a cached specification with chunk keys this reader does not know", path)
+        keyed.append((path, N.store_key(path, key)))
+    total = 0
+    for (path, key), size in zip(keyed, stored_sizes(handle.store, [key for _, key in keyed])):
+        total += size or 0
+        if (size or 0) > MAX_STORED_SPEC_BYTES:
+            raise MetadataLimitError(
+                f"the cached specification stored in {key!r} takes {size} bytes, more than this reader "
+                f"accepts for one ({MAX_STORED_SPEC_BYTES})",
+                path,
+            )
+        if total > limits.MAX_FILE_METADATA_BYTES:
+            raise MetadataLimitError(
+                "the cached specifications of this file take more than "
+                f"{limits.MAX_FILE_METADATA_BYTES} bytes together, more than this reader accepts for "
+                "one file's metadata; stopped at this one",
+                path,
+            )
 
 
 def _text(value: Any) -> Any:

@@ -64,6 +64,20 @@ def key_separator(doc: dict[str, Any]) -> str | None:
     return separator if separator in SEPARATORS else None
 
 
+def first_chunk_key(doc: dict[str, Any]) -> str | None:
+    """The key (relative to its array) of the chunk or shard holding an array's first element: Zarr v2, or
+    v3 with ``default`` or ``v2`` chunk keys; ``None`` for any other encoding."""
+    ndim = len(doc.get("shape") or [])
+    if doc.get("zarr_format") == 2:
+        return (doc.get("dimension_separator") or ".").join("0" * ndim) or "0"
+    encoding = doc.get("chunk_key_encoding")
+    if isinstance(encoding, dict) and encoding.get("name") == "v2":
+        separator = (encoding.get("configuration") or {}).get("separator", ".")
+        return separator.join("0" * ndim) or "0" if separator in SEPARATORS else None
+    separator = key_separator(doc)
+    return None if separator is None else separator.join(["c", *"0" * ndim])
+
+
 def fixed_itemsize(data_type: Any) -> int | None:
     """Bytes per element of a Zarr v3 ``data_type``; ``None`` for variable-length or unknown types."""
     if isinstance(data_type, str):

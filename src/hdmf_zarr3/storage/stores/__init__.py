@@ -7,7 +7,7 @@ from ..._doors import door
 if TYPE_CHECKING:
     from . import local_paths, locations, nodes
     from .handle import CREATE_MODES, StoreHandle
-    from .listing import list_objects, object_sizes
+    from .listing import list_objects, object_sizes, stored_sizes
     from .locations import store_location
     from .nodes import (
         INTERRUPTED_WRITE,
@@ -50,6 +50,7 @@ __all__ = [
     "read_root",
     "reserved_key",
     "store_location",
+    "stored_sizes",
     "sync",
     "to_obstore",
 ]

@@ -8,9 +8,11 @@ documents: dandi-cli's own parser decides) and the size of each object (one PUT 
 from __future__ import annotations
 
 import asyncio
+import functools
 
 from zarr.abc.store import Store
 
+from .nodes import bounded
 from .zarr_adapter import sync
 
 
@@ -30,3 +32,16 @@ def object_sizes(store: Store, keys: list[str]) -> list[int]:
         return list(await asyncio.gather(*(store.getsize(k) for k in keys)))
 
     return sync(sized())
+
+
+def stored_sizes(store: Store, keys: list[str]) -> list[int | None]:
+    """The size in bytes of each of ``keys`` (``None``: not stored), asked at most :data:`.nodes.CONCURRENCY`
+    at a time (one round of requests on an object store, no body read)."""
+
+    async def size(key: str) -> int | None:
+        try:
+            return await store.getsize(key)
+        except FileNotFoundError:
+            return None
+
+    return sync(bounded([functools.partial(size, k) for k in keys]))
