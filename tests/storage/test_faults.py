@@ -38,6 +38,7 @@ from hdmf_zarr3 import break_lock, recover
 from hdmf_zarr3.errors import HdmfZarrError
 from hdmf_zarr3.storage.safety import journal
 from hdmf_zarr3.storage.stores.handle import StoreHandle
+from hdmf_zarr3.storage.writes import local as local_writes
 
 SPREAD = int(os.environ.get("HDMF_ZARR3_FAULT_SPREAD", "4"))  # operations tried besides the first and last
 SEED = int(os.environ.get("HDMF_ZARR3_FAULT_SEED", "20261126"))
@@ -71,9 +72,9 @@ def bases(tmp_path_factory, patched):
     return make_bases(tmp_path_factory.mktemp("bases"))
 
 
-def _indices(total: int, scenario: str, kind: str) -> list[int]:
+def _indices(total: int, scenario: str, kind: str, salt: str = "") -> list[int]:
     """The first and last operations and ``SPREAD`` others, drawn (seeded) from the rest."""
-    rng = random.Random(f"{SEED}-{scenario}-{kind}")
+    rng = random.Random(f"{SEED}-{scenario}-{kind}{salt}")
     rest = range(2, total)
     return sorted({1, total, *rng.sample(rest, min(SPREAD, len(rest)))})
 
@@ -111,9 +112,9 @@ def _run_at(bases: dict[str, Path], scenario: str, kind: str, runs: Path, at: in
     return failure
 
 
-def _sweep(bases, scenario: str, kind: str, runs: Path, every: bool, workers=None) -> None:
+def _sweep(bases, scenario: str, kind: str, runs: Path, every: bool, workers=None, salt: str = "") -> None:
     total = _count(bases, scenario, kind, runs / "count")
-    indices = range(1, total + 1) if every else _indices(total, scenario, kind)
+    indices = range(1, total + 1) if every else _indices(total, scenario, kind, salt)
     run = functools.partial(_run_at, bases, scenario, kind, runs)
     failures = run_all(workers, run, indices) if workers else [f for f in map(run, indices) if f is not None]
     assert not failures, f"{len(failures)} of {len(indices)} runs failed:\n" + "\n".join(failures)
@@ -153,6 +154,24 @@ def test_fault_at_spread_of_operations(bases, scenario, kind, runs):
 @pytest.mark.parametrize(("scenario", "kind"), CASES)
 def test_fault_at_every_operation(bases, scenario, kind, runs, workers):
     _sweep(bases, scenario, kind, runs, every=True, workers=workers)
+
+
+#: Write paths whose batches of keys the writer's threads store (``storage/writes/local.py``) once a batch is
+#: large enough (the scenarios' files are smaller: the tests below make every batch of two keys large enough).
+THREADED = [(s, k) for s in ("write", "replace", "append", "rows", "export", "convert_zarr") for k in KINDS]
+
+
+@pytest.mark.parametrize(("scenario", "kind"), THREADED)
+def test_fault_at_spread_of_operations_with_keys_stored_by_threads(bases, scenario, kind, runs, monkeypatch):
+    monkeypatch.setattr(local_writes, "MIN_KEYS_PER_THREAD", 1)
+    _sweep(bases, scenario, kind, runs, every=False, salt="-threads")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("scenario", "kind"), [case for case in THREADED if case[0] in ("write", "append")])
+def test_fault_at_every_operation_with_keys_stored_by_threads(bases, scenario, kind, runs, monkeypatch):
+    monkeypatch.setattr(local_writes, "MIN_KEYS_PER_THREAD", 1)
+    _sweep(bases, scenario, kind, runs, every=True)
 
 
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:

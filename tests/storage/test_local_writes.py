@@ -1,9 +1,13 @@
-"""Small keys written into a local directory in the writer's thread (``storage.writes.local``): each whole,
-through a temporary name a killed writer's leftovers are recognized by, and nothing left behind on error."""
+"""Small keys written into a local directory by the writer's threads (``storage.writes.local``): each whole,
+through a temporary name a killed writer's leftovers are recognized by, nothing left behind on error, and
+every thread ended before the batch returns or raises."""
 
 from __future__ import annotations
 
 import os
+import signal
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -83,3 +87,95 @@ def test_a_directory_left_by_a_writer_killed_before_its_first_key_is_written_aga
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(Exception, match="holds other files"):
         NWBZarrIO(tmp_path / "other", mode=mode)
+
+
+def _batch(directories: int = 200) -> dict[str, bytes]:
+    """Keys of ``directories`` nodes, a document each and a chunk for every other one (as a write's batch)."""
+    items = {}
+    for i in range(directories):
+        items[f"g{i % 7}/n{i}/zarr.json"] = b'{"n": %d}' % i
+        if i % 2:
+            items[f"g{i % 7}/n{i}/c/0"] = bytes([i % 256]) * (i + 1)
+    return items
+
+
+def _stored(root) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_large_batch_is_written_by_several_threads_each_directory_by_one(tmp_path, monkeypatch):
+    by_thread: dict[int, set[str]] = {}
+    opened = os.open
+
+    def recording(path, *args, **kwargs):
+        by_thread.setdefault(threading.get_ident(), set()).add(os.path.dirname(path))
+        return opened(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", recording)
+    items = _batch()
+    local_writes.put_files(str(tmp_path), items)
+    assert _stored(tmp_path) == items
+    assert len(by_thread) == local_writes.WRITER_THREADS
+    directories = [d for dirs in by_thread.values() for d in dirs]
+    assert len(directories) == len(set(directories))  # no directory written by two threads
+    assert threading.get_ident() not in by_thread
+    assert not [t for t in threading.enumerate() if t.name == "hdmf_zarr3-put-files"]
+
+
+def test_a_small_batch_is_written_in_the_calling_thread(tmp_path, monkeypatch):
+    names = set()
+    opened = os.open
+    monkeypatch.setattr(os, "open", lambda *a, **k: (names.add(threading.current_thread().name), opened(*a, **k))[1])
+    items = _batch(local_writes.MIN_KEYS_PER_THREAD)
+    local_writes.put_files(str(tmp_path), items)
+    assert _stored(tmp_path) == items and names == {threading.current_thread().name}
+
+
+def test_a_failure_in_one_thread_stops_the_others_and_is_raised_once_all_have_ended(tmp_path, monkeypatch):
+    replace = os.replace
+    done: list[str] = []
+    lock = threading.Lock()
+
+    def failing(a, b):
+        with lock:
+            count = len(done)
+            done.append(b)
+        if count == 40:
+            raise OSError(28, "No space left on device", b)
+        time.sleep(0.002)
+        replace(a, b)
+
+    monkeypatch.setattr(os, "replace", failing)
+    items = _batch()
+    with pytest.raises(OSError, match="No space") as caught:
+        local_writes.put_files(str(tmp_path), items)
+    assert caught.value.filename == done[40]
+    assert not [t for t in threading.enumerate() if t.name == "hdmf_zarr3-put-files"]
+    stored = _stored(tmp_path)
+    assert not [k for k in stored if k.endswith(".partial")]  # nothing half-written or temporary left
+    assert all(items[k] == v for k, v in stored.items())
+    assert len(stored) < len(items) - 60  # the others stopped after the key they were writing
+
+
+def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path, monkeypatch):
+    replace = os.replace
+    count = [0]
+    lock = threading.Lock()
+
+    def slow(a, b):
+        with lock:
+            count[0] += 1
+            fire = count[0] == 30
+        if fire:  # as a real Ctrl-C: SIGINT to the main thread while the writers work
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        time.sleep(0.005)
+        replace(a, b)
+
+    monkeypatch.setattr(os, "replace", slow)
+    items = _batch()
+    with pytest.raises(KeyboardInterrupt):
+        local_writes.put_files(str(tmp_path), items)
+    assert not [t for t in threading.enumerate() if t.name == "hdmf_zarr3-put-files"]
+    stored = _stored(tmp_path)
+    assert not [k for k in stored if k.endswith(".partial")]
+    assert all(items[k] == v for k, v in stored.items()) and len(stored) < len(items)

@@ -8,6 +8,13 @@ each directory is created once, and each key exactly as ``LocalStore`` writes it
 ``<name>.<32 hex digits>.partial`` and renamed into place, so a writer killed part-way leaves every key
 that exists whole (and only the temporary names :data:`.nodes.INTERRUPTED_WRITE` recognizes behind).
 
+A batch of many keys is written by a few threads, the keys of one directory by one of them: creating a
+file waits on the file system (its journal, the disk), not on the CPU, and these waits overlap. On the
+benchmark machine (2 cores), 3, 4 or 6 threads took the write of benchmark (b) from 3.1–3.4 s to 2.4–2.5 s
+by median of alternating rounds (more than 3 gained little). Every thread has ended before
+:func:`put_files` returns or raises (a Ctrl-C included), so a rollback never runs beside a key still
+being written.
+
 Used for writable :class:`zarr.storage.LocalStore` instances (ours included); any other store is
 written through its own ``set``.
 """
@@ -15,9 +22,11 @@ written through its own ``set``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import shutil
+import threading
 from collections.abc import Callable, Mapping
 
 from zarr.abc.store import Store
@@ -33,11 +42,73 @@ def local_root(store: Store) -> str | None:
     return None
 
 
+#: Threads that store one batch of keys (see the module's description).
+WRITER_THREADS = 4
+#: A batch of fewer keys per thread than this is stored in the calling thread alone.
+MIN_KEYS_PER_THREAD = 64
+
+
 def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
-    """Store each ``key: bytes`` of ``items`` below ``root``, each whole (temporary name, then rename)."""
-    made: set[str] = set()
+    """Store each ``key: bytes`` of ``items`` below ``root``, each whole (temporary name, then rename).
+
+    Keys are stored by up to :data:`WRITER_THREADS` threads; on the first failure the others stop after the
+    key they are writing, and the failure is raised once every thread has ended (a Ctrl-C meanwhile too).
+    """
     token = secrets.token_hex(12)  # (+ an 8-digit counter: the 32 hex digits zarr's temporary names have)
-    for n, (key, raw) in enumerate(items.items()):
+    numbered = [(n, key, raw) for n, (key, raw) in enumerate(items.items())]
+    threads = min(WRITER_THREADS, len(numbered) // MIN_KEYS_PER_THREAD)
+    if threads <= 1:
+        _put(root, token, numbered, threading.Event())
+        return
+    by_directory: dict[str, list[tuple[int, str, bytes | memoryview]]] = {}
+    for entry in numbered:
+        by_directory.setdefault(os.path.dirname(entry[1]), []).append(entry)
+    shares: list[list[tuple[int, str, bytes | memoryview]]] = [[] for _ in range(threads)]
+    for entries in by_directory.values():
+        min(shares, key=len).extend(entries)
+    _in_threads([functools.partial(_put, root, token, share) for share in shares])
+
+
+def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
+    """Run each job (given a stop event) in its own thread; raise the first failure once all have ended."""
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def run(job: Callable[[threading.Event], None]) -> None:
+        try:
+            job(stop)
+        except BaseException as exc:  # handed to the calling thread
+            failures.append(exc)
+            stop.set()
+
+    workers = [threading.Thread(target=run, args=(job,), name="hdmf_zarr3-put-files", daemon=True) for job in jobs]
+    interrupted: BaseException | None = None
+    started = 0
+    try:
+        for worker in workers:
+            worker.start()
+            started += 1
+    except BaseException as exc:
+        interrupted = exc
+        stop.set()
+    for worker in workers[:started]:
+        while worker.is_alive():
+            try:
+                worker.join()
+            except KeyboardInterrupt as exc:  # wait for the keys being written, then raise it
+                interrupted = interrupted or exc
+                stop.set()
+    if interrupted is not None:
+        raise interrupted
+    if failures:
+        raise failures[0]
+
+
+def _put(root: str, token: str, entries: list[tuple[int, str, bytes | memoryview]], stop: threading.Event) -> None:
+    made: set[str] = set()
+    for n, key, raw in entries:
+        if stop.is_set():
+            return
         path = os.path.join(root, key)
         parent = os.path.dirname(path)
         if parent not in made:
