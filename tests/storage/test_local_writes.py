@@ -179,3 +179,15 @@ def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path,
     stored = _stored(tmp_path)
     assert not [k for k in stored if k.endswith(".partial")]
     assert all(items[k] == v for k, v in stored.items()) and len(stored) < len(items)
+
+
+def test_a_batch_is_written_in_the_calling_thread_when_no_thread_can_start(tmp_path, monkeypatch):
+    """As at interpreter exit, when a file left open is written by its exit hook."""
+
+    def refuse(self):
+        raise RuntimeError("can't create new thread at interpreter shutdown")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    items = _batch()
+    local_writes.put_files(str(tmp_path), items)
+    assert _stored(tmp_path) == items

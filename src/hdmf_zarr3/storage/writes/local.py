@@ -81,17 +81,21 @@ def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
             failures.append(exc)
             stop.set()
 
-    workers = [threading.Thread(target=run, args=(job,), name="hdmf_zarr3-put-files", daemon=True) for job in jobs]
+    workers: list[threading.Thread] = []
     interrupted: BaseException | None = None
-    started = 0
     try:
-        for worker in workers:
-            worker.start()
-            started += 1
+        for job in jobs:
+            worker = threading.Thread(target=run, args=(job,), name="hdmf_zarr3-put-files", daemon=True)
+            try:
+                worker.start()
+            except RuntimeError:  # no new thread (e.g. a file left open, written at exit): this one does it
+                run(job)
+                continue
+            workers.append(worker)
     except BaseException as exc:
         interrupted = exc
         stop.set()
-    for worker in workers[:started]:
+    for worker in workers:
         while worker.is_alive():
             try:
                 worker.join()
