@@ -160,6 +160,7 @@ def test_a_failure_in_one_thread_stops_the_others_and_is_raised_once_all_have_en
 def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path, monkeypatch):
     replace = os.replace
     count = [0]
+    fired = [False]
     lock = threading.Lock()
 
     def slow(a, b):
@@ -167,14 +168,21 @@ def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path,
             count[0] += 1
             fire = count[0] == 30
         if fire:  # as a real Ctrl-C: SIGINT to the main thread while the writers work
+            fired[0] = True
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         time.sleep(0.005)
         replace(a, b)
 
     monkeypatch.setattr(os, "replace", slow)
+    # a real Ctrl-C's handler, whatever an earlier test or library left installed
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     items = _batch()
-    with pytest.raises(KeyboardInterrupt):
-        local_writes.put_files(str(tmp_path), items)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            local_writes.put_files(str(tmp_path), items)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert fired[0], "the 30th key was never renamed"
     assert not [t for t in threading.enumerate() if t.name == "hdmf_zarr3-put-files"]
     stored = _stored(tmp_path)
     assert not [k for k in stored if k.endswith(".partial")]
