@@ -7,7 +7,6 @@ documents: dandi-cli's own parser decides) and the size of each object (one PUT 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 
 from zarr.abc.store import Store
@@ -26,12 +25,12 @@ def list_objects(store: Store) -> list[str]:
 
 
 def object_sizes(store: Store, keys: list[str]) -> list[int]:
-    """The size in bytes of each of ``keys``."""
-
-    async def sized() -> list[int]:
-        return list(await asyncio.gather(*(store.getsize(k) for k in keys)))
-
-    return sync(sized())
+    """The size in bytes of each of ``keys`` (all stored: ``FileNotFoundError`` naming one that is not)."""
+    sizes = stored_sizes(store, keys)
+    for key, size in zip(keys, sizes):
+        if size is None:
+            raise FileNotFoundError(key)
+    return [size for size in sizes if size is not None]
 
 
 def stored_sizes(store: Store, keys: list[str]) -> list[int | None]:
