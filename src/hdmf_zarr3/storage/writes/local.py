@@ -32,6 +32,8 @@ from collections.abc import Callable, Mapping
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
+from .task_groups import until_done
+
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -95,13 +97,10 @@ def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
     except BaseException as exc:
         interrupted = exc
         stop.set()
-    for worker in workers:
-        while worker.is_alive():
-            try:
-                worker.join()
-            except KeyboardInterrupt as exc:  # wait for the keys being written, then raise it
-                interrupted = interrupted or exc
-                stop.set()
+    try:  # the keys being written end first, a Ctrl-C meanwhile stops the rest
+        until_done(lambda: [worker.join() for worker in workers], stop.set)
+    except KeyboardInterrupt as exc:
+        interrupted = interrupted or exc
     if interrupted is not None:
         raise interrupted
     if failures:
@@ -138,15 +137,7 @@ def remove_tree(path: str) -> None:
     """Delete the directory ``path`` and everything below it, as cleanup (errors ignored: what cannot be
     deleted stays). A Ctrl-C meanwhile is raised only once the deletion is finished, so that a working
     copy is never left half-deleted beside the file it was for."""
-    interrupted: BaseException | None = None
-    while True:
-        try:
-            shutil.rmtree(path, ignore_errors=True)
-            break
-        except KeyboardInterrupt as exc:
-            interrupted = exc
-    if interrupted is not None:
-        raise interrupted
+    until_done(lambda: shutil.rmtree(path, ignore_errors=True))
 
 
 def finish_cleanup(action: Callable[[], None]) -> None:

@@ -228,12 +228,20 @@ def _stop_or_end(group: Group, coroutine: Coroutine[Any, Any, Any]) -> None:
 def _wait(event: threading.Event) -> None:
     """Wait for ``event``; a second Ctrl-C meanwhile does not cut the wait short (the writes in flight
     must end before the rollback that follows)."""
+    until_done(event.wait)
+
+
+def until_done(action: Callable[[], object], on_interrupt: Callable[[], object] = lambda: None) -> None:
+    """Run ``action`` to its end, again after each Ctrl-C that cuts it short (it must be safe to repeat: a
+    wait, a cleanup that tolerates what is already gone), calling ``on_interrupt`` at each; then raise the
+    last Ctrl-C, if any."""
     interrupted: BaseException | None = None
     while True:
         try:
-            event.wait()
+            action()
             break
         except KeyboardInterrupt as exc:
             interrupted = exc
+            on_interrupt()
     if interrupted is not None:
         raise interrupted
