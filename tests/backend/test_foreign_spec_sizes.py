@@ -31,13 +31,16 @@ WRITERS = {
 MEMORY = 48 * 2**20
 
 
+def _unpacked(writer: str, where: Path) -> Path:
+    path = where / "foreign.nwb.zarr"
+    with zipfile.ZipFile(FIXTURES / WRITERS[writer][0]) as zf:
+        zf.extractall(path)
+    return path
+
+
 @pytest.fixture(params=list(WRITERS))
 def foreign(request, tmp_path) -> tuple[Path, str]:
-    archive, chunk = WRITERS[request.param]
-    path = tmp_path / "foreign.nwb.zarr"
-    with zipfile.ZipFile(FIXTURES / archive) as zf:
-        zf.extractall(path)
-    return path, chunk
+    return _unpacked(request.param, tmp_path), WRITERS[request.param][1]
 
 
 def _spec_chunks(path: Path, chunk: str) -> list[Path]:
@@ -86,10 +89,7 @@ def test_cached_specifications_too_large_together_are_refused_before_any_is_read
 
 
 def test_a_cached_specification_of_many_values_is_refused_before_it_is_read(tmp_path):
-    archive, _ = WRITERS["hdmf-zarr-0.14"]
-    path = tmp_path / "foreign.nwb.zarr"
-    with zipfile.ZipFile(FIXTURES / archive) as zf:
-        zf.extractall(path)
+    path = _unpacked("hdmf-zarr-0.14", tmp_path)
     (version,) = [p.name for p in (path / "specifications" / "core").iterdir() if p.is_dir()]
     node = f"/specifications/core/{version}/nwb.base"
 
