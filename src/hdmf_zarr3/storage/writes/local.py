@@ -98,13 +98,18 @@ def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
         interrupted = exc
         stop.set()
     try:  # the keys being written end first, a Ctrl-C meanwhile stops the rest
-        until_done(lambda: [worker.join() for worker in workers], stop.set)
+        until_done(lambda: _join_all(workers), stop.set)
     except KeyboardInterrupt as exc:
         interrupted = interrupted or exc
     if interrupted is not None:
         raise interrupted
     if failures:
         raise failures[0]
+
+
+def _join_all(workers: list[threading.Thread]) -> None:
+    for worker in workers:
+        worker.join()
 
 
 def _put(root: str, token: str, entries: list[tuple[int, str, bytes | memoryview]], stop: threading.Event) -> None:
