@@ -5,7 +5,7 @@ then reads it and turns every table into a DataFrame, and prints the cumulative 
 (HDMF's build and construct, the same for every backend, against our own steps). cProfile adds
 overhead to Python-heavy code, so the shares matter more than the seconds. Usage::
 
-    python benchmarks/profile_small.py [--series 500] [--units 1000] [--trials 200] [--hdf5] [--top 0]
+    python benchmarks/profile_small.py [--series 500] [--units 1000] [--trials 200] [--hdf5] [--rich] [--top 0]
 """
 
 from __future__ import annotations
@@ -59,14 +59,16 @@ def stage_times(stats: pstats.Stats, stages: list[tuple[str, str, str]]) -> list
     return out
 
 
-def profiled(work: Path, hdf5: bool, series: int, units: int, trials: int) -> dict[str, tuple[float, pstats.Stats]]:
+def profiled(
+    work: Path, hdf5: bool, series: int, units: int, trials: int, rich: bool = False
+) -> dict[str, tuple[float, pstats.Stats]]:
     from pynwb import NWBHDF5IO
 
     from hdmf_zarr3 import NWBZarrIO
 
     io_cls = NWBHDF5IO if hdf5 else NWBZarrIO
     path = str(work / ("small.nwb" if hdf5 else "small.nwb.zarr"))
-    nwb = many_small(series, units, trials)
+    nwb = many_small(series, units, trials, rich=rich)
     out = {}
     for step in ("write", "read+tables"):
         profile = cProfile.Profile()
@@ -89,13 +91,14 @@ def main() -> None:
     parser.add_argument("--units", type=int, default=1000)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--hdf5", action="store_true", help="profile NWBHDF5IO instead of ours")
+    parser.add_argument("--rich", action="store_true", help="the richer file (ophys, icephys, images, scratch)")
     parser.add_argument("--top", type=int, default=0, help="also print the N functions of most cumulative time")
     args = parser.parse_args()
     moved = missing_stage_files(WRITE_STAGES + READ_STAGES)
     if moved:
         raise SystemExit(f"profile_small.py names modules that are not there: {', '.join(moved)}")
     with workdir() as work:
-        results = profiled(work, args.hdf5, args.series, args.units, args.trials)
+        results = profiled(work, args.hdf5, args.series, args.units, args.trials, args.rich)
     for step, stages in (("write", WRITE_STAGES), ("read+tables", READ_STAGES)):
         total, stats = results[step]
         print(f"{step}: {total:.2f} s under cProfile")

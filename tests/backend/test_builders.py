@@ -9,7 +9,7 @@ import pytest
 import zarr
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from hdmf_zarr3 import ReservedNameError, ZarrIO
+from hdmf_zarr3 import CorruptStoreError, ReservedNameError, ZarrIO, validate
 
 NUMERIC = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "bool"]
 
@@ -452,3 +452,50 @@ def test_a_chain_of_links_is_written_as_links_to_its_end(tmp_path):
     with ZarrIO(tmp_path / "f.zarr", mode="r") as io:
         b = io.read_builder().groups["b"]
         assert b.links["l2"].builder is b.links["l1"].builder is io.read_builder().groups["a"].datasets["target"]
+
+
+def test_group_attributes_are_set_as_hdmf_sets_them_without_a_checked_call_per_name(tmp_path, monkeypatch):
+    # HDMF's GroupBuilder.set_attribute makes two docval calls per name: the read sets them all at once
+    # (same attributes, same obj_type), and still refuses a name a child uses, typed, also by validate.
+    root = GroupBuilder(
+        "root",
+        groups={"g": GroupBuilder("g", attributes={"a": 1, "b": "text", "c": np.arange(3)})},
+        datasets={"d": DatasetBuilder("d", np.arange(4))},
+        attributes={"neurodata_type": "X"},
+    )
+    write(tmp_path / "f.zarr", root)
+    calls = []
+    original = GroupBuilder.set_attribute
+    monkeypatch.setattr(GroupBuilder, "set_attribute", lambda self, *a, **k: (calls.append(a), original(self, *a, **k)))
+    io, back = read(tmp_path / "f.zarr")
+    with io:
+        assert calls == []
+        g = back.groups["g"]
+        assert (g.attributes["a"], g.attributes["b"], list(g.attributes["c"])) == (1, "text", [0, 1, 2])
+        expected = GroupBuilder("probe")
+        original(expected, "a", 1)
+        assert {k: g.obj_type[k] for k in ("a", "b", "c")} == dict.fromkeys("abc", expected.obj_type["a"])
+        assert back.attributes["neurodata_type"] == "X"
+        with pytest.raises(ValueError, match="already exists"):
+            g.set_group(GroupBuilder("a"))  # obj_type knows the names as attributes
+    doc_path = tmp_path / "f.zarr" / "zarr.json"
+    doc = json.loads(doc_path.read_text())
+    doc["attributes"]["d"] = 5  # the root's attribute named as its dataset
+    doc_path.write_text(json.dumps(doc))
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io, pytest.raises(CorruptStoreError, match="'d' has the name") as e:
+        io.read_builder()
+    assert e.value.path == "/"
+    report = validate(tmp_path / "f.zarr")
+    assert not report.valid and "'d' has the name of one of the group's datasets" in str(report)
+
+
+def test_a_link_named_as_an_attribute_of_its_group_is_refused_typed(tmp_path):
+    target = DatasetBuilder("d", np.arange(4))
+    write(tmp_path / "f.zarr", GroupBuilder("root", datasets={"d": target}, links={"x": LinkBuilder(target, "x")}))
+    doc_path = tmp_path / "f.zarr" / "zarr.json"
+    doc = json.loads(doc_path.read_text())
+    doc["attributes"]["x"] = 5
+    doc_path.write_text(json.dumps(doc))
+    with ZarrIO(tmp_path / "f.zarr", mode="r") as io, pytest.raises(CorruptStoreError, match="link 'x' has the name"):
+        io.read_builder()
+    assert "link 'x' has the name of an attribute" in str(validate(tmp_path / "f.zarr"))
