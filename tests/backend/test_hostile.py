@@ -305,6 +305,16 @@ METADATA_CASES = {
     ),
     "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
     "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
+    # 12. attributes named as a child of their group, links named as an attribute
+    "attribute-named-like-a-dataset": (lambda f: edit(f, "/", _set("attributes", "x", value=1)), Corrupt),
+    "attribute-named-like-a-group": (lambda f: edit(f, "/", _set("attributes", "a", value="text")), Corrupt),
+    "link-named-like-an-attribute": (
+        lambda f: (
+            _links(f, {"/b": [record(".", "/a/target", name="q")]}),
+            edit(f, "/b", _set("attributes", "q", value=1)),
+        ),
+        Corrupt,
+    ),
 }
 
 

@@ -229,7 +229,7 @@ def check_node(doc: dict[str, Any], path: str) -> None:
     """Check a Zarr v3 node document (already known to be an object with ``zarr_format`` 3)."""
     attrs = doc.get("attributes", {})
     for key, value in attrs.items() if isinstance(attrs, dict) else ():
-        if depth_exceeds(value, MAX_ATTRIBUTE_DEPTH):
+        if isinstance(value, (list, dict)) and depth_exceeds(value, MAX_ATTRIBUTE_DEPTH):  # (most are scalars)
             raise CorruptStoreError(f"attribute {key!r} nests deeper than {MAX_ATTRIBUTE_DEPTH} levels", path)
     # the attributes (two levels below the document, at most MAX_ATTRIBUTE_DEPTH deep) are within its bound
     rest = {k: v for k, v in doc.items() if k != "attributes" or not isinstance(attrs, dict)}
