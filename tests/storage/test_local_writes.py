@@ -199,3 +199,46 @@ def test_a_batch_is_written_in_the_calling_thread_when_no_thread_can_start(tmp_p
     items = _batch()
     local_writes.put_files(str(tmp_path), items)
     assert _stored(tmp_path) == items
+
+
+def test_a_ctrl_c_while_a_thread_starts_still_waits_for_that_thread(tmp_path, monkeypatch):
+    # SIGINT to the main thread just as the second worker has started and is writing: the KeyboardInterrupt
+    # used to be raised inside Thread.start(), before the worker was counted, so put_files raised while that
+    # worker still wrote a key (found by a loaded full-suite run of the test above).
+    start = threading.Thread.start
+    started: list[threading.Thread] = []
+    writing = threading.Event()
+    raised = threading.Event()
+    written_after: list[str] = []
+    replace = os.replace
+
+    def start_then_ctrl_c(self):
+        if self.name == "hdmf_zarr3-put-files":
+            started.append(self)  # (before it runs, so that it knows it is the second)
+        start(self)
+        if len(started) == 2 and started[1] is self:
+            assert writing.wait(10)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            time.sleep(0.05)  # the KeyboardInterrupt is raised in here, inside start()
+
+    def slow(a, b):
+        if len(started) >= 2 and threading.current_thread() is started[1]:
+            writing.set()
+            time.sleep(0.3)
+        replace(a, b)
+        if raised.is_set():
+            written_after.append(b)
+
+    monkeypatch.setattr(threading.Thread, "start", start_then_ctrl_c)
+    monkeypatch.setattr(os, "replace", slow)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            local_writes.put_files(str(tmp_path), _batch())
+        raised.set()
+        still_alive = started[1].is_alive()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    time.sleep(0.4)
+    assert written_after == [] and not still_alive
+    assert not [k for k in _stored(tmp_path) if k.endswith(".partial")]

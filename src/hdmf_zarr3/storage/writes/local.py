@@ -72,16 +72,50 @@ def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
 
 
 def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
-    """Run each job (given a stop event) in its own thread; raise the first failure once all have ended."""
+    """Run each job (given a stop event) in its own thread; raise the first failure once all have ended.
+
+    The end is awaited on a condition, not by ``Thread.join``: on Python 3.12 a join that a Ctrl-C cuts
+    short can mark a running thread as ended, and a ``start()`` it cuts short loses count of a worker
+    that runs. So a worker counts itself as begun, under a lock, before its first key, unless the stop
+    event was set (also under that lock); once it is set, the begun workers are all that ever write."""
     stop = threading.Event()
     failures: list[BaseException] = []
+    gate = threading.Condition()
+    begun: list[threading.Thread] = []
+    running: set[threading.Thread] = set()  # begun, not ended
+    ended = [0]
 
-    def run(job: Callable[[threading.Event], None]) -> None:
+    def run_here(job: Callable[[threading.Event], None]) -> None:
         try:
             job(stop)
         except BaseException as exc:  # handed to the calling thread
             failures.append(exc)
             stop.set()
+
+    def run(job: Callable[[threading.Event], None]) -> None:
+        me = threading.current_thread()
+        try:
+            with gate:
+                if stop.is_set():
+                    return  # stopped before it began: it writes nothing
+                begun.append(me)
+                running.add(me)
+            run_here(job)
+        finally:
+            with gate:
+                running.discard(me)
+                ended[0] += 1
+                gate.notify_all()
+
+    def halt() -> None:
+        with gate:
+            stop.set()
+
+    def wait() -> None:
+        with gate:
+            gate.wait_for(lambda: not running and (stop.is_set() or ended[0] >= len(workers)))
+            lost = [worker for worker in begun if worker not in workers]  # (a start() cut short)
+        _join_all(workers + lost)  # (their keys are written: this only lets the threads exit)
 
     workers: list[threading.Thread] = []
     interrupted: BaseException | None = None
@@ -91,14 +125,14 @@ def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
             try:
                 worker.start()
             except RuntimeError:  # no new thread (e.g. a file left open, written at exit): this one does it
-                run(job)
+                run_here(job)
                 continue
             workers.append(worker)
-    except BaseException as exc:
+    except BaseException as exc:  # a Ctrl-C, also one inside a start()
         interrupted = exc
-        stop.set()
+        halt()
     try:  # the keys being written end first, a Ctrl-C meanwhile stops the rest
-        until_done(lambda: _join_all(workers), stop.set)
+        until_done(wait, halt)
     except KeyboardInterrupt as exc:
         interrupted = interrupted or exc
     if interrupted is not None:
