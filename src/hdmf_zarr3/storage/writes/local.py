@@ -11,9 +11,9 @@ that exists whole (and only the temporary names :data:`.nodes.INTERRUPTED_WRITE`
 A batch of many keys is written by a few threads, the keys of one directory by one of them: creating a
 file waits on the file system (its journal, the disk), not on the CPU, and these waits overlap. On the
 benchmark machine (2 cores), 3, 4 or 6 threads took the write of benchmark (b) from 3.1–3.4 s to 2.4–2.5 s
-by median of alternating rounds (more than 3 gained little). Every thread has ended before
-:func:`put_files` returns or raises (a Ctrl-C included), so a rollback never runs beside a key still
-being written.
+by median of alternating rounds (more than 3 gained little). Every thread that began writing has ended
+before :func:`put_files` returns or raises (a Ctrl-C included; a thread stopped before its first key writes
+nothing), so a rollback never runs beside a key still being written.
 
 Used for writable :class:`zarr.storage.LocalStore` instances (ours included); any other store is
 written through its own ``set``.
@@ -54,7 +54,8 @@ def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
     """Store each ``key: bytes`` of ``items`` below ``root``, each whole (temporary name, then rename).
 
     Keys are stored by up to :data:`WRITER_THREADS` threads; on the first failure the others stop after the
-    key they are writing, and the failure is raised once every thread has ended (a Ctrl-C meanwhile too).
+    key they are writing, and the failure is raised once every thread that began has ended (a Ctrl-C
+    meanwhile too).
     """
     token = secrets.token_hex(12)  # (+ an 8-digit counter: the 32 hex digits zarr's temporary names have)
     numbered = [(n, key, raw) for n, (key, raw) in enumerate(items.items())]
