@@ -499,3 +499,82 @@ def test_a_link_named_as_an_attribute_of_its_group_is_refused_typed(tmp_path):
     with ZarrIO(tmp_path / "f.zarr", mode="r") as io, pytest.raises(CorruptStoreError, match="link 'x' has the name"):
         io.read_builder()
     assert "link 'x' has the name of an attribute" in str(validate(tmp_path / "f.zarr"))
+
+
+def _every_builder(root):
+    yield root
+    for kind in ("groups", "datasets", "links"):
+        for child in root.get(kind, {}).values() if isinstance(root, GroupBuilder) else ():
+            yield from _every_builder(child) if kind != "links" else [child]
+
+
+def _fields(builder):
+    """What a builder holds, its children by name and data by kind (lazy datasets differ per read)."""
+    out = {}
+    for key, value in vars(builder).items():
+        if isinstance(value, (GroupBuilder, DatasetBuilder)):
+            value = ("builder", value.name)
+        out[key] = value
+    items = {}
+    for key, value in dict(builder).items():
+        if key in ("groups", "datasets", "links"):
+            value = sorted(value)
+        elif key == "data":
+            value = type(value).__name__
+        elif key == "builder":
+            value = value.path
+        items[key] = value
+    return out, items, builder.path
+
+
+def test_builders_are_made_as_hdmf_makes_them_without_its_argument_checks(tmp_path, monkeypatch):
+    # HDMF's builder constructors and set_group/set_dataset check every argument (docval): a read makes
+    # its builders without calling them, with the same fields, parents and paths as they would give.
+    from hdmf_zarr3.backend.read import builders
+
+    write(tmp_path / "f.zarr", _linked_tree())
+    assert builders.FAST
+    calls = []
+    for cls, name in ((GroupBuilder, "__init__"), (DatasetBuilder, "__init__"), (GroupBuilder, "set_group")):
+        original = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda self, *a, _o=original, **k: (calls.append(a), _o(self, *a, **k))[1])
+    monkeypatch.setattr(GroupBuilder, "set_dataset", lambda self, *a, **k: calls.append(a))
+    io, fast = read(tmp_path / "f.zarr")
+    with io:
+        assert calls == []
+        fast_fields = [_fields(b) for b in _every_builder(fast)]
+    monkeypatch.undo()
+    monkeypatch.setattr(builders, "FAST", False)
+    io, public = read(tmp_path / "f.zarr")
+    with io:
+        assert fast_fields == [_fields(b) for b in _every_builder(public)]
+    holder = fast.groups["holder"]
+    assert holder.parent is fast and holder.datasets["refs"].parent is holder
+    assert holder.datasets["refs"].path == "root/holder/refs" and holder.location == "/"
+    with pytest.raises(ValueError, match="already exists"):
+        holder.set_group(GroupBuilder("refs"))  # obj_type knows the dataset's name
+    with pytest.raises(AttributeError, match="Cannot overwrite parent"):
+        holder.parent = GroupBuilder("other")
+
+
+def test_builders_are_made_through_hdmf_when_its_builders_hold_what_a_copy_cannot_make(monkeypatch):
+    # the layout of HDMF's builders is asked of HDMF at import; a field the copy cannot make faithfully
+    # (here, an object each builder makes for itself) turns the fast path off, and reads use HDMF's API
+    import importlib
+
+    from hdmf_zarr3.backend.read import builders
+
+    original = GroupBuilder.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.registry = object()
+
+    try:
+        with monkeypatch.context() as patch:
+            patch.setattr(GroupBuilder, "__init__", init)
+            assert importlib.reload(builders).FAST is False
+            group = builders.new_group("g", "src", "/")
+            assert isinstance(group.registry, object) and group.location == "/"
+    finally:
+        assert importlib.reload(builders).FAST is True

@@ -29,6 +29,7 @@ from ...format.documents import names as N
 from ...format.specs import layout as speccache
 from ...storage.stores import nodes
 from ..datasets import wrap
+from .builders import add_child, new_dataset, new_group, set_group_attributes
 
 if TYPE_CHECKING:
     from ..zarrio import ReadContext
@@ -45,29 +46,6 @@ def children_index(documents: dict[str, dict[str, Any]]) -> dict[str, list[str]]
     for names in index.values():
         names.sort()
     return index
-
-
-def _attribute_kind() -> str:
-    """The value a GroupBuilder's public ``obj_type`` gives an attribute's name (asked of HDMF, not assumed)."""
-    probe = GroupBuilder("probe")
-    probe.set_attribute("name", 0)
-    return probe.obj_type["name"]
-
-
-_ATTRIBUTE_KIND = _attribute_kind()
-
-
-def set_group_attributes(builder: GroupBuilder, attrs: dict[str, Any], path: str) -> None:
-    """What ``builder.set_attribute`` does for each of ``attrs``, without its two docval calls per name
-    (those were ~45 % of HDMF's argument checking in the read of a file of many small groups). A name that
-    one of the group's groups, datasets or links (at ``path``) already uses is refused, as HDMF refuses
-    it, with a :class:`CorruptStoreError`."""
-    kinds = builder.obj_type
-    for key in attrs:
-        if kinds.get(key, _ATTRIBUTE_KIND) != _ATTRIBUTE_KIND:
-            raise CorruptStoreError(f"attribute {key!r} has the name of one of the group's {kinds[key]}", path)
-    builder.attributes.update(attrs)
-    kinds.update(dict.fromkeys(attrs, _ATTRIBUTE_KIND))
 
 
 class BuilderReader:
@@ -153,17 +131,16 @@ class BuilderReader:
     def _group(self, path: str, scalars: dict[str, Any]) -> GroupBuilder:
         doc = self.docs[path]
         name = ROOT_NAME if path == "/" else posixpath.basename(path)
-        builder = GroupBuilder(name, source=self.context.source)
-        builder.location = posixpath.dirname(path) if path != "/" else "/"
+        builder = new_group(name, self.context.source, posixpath.dirname(path) if path != "/" else "/")
         self.built[path] = builder
         for child in self.children.get(path, []):
             child_path = N.join(path, child)
             if self._ignored(child_path):
                 continue
             if self.docs[child_path]["node_type"] == "group":
-                builder.set_group(self._group(child_path, scalars))
+                add_child(builder, self._group(child_path, scalars))
             else:
-                builder.set_dataset(self._dataset(child_path, scalars))
+                add_child(builder, self._dataset(child_path, scalars))
         self._deferred.append((builder, path, doc["attributes"]))
         self.context.mark_written(builder)
         return builder
@@ -181,16 +158,16 @@ class BuilderReader:
                 data.prime(self.prefetched[path])
         pending = _has_lazy(data)
         names = doc.get("dimension_names")
-        builder = DatasetBuilder(
+        builder = new_dataset(
             posixpath.basename(path),
-            data=None if pending else data,
-            dtype=D.builder_dtype(storage),
-            source=self.context.source,
-            dimension_labels=tuple(names) if isinstance(names, list) else None,
+            None if pending else data,
+            D.builder_dtype(storage),
+            self.context.source,
+            posixpath.dirname(path),
+            tuple(names) if isinstance(names, list) else None,
         )
         if pending:
             self._pending[path] = data
-        builder.location = posixpath.dirname(path)
         self.built[path] = builder
         self._deferred.append((builder, path, attrs))
         self.context.mark_written(builder)
