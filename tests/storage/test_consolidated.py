@@ -118,3 +118,55 @@ def test_a_root_readers_would_refuse_is_not_consolidated(tmp_path, monkeypatch):
         assert list(io.read().acquisition["ts"].data[:3]) == list(
             NWBZarrIO(str(small), "r").read().acquisition["ts"].data[:3]
         )
+
+
+def _nest(depth, leaf=0):
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_the_block_is_walked_for_depth_once_not_once_per_document(tmp_path, monkeypatch):
+    # the depth of every member document and attribute is bounded by one walk of the block (the root's own
+    # check leaves the members to it), not by one walk per document, per attribute and again for the root
+    from hdmf_zarr3.format.documents import limits
+
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    members = len(_root(path)["consolidated_metadata"]["metadata"])
+    walks = []
+    original = limits.depth_exceeds
+    monkeypatch.setattr(limits, "depth_exceeds", lambda value, limit: (walks.append(limit), original(value, limit))[1])
+    with NWBZarrIO(path, mode="r") as io:
+        assert io.read().identifier == "TEST123"
+    assert members > 30 and len(walks) <= 6, (members, walks)
+
+
+@pytest.mark.parametrize(
+    "where, depth, refused",
+    [
+        ("attribute", 32, False),
+        ("attribute", 33, True),
+        ("attribute", 500, True),  # deeper than the block's own bound: checked document by document
+        ("document", 64, False),  # a document 64 deep through a field other than its attributes
+        ("document", 65, True),
+    ],
+)
+def test_depth_limits_hold_for_documents_read_from_the_block(tmp_path, where, depth, refused):
+    path = tmp_path / "f.nwb.zarr"
+    write_nwb(path)
+    root = _root(path)
+    member = root["consolidated_metadata"]["metadata"]["acquisition/ts"]
+    if where == "attribute":
+        member["attributes"]["deep"] = _nest(depth - 1, [])  # a value `depth` lists deep
+    else:
+        member["extension_field"] = {"must_understand": False, "deep": _nest(depth - 3, [])}
+    (path / "zarr.json").write_text(json.dumps(root))
+    if refused:
+        with pytest.raises(FormatError, match="nests deeper than") as e:
+            ZarrIO(path, mode="r")
+        assert e.value.path == "/acquisition/ts"
+    else:
+        with ZarrIO(path, mode="r") as io:
+            assert io.read_builder().groups["acquisition"].groups["ts"] is not None

@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CorruptStoreError
+from . import limits
 
-KEY = "consolidated_metadata"
+KEY = limits.CONSOLIDATED_KEY
 
 
 def consolidate(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -36,7 +37,8 @@ def without_consolidated(doc: dict[str, Any]) -> dict[str, Any]:
 def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None:
     """Every node document held by a consolidated ``root``, keyed by absolute path; ``None`` if it has none.
 
-    ``parse(raw_document, path)`` validates one member (as for a ``zarr.json`` read from the store).
+    ``parse(document, path, depth_checked)`` validates one member (as for a ``zarr.json`` read from the
+    store); ``depth_checked`` is True when the whole block was found within the depth limits at once.
     """
     block = root.get(KEY)
     if block is None:
@@ -46,10 +48,11 @@ def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None
             "consolidated_metadata must be an object with kind 'inline' and a 'metadata' object", "/"
         )
     out = {"/": without_consolidated(root)}
+    depth_checked = limits.members_within_depth(block["metadata"])
     for key, member in block["metadata"].items():
         parts = key.split("/") if isinstance(key, str) else [""]
         if not all(parts) or any(p in (".", "..") for p in parts) or not isinstance(member, dict):
             raise CorruptStoreError(f"consolidated_metadata member {key!r} is not a node path and document", "/")
         path = "/" + key
-        out[path] = without_consolidated(parse(member, path))
+        out[path] = without_consolidated(parse(member, path, depth_checked))
     return out

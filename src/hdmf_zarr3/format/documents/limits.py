@@ -50,7 +50,9 @@ from .array_view import SHARDING_CODEC
 MAX_ARRAY_BYTES = 2**50
 MAX_CHUNKS = 2**40
 MAX_ATTRIBUTE_DEPTH = 32
-MAX_DOCUMENT_DEPTH = 64
+MAX_DOCUMENT_DEPTH = 64  # at least MAX_ATTRIBUTE_DEPTH + 2 (see members_within_depth)
+#: A root's block of consolidated metadata (see .consolidated).
+CONSOLIDATED_KEY = "consolidated_metadata"
 MAX_DIMENSION = 2**63 - 1
 UNSAFE_CODECS = frozenset({"pickle", "numcodecs.pickle"})
 MAX_DOCUMENT_BYTES = 32 * 2**20
@@ -225,18 +227,39 @@ def depth_exceeds(value: Any, limit: int) -> bool:
     return bool(level)
 
 
-def check_node(doc: dict[str, Any], path: str) -> None:
-    """Check a Zarr v3 node document (already known to be an object with ``zarr_format`` 3)."""
+def members_within_depth(metadata: dict[str, Any]) -> bool:
+    """Whether no member document of a consolidated block's ``metadata`` (node path -> document) nests
+    deeper than :func:`check_node` allows: one walk of the whole block instead of one per document and
+    attribute.
+
+    An attribute's value sits three levels below ``metadata`` (member, ``attributes``, value): a block no
+    deeper than that plus :data:`MAX_ATTRIBUTE_DEPTH` holds no value over its limit, nor a document over
+    :data:`MAX_DOCUMENT_DEPTH`. A deeper block is checked document by document (the error names the node).
+    """
+    return not depth_exceeds(metadata, 3 + MAX_ATTRIBUTE_DEPTH)
+
+
+def check_node(doc: dict[str, Any], path: str, depth_checked: bool = False) -> None:
+    """Check a Zarr v3 node document (already known to be an object with ``zarr_format`` 3).
+
+    ``depth_checked``: its nesting is known to be within the limits (:func:`members_within_depth`). A root's
+    consolidated block's members are not walked here: they are node documents, checked as such when the
+    block is read (:func:`.consolidated.expand`); members not read are not walked by anything."""
+    if doc.get("node_type") == "array":
+        check_array(doc, path)
+    if depth_checked:
+        return
     attrs = doc.get("attributes", {})
     for key, value in attrs.items() if isinstance(attrs, dict) else ():
         if isinstance(value, (list, dict)) and depth_exceeds(value, MAX_ATTRIBUTE_DEPTH):  # (most are scalars)
             raise CorruptStoreError(f"attribute {key!r} nests deeper than {MAX_ATTRIBUTE_DEPTH} levels", path)
     # the attributes (two levels below the document, at most MAX_ATTRIBUTE_DEPTH deep) are within its bound
     rest = {k: v for k, v in doc.items() if k != "attributes" or not isinstance(attrs, dict)}
+    block = rest.get(CONSOLIDATED_KEY)
+    if isinstance(block, dict) and isinstance(block.get("metadata"), dict):
+        rest[CONSOLIDATED_KEY] = {k: v for k, v in block.items() if k != "metadata"}
     if depth_exceeds(rest, MAX_DOCUMENT_DEPTH):
         raise CorruptStoreError(f"zarr.json nests deeper than {MAX_DOCUMENT_DEPTH} levels", path)
-    if doc.get("node_type") == "array":
-        check_array(doc, path)
 
 
 def _dimensions(value: Any, what: str, path: str, minimum: int) -> list[int]:

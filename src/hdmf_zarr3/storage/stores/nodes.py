@@ -51,8 +51,9 @@ def parse_document(raw: bytes, path: str, budget: limits.MetadataBudget | None =
     return check_document(limits.load_json(raw, "zarr.json", path, budget=budget), path)
 
 
-def check_document(doc: Any, path: str) -> dict[str, Any]:
-    """``doc`` if it is a Zarr v3 node document, else a FormatError naming ``path``."""
+def check_document(doc: Any, path: str, depth_checked: bool = False) -> dict[str, Any]:
+    """``doc`` if it is a Zarr v3 node document, else a FormatError naming ``path`` (``depth_checked``: see
+    :func:`.limits.check_node`)."""
     if not isinstance(doc, dict):
         raise CorruptStoreError("zarr.json is not a JSON object", path)
     if doc.get("zarr_format") != 3:
@@ -63,7 +64,7 @@ def check_document(doc: Any, path: str) -> dict[str, Any]:
     if not isinstance(attrs, dict):
         raise CorruptStoreError("attributes must be a JSON object", path)
     doc.setdefault("attributes", {})
-    limits.check_node(doc, path)
+    limits.check_node(doc, path, depth_checked)
     return doc
 
 
