@@ -578,3 +578,31 @@ def test_builders_are_made_through_hdmf_when_its_builders_hold_what_a_copy_canno
             assert isinstance(group.registry, object) and group.location == "/"
     finally:
         assert importlib.reload(builders).FAST is True
+
+
+def test_a_reference_column_decodes_each_distinct_element_once(tmp_path, monkeypatch):
+    # a column of 100 references to two targets (a table's `group` column) parses two JSON elements, and
+    # every element still reads as its target (the same object)
+    from hdmf_zarr3.format.documents import limits
+
+    target, data = GroupBuilder("target"), DatasetBuilder("data", np.arange(3))
+    target.set_dataset(data)
+    refs = [ReferenceBuilder(target)] * 50 + [ReferenceBuilder(data)] * 50
+    write(
+        tmp_path / "f.zarr",
+        GroupBuilder(
+            "root", groups={"target": target}, datasets={"refs": DatasetBuilder("refs", refs, dtype="object")}
+        ),
+    )
+    parsed = []
+    original = limits.load_json
+    monkeypatch.setattr(
+        limits, "load_json", lambda raw, what, *a, **k: (parsed.append(what), original(raw, what, *a, **k))[1]
+    )
+    io, back = read(tmp_path / "f.zarr")
+    with io:
+        parsed.clear()
+        values = back.datasets["refs"].data[:]
+        t, d = back.groups["target"], back.groups["target"].datasets["data"]
+        assert values == [t] * 50 + [d] * 50 and all(v is t for v in values[:50])
+        assert parsed.count("reference element") == 2

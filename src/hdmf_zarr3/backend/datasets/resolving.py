@@ -45,9 +45,21 @@ class _ReferenceDataset(ResolvingDataset):
         return str(self.storage.zarr_dtype)
 
     def _convert(self, raw: Any) -> Any:
+        return self._elements(raw, {})
+
+    def _elements(self, raw: Any, seen: dict[Any, Any]) -> Any:
+        """``raw`` resolved, element by element; an element stored as the same text as one before it is
+        that element's target again (a table column that points at a few groups is decoded a few times)."""
         if isinstance(raw, np.ndarray):
-            return [self._convert(x) for x in raw]
-        return self._resolve(self._context.dialect().reference(raw, self.layout, self._path))
+            return [self._elements(x, seen) for x in raw]
+        key = raw if isinstance(raw, (str, bytes)) else None
+        if key is not None and key in seen:
+            return seen[key]
+        ref = self._context.dialect().reference(raw, self.layout, self._path)
+        target = self._resolve(ref)
+        if key is not None and (ref is None or ref.region is None):  # a region's selection: one per element
+            seen[key] = target
+        return target
 
 
 class BuilderReferenceDataset(_ReferenceDataset, BuilderResolver):
