@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hdmf.build import DatasetBuilder, GroupBuilder
+from hdmf.build import Builder, DatasetBuilder, GroupBuilder
 
 from ...errors import CorruptStoreError
 
@@ -56,7 +56,7 @@ class _Recipe:
     """How the public constructor of ``cls`` lays out a builder's state: which fields (instance
     attributes, dict items) hold which argument, and what every other field starts as."""
 
-    def __init__(self, cls: type, make: Callable[[dict[str, Any]], Any], markers: dict[str, Any]):
+    def __init__(self, cls: type[Builder], make: Callable[[dict[str, Any]], Any], markers: dict[str, Any]):
         self.cls = cls
         probe = make(markers)
         fields, items = vars(probe), dict(probe)
@@ -71,7 +71,7 @@ class _Recipe:
         self.usable = plain and all(self.slots[a] or self.item_slots[a] for a in markers)
 
     def make(self, args: dict[str, Any]) -> Any:
-        builder = self.cls.__new__(self.cls)
+        builder = dict.__new__(self.cls)  # (a dict subclass: what its constructor starts from)
         state = {k: (type(v)() if isinstance(v, (dict, list)) else v) for k, v in self.fields.items()}
         items = {k: (type(v)() if isinstance(v, (dict, list)) else v) for k, v in self.items.items()}
         for arg, value in args.items():
