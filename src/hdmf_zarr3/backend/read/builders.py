@@ -58,8 +58,11 @@ class _Recipe:
 
     def __init__(self, cls: type[Builder], make: Callable[[dict[str, Any]], Any], markers: dict[str, Any]):
         self.cls = cls
-        probe = make(markers)
-        fields, items = vars(probe), dict(probe)
+        try:
+            probe = make(markers)
+        except Exception:  # noqa: BLE001 - HDMF's constructor changed: use it, do not copy it
+            probe = None
+        fields, items = (vars(probe), dict(probe)) if probe is not None else ({}, {})
         self.slots = {arg: [k for k, v in fields.items() if v is m] for arg, m in markers.items()}
         self.item_slots = {arg: [k for k, v in items.items() if v is m] for arg, m in markers.items()}
         taken = {k for ks in self.slots.values() for k in ks}
@@ -68,7 +71,7 @@ class _Recipe:
         self.items = {k: v for k, v in items.items() if k not in taken_items}
         # a field other than an empty container or a plain value cannot be copied faithfully
         plain = all(_fresh_able(v) for v in (*self.fields.values(), *self.items.values()))
-        self.usable = plain and all(self.slots[a] or self.item_slots[a] for a in markers)
+        self.usable = probe is not None and plain and all(self.slots[a] or self.item_slots[a] for a in markers)
 
     def make(self, args: dict[str, Any]) -> Any:
         builder = dict.__new__(self.cls)  # (a dict subclass: what its constructor starts from)
