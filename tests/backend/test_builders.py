@@ -503,9 +503,10 @@ def test_a_link_named_as_an_attribute_of_its_group_is_refused_typed(tmp_path):
 
 def _every_builder(root):
     yield root
-    for kind in ("groups", "datasets", "links"):
-        for child in root.get(kind, {}).values() if isinstance(root, GroupBuilder) else ():
-            yield from _every_builder(child) if kind != "links" else [child]
+    if isinstance(root, GroupBuilder):
+        for child in (*root.groups.values(), *root.datasets.values()):
+            yield from _every_builder(child)
+        yield from root.links.values()
 
 
 def _fields(builder):
@@ -583,3 +584,23 @@ def test_builders_are_made_through_hdmf_when_its_builders_change(monkeypatch, ch
             assert group.location == "/" and group.name == "g"
     finally:
         assert importlib.reload(builders).FAST is True
+
+
+def test_the_builders_of_a_rich_nwb_file_are_the_same_made_either_way(tmp_path, monkeypatch):
+    # every kind of node PyNWB writes (extensions, links, references, compound rows, regions, scalars):
+    # the same fields, items and paths whether the read makes its builders itself or through HDMF's API
+    from full_nwbfile import make_full_nwbfile, make_manager
+
+    from hdmf_zarr3 import NWBZarrIO
+    from hdmf_zarr3.backend.read import builders
+
+    path = tmp_path / "full.nwb.zarr"
+    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
+        io.write(make_full_nwbfile())
+    made = {}
+    for fast in (True, False):
+        monkeypatch.setattr(builders, "FAST", fast)
+        with NWBZarrIO(path, mode="r", manager=make_manager()) as io:
+            made[fast] = [_fields(b) for b in _every_builder(io.read_builder())]
+            assert io.read().acquisition  # HDMF constructs the file from them either way
+    assert len(made[True]) > 100 and made[True] == made[False]
