@@ -29,14 +29,17 @@ from ...errors import CorruptStoreError
 _IMMUTABLE = (type(None), bool, int, float, str, tuple)
 
 
-def _attribute_kind() -> str:
-    """The value a GroupBuilder's public ``obj_type`` gives an attribute's name (asked of HDMF, not assumed)."""
+def _kinds() -> tuple[str, str, str]:
+    """The values a GroupBuilder's public ``obj_type`` gives the name of an attribute, a group and a
+    dataset (asked of HDMF, not assumed)."""
     probe = GroupBuilder("probe")
-    probe.set_attribute("name", 0)
-    return probe.obj_type["name"]
+    probe.set_attribute("a", 0)
+    probe.set_group(GroupBuilder("g"))
+    probe.set_dataset(DatasetBuilder("d"))
+    return probe.obj_type["a"], probe.obj_type["g"], probe.obj_type["d"]
 
 
-ATTRIBUTE_KIND = _attribute_kind()
+_ATTRIBUTE_KIND, _GROUP_KIND, _DATASET_KIND = _kinds()
 
 
 def set_group_attributes(builder: GroupBuilder, attrs: dict[str, Any], path: str) -> None:
@@ -46,10 +49,10 @@ def set_group_attributes(builder: GroupBuilder, attrs: dict[str, Any], path: str
     HDMF refuses it, with a :class:`CorruptStoreError`."""
     kinds = builder.obj_type
     for key in attrs:
-        if kinds.get(key, ATTRIBUTE_KIND) != ATTRIBUTE_KIND:
+        if kinds.get(key, _ATTRIBUTE_KIND) != _ATTRIBUTE_KIND:
             raise CorruptStoreError(f"attribute {key!r} has the name of one of the group's {kinds[key]}", path)
     builder.attributes.update(attrs)
-    kinds.update(dict.fromkeys(attrs, ATTRIBUTE_KIND))
+    kinds.update(dict.fromkeys(attrs, _ATTRIBUTE_KIND))
 
 
 class _Recipe:
@@ -129,16 +132,6 @@ def _parent_slot() -> str | None:
 
 
 _PARENT = _parent_slot()
-
-
-def _kinds() -> tuple[str, str]:
-    probe = GroupBuilder("probe")
-    probe.set_group(GroupBuilder("g"))
-    probe.set_dataset(DatasetBuilder("d"))
-    return probe.obj_type["g"], probe.obj_type["d"]
-
-
-_GROUP_KIND, _DATASET_KIND = _kinds()
 
 
 def new_group(name: str, source: str | None, location: str, fast: bool | None = None) -> GroupBuilder:
