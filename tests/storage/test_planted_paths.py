@@ -140,3 +140,25 @@ def _interrupted_append(path: Path) -> None:
         stores.StoreHandle.commit = commit
     assert (path / JOURNAL / "root").is_file()
     json.loads((path / JOURNAL / "root").read_bytes())
+
+
+def test_parallel_workers_write_through_the_guarded_store(symlinked_group: tuple[Path, Path]) -> None:
+    """The store a worker process of a parallel write reopens refuses a symlinked group like the parent's."""
+    from zarr.core.buffer import default_buffer_prototype
+
+    from hdmf_zarr3.backend.write import parallel
+
+    path, outside = symlinked_group
+    before = state(outside)
+    saved = dict(parallel._WORKER)
+    try:
+        parallel._start_worker(str(path), {}, None)
+        store = parallel._WORKER["store"]
+        with pytest.raises(UnsafeDataError) as caught:
+            store.set_sync("acquisition/ts/data/c/0", default_buffer_prototype().buffer.from_bytes(b"\0" * 8))
+        assert caught.value.path == str(path / "acquisition")
+    finally:
+        parallel._WORKER["pools"].close()
+        parallel._WORKER.clear()
+        parallel._WORKER.update(saved)
+    assert state(outside) == before
