@@ -10,6 +10,7 @@ Its rooms, each with a door (``__all__``) the others import through:
 - :mod:`.remote` -- object stores and web servers: opening, options, retries, one version per reader.
 - :mod:`.virtual` -- icechunk repositories whose chunks are read in place from HDF5 files.
 - :mod:`.zip` -- single-file stores: a zip replaced atomically or changed in place.
+- :mod:`.paths` -- every path a write touches, below the file's real root, never through a symlink.
 """
 
-__all__ = ["codecs", "remote", "safety", "stores", "virtual", "writes", "zip"]
+__all__ = ["codecs", "paths", "remote", "safety", "stores", "virtual", "writes", "zip"]

@@ -1,0 +1,35 @@
+"""Every path a write touches, one safe way: below the file's real root, never through a symlink, only
+regular files and directories, never waiting on a FIFO; side files beside the file created exclusively."""
+
+from typing import TYPE_CHECKING
+
+from ..._doors import door
+
+if TYPE_CHECKING:
+    from .confined import RootDirectory, split_key, temporary_name, under, write_all
+    from .refusals import AUDIT_EVENT, kind_of
+    from .side_files import (
+        create_side_file,
+        open_side_file,
+        private_directory,
+        remove_private_directory,
+        remove_side_file,
+        replace_side_file,
+    )
+
+__all__ = [
+    "AUDIT_EVENT",
+    "RootDirectory",
+    "create_side_file",
+    "kind_of",
+    "open_side_file",
+    "private_directory",
+    "remove_private_directory",
+    "remove_side_file",
+    "replace_side_file",
+    "split_key",
+    "temporary_name",
+    "under",
+    "write_all",
+]
+__getattr__ = door(__name__, __file__)

@@ -1,0 +1,155 @@
+"""Files beside a file (a lock, a zip being written, a working copy, an HDF5 destination's temporary),
+touched one safe way.
+
+A side file lives in the directory holding the file, which is the user's: the file's own path may be
+reached through symlinks there (its parent is resolved, as a reader resolves the file), but the side file's
+own name never is. It is created exclusively with ``O_NOFOLLOW`` in its real parent directory (a name that
+exists, a symlink planted there included, is never written through), opened without following a symlink and
+without waiting on a FIFO, and only when it is a regular file. A private working directory is made with a
+fresh name (``mkdtemp``: mode 0700, never one that exists). Errors are those of :mod:`.refusals`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import stat
+import tempfile
+
+from ...errors import CorruptStoreError, HdmfZarrError
+from .confined import CREATE_FLAGS, DIRECTORY_FLAGS, READ_FLAGS
+from .refusals import not_a_regular_file, refusal_at, store_error, touched
+
+
+def _parent(path: str) -> tuple[int, str]:
+    """A descriptor of the real directory holding ``path`` (the caller closes it), and ``path``'s name."""
+    directory, name = os.path.split(os.path.abspath(path))
+    if not name or name in (".", ".."):
+        raise CorruptStoreError("names no file in a directory", path)
+    try:
+        return os.open(os.path.realpath(directory), DIRECTORY_FLAGS), name
+    except OSError as exc:
+        raise store_error(exc, path, "open the directory holding it") from exc
+
+
+def create_side_file(path: str | os.PathLike[str], mode: int = 0o666) -> int:
+    """A descriptor of the new, empty regular file ``path`` opened for writing (the caller closes it).
+
+    Created exclusively with ``O_NOFOLLOW`` in the real directory holding ``path``: a regular file already
+    there raises :class:`FileExistsError` (e.g. a lock held by another writer); a symlink (dangling or not)
+    raises :class:`~hdmf_zarr3.errors.UnsafeDataError`, a directory, FIFO or device
+    :class:`~hdmf_zarr3.errors.CorruptStoreError`, naming ``path``.
+    """
+    shown = os.fspath(path)
+    parent, name = _parent(shown)
+    try:
+        touched("create", shown)
+        return os.open(name, CREATE_FLAGS, mode, dir_fd=parent)
+    except FileExistsError:
+        refused = refusal_at(name, parent, shown, want_directory=False)
+        if refused is not None:
+            raise refused from None
+        raise
+    except OSError as exc:
+        raise store_error(exc, shown, "create it") from exc
+    finally:
+        os.close(parent)
+
+
+def open_side_file(path: str | os.PathLike[str], *, writable: bool = False) -> int | None:
+    """A descriptor of the existing regular file ``path`` (read-only, or read-write with ``writable``), or
+    ``None`` when nothing is there. A symlink, FIFO, device, socket or directory there is refused (never
+    followed, never waited on, a device never opened)."""
+    shown = os.fspath(path)
+    parent, name = _parent(shown)
+    try:
+        refused = refusal_at(name, parent, shown, want_directory=False)
+        if refused is not None:
+            raise refused
+        flags = (READ_FLAGS & ~os.O_RDONLY) | os.O_RDWR if writable else READ_FLAGS
+        try:
+            touched("open", shown)
+            fd = os.open(name, flags, dir_fd=parent)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise refusal_at(name, parent, shown, want_directory=False) or store_error(exc, shown, "open it") from exc
+    finally:
+        os.close(parent)
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise not_a_regular_file(shown, mode)
+    return fd
+
+
+def remove_side_file(path: str | os.PathLike[str]) -> bool:
+    """Unlink the file ``path`` (a symlink there is unlinked as a link, never followed); ``False`` when
+    absent. A directory there is refused: a side file is never one."""
+    shown = os.fspath(path)
+    parent, name = _parent(shown)
+    try:
+        touched("unlink", shown)
+        os.unlink(name, dir_fd=parent)
+        return True
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        if exc.errno in (errno.EISDIR, errno.EPERM):
+            refused = refusal_at(name, parent, shown, want_directory=False)
+            if refused is not None:
+                raise refused from exc
+        raise store_error(exc, shown, "delete it") from exc
+    finally:
+        os.close(parent)
+
+
+def replace_side_file(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    """Rename the side file (or private directory) ``source`` to ``destination``, each name taken in its real
+    parent directory without following it. A symlink, FIFO or device at ``destination`` is refused."""
+    src, dst = os.fspath(source), os.fspath(destination)
+    src_parent, src_name = _parent(src)
+    try:
+        dst_parent, dst_name = _parent(dst)
+        try:
+            info = os.stat(src_name, dir_fd=src_parent, follow_symlinks=False)
+            refused = refusal_at(dst_name, dst_parent, dst, want_directory=stat.S_ISDIR(info.st_mode))
+            if refused is not None:
+                raise refused
+            touched("rename", dst)
+            os.replace(src_name, dst_name, src_dir_fd=src_parent, dst_dir_fd=dst_parent)
+        except HdmfZarrError:
+            raise
+        except OSError as exc:
+            raise store_error(exc, dst, f"rename {src} to it") from exc
+        finally:
+            os.close(dst_parent)
+    finally:
+        os.close(src_parent)
+
+
+def private_directory(beside: str | os.PathLike[str], prefix: str) -> str:
+    """A new, empty directory only this user can enter (mode 0700), with a fresh name starting with
+    ``prefix``, in the real directory holding ``beside``; its path is returned."""
+    shown = os.fspath(beside)
+    directory = os.path.realpath(os.path.dirname(os.path.abspath(shown)))
+    try:
+        touched("mkdir", os.path.join(os.path.dirname(os.path.abspath(shown)), prefix))
+        return tempfile.mkdtemp(prefix=prefix, dir=directory)
+    except OSError as exc:
+        raise store_error(exc, shown, "make a working directory beside it") from exc
+
+
+def remove_private_directory(path: str | os.PathLike[str]) -> None:
+    """Delete the directory ``path`` (taken in its real parent) and all it holds, never entering a symlink;
+    errors are ignored (what cannot be deleted stays: it is a working copy, not the file)."""
+    shown = os.fspath(path)
+    with contextlib.suppress(HdmfZarrError):
+        parent, name = _parent(shown)
+        try:
+            touched("rmtree", shown)
+            shutil.rmtree(name, dir_fd=parent, ignore_errors=True)
+        finally:
+            os.close(parent)
