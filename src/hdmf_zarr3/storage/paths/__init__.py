@@ -11,11 +11,13 @@ if TYPE_CHECKING:
     from .refusals import AUDIT_EVENT, kind_of
     from .side_files import (
         create_side_file,
+        link_side_file,
         open_side_file,
         private_directory,
         remove_private_directory,
         remove_side_file,
         replace_side_file,
+        side_stem,
     )
 
 __all__ = [
@@ -23,11 +25,13 @@ __all__ = [
     "RootDirectory",
     "create_side_file",
     "kind_of",
+    "link_side_file",
     "open_side_file",
     "private_directory",
     "remove_private_directory",
     "remove_side_file",
     "replace_side_file",
+    "side_stem",
     "split_key",
     "temporary_name",
     "under",

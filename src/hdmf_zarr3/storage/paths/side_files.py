@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -21,6 +22,29 @@ import tempfile
 from ...errors import CorruptStoreError, HdmfZarrError
 from .confined import CREATE_FLAGS, DIRECTORY_FLAGS, READ_FLAGS
 from .refusals import not_a_regular_file, refusal_at, store_error, touched
+
+#: The longest name of a directory entry on the file systems written to (Linux, macOS), in bytes.
+NAME_MAX = 255
+#: Bytes a side file's stem leaves for what follows it (``.lock``, ``.<random>.partial``, ``.appending``).
+SUFFIX_ROOM = 32
+
+
+def side_stem(path: str | os.PathLike[str]) -> str:
+    """What the side files of ``path`` are named after: ``path`` itself when its name leaves
+    :data:`SUFFIX_ROOM` bytes for a suffix, else (a name near the 255-byte limit, whose ``.lock`` could not be
+    created) its name cut to fit, followed by a digest of the whole name, the same for every writer of it.
+
+    Side files are named ``side_stem(path) + suffix``; a suffix is at most :data:`SUFFIX_ROOM` bytes.
+    """
+    directory, name = os.path.split(os.fspath(path))
+    raw = os.fsencode(name)
+    if len(raw) <= NAME_MAX - SUFFIX_ROOM:
+        return os.fspath(path)
+    digest = hashlib.sha256(raw).hexdigest()[:16]
+    end = NAME_MAX - SUFFIX_ROOM - len(digest) - 1
+    while end > 0 and raw[end] & 0xC0 == 0x80:  # never inside a UTF-8 character
+        end -= 1
+    return os.path.join(directory, f"{os.fsdecode(raw[:end])}.{digest}")
 
 
 def _parent(path: str) -> tuple[int, str]:
@@ -56,6 +80,33 @@ def create_side_file(path: str | os.PathLike[str], mode: int = 0o666) -> int:
         raise store_error(exc, shown, "create it") from exc
     finally:
         os.close(parent)
+
+
+def link_side_file(source: str | os.PathLike[str], destination: str | os.PathLike[str]) -> None:
+    """Give the side file ``source`` (a regular file of ours, written whole) the new name ``destination`` as
+    well, with a hard link made in their real parent directories: ``destination`` appears at once with all its
+    bytes, and only if nothing is there. A regular file there raises :class:`FileExistsError` (e.g. a lock held by
+    another writer); a symlink there (dangling too) :class:`~hdmf_zarr3.errors.UnsafeDataError`, a directory,
+    FIFO or device :class:`~hdmf_zarr3.errors.CorruptStoreError`; any other failure
+    :class:`~hdmf_zarr3.errors.StoreError` with its ``errno``; each naming ``destination``."""
+    src, dst = os.fspath(source), os.fspath(destination)
+    src_parent, src_name = _parent(src)
+    try:
+        dst_parent, dst_name = _parent(dst)
+        try:
+            touched("link", dst)
+            os.link(src_name, dst_name, src_dir_fd=src_parent, dst_dir_fd=dst_parent, follow_symlinks=False)
+        except FileExistsError:
+            refused = refusal_at(dst_name, dst_parent, dst, want_directory=False)
+            if refused is not None:
+                raise refused from None
+            raise
+        except OSError as exc:
+            raise store_error(exc, dst, f"link {src} to it") from exc
+        finally:
+            os.close(dst_parent)
+    finally:
+        os.close(src_parent)
 
 
 def open_side_file(path: str | os.PathLike[str], *, writable: bool = False) -> int | None:

@@ -49,7 +49,9 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
             return beside
         return LockPlace(path, IN_STORE_KEY, f"{locations.store_location(path) or repr(path)} (key {IN_STORE_KEY})")
     text = os.fspath(path)
-    location = locations.absolute(text) if locations.is_remote(text) else locations.local_path(text)
+    # a local file's lock is keyed on the file itself, symlinks resolved: every spelling of one directory or zip
+    # (a symlink to it, a chain of them, a symlinked parent, ``./``, ``file://``) meets the same lock
+    location = locations.absolute(text) if locations.is_remote(text) else os.path.realpath(locations.local_path(text))
     name, parent = locations.basename(location), locations.parent(location)
     if not locations.is_remote(location):
         return LockPlace(LocalStore(parent), name + SUFFIX, location + SUFFIX)

@@ -235,14 +235,19 @@ def _open_repository(
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
-    """A zip file: read in place; written in a working directory that replaces the zip on close."""
+    """A zip file: read in place; written in a working directory that replaces the zip on close.
+
+    What lies beside the zip (its lock, working directory, half-packed copy, the record of an update) lies beside
+    the zip itself, a symlink to it resolved: every spelling of one zip meets them, and the zip a symlink leads to
+    is the one changed or replaced (never the symlink)."""
+    real = os.path.realpath(location)
     present = os.path.isfile(location)
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
-        if not allow_incomplete and zipped.update_unfinished(location):  # readers take no lock: see .zipped
+        if not allow_incomplete and zipped.update_unfinished(real):  # readers take no lock: see .zipped
             raise IncompleteFileError(
                 "the file is incomplete: a change being added to the zip did not finish (its writer was "
                 f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
@@ -254,8 +259,8 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
-    zipped.remove_leftovers(location)  # of killed writers: no live one now that we hold the lock
-    work = working_directory(location)  # named as zipped.leftovers expects
+    zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
+    work = working_directory(real)  # named as zipped.leftovers expects
     ours = lock.ours if lock is not None else None
     if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
         try:
@@ -273,21 +278,21 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             overlay,
             mode,
             location,
-            _on_close=lambda: zipped.update_zip(work, location, overlay.deleted, ours),
+            _on_close=lambda: zipped.update_zip(work, real, overlay.deleted, ours),
             _on_discard=lambda: remove_tree(work),
             lock=lock,
             allow_incomplete=allow_incomplete,
-            _on_abandon=lambda: zipped.abandon_update(work, location, overlay.deleted, ours),
+            _on_abandon=lambda: zipped.abandon_update(work, real, overlay.deleted, ours),
         )
     handle = StoreHandle(
         GuardedLocalStore(work),
         mode,
         location,
-        _on_close=lambda: zipped.replace_zip(work, location, ours),
+        _on_close=lambda: zipped.replace_zip(work, real, ours),
         _on_discard=lambda: remove_tree(work),
         lock=lock,
         allow_incomplete=allow_incomplete,
-        _on_abandon=lambda: zipped.abandon(work, location, ours),
+        _on_abandon=lambda: zipped.abandon(work, real, ours),
         cache=DocumentCache({} if mode in CREATE_MODES or not present else None),
     )
     return handle
