@@ -10,17 +10,18 @@ beside the file nor inside it; the error is ours naming the file, or, for Ctrl-C
 from __future__ import annotations
 
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from faults import FAULTS, beside, tree
+from faults import FAULTS, beside, pending_tasks, tree
 from full_nwbfile import make_manager
 from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO, TimeSeries
 
-from hdmf_zarr3 import NWBZarrIO, ZarrIO, convert
+from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, ZarrIO, convert
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError
 
 
@@ -65,6 +66,58 @@ def _grow(path: Path) -> None:
             data.extend(np.linspace(i, i + 1, 4))
 
 
+def write_edit_base(path: Path) -> None:
+    """The file the in-place edits and the sharded growth start from: a 12 x 4 array in 8 chunks of 3 x 2
+    and a 1-d array of 10 in shards of 4 (chunks of 2)."""
+    nwbfile = small_nwbfile(8)
+    grid = ZarrDataIO(np.arange(48.0).reshape(12, 4), chunks=(3, 2))
+    nwbfile.add_acquisition(TimeSeries(name="grid", data=grid, unit="V", rate=1.0))
+    sharded = ZarrDataIO(np.arange(10.0), chunks=(2,), shards=(4,))
+    nwbfile.add_acquisition(TimeSeries(name="sharded", data=sharded, unit="V", rate=1.0))
+    with NWBZarrIO(path, mode="w", manager=make_manager()) as io:
+        io.write(nwbfile)
+
+
+def _edit(path: Path, selections: tuple[str, ...]) -> None:
+    """Assign in place (mode ``r+``), to the chunked and the sharded array, with each kind of selection."""
+    with NWBZarrIO(path, mode="r+", manager=make_manager()) as io:
+        acquisition = io.read().acquisition
+        grid, sharded = acquisition["grid"].data, acquisition["sharded"].data
+        if "slice" in selections:  # every chunk, and the three shards
+            grid[1:11, 1:4] = -np.arange(30.0).reshape(10, 3)
+            sharded[1:10] = -1.0
+        if "index" in selections:  # rows of three chunk rows, columns of both chunk columns; two shards
+            grid[[0, 5, 11], [1, 2]] = [[100.0, 101.0], [102.0, 103.0], [104.0, 105.0]]
+            sharded[np.array([0, 9])] = [50.0, 59.0]
+        if "scalar" in selections:
+            grid[7, 2] = 42.0
+            sharded[5] = 7.0
+
+
+def edit_slice(path: Path) -> None:
+    _edit(path, ("slice",))
+
+
+def edit_index(path: Path) -> None:
+    _edit(path, ("index",))
+
+
+def edit_scalar(path: Path) -> None:
+    _edit(path, ("scalar",))
+
+
+def edit_all(path: Path) -> None:
+    _edit(path, ("slice", "index", "scalar"))
+
+
+def grow_sharded(path: Path) -> None:
+    """Rows appended to the sharded array past its shape (10 -> 23: the last shard filled, three new ones)."""
+    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+        data = io.read().acquisition["sharded"].data
+        data.extend(np.linspace(0, 1, 12))
+        data.append(99.0)
+
+
 #: The files the export and conversions read (set by the ``bases`` fixture).
 SOURCES: dict[str, Path] = {}
 
@@ -96,8 +149,21 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
     "export": (_export, False, "f.nwb.zarr"),
     "convert_zarr": (_convert_zarr, False, "f.nwb.zarr"),
     "convert_hdf5": (_convert_hdf5, False, "f.nwb.zarr"),
+    "edit_slice": (edit_slice, True, "e.nwb.zarr"),
+    "edit_index": (edit_index, True, "e.nwb.zarr"),
+    "edit_scalar": (edit_scalar, True, "e.nwb.zarr"),
+    "grow_sharded": (grow_sharded, True, "e.nwb.zarr"),
+    "zip_edit": (edit_all, True, "e.nwb.zarr.zip"),
+    "zip_grow_sharded": (grow_sharded, True, "e.nwb.zarr.zip"),
 }
 
+#: The scenarios whose finished change is always the same bytes (no new object ids): a run may end only with
+#: the old file or that one, byte for byte (a zip: its members), never another file that merely reads whole.
+EXACT = frozenset({"edit_slice", "edit_index", "edit_scalar", "grow_sharded", "zip_edit", "zip_grow_sharded"})
+
+
+#: The base files by name (set by :func:`make_bases`, or by a sweep's worker process).
+BASES: dict[str, Path] = {}
 
 #: A base file's tree (``faults.tree``), read once: every run starts from a copy of it, byte for byte.
 BASE_TREES: dict[str, dict[str, bytes]] = {}
@@ -107,11 +173,12 @@ def make_bases(root: Path) -> dict[str, Path]:
     """The existing files the scenarios start from (by name), made in ``root``; the sources of the export
     and conversions (:data:`SOURCES`) too."""
     made = {}
-    for name in ("f.nwb.zarr", "f.nwb.zarr.zip"):
+    for name in ("f.nwb.zarr", "f.nwb.zarr.zip", "e.nwb.zarr", "e.nwb.zarr.zip"):
         (root / name).parent.mkdir(exist_ok=True)
-        write_base(root / name)
+        (write_edit_base if name.startswith("e.") else write_base)(root / name)
         made[name] = root / name
         BASE_TREES[name] = tree(root / name)
+    BASES.update(made)
     SOURCES["zarr"] = root / "source.nwb.zarr"
     write_base(SOURCES["zarr"])
     SOURCES["hdf5"] = root / "source.nwb"
@@ -163,6 +230,7 @@ def run_once(
         error = exc
     fired = FAULTS.fired
     label = f"{scenario}, {kind} at operation {at} ({fired})"
+    assert not pending_tasks(), f"{label}: zarr's tasks still running after the write returned: {pending_tasks()}"
     if error is None:
         if fired is None:
             return False
@@ -185,11 +253,37 @@ def run_once(
         check_new(path, complete_allowed=kind == "interrupt")
         return True
     after = tree(path)
+    if scenario in EXACT and after != before:  # only the finished change, exactly, may be there instead
+        assert content(path) == finished(scenario, where.parent), f"{label}: a mix of the old file and the change"
+        return True
     if after != before and kind == "interrupt" and complete(path):
         return True  # Ctrl-C after the commit: the new state is whole (the interrupt came too late to undo)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
     assert after == before, f"{label}: the file changed: {changed[:10]}"
     return True
+
+
+#: What each scenario of :data:`EXACT` leaves when nothing fails (``content``), made once per process.
+FINISHED: dict[str, dict[str, bytes]] = {}
+
+
+def finished(scenario: str, where: Path) -> dict[str, bytes]:
+    """The ``content`` of the file once ``scenario`` finished without a fault (run once, in ``where``)."""
+    if scenario not in FINISHED:
+        path = fresh(BASES, scenario, where / f"finished-{scenario}")
+        SCENARIOS[scenario][0](path)
+        FINISHED[scenario] = content(path)
+        shutil.rmtree(path.parent)
+    return FINISHED[scenario]
+
+
+def content(path: Path) -> dict[str, bytes]:
+    """What a file holds: every file of a directory's tree, every member of a zip (whose bytes also record
+    when each member was written)."""
+    if not path.is_file():
+        return tree(path)
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in sorted(archive.namelist())}
 
 
 def complete(path: Path) -> bool:

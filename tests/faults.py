@@ -22,6 +22,7 @@ Ctrl-C.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import functools
@@ -46,13 +47,15 @@ class Faults:
         self.kind = "interrupt"
         self.count = 0
         self.fired: str | None = None  # the operation that failed
+        self.names: list[str] | None = None  # every operation counted, in order (when armed to record them)
         self._lock = threading.Lock()
         self.active = False
 
     @contextlib.contextmanager
-    def armed(self, at: int = 0, kind: str = "interrupt") -> Iterator[Faults]:
-        """Count (and fail the ``at``-th operation, ``at > 0``) while the block runs."""
+    def armed(self, at: int = 0, kind: str = "interrupt", record: bool = False) -> Iterator[Faults]:
+        """Count (and fail the ``at``-th operation, ``at > 0``) while the block runs; ``record``: list them too."""
         self.at, self.kind, self.count, self.fired, self.active = at, kind, 0, None, True
+        self.names = [] if record else None
         try:
             yield self
         finally:
@@ -64,6 +67,8 @@ class Faults:
         with self._lock:
             self.count += 1
             hit = self.count == self.at
+            if self.names is not None:
+                self.names.append(what)
         if not hit:
             return
         self.fired = what
@@ -156,6 +161,18 @@ def installed() -> Iterator[Faults]:
     finally:
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
+
+
+def pending_tasks() -> list[str]:
+    """The tasks still on zarr's event loop (but the one asking): a write that returned or raised, also one
+    a Ctrl-C cut short, must have ended every task it started (none left running, none destroyed pending)."""
+    from zarr.core.sync import _get_loop
+
+    async def others() -> list[str]:
+        me = asyncio.current_task()
+        return [repr(task.get_coro()) for task in asyncio.all_tasks() if task is not me and not task.done()]
+
+    return asyncio.run_coroutine_threadsafe(others(), _get_loop()).result(timeout=60)
 
 
 def tree(path: Path) -> dict[str, bytes]:

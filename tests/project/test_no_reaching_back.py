@@ -32,6 +32,8 @@ THIRD_PARTY_PRIVATES = {
     ("storage/safety/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
     ("storage/safety/locks.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
     ("storage/stores/handle.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name for it",
+    ("storage/stores/zarr_adapter.py", "target._chunk_grid"): "the grid zarr's own setters index with; no public name",
+    ("storage/stores/zarr_adapter.py", "target._set_selection"): "zarr's assignment coroutine; no public async setter",
 }
 
 

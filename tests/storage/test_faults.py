@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
+import logging
 import os
 import random
+import re
 import shutil
 import subprocess
 import tempfile
@@ -28,9 +31,21 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
-from fault_scenarios import BASE_TREES, SCENARIOS, SOURCES, append_three, fresh, make_bases, run_once, write_base
-from faults import FAULTS, KINDS, beside, installed, tree
+from fault_scenarios import (
+    BASE_TREES,
+    BASES,
+    SCENARIOS,
+    SOURCES,
+    append_three,
+    fresh,
+    make_bases,
+    run_once,
+    scenario_nwbfile,
+    write_base,
+)
+from faults import FAULTS, KINDS, beside, installed, pending_tasks, tree
 from sweep_memo import runs_dir, shared_hdmf_work
 from sweep_pool import pool, run_all
 
@@ -129,6 +144,7 @@ def _start_worker(sources: dict[str, Path], bases: dict[str, Path]) -> None:
     _WORKER.enter_context(shared_hdmf_work())
     SOURCES.update(sources)
     BASE_TREES.update({name: tree(path) for name, path in bases.items()})
+    BASES.update(bases)
     # what the test's process did before counting, done here too, so that the operations are numbered alike
     # (the test extension's type map, made on first use, writes and removes its files: operations)
     with tempfile.TemporaryDirectory() as where:
@@ -277,3 +293,48 @@ def test_real_full_disk(bases, scenario, small_disk):
             shutil.rmtree(where, ignore_errors=True)
             (small_disk / "filler").unlink(missing_ok=True)
     assert failed, "the disk never filled up: the test proves nothing"
+
+
+@pytest.mark.parametrize("suffix", [".nwb.zarr", ".nwb.zarr.zip"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_large_edit_cut_short_ends_zarrs_writes_before_the_undo(patched, tmp_path, suffix, kind, caplog):
+    """``data[:] = x`` over 300 chunks, cut short at a chunk write half-way: zarr's other chunk writes are
+    cancelled and awaited before the undo (none left running, none destroyed pending: asyncio logs nothing), and
+    the file is the old one byte for byte."""
+    from pynwb import TimeSeries
+
+    from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
+
+    base = tmp_path / f"base{suffix}"
+    nwbfile = scenario_nwbfile(8)
+    nwbfile.add_acquisition(TimeSeries(name="big", data=ZarrDataIO(np.zeros(300), chunks=(1,)), unit="V", rate=1.0))
+    with NWBZarrIO(base, mode="w") as io:
+        io.write(nwbfile)
+
+    def edit(path: Path) -> None:
+        with NWBZarrIO(path, mode="r+") as io:
+            io.read().acquisition["big"].data[:] = np.arange(300.0)
+
+    def copy(name: str) -> Path:
+        if base.is_dir():
+            return Path(shutil.copytree(base, tmp_path / name / base.name))
+        (tmp_path / name).mkdir()
+        return Path(shutil.copy2(base, tmp_path / name / base.name))
+
+    before = tree(base)
+    with FAULTS.armed(record=True) as faults:
+        edit(copy("count"))
+    names = faults.names or []
+    chunk_writes = [i for i, name in enumerate(names, 1) if re.match(r"LocalStore._set .*/big/data/c/", name)]
+    assert len(chunk_writes) == 300, faults.names
+    path = copy("run")
+    caplog.set_level(logging.DEBUG, logger="asyncio")
+    with pytest.raises(KeyboardInterrupt if kind == "interrupt" else HdmfZarrError):
+        with FAULTS.armed(chunk_writes[150], kind):
+            edit(path)
+    assert "/big/data/c/" in (FAULTS.fired or ""), FAULTS.fired  # (a chunk write, with others in flight)
+    assert not pending_tasks()
+    gc.collect()
+    assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    assert tree(path) == before
+    assert not beside(path)

@@ -10,7 +10,8 @@ rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.ap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -19,7 +20,8 @@ from ...errors import ModeError, UnsupportedDataError
 from ...format.data import touched_cells
 from ...format.documents import ArrayView, chunk_key, key_separator, store_key
 from ...integrations import h5py_lock_released
-from ...storage.stores import ZARR_JSON
+from ...storage.safety import failures
+from ...storage.stores import ZARR_JSON, selection_write, sync
 from ...storage.writes import RowAppend, row_appends
 
 if TYPE_CHECKING:
@@ -105,22 +107,36 @@ class DatasetChanges:
                 path,
             )
         values = self._encode_values(value)
-        self.store()
-        # (an IndexError here comes before anything is kept or written)
+        with self._undone_on_failure():
+            self.store()  # (rows appended before: stored first, so the shape below is the stored one)
+        # (an IndexError or a ValueError here comes before anything is kept or written)
         cells = touched_cells(key, self._shape(), self._target.array_view.chunk_grid)
-        handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
         orthogonal = (
             isinstance(key, (list, np.ndarray))
             or isinstance(key, tuple)
             and any(isinstance(k, (list, np.ndarray)) for k in key)
         )
-        self._target.forget_values()
-        with h5py_lock_released():
-            if orthogonal:
-                self._target.dataset.oindex[key] = values
-            else:
-                self._target.dataset[key] = values
-        handle.changed(path, self._target.stored_document)  # the document is unchanged; committed on close
+        write = selection_write(self._target.dataset, key, values, orthogonal)
+        with self._undone_on_failure():
+            handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
+            self._target.forget_values()
+            with h5py_lock_released():
+                write()  # (zarr's writes all ended, finished or cancelled, when this returns or raises)
+            handle.changed(path, self._target.stored_document)  # the document is unchanged; committed on close
+
+    @contextlib.contextmanager
+    def _undone_on_failure(self) -> Iterator[None]:
+        """Undo what was changed since the last write if the block fails (a full disk, an I/O error, Ctrl-C)
+        after the file may have been touched: the file goes back to what it was, as after a failed write,
+        instead of being committed half changed by the close. The error is raised as ours, naming the file."""
+        try:
+            yield
+        except BaseException as exc:
+            self._context.undo_changes()
+            error = failures.typed(exc, self._target.io.source)
+            if error is exc:
+                raise
+            raise error from exc
 
     def _encode_values(self, value: Any) -> Any:
         from ...format.data import encode_values
@@ -170,7 +186,8 @@ class DatasetChanges:
         if waiting:
             self._context.pending_references.add(self, shape[0], rows, waiting)
         if self._held_bytes >= HELD_BYTES:  # a long stream of appends before any write: memory stays bounded
-            self.store()
+            with self._undone_on_failure():
+                self.store()
 
     def store(self) -> None:
         """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
@@ -195,7 +212,8 @@ class DatasetChanges:
         """Append ``values`` with zarr itself (an array :mod:`...storage.writes.row_appends` does not handle);
         returns the new document."""
         array = self._target.zarr_array()
-        array.append(values, axis=0)
+        # (through our sync: a Ctrl-C cancels and awaits zarr's writes, no shard is stored after the undo)
+        sync(array.async_array.append(values, axis=0))
         return array.metadata.to_dict()
 
     def stored(self, doc: dict[str, Any]) -> None:

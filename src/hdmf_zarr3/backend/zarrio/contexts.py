@@ -81,6 +81,8 @@ class DatasetContext:
         Appended rows whose reference targets the next write adds.
     appended_rows : HeldRows
         The datasets holding appended rows that the next write (or the close) stores.
+    undo_changes : callable
+        Undoes what was changed since the last write, as a failed write does (an in-place change that failed).
     """
 
     owner: DatasetOwner
@@ -91,6 +93,7 @@ class DatasetContext:
     reference_for_append: Callable[..., Reference | None]
     pending_references: HeldReferences
     appended_rows: HeldRows
+    undo_changes: Callable[[], None]
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,7 @@ class FileReader:
                 reference_for_append=self.reference_for_append,
                 pending_references=self.writer.pending_refs,
                 appended_rows=self.writer.appended_rows,
+                undo_changes=lambda: self.writer.discard(file.handle),
             )
         return self.datasets
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .opening import open_store
     from .options import to_obstore
     from .pools import WorkPools
-    from .zarr_adapter import array_metadata_as_zarr_writes_it, sync
+    from .zarr_adapter import array_metadata_as_zarr_writes_it, selection_write, sync
 
 __all__ = [
     "CREATE_MODES",
@@ -49,6 +49,7 @@ __all__ = [
     "put_keys",
     "read_root",
     "reserved_key",
+    "selection_write",
     "store_location",
     "stored_sizes",
     "sync",

@@ -11,16 +11,20 @@ zarr >= 3.4). A public equivalent, once zarr has one, should replace the wrapper
 
 from __future__ import annotations
 
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
+import numpy as np
+import zarr
 from zarr.abc.store import Store, _store_supports_sync_io
+from zarr.buffer import default_buffer_prototype
+from zarr.core.indexing import BasicIndexer, OrthogonalIndexer, ensure_tuple, replace_lists
 from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.core.sync import _get_loop
 
 from ..writes import Group, install, settled
 
-__all__ = ["array_metadata_as_zarr_writes_it", "store_supports_sync_io", "sync"]
+__all__ = ["array_metadata_as_zarr_writes_it", "selection_write", "store_supports_sync_io", "sync"]
 
 
 def sync[T](coroutine: Coroutine[Any, Any, T]) -> T:
@@ -40,6 +44,33 @@ def sync[T](coroutine: Coroutine[Any, Any, T]) -> T:
     loop = _get_loop()
     install(loop)
     return settled(loop, Group(), coroutine)
+
+
+def selection_write(array: zarr.Array, selection: Any, values: Any, orthogonal: bool) -> Callable[[], None]:
+    """What ``array[selection] = values`` (``array.oindex[selection] = values`` when ``orthogonal``) stores,
+    as a function that stores it through :func:`sync`: so a Ctrl-C (or a failure of one chunk) while it runs
+    cancels and awaits zarr's write tasks before anything else (an undo) happens.
+
+    The selection and the values are checked here, before anything is stored: an ``IndexError`` or a
+    ``ValueError`` (values that do not broadcast to the selection) comes before the first write.
+
+    Why private: zarr-python 3.4.2 runs ``Array.__setitem__`` and ``Array.oindex`` assignment through its
+    own ``sync``, which returns to a thread interrupted by Ctrl-C while the chunk writes go on; the
+    coroutine underneath (``AsyncArray._set_selection`` with zarr's indexers from ``zarr.core.indexing``,
+    as ``Array.set_basic_selection`` and ``Array.set_orthogonal_selection`` build them) is private.
+    """
+    target = array.async_array
+    grid = target._chunk_grid
+    if orthogonal:
+        indexer: Any = OrthogonalIndexer(replace_lists(ensure_tuple(selection)), target.shape, grid)
+    else:
+        indexer = BasicIndexer(selection, target.shape, grid)
+    value = np.broadcast_to(np.asarray(values), indexer.shape)
+
+    def write() -> None:
+        sync(target._set_selection(indexer, value, prototype=default_buffer_prototype()))
+
+    return write
 
 
 def store_supports_sync_io(store: Store) -> bool:
