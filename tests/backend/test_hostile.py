@@ -305,6 +305,12 @@ METADATA_CASES = {
     ),
     "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
     "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
+    # issue #38 (found by test_hostile_text.py): numpy's dtype parser raised UnicodeEncodeError on a lone surrogate
+    "zarr-dtype-lone-surrogate": (
+        lambda f: edit(f, "/refs", _set("attributes", "zarr_dtype", value="\ud800")),
+        Corrupt,
+    ),
+    "data-type-lone-surrogate": (lambda f: edit(f, "/x", _set("data_type", value="\ud800")), Corrupt),
     # 12. attributes named as a child of their group, links named as an attribute
     "attribute-named-like-a-dataset": (lambda f: edit(f, "/", _set("attributes", "x", value=1)), Corrupt),
     "attribute-named-like-a-group": (lambda f: edit(f, "/", _set("attributes", "a", value="text")), Corrupt),
