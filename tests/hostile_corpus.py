@@ -216,6 +216,35 @@ def set_elements(f: Path, node: str, values: list[str]) -> None:
     arr[...] = np.array(values, dtype=object)
 
 
+def text_fields(value: Any, here: tuple = ()) -> list[tuple[tuple, Any]]:
+    """Every place a JSON value holds text: ``(path, None)`` for a string at ``path``, ``(path, key)`` for the key
+    ``key`` of the object at ``path`` (names: attributes, consolidated members, codec settings)."""
+    if isinstance(value, str):
+        return [(here, None)]
+    found: list[tuple[tuple, Any]] = []
+    if isinstance(value, dict):
+        for key, sub in value.items():
+            found += [(here, key), *text_fields(sub, (*here, key))]
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            found += text_fields(sub, (*here, i))
+    return found
+
+
+def replace_text(doc: Any, field: tuple[tuple, Any], text: str) -> None:
+    """Put ``text`` at ``field`` (one of :func:`text_fields`) of ``doc``, in place; a renamed key keeps its place."""
+    path, key = field
+    parent = doc
+    for step in path[:-1] if key is None else path:
+        parent = parent[step]
+    if key is None:
+        parent[path[-1]] = text
+    else:
+        items = [(text if k == key else k, v) for k, v in parent.items()]
+        parent.clear()
+        parent.update(items)
+
+
 def record(source: str, path: str, **extra: Any) -> dict[str, Any]:
     return {**extra, "source": source, "path": path, "object_id": None, "source_object_id": None}
 

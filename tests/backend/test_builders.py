@@ -348,6 +348,29 @@ def test_names_no_filesystem_takes_are_refused_before_anything_is_written(tmp_pa
         assert _tree(tmp_path / "old.zarr") == before, mode
 
 
+@pytest.mark.parametrize("kind", ["link", "reference"])
+@pytest.mark.parametrize(
+    "where", ["o\nther.zarr", "o\x1bther.zarr", "o\udc80ther.zarr"], ids=["newline", "escape", "surrogate"]
+)
+def test_a_link_or_reference_into_a_file_reading_would_refuse_is_refused_before_anything_is_written(
+    tmp_path, where, kind
+):
+    """Issue #38: a reader refuses a ``source`` with a control character (or not UTF-8); a writer refuses to
+    store one, instead of writing a file it cannot read back."""
+    from hdmf_zarr3 import UnsupportedDataError
+
+    def tree():
+        target = DatasetBuilder("t", np.arange(3.0), source=str(tmp_path / where))
+        target.location = "/"  # the root dataset of the other file, as a reader hands it out
+        if kind == "link":
+            return GroupBuilder("root", links={"l": LinkBuilder(target, "l")})
+        return GroupBuilder("root", datasets={"r": DatasetBuilder("r", ReferenceBuilder(target))})
+
+    with pytest.raises(UnsupportedDataError, match="control character|lone surrogate"):
+        write(tmp_path / "new.zarr", tree())
+    assert not (tmp_path / "new.zarr").exists()
+
+
 def test_a_name_of_255_bytes_is_written(tmp_path):
     name = "é" * 127 + "x"
     root = GroupBuilder("root", groups={name: GroupBuilder(name, attributes={"x": 1})})

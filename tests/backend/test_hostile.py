@@ -305,6 +305,12 @@ METADATA_CASES = {
     ),
     "link-name-with-slash": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="l/m")]}), Corrupt),
     "link-name-dotdot": (lambda f: _links(f, {"/b": [record(".", "/a/target", name="..")]}), Corrupt),
+    # issue #38 (found by test_hostile_text.py): numpy's dtype parser raised UnicodeEncodeError on a lone surrogate
+    "zarr-dtype-lone-surrogate": (
+        lambda f: edit(f, "/refs", _set("attributes", "zarr_dtype", value="\ud800")),
+        Corrupt,
+    ),
+    "data-type-lone-surrogate": (lambda f: edit(f, "/x", _set("data_type", value="\ud800")), Corrupt),
     # 12. attributes named as a child of their group, links named as an attribute
     "attribute-named-like-a-dataset": (lambda f: edit(f, "/", _set("attributes", "x", value=1)), Corrupt),
     "attribute-named-like-a-group": (lambda f: edit(f, "/", _set("attributes", "a", value="text")), Corrupt),
@@ -430,6 +436,17 @@ NWB_CASES = {
     "spec-recursion-bomb": lambda f: _spec_bomb(
         f, "/specifications/core/" + _only(f, "specifications/core") + "/namespace"
     ),
+    # issue #38: what HDMF builds from, changed in the consolidated copy only (HDMF's ConstructError came through)
+    "consolidated-type-disagrees": lambda f: edit_consolidated(
+        f, "/acquisition/ts", _set("attributes", "neurodata_type", value="ImageSeries")
+    ),
+    "consolidated-table-type-disagrees": lambda f: edit_consolidated(
+        f, "/units/spike_times_index", _set("attributes", "neurodata_type", value="DynamicTableRegion")
+    ),
+    # a damage our lazy dataset finds while HDMF builds a container: HDMF's ConstructError wrapped our error
+    "damaged-array-hdmf-opens": lambda f: edit(
+        f, "/intervals/trials/id", _set("chunk_key_encoding", "configuration", "separator", value="")
+    ),
 }
 
 
@@ -445,6 +462,24 @@ def test_damaged_nwb_file_gives_a_typed_error(nwb, damage):
     damage(nwb)
     with pytest.raises(CorruptStoreError):
         read_everything(nwb, nwb=True)
+
+
+@pytest.mark.parametrize(
+    "node,attribute,value",
+    [
+        ("/acquisition/ts", "neurodata_type", "ImageSeries"),
+        ("/units/spike_times_index", "neurodata_type", "DynamicTableRegion"),
+        ("/units", "colnames", ["quality", "nope"]),
+    ],
+)
+def test_a_consolidated_copy_hdmf_cannot_build_from_names_the_node_that_disagrees(nwb, node, attribute, value):
+    """Issue #38: reading trusts the root's copy (one request); when HDMF cannot build from it, the node whose
+    own document says otherwise is named, as validate names it, instead of HDMF's ConstructError."""
+    edit_consolidated(nwb, node, _set("attributes", attribute, value=value))
+    with pytest.raises(CorruptStoreError, match=f"differs from its copy .*attributes {attribute}") as raised:
+        read_everything(nwb, nwb=True)
+    assert raised.value.path == node
+    assert "HDMF cannot build" in str(raised.value)
 
 
 # --- 9. external sources: only inside the file's directory, unless the caller allows a root ----------------
@@ -568,3 +603,30 @@ def test_documents_over_the_limits_are_refused_naming_the_node(f, text):
     with pytest.raises(Corrupt, match="more than") as raised:
         read_everything(f)
     assert raised.value.path == "/a"
+
+
+# --- issue #38: text checked where it enters (a NUL reaching the file system was a raw ValueError) -------
+BAD_TEXTS = {"nul": "sib\x00.zarr", "newline": "sib\n.zarr", "delete": "sib\x7f.zarr", "surrogate": "sib\ud800.zarr"}
+
+
+@pytest.mark.parametrize("text", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_source_no_file_can_have_is_refused_naming_the_node(f, external_layout, kind, text):
+    """Links, attribute references and elements of reference datasets alike: ``CorruptStoreError`` naming the
+    node holding the record, before the file system sees the text (and validate reports it too)."""
+    KINDS[kind][0](f, text)
+    with pytest.raises(CorruptStoreError, match="reference record 'source'") as raised:
+        read_everything(f)
+    assert raised.value.path in {"/b", "/b/lnk", "/x@ref", "/refs"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_nul_in_a_target_path_or_a_link_name_is_refused_naming_the_node(f, kind):
+    KINDS[kind][0](f, ".", "/a/tar\x00get")
+    with pytest.raises(CorruptStoreError, match="control character") as raised:
+        read_everything(f)
+    assert raised.value.path in {"/b", "/b/lnk", "/x@ref", "/refs"}
+    if kind == "link":
+        edit(f, "/b", _set("attributes", "zarr_link", value=[record(".", "/a/target", name="l\x00nk")]))
+        with pytest.raises(CorruptStoreError, match="link name"):
+            read_everything(f)

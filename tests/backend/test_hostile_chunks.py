@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import warnings
 import zipfile
 
 import numpy as np
@@ -326,3 +327,34 @@ def test_a_damaged_object_chunk_of_a_zarr_v2_file_names_its_array(tmp_path, dama
     with pytest.raises(CorruptStoreError, match="chunk 0 cannot be decoded") as raised:
         read_values(target, nwb=True)
     assert raised.value.path == "/intervals/epochs/timeseries"
+
+
+# --- issue #38: a member twice -----------------------------------------------------------------------------
+def _with_a_second(path, name, data):
+    """``path`` with one more member named ``name`` (zipfile warns of the duplicate, and writes it)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize("member", ["blosc/c/1", "zarr.json", "raw/zarr.json"])
+@pytest.mark.parametrize("mode", ["r", "r-", "a", "r+"])
+def test_a_zip_holding_a_member_twice_is_refused_and_never_carried_forward(f, member, mode):
+    """zipfile and zarr read the last of two members of one name: a hidden copy that ``validate`` called valid
+    and an append kept. Refused when the zip is opened, in every mode, naming the member; the zip stays
+    byte for byte and nothing is left beside it."""
+    target = _zipped(f)
+    shutil.rmtree(f)
+    with zipfile.ZipFile(target) as archive:
+        _with_a_second(target, member, archive.read(member)[:-1] + b"x")
+    before = target.read_bytes()
+    with pytest.raises(CorruptStoreError, match=f"two members named '{member}'"):
+        if mode == "r":
+            read_everything(target)  # (validate reports it too)
+        else:
+            with ZarrIO(target, mode=mode) as io:
+                io.read_builder()
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in target.parent.iterdir()) == ["f.zarr.zip"]

@@ -6,8 +6,8 @@ from typing import Any
 
 from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, ReferenceBuilder
 
-from ...errors import ReferenceError_
-from ...format.data import Reference
+from ...errors import ReferenceError_, UnsupportedDataError
+from ...format.data import Reference, references
 from ...format.documents import names as N
 from ...storage.stores import locations
 
@@ -71,7 +71,11 @@ class ReferenceEncoder:
         return built
 
     def relative(self, source: str) -> str:
-        """``source`` relative to this file's directory (POSIX separators); absolute if unknown."""
+        """``source`` relative to this file's directory (POSIX separators); absolute if unknown. A location that
+        reading would refuse (a control character) is refused here, before anything is written."""
+        problem = references.text_problem(source, "the location of the other file")
+        if problem is not None:
+            raise UnsupportedDataError(f"{problem}: a link or reference to it could not be read back", source)
         return locations.relative_to(source, self.directory)
 
 

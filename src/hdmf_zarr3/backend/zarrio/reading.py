@@ -15,6 +15,7 @@ from ...errors import CorruptStoreError, HdmfZarrError
 from ...format.data import Reference
 from ...format.documents import names as N
 from ...integrations import dask_arrays
+from ...storage.safety import audit
 from ...storage.stores import CREATE_MODES, locations
 from ..datasets import ZarrDataset
 from ..read import BuilderReader, integrity
@@ -65,16 +66,44 @@ class FileReader:
             container = hdmf_read(**kwargs)
         except HdmfZarrError:
             raise
-        except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
-            if not partial:
+        except Exception as exc:  # HDMF or PyNWB could not build a container from what the file holds
+            if partial:
+                raise integrity.unbuildable(
+                    self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
+                ) from exc
+            ours = self.typed_error(exc)
+            if ours is None:
                 raise
-            raise integrity.unbuildable(
-                self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
-            ) from exc
+            # (one HDMF wrapped was raised before: its own cause stays, HDMF's wrapper is left out)
+            raise ours from (exc if ours.__traceback__ is None else ours.__cause__)
         if dask:
             handle = self.file.require_open()
             dask_arrays.swap_in(container, handle.store, ZarrDataset, handle.life)
         return container
+
+    def typed_error(self, exc: Exception) -> HdmfZarrError | None:
+        """Our error for what HDMF could not build from the file (``exc``), or ``None``: our own error that HDMF
+        wrapped (a lazy dataset it opened found the array damaged: HDMF's ``ConstructError`` hid it), else, in a
+        file read from the root's consolidated copy, a node whose own document disagrees with that copy (HDMF
+        built from the copy: the disagreement, not HDMF's error, is what is wrong)."""
+        cause: BaseException | None = exc
+        while cause is not None:
+            if isinstance(cause, HdmfZarrError):
+                return cause
+            cause = cause.__cause__ or cause.__context__
+        handle = self.file.require_open()
+        if not handle.use_consolidated:
+            return None
+        stale = audit.stale_copies(handle.store, handle.location)
+        if not stale:
+            return None
+        path, message = stale[0]
+        message = message.removeprefix(f"{path}: ").split("; reading uses the copy")[0]
+        return CorruptStoreError(
+            f"{message}; reading uses the root's consolidated copy, from which HDMF cannot build the file "
+            f"({type(exc).__name__}: {str(exc)[-300:]}); zarr.consolidate_metadata rewrites the copy",
+            path,
+        )
 
     def partial(self) -> bool:
         """Whether the caller asked to read a file whose last write did not finish, and this is one."""

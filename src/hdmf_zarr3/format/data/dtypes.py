@@ -170,7 +170,7 @@ def canonical(dtype: Any) -> str | None:
             return dtype
         try:
             return canonical(np.dtype(dtype))
-        except TypeError:
+        except (TypeError, ValueError):  # (a lone surrogate in the name: UnicodeEncodeError, a ValueError)
             return None
     reftype = _reftype(dtype)
     if reftype is not None:

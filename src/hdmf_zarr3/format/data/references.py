@@ -29,6 +29,7 @@ compact JSON in a ``string`` array; an empty string is a null reference.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,23 @@ from ...errors import CorruptStoreError
 from ..documents import SAME_FILE, limits, normalize
 
 _REF_KEYS = ("source", "path", "object_id", "source_object_id")
+#: Characters no location of a file holds: NUL, which no operating system takes in a path (Python raises
+#: ``ValueError: embedded null byte``), and the other C0 controls and DEL, which no file name written on
+#: purpose holds and which would garble every message and listing naming the file.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+def text_problem(text: str, what: str, controls: bool = True) -> str | None:
+    """Why ``text`` (``what``: "source", "path", ...) cannot name a file or node, or ``None`` if it can: a NUL,
+    with ``controls`` any control character, or a lone surrogate (no UTF-8 spells it)."""
+    found = _CONTROL.search(text) if controls else re.search("\x00", text)
+    if found is not None:
+        return f"{what} {text[:200]!r} holds the control character {found.group()!r}"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"{what} {text[:200]!r} is not valid Unicode (a lone surrogate)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -73,6 +91,12 @@ class Reference:
             raise CorruptStoreError(f"reference record has no valid 'source': {obj!r}", where)
         if not isinstance(path, str) or not path:
             raise CorruptStoreError(f"reference record has no valid 'path': {obj!r}", where)
+        # checked where the text enters: a NUL reaching the file system is a raw ValueError
+        problem = text_problem(source, "reference record 'source'") or text_problem(
+            path, "reference record 'path'", controls=False
+        )
+        if problem is not None:
+            raise CorruptStoreError(problem, where)
         ids = [obj.get("object_id"), obj.get("source_object_id")]
         if any(i is not None and not isinstance(i, str) for i in ids):
             raise CorruptStoreError(f"reference record ids must be strings or null: {obj!r}", where)
@@ -135,6 +159,9 @@ class Link:
     def from_json(cls, obj: Any, where: str) -> Link:
         if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
             raise CorruptStoreError(f"link record needs a non-empty 'name': {obj!r}", where)
+        problem = text_problem(obj["name"], "link name", controls=False)
+        if problem is not None:
+            raise CorruptStoreError(problem, where)
         return cls(obj["name"], Reference.from_json(obj, where))
 
 

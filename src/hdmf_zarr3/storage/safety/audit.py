@@ -77,6 +77,18 @@ def audit(store: Store, effective: dict[str, dict[str, Any]], location: str | No
     return found
 
 
+def stale_copies(store: Store, location: str | None = None) -> list[Problem]:
+    """The nodes whose own ``zarr.json`` differs from the root's consolidated copy, is missing, or is not in it
+    (``[]`` when the root holds no copy): what reading trusted instead of the node's own document. Lists the
+    store and reads every document; a reader asks only once what it read from the copy has failed."""
+    keys = list_objects(store)
+    found: list[Problem] = []
+    documents = [k for k in keys if (k == ZARR_JSON or k.endswith("/" + ZARR_JSON)) and not reserved_key(k)]
+    own = _documents(store, documents, found, location or repr(store))
+    copy = _consolidated(own.get("/"), found)
+    return [] if copy is None else _compare(own, copy)
+
+
 def _documents(store: Store, keys: list[str], found: list[Problem], where: str) -> dict[str, dict[str, Any]]:
     """Every node's own document, parsed as it arrives and charged to a metadata budget of the file
     (``where``) as reading charges them: past it, one problem and no more requests."""

@@ -310,6 +310,15 @@ class GuardedZipStore(ReadBounds, ZipStore):
             if isinstance(exc, OSError) and not isinstance(exc, EOFError) and exc.errno is not None:
                 raise StoreError(f"cannot open the zip file: {exc}", "/") from exc
             raise CorruptStoreError(f"not a readable zip file ({exc})", "/") from exc
+        twice = duplicate_member(self._zipfile())
+        if twice is not None:
+            self.close()  # (opened again, and refused again, by the next read)
+            raise CorruptStoreError(
+                f"the zip holds two members named {twice!r}: zipfile and zarr read the last one, so the other "
+                "is a hidden copy; a Zarr file has one object per key (a zip opened to be changed is refused too, "
+                "so that an append never carries the hidden copy forward)",
+                "/",
+            )
 
     def _get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
         archive = self._zipfile()
@@ -339,6 +348,17 @@ class GuardedZipStore(ReadBounds, ZipStore):
         except OSError as exc:
             raise StoreError(f"cannot read {what}: {exc}", node) from exc
         return prototype.buffer.from_bytes(data)
+
+
+def duplicate_member(archive: zipfile.ZipFile) -> str | None:
+    """The first name two members of ``archive`` share, or ``None`` (``zipfile`` keeps only the last of them
+    in its name index, so only its list of members shows them)."""
+    seen: set[str] = set()
+    for info in archive.infolist():
+        if info.filename in seen:
+            return info.filename
+        seen.add(info.filename)
+    return None
 
 
 def limit_reads(store: Any, documents: Mapping[str, dict[str, Any]], promised: bool = True) -> None:
