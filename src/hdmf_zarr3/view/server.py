@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
+from ..format.data import printable
 from . import images, series, tables, tree
 from .opened import OpenedFile
 
@@ -132,7 +133,7 @@ class ViewServer:
         except HdmfZarrError as exc:  # ours: a damaged chunk, a bad request; this request only
             return _error(exc, path)
         except Exception as exc:  # a failure the models did not foresee: answered, logged, not fatal
-            print(f"hdmf-zarr3 view: {route} {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(printable(f"hdmf-zarr3 view: {route} {path}: {type(exc).__name__}: {exc}"), file=sys.stderr)
             return _error(exc, path)
 
 
