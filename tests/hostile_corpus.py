@@ -69,6 +69,27 @@ def base_builder() -> GroupBuilder:
     )
 
 
+#: Text a terminal obeys: erase the line, return to its start and say "valid", ring, reverse what follows, CSI.
+TERMINAL_TEXT = "\x1b[2K\rvalid\x07\u202edilav\x9b31m\x1b]0;title\x07"
+
+
+def write_hostile_text_file(path: Path, text: str = TERMINAL_TEXT, unknown_type: bool = False) -> Path:
+    """A small NWB file whose names and attribute values hold ``text``: a TimeSeries named ``ts<text>`` (its
+    description, unit and comments ``text`` too) and a trial column of that name whose values are ``text``;
+    with ``unknown_type``, the TimeSeries' ``neurodata_type`` is ``T<text>`` (a problem ``validate`` reports
+    naming it). Returns ``path``."""
+    from pynwb import TimeSeries
+
+    nwb = small_nwbfile()
+    series = TimeSeries(name=f"ts{text}", data=np.arange(5.0), unit=text, rate=1.0, description=text, comments=text)
+    nwb.add_acquisition(series)
+    nwb.add_trial_column(name=f"c{text}", description=text, data=[text, text])  # (the file has two trials)
+    write_nwb(path, nwb)
+    if unknown_type:
+        edit(path, f"/acquisition/ts{text}", lambda doc: doc["attributes"].update(neurodata_type=f"T{text}"))
+    return path
+
+
 def write_external_target(path: Path) -> None:
     write_builder(path, GroupBuilder("root", datasets={"t": DatasetBuilder("t", EXTERNAL)}))
 

@@ -160,3 +160,118 @@ def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_
     with NWBZarrIO(target, mode="w", **io_kwargs) as io:
         io.write(nwb)
     return target
+
+
+# --- hostile files: small on disk, huge by their metadata, values JSON cannot hold ---------------------------
+#: What the hostile file declares: a 40000 x 40000 image, 8000 x 8000 float frames and image masks, a table of
+#: 2**28 rows, a channel_conversion of 2**28 values, a series whose one chunk decodes to 512 MiB.
+HUGE_IMAGE, HUGE_FRAME, HUGE_ROWS = (40_000, 40_000), (8_000, 8_000), 2**28
+
+
+def declare(target, node: str, shape, chunks) -> None:
+    """Make the array ``node`` of the file at ``target`` declare ``shape`` and ``chunks`` (its own zarr.json and
+    the root's consolidated copy) with no chunk stored and no promise that every chunk is (so missing chunks
+    read as the fill value): a file of a few KiB that is huge by its metadata."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from hdmf_zarr3.format.documents import ALL_CHUNKS_ATTR
+
+    def change(doc):
+        doc["shape"] = list(shape)
+        doc["chunk_grid"]["configuration"]["chunk_shape"] = list(chunks)
+        doc["attributes"].pop(ALL_CHUNKS_ATTR, None)
+
+    folder = Path(target) / node.strip("/")
+    for key in [folder / "zarr.json", Path(target) / "zarr.json"]:
+        doc = json.loads(key.read_text())
+        change(doc if key.parent == folder else doc["consolidated_metadata"]["metadata"][node.strip("/")])
+        key.write_text(json.dumps(doc))
+    for stored in folder.iterdir():  # the chunks written for the small shape
+        if stored.name != "zarr.json":
+            shutil.rmtree(stored) if stored.is_dir() else stored.unlink()
+
+
+def hostile_nwbfile() -> NWBFile:
+    """The containers of :func:`write_hostile_viewer_file`, before their arrays are made huge."""
+    from pynwb.ophys import ImageSegmentation
+
+    nwb = NWBFile(session_description="hostile", identifier="HOSTILE", session_start_time=_START)
+    times = np.array([np.nan, 0.1, 0.2, np.inf, 0.4, 0.5, -np.inf, 0.7, 0.8, np.nan])
+    values = np.array([1.0, np.nan, 3.0, np.inf, 5.0, -np.inf, 7.0, 8.0, 9.0, 10.0])
+    nwb.add_acquisition(TimeSeries(name="bad_times", data=values, timestamps=times, unit="V"))
+    nwb.add_acquisition(TimeSeries(name="huge_chunk", data=np.zeros(16, dtype="int16"), rate=1000.0, unit="V"))
+    nwb.add_acquisition(
+        Images(name="huge_images", images=[GrayscaleImage(name="huge", data=np.zeros((4, 4), "uint8"))])
+    )
+    frames = np.zeros((2, 4, 4), dtype="float64")
+    nwb.add_acquisition(ImageSeries(name="huge_movie", data=frames, unit="n.a.", rate=10.0))
+    device = nwb.create_device(name="probe")
+    group = nwb.create_electrode_group(name="shank", description="a shank", location="CA1", device=device)
+    for _ in range(4):
+        nwb.add_electrode(group=group, location="CA1")
+    region = nwb.create_electrode_table_region([0, 1, 2, 3], "all")
+    series = ElectricalSeries(
+        name="huge_conversion",
+        data=np.ones((100, 4), "int16"),
+        electrodes=region,
+        rate=1000.0,
+        channel_conversion=np.ones(4, "float32"),
+    )
+    nwb.add_acquisition(series)
+    channel = OpticalChannel(name="green", description="green", emission_lambda=520.0)
+    plane = nwb.create_imaging_plane(
+        name="plane",
+        optical_channel=channel,
+        description="a plane",
+        device=device,
+        excitation_lambda=920.0,
+        imaging_rate=30.0,
+        indicator="GCaMP6f",
+        location="V1",
+    )
+    module = nwb.create_processing_module(name="hostile_ophys", description="no mean image here")
+    segmentation = ImageSegmentation()
+    module.add(segmentation)
+    far = segmentation.create_plane_segmentation(name="far_pixels", description="far", imaging_plane=plane)
+    far.add_roi(pixel_mask=[(0, 0, 1.0), (7999, 7999, 1.0)])
+    far.add_roi(pixel_mask=[(10, 10, 1.0)])
+    farther = segmentation.create_plane_segmentation(name="farther_pixels", description="far", imaging_plane=plane)
+    farther.add_roi(pixel_mask=[(10, 10, 1.0), (4_000_000_000, 3, 1.0)])
+    big = segmentation.create_plane_segmentation(name="big_masks", description="big", imaging_plane=plane)
+    for _ in range(2):
+        big.add_roi(image_mask=np.ones((4, 4), "float32"))
+    nwb.add_time_intervals(_huge_intervals())
+    return nwb
+
+
+def _huge_intervals():
+    from pynwb.epoch import TimeIntervals
+
+    intervals = TimeIntervals(name="huge_table", description="2**28 rows by its metadata")
+    for i in range(4):
+        intervals.add_interval(start_time=float(i), stop_time=float(i) + 0.5)
+    return intervals
+
+
+_START = datetime.datetime(2024, 1, 2, tzinfo=tzutc())
+
+
+def write_hostile_viewer_file(target):
+    """An NWB file of a few hundred KiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image,
+    frames and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no
+    image to bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB
+    chunk; and NaN and infinite timestamps and values. Returns ``target``."""
+    with NWBZarrIO(target, mode="w") as io:
+        io.write(hostile_nwbfile())
+    declare(target, "/acquisition/huge_images/huge", HUGE_IMAGE, (4000, 4000))
+    declare(target, "/acquisition/huge_movie/data", (2, *HUGE_FRAME), (1, 1000, 1000))
+    declare(target, "/acquisition/huge_chunk/data", (HUGE_ROWS,), (HUGE_ROWS,))
+    declare(target, "/acquisition/huge_conversion/channel_conversion", (HUGE_ROWS,), (2**20,))
+    declare(
+        target, "/processing/hostile_ophys/ImageSegmentation/big_masks/image_mask", (2, *HUGE_FRAME), (1, 1000, 1000)
+    )
+    for column in ("id", "start_time", "stop_time"):
+        declare(target, f"/intervals/huge_table/{column}", (HUGE_ROWS,), (2**20,))
+    return target

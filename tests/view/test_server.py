@@ -161,3 +161,40 @@ def test_a_damaged_chunk_is_our_typed_error_for_that_node_and_the_file_stays_bro
         assert get_json(server, "/api/tree")[0] == 200
         status, window = get_json(server, "/api/series", path="/acquisition/ElectricalSeries", start=20, stop=20.1)
         assert status == 200 and np.isfinite(window["min"][0]).all()  # other chunks read
+
+
+def test_an_answer_json_cannot_hold_is_still_an_answer(viewer, monkeypatch):
+    """The answer is encoded inside the error handling: a value JSON lacks (NaN), or a model failing in a way
+    nobody foresaw, gives the browser a JSON error, never a dropped connection."""
+    from hdmf_zarr3.view import server
+
+    monkeypatch.setitem(server.ROUTES, "/api/tree", lambda opened, query: {"value": float("nan")})
+    status, error = get_json(viewer, "/api/tree")
+    assert status == 500 and error["error"] == "ValueError" and error["path"] == "/"
+
+    def fails(opened, query):
+        raise MemoryError("a model that did not foresee it")
+
+    monkeypatch.setitem(server.ROUTES, "/api/tree", fails)
+    status, error = get_json(viewer, "/api/tree")
+    assert status == 500 and error == {
+        "error": "MemoryError",
+        "path": "/",
+        "message": "a model that did not foresee it",
+    }
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ({"start": "nan"}, "start="),
+        ({"stop": "inf"}, "stop="),
+        ({"start": "-inf"}, "start="),
+        ({"channels": "0-30000000"}, "channels="),
+        ({"channels": "0-3,4-70"}, "channels="),
+        ({"channels": "x"}, "channels="),
+    ],
+)
+def test_series_parameters_out_of_bounds_are_refused_naming_the_parameter(viewer, query, named):
+    status, error = get_json(viewer, "/api/series", path="/acquisition/ElectricalSeries", **query)
+    assert status == 400 and error["error"] == "ViewRequestError" and named in error["message"]

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from ..errors import IncompleteFileError
 from . import check_dandi, convert, info, recover, validate, view
 from .arguments import incomplete_hint
+from .output import escaped_warnings, say
 
 __all__ = ["build_parser", "main"]
 
@@ -45,7 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args) or 0)
+        with escaped_warnings():
+            return int(args.run(args) or 0)
     except BrokenPipeError:
         raise
     except KeyboardInterrupt:
@@ -54,10 +56,11 @@ def _run(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        # the first of our lines (split at newlines only: a CR or U+2028 from the file is escaped, not a cut)
+        message = str(exc).strip().split("\n")[0]
         if isinstance(exc, IncompleteFileError) and hasattr(args, "allow_incomplete"):
             message = incomplete_hint(message)
-        print(f"hdmf-zarr3 {args.command}: {type(exc).__name__}: {message}", file=sys.stderr)
+        say(f"hdmf-zarr3 {args.command}: {type(exc).__name__}: {message}", file=sys.stderr)
         return 1
 
 

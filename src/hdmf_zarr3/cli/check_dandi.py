@@ -18,6 +18,7 @@ from typing import Any
 
 from ..dandi import check_dandi
 from .arguments import add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -39,11 +40,11 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2))
         return 1 if report.refused else 0
     for finding in report.findings:
-        print(finding)
+        say(finding)
     for way in report.ways_through:
-        print(f"way through: {way}")
+        say(f"way through: {way}")
     name = posixpath.basename(str(args.path).rstrip("/"))
     errors, warnings = len(report.errors), len(report.warnings)
     verdict = f"{errors} error(s): DANDI will refuse it" if errors else "DANDI takes it"
-    print(f"{name}: {verdict} ({warnings} warning(s))")
+    say(f"{name}: {verdict} ({warnings} warning(s))")
     return 1 if report.refused else 0

@@ -7,6 +7,7 @@ import os
 from typing import Any
 
 from .arguments import add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -92,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
         _quiet_icechunk(args.debug)
     report = convert(args.src, args.dst, progress=not args.no_progress, **kwargs)
     for path, what in (report or {}).items():
-        print(f"{path}: {what}")
-    print(f"converted {args.src} -> {args.dst}" + (" (virtual)" if args.virtual else ""))
+        say(f"{path}: {what}")
+    say(f"converted {args.src} -> {args.dst}" + (" (virtual)" if args.virtual else ""))
     return 0
 
 

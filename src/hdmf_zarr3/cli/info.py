@@ -14,6 +14,7 @@ from typing import Any
 
 from ..inspection import info
 from .arguments import add_allow_incomplete, add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -36,11 +37,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(found, indent=1))
         return 0
-    print(f"{found['path']}  ({found['convention']})")
+    say(f"{found['path']}  ({found['convention']})")
     if found["incomplete"]:
-        print(f"  ({found['incomplete']})")
+        say(f"  ({found['incomplete']})")
     for node in found["nodes"]:
-        print(_line(node))
+        say(_line(node))
     return 0
 
 

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from .arguments import add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -30,5 +31,5 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..storage.safety import recover
 
-    print(recover(args.path, storage_options=args.storage_options, break_lock=args.break_lock))
+    say(recover(args.path, storage_options=args.storage_options, break_lock=args.break_lock))
     return 0

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..inspection import Problem, validate
 from .arguments import add_allow_incomplete, add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -35,8 +36,8 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     report = validate(args.path, args.storage_options, args.allow_incomplete)
     for problem in report.problems:
-        print(_line(problem))
-    print(f"{args.path}: {'valid' if report.valid else f'{len(report.problems)} problem(s)'}")
+        say(_line(problem))
+    say(f"{args.path}: {'valid' if report.valid else f'{len(report.problems)} problem(s)'}")
     return 0 if report.valid else 1
 
 

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from .arguments import add_storage_options
+from .output import say
 
 
 def add_parser(commands: Any) -> None:
@@ -28,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
     from ..view import serve
 
     def announce(url: str) -> None:
-        print(f"hdmf-zarr3 view: serving {args.path} at\n    {url}\n(Ctrl-C to stop)", flush=True)
+        say(f"hdmf-zarr3 view: serving {args.path} at")
+        say(f"    {url}")
+        say("(Ctrl-C to stop)", flush=True)
 
     try:
         serve(args.path, args.storage_options, port=args.port, open_browser=not args.no_browser, announce=announce)

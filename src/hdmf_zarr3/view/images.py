@@ -2,13 +2,15 @@
 PlaneSegmentation over the file's mean image.
 
 The PNG is written here (zlib and struct: no imaging library to install). A frame is read alone (one
-index of the first axis); gray values are stretched between the frame's 0.5th and 99.5th percentiles.
-Frames larger than :data:`MAX_PIXELS` are shown every n-th pixel; beyond :data:`READ_PIXELS` they are
-refused rather than read.
+index of the first axis) and every n-th pixel of it, so that at most :data:`~.budget.PICTURE_PIXELS` are
+read, whatever size the file declares; gray values are stretched between the frame's 0.5th and 99.5th
+percentiles. Masks are drawn into a canvas of the same bounded size: image masks read every n-th pixel,
+pixel masks placed by their coordinates divided by n (those outside the image left out).
 """
 
 from __future__ import annotations
 
+import math
 import struct
 import zlib
 from typing import Any
@@ -16,18 +18,19 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
+from . import budget
 from .opened import OpenedFile
 
 #: Pixels of a picture sent, at most (larger frames are shown every n-th pixel).
-MAX_PIXELS = 2048 * 2048
-#: Pixels of a frame read, at most.
-READ_PIXELS = 64 * 1024 * 1024
+MAX_PIXELS = budget.PICTURE_PIXELS
 #: Regions of interest drawn over the mean image, at most (each is read alone).
 MAX_ROIS = 2000
+#: Values the percentiles of a picture's stretch are taken from, at most (every n-th value beyond).
+STRETCH_SAMPLE = 1_000_000
 #: Colours of the regions of interest (RGB), in turn.
 PALETTE = np.array(
     [[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180], [70, 240, 240]],
-    dtype=np.float64,
+    dtype=np.uint16,
 )
 #: Names of the images a PlaneSegmentation's masks are drawn over, in order of preference.
 MEAN_NAMES = ("mean", "average", "avg", "reference", "max")
@@ -40,19 +43,19 @@ def image_info(opened: OpenedFile, path: str) -> dict[str, Any]:
 
 
 def frame_png(opened: OpenedFile, path: str, index: int = 0) -> bytes:
-    """Frame ``index`` of the node at ``path`` as a PNG."""
+    """Frame ``index`` of the node at ``path`` as a PNG (at most :data:`MAX_PIXELS` pixels)."""
     source = _source(opened, path)
     if not 0 <= index < max(source["frames"], 1):
         raise ViewRequestError(f"frame {index} is not among the {source['frames']} frames", path)
     if source["kind"] == "segmentation":
-        return png(_segmentation(opened, source["container"], path))
+        return png(_segmentation(source["container"], path))
     return png(_picture(source["read"](index), path))
 
 
 def _source(opened: OpenedFile, path: str) -> dict[str, Any]:
     from pynwb.base import Image, Images
     from pynwb.image import ImageSeries
-    from pynwb.ophys import PlaneSegmentation, TwoPhotonSeries
+    from pynwb.ophys import PlaneSegmentation
 
     container = opened.container_at(path)
     if isinstance(container, ImageSeries):
@@ -60,36 +63,50 @@ def _source(opened: OpenedFile, path: str) -> dict[str, Any]:
         shape = getattr(data, "shape", None)
         if shape is None or len(shape) < 3 or shape[0] == 0:
             raise ViewRequestError("the series holds no frames here (they may be in external files)", path)
-        planes = isinstance(container, TwoPhotonSeries) or shape[-1] not in (3, 4)
-        # a volume (t, x, y, z) shows its first plane; (t, x, y, 3|4) is colour
-        pick = (lambda i: data[i][..., 0]) if len(shape) == 4 and planes else (lambda i: data[i])
-        _check_size(shape[1:3], path)
-        return {"kind": "series", "frames": int(shape[0]), "read": pick}
+        return {"kind": "series", "frames": int(shape[0]), "read": lambda i: _frame(container, i, path)}
     if isinstance(container, Images):
-        images = _ordered(container)
+        images = _ordered(container, path)
         return {
             "kind": "images",
             "frames": len(images),
             "names": [i.name for i in images],
-            "read": lambda i: images[i].data[()],
+            "read": lambda i: decimated(images[i].data, (), path),
         }
     if isinstance(container, Image):
-        return {"kind": "image", "frames": 1, "read": lambda i: container.data[()]}
+        return {"kind": "image", "frames": 1, "read": lambda i: decimated(container.data, (), path)}
     if isinstance(container, PlaneSegmentation):
         return {"kind": "segmentation", "frames": 1, "container": container}
     raise ViewRequestError(f"a {type(container).__name__} has no picture", path)
 
 
-def _ordered(images: Any) -> list[Any]:
+def _frame(series: Any, index: int, path: str) -> np.ndarray:
+    """Frame ``index`` of an ImageSeries: a volume (t, x, y, z) shows its first plane; (t, x, y, 3|4) is colour."""
+    from pynwb.ophys import TwoPhotonSeries
+
+    shape = series.data.shape
+    planes = isinstance(series, TwoPhotonSeries) or shape[-1] not in (3, 4)
+    return decimated(series.data, (index,), path, plane=len(shape) == 4 and planes)
+
+
+def decimated(data: Any, lead: tuple[int, ...], path: str, plane: bool = False) -> np.ndarray:
+    """``data[lead]`` (a picture: height, width and perhaps colours), every n-th pixel so that at most
+    :data:`MAX_PIXELS` are read; its first plane only when ``plane``. Checked against the budget first."""
+    shape = tuple(int(n) for n in getattr(data, "shape", np.shape(data)))[len(lead) :]
+    if len(shape) not in (2, 3) or (len(shape) == 3 and not plane and shape[2] not in (3, 4)):
+        raise ViewRequestError(f"a frame of shape {shape} is no picture", path)
+    step = budget.picture_step(shape[0], shape[1])
+    depth = 1 if plane or len(shape) == 2 else shape[2]
+    budget.check_read(data, math.ceil(shape[0] / step) * math.ceil(shape[1] / step) * depth, path, "a picture")
+    key = (*lead, slice(None, None, step), slice(None, None, step)) + ((0,) if plane else ())
+    return np.asarray(data[key])
+
+
+def _ordered(images: Any, path: str) -> list[Any]:
     order = getattr(images, "order_of_images", None)
     if order is not None:
+        budget.check_read(order.data, len(order.data), path, "the order of images")
         return list(order.data[:])
     return list(images.images.values())
-
-
-def _check_size(shape: Any, path: str) -> None:
-    if int(np.prod([int(n) for n in shape])) > READ_PIXELS:
-        raise ViewRequestError(f"a frame of {tuple(shape)} pixels is too large to show", path)
 
 
 def _picture(frame: Any, path: str) -> np.ndarray:
@@ -97,63 +114,96 @@ def _picture(frame: Any, path: str) -> np.ndarray:
     pixels = np.asarray(frame)
     if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (3, 4)):
         raise ViewRequestError(f"a frame of shape {pixels.shape} is no picture", path)
-    _check_size(pixels.shape[:2], path)
-    step = int(np.ceil(np.sqrt(pixels.shape[0] * pixels.shape[1] / MAX_PIXELS)))
-    if step > 1:
+    step = budget.picture_step(pixels.shape[0], pixels.shape[1])
+    if step > 1:  # (frames read here are decimated already: this is for pictures handed in whole)
         pixels = pixels[::step, ::step]
     if pixels.dtype == np.uint8:
         return pixels
-    return _stretch(pixels.astype(np.float64))
+    return _stretch(pixels)
 
 
 def _stretch(values: np.ndarray) -> np.ndarray:
-    finite = values[np.isfinite(values)]
+    """Numbers as 0..255 between their 0.5th and 99.5th percentiles (NaN as the lowest), in float32."""
+    values = np.array(values, dtype=np.float32)  # a copy: scaled in place below
+    sample = values.reshape(-1)[:: max(1, values.size // STRETCH_SAMPLE)]
+    finite = sample[np.isfinite(sample)]
     if finite.size == 0:
         return np.zeros(values.shape, dtype=np.uint8)
-    low, high = np.percentile(finite, [0.5, 99.5])
-    if high <= low:
+    low, high = (float(v) for v in np.percentile(finite, [0.5, 99.5]))
+    if not high > low:
         high = low + 1.0
-    scaled = np.clip((np.nan_to_num(values, nan=low) - low) / (high - low), 0.0, 1.0)
-    return (scaled * 255).round().astype(np.uint8)
+    scaled = np.nan_to_num(values, copy=False, nan=low, posinf=high, neginf=low)
+    scaled -= low
+    scaled *= 255.0 / (high - low)
+    return np.clip(scaled, 0.0, 255.0, out=scaled).round().astype(np.uint8)
 
 
-def _segmentation(opened: OpenedFile, segmentation: Any, path: str) -> np.ndarray:
-    """The masks of a PlaneSegmentation, each in its colour, over the mean image (else black)."""
-    masks: Any = segmentation["image_mask"] if "image_mask" in segmentation.colnames else None
-    pixel_masks: Any = segmentation["pixel_mask"] if "pixel_mask" in segmentation.colnames else None
-    background = _mean_image(segmentation)
-    if background is not None:
-        shape = background.shape[:2]
-    elif masks is not None:
-        shape = tuple(masks.data.shape[1:3])
-    elif pixel_masks is not None:
-        points = np.asarray(pixel_masks.target.data[:])
-        shape = (int(points["x"].max()) + 1, int(points["y"].max()) + 1) if len(points) else (1, 1)
-    else:
+def _segmentation(segmentation: Any, path: str) -> np.ndarray:
+    """The masks of a PlaneSegmentation, each in its colour, over the mean image (else black), in a canvas of at
+    most :data:`MAX_PIXELS` pixels."""
+    names = segmentation.colnames
+    masks: Any = segmentation["image_mask"] if "image_mask" in names else None
+    pixel_masks: Any = segmentation["pixel_mask"] if "pixel_mask" in names else None
+    if masks is None and pixel_masks is None:
         raise ViewRequestError("the plane segmentation has neither image nor pixel masks", path)
-    _check_size(shape, path)
-    gray = _stretch(np.asarray(background, dtype=np.float64)) if background is not None else None
-    canvas = np.zeros((*shape, 3)) if gray is None else np.repeat(gray[..., None], 3, axis=2).astype(np.float64)
-    if gray is not None and gray.ndim == 3:  # an RGB mean image
-        canvas = gray[..., :3].astype(np.float64)
+    if masks is not None and len(getattr(masks.data, "shape", ())) != 3:
+        raise ViewRequestError(
+            f"image masks of shape {getattr(masks.data, 'shape', None)} are no stack of images", path
+        )
     count = min(len(segmentation.id), MAX_ROIS)
+    points: Any = None
+    ends: Any = None
+    if masks is None:
+        points, ends = _points(pixel_masks, count, path)
+    found = _mean_image(segmentation, path)
+    if found is not None:
+        background, full = found
+    elif masks is not None:
+        background, full = None, (int(masks.data.shape[1]), int(masks.data.shape[2]))
+    else:  # only coordinates: the image is as large as they reach (drawn in a canvas of bounded size all the same)
+        reach = [int(points[name].max()) + 1 if len(points) else 1 for name in points.dtype.names[:2]]
+        background, full = None, (reach[0], reach[1])
+    step = budget.picture_step(*full)
+    shape = (math.ceil(full[0] / step), math.ceil(full[1] / step))
+    canvas = np.zeros((*shape, 3), dtype=np.uint8)  # 8-bit: the canvas of a 2048 x 2048 picture takes 12 MiB
+    if background is not None:
+        gray = _stretch(background)[: shape[0], : shape[1]]
+        canvas[: gray.shape[0], : gray.shape[1]] = gray[..., :3] if gray.ndim == 3 else gray[..., None]
+    if masks is not None:
+        budget.check_read(masks.data, shape[0] * shape[1], path, "an image mask")
     for roi in range(count):
-        weight = np.zeros(shape)
         if masks is not None:
-            mask = np.asarray(masks.data[roi], dtype=np.float64)
-            weight[: mask.shape[0], : mask.shape[1]] = mask[: shape[0], : shape[1]]
+            where: Any = np.nonzero(np.asarray(masks.data[roi, ::step, ::step])[: shape[0], : shape[1]] > 0)
         else:
-            for x, y, w in pixel_masks[roi]:
-                if 0 <= x < shape[0] and 0 <= y < shape[1]:
-                    weight[int(x), int(y)] = w
-        alpha = 0.5 * (weight > 0)[..., None]
-        canvas = canvas * (1 - alpha) + PALETTE[roi % len(PALETTE)] * alpha
-    return canvas.round().clip(0, 255).astype(np.uint8)
+            where = _placed(points[0 if roi == 0 else int(ends[roi - 1]) : int(ends[roi])], full, step)
+        canvas[where] = (canvas[where] + PALETTE[roi % len(PALETTE)]) // 2  # half the mask's colour over it
+    return canvas
 
 
-def _mean_image(segmentation: Any) -> np.ndarray | None:
-    """The image a segmentation was drawn on: an Images' mean image in its processing module, or the first
-    frame of its reference images."""
+def _points(pixel_masks: Any, count: int, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The points of the first ``count`` pixel masks (``x``, ``y``, ``weight``) and where each mask ends."""
+    budget.check_read(pixel_masks.data, count, path, "the ends of the pixel masks")
+    ends = np.asarray(pixel_masks.data[:count], dtype=np.int64) if count else np.zeros(0, np.int64)
+    target = pixel_masks.target.data
+    total = min(int(ends.max(initial=0)), len(target))
+    budget.check_read(target, total, path, "the pixel masks")
+    points = np.asarray(target[:total])
+    if points.dtype.names is None or len(points.dtype.names) < 2:
+        raise ViewRequestError("the pixel masks are no (x, y, weight) rows", path)
+    return points, np.clip(ends, 0, total)
+
+
+def _placed(points: np.ndarray, full: tuple[int, int], step: int) -> tuple[np.ndarray, np.ndarray]:
+    """The canvas pixels of the mask ``points`` (those outside the ``full`` image left out)."""
+    x_name, y_name = (points.dtype.names or ("x", "y"))[:2]
+    x, y = points[x_name].astype(np.int64), points[y_name].astype(np.int64)
+    inside = (x >= 0) & (x < full[0]) & (y >= 0) & (y < full[1])
+    return x[inside] // step, y[inside] // step
+
+
+def _mean_image(segmentation: Any, path: str) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The image a segmentation was drawn on (an Images' mean image in its processing module, or the first frame
+    of its reference images), read every n-th pixel, and its full size."""
     from pynwb.base import Images
 
     module = getattr(segmentation.parent, "parent", None)
@@ -163,13 +213,14 @@ def _mean_image(segmentation: Any) -> np.ndarray | None:
             found.extend(container.images.values())
     for wanted in MEAN_NAMES:
         for image in found:
-            if wanted in image.name.lower():
-                return np.asarray(image.data[()])
+            shape = getattr(image.data, "shape", np.shape(image.data))
+            if wanted in image.name.lower() and len(shape) in (2, 3):
+                return decimated(image.data, (), path), (int(shape[0]), int(shape[1]))
     references = getattr(segmentation, "reference_images", None) or {}
     for series in references.values() if isinstance(references, dict) else references:
         data = getattr(series, "data", None)
-        if data is not None and getattr(data, "ndim", 0) >= 3 and data.shape[0] > 0:
-            return np.asarray(data[0])
+        if data is not None and getattr(data, "ndim", 0) == 3 and data.shape[0] > 0:
+            return decimated(data, (0,), path), (int(data.shape[1]), int(data.shape[2]))
     return None
 
 

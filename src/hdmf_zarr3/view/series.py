@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
+from . import budget
 from .opened import OpenedFile
 
 #: Pixel columns of a plot, at most (and at least).
@@ -111,6 +112,12 @@ def window(
         raise ViewRequestError("only TimeSeries of numbers with one or two dimensions are plotted", path)
     if series.timestamps is None and series.rate is None:
         raise ViewRequestError("the series has neither timestamps nor a rate", path)
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not np.isfinite(value):
+            raise ViewRequestError(f"{name}={value} is not a finite time", path)
+    for array in (data, series.timestamps, getattr(series, "channel_conversion", None)):
+        if array is not None:  # a chunk past the budget is refused before any is decoded
+            budget.check_chunks(array, path)
     width = min(max(int(width), MIN_WIDTH), MAX_WIDTH)
     total = int(shape[0])
     count = int(shape[1]) if len(shape) == 2 else 1
@@ -124,7 +131,7 @@ def window(
         "unit": series.unit,
         "samples": total,
         "channel_count": count,
-        "extent": [times[0], times[total - 1]] if total else [0.0, 0.0],
+        "extent": _floats(np.array([times[0], times[total - 1]])) if total else [0.0, 0.0],
         "first": first,
         "last": last,
         "channels": chosen,
@@ -255,9 +262,12 @@ def _scaling(series: Any, chosen: list[int]) -> tuple[np.ndarray, float]:
     """The factor of every chosen channel (conversion, times channel_conversion if any) and the offset."""
     factor = np.full(len(chosen), float(series.conversion if series.conversion is not None else 1.0))
     per_channel = getattr(series, "channel_conversion", None)
-    if per_channel is not None:
-        values = np.asarray(per_channel[:], dtype=np.float64)
-        factor *= values[chosen]
+    if per_channel is not None:  # the chosen channels' factors only (the file may declare 2**28 of them)
+        known = [c for c in chosen if c < len(per_channel)]
+        values = np.ones(len(chosen))
+        if known:
+            values[: len(known)] = np.asarray(per_channel[known], dtype=np.float64)
+        factor *= values
     return factor, float(getattr(series, "offset", 0.0) or 0.0)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import math
 import secrets
 import sys
 import threading
@@ -22,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
+from ..format.data import printable
 from . import images, series, tables, tree
 from .opened import OpenedFile
 
@@ -121,22 +123,24 @@ class ViewServer:
         if handler is None:
             return _error(ViewRequestError("no such page", route, status=404), route)
         path = query.get("path", "/")
+        # the answer is encoded inside the handling too: a value JSON cannot hold is an answer, not a hang-up
         try:
             with self.opened.lock:  # one read at a time (see OpenedFile)
                 result = handler(self.opened, query)
+            if isinstance(result, bytes):
+                return 200, "image/png", result
+            return 200, "application/json", json.dumps(result, allow_nan=False).encode()
         except HdmfZarrError as exc:  # ours: a damaged chunk, a bad request; this request only
             return _error(exc, path)
         except Exception as exc:  # a failure the models did not foresee: answered, logged, not fatal
-            print(f"hdmf-zarr3 view: {route} {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(printable(f"hdmf-zarr3 view: {route} {path}: {type(exc).__name__}: {exc}"), file=sys.stderr)
             return _error(exc, path)
-        if isinstance(result, bytes):
-            return 200, "image/png", result
-        return 200, "application/json", json.dumps(result, allow_nan=False).encode()
 
 
 def _error(exc: BaseException, path: str) -> tuple[int, str, bytes]:
     status = getattr(exc, "status", 500) if isinstance(exc, ViewRequestError) else 500
-    body = {"error": type(exc).__name__, "path": getattr(exc, "path", None) or path, "message": str(exc)}
+    where = getattr(exc, "path", None)
+    body = {"error": type(exc).__name__, "path": where if isinstance(where, str) else path, "message": str(exc)}
     return status, "application/json", json.dumps(body).encode()
 
 
@@ -145,25 +149,36 @@ def _number(query: dict[str, str], key: str, default: Any, kind: Callable[[str],
     if text in (None, ""):
         return default
     try:
-        return kind(text)
+        number = kind(text)
     except ValueError:
         raise ViewRequestError(f"{key}={text!r} is not a number", query.get("path")) from None
+    if not math.isfinite(number):  # float() takes "nan" and "inf"
+        raise ViewRequestError(f"{key}={text!r} is not a finite number", query.get("path"))
+    return number
 
 
 def _channels(query: dict[str, str]) -> list[int] | None:
     text = query.get("channels")
     if not text:
         return None
-    chosen: list[int] = []
+    chosen: set[int] = set()
+    for part in text.split(","):
+        first, last = _channel_range(part, text, query.get("path"))
+        # a range's size is checked before it is made: "0-30000000" never becomes a list of 3e7 numbers
+        if last - first + 1 > series.MAX_CHANNELS or len(chosen.union(range(first, last + 1))) > series.MAX_CHANNELS:
+            raise ViewRequestError(
+                f"channels={text[:40]!r}: at most {series.MAX_CHANNELS} channels at once", query.get("path")
+            )
+        chosen.update(range(first, last + 1))
+    return sorted(chosen)
+
+
+def _channel_range(part: str, text: str, path: str | None) -> tuple[int, int]:
+    lo, _, hi = part.partition("-")
     try:
-        for part in text.split(","):
-            lo, _, hi = part.partition("-")
-            chosen.extend(range(int(lo), int(hi) + 1) if hi else [int(lo)])
-            if len(chosen) > series.MAX_CHANNELS:
-                break
+        return int(lo), int(hi or lo)
     except ValueError:
-        raise ViewRequestError(f"channels={text!r}: give numbers and ranges, e.g. 0-3,7", query.get("path")) from None
-    return chosen
+        raise ViewRequestError(f"channels={text[:40]!r}: give numbers and ranges, e.g. 0-3,7", path) from None
 
 
 ROUTES: dict[str, Callable[[OpenedFile, dict[str, str]], Any]] = {
@@ -211,6 +226,15 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
+        try:
+            self._get()
+        except (ConnectionError, TimeoutError):  # the browser hung up: nothing to answer
+            raise
+        except Exception as exc:  # whatever went wrong, the browser gets an answer, never a dropped connection
+            body = {"error": type(exc).__name__, "path": None, "message": str(exc)}
+            self._send(500, "application/json", json.dumps(body).encode())
+
+    def _get(self) -> None:
         parts = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
         token = query.pop("token", None)

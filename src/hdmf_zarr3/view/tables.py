@@ -3,7 +3,9 @@
 A page reads only its rows of each column (a contiguous page: one slice per column). Ragged columns show
 each row's values (the first :data:`CELL_ITEMS`, and how many more), region and reference columns show
 what they point at with its path to jump to, and columns of arrays (image masks) show their shape only.
-Sorting by a column reads that column whole, so it is refused beyond :data:`SORT_ROWS` rows.
+Sorting by a column reads that column whole, so it is refused beyond :data:`SORT_ROWS` rows or
+:data:`~.budget.REQUEST_BYTES`. A page is bounded in bytes too: at most :data:`PAGE_CELLS` cells (a table of
+many columns gets fewer rows), each text cut to :data:`CELL_CHARS`, no chunk decoded past the budget.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
+from . import budget
 from .opened import OpenedFile
 from .tree import plain
 
@@ -24,6 +27,10 @@ CELL_ITEMS = 10
 SORT_ROWS = 2_000_000
 #: Elements a cell of a multi-dimensional column may hold to be shown (larger ones show their shape).
 CELL_ELEMENTS = 16
+#: Cells of one page, at most (columns times rows).
+PAGE_CELLS = 10_000
+#: Characters of one text cell sent, at most.
+CELL_CHARS = 500
 
 
 def table_page(
@@ -46,8 +53,15 @@ def table_page(
     names = ["id", *table.colnames]
     if sort is not None and sort not in names:
         raise ViewRequestError(f"the table has no column {sort!r}", path)
-    order = np.arange(total) if sort is None else _order(opened, table, sort, path)
-    rows = (order[::-1] if descending else order)[start : start + count]
+    count = max(1, min(count, PAGE_CELLS // len(names)))
+    if sort is None:  # the page's rows only: a table of 2**28 rows is no array of 2**28 row numbers
+        first = total - 1 - start if descending else start
+        rows = (
+            np.arange(first, max(first - count, -1), -1) if descending else np.arange(start, min(total, start + count))
+        )
+    else:
+        order = _order(opened, table, sort, path)
+        rows = (order[::-1] if descending else order)[start : start + count]
     columns = []
     cells = []
     for name in names:
@@ -73,6 +87,7 @@ def _column(opened: OpenedFile, column: Any, rows: np.ndarray) -> tuple[dict[str
 
     if isinstance(column, VectorIndex):
         return _ragged(opened, column, rows)
+    budget.check_chunks(column.data, "")
     if isinstance(column, DynamicTableRegion):
         target = opened.path_of(column.table)
         return {"kind": "region", "target": target}, [
@@ -89,6 +104,7 @@ def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
     from hdmf.common import DynamicTableRegion, VectorIndex
 
     target = index.target
+    budget.check_chunks(target.data, "")
     ends = _read(index.data, rows)
     starts = [0 if r == 0 else int(v) for r, v in zip(rows, _read(index.data, np.maximum(rows - 1, 0)))]
     described: dict[str, Any] = {"kind": "ragged"}
@@ -98,8 +114,10 @@ def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
     for lo, hi in zip(starts, ends):
         hi = int(hi)
         shown = min(hi, lo + CELL_ITEMS)
-        if isinstance(target, VectorIndex):  # doubly ragged: the count only
-            cells.append({"text": f"[{hi - lo} lists]", "count": hi - lo})
+        if isinstance(target, VectorIndex) or _large_rows(target.data):  # doubly ragged, arrays: the count only
+            cells.append(
+                {"text": f"[{hi - lo} {'lists' if isinstance(target, VectorIndex) else 'arrays'}]", "count": hi - lo}
+            )
             continue
         values = target.data[lo:shown] if shown > lo else []
         if isinstance(target, DynamicTableRegion):
@@ -109,6 +127,12 @@ def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
             items = [_cell(opened, v) for v in values]
         cells.append({"items": items, "count": hi - lo})
     return described, cells
+
+
+def _large_rows(data: Any) -> bool:
+    """Whether a row of ``data`` holds more than :data:`CELL_ELEMENTS` elements (then it is not read)."""
+    shape = getattr(data, "shape", None) or (len(data),)
+    return len(shape) > 1 and int(np.prod(shape[1:])) > CELL_ELEMENTS
 
 
 def _read(data: Any, rows: np.ndarray) -> list[Any]:
@@ -132,7 +156,8 @@ def _cell(opened: OpenedFile, value: Any) -> Any:
     if len(parts) == 3 and hasattr(parts[2], "object_id"):
         start, count, series = parts  # TimeSeriesReferenceVectorData: (idx_start, count, timeseries)
         return {"text": f"{series.name}[{int(start)}:{int(start) + int(count)}]", "ref": opened.path_of(series)}
-    return plain(value)
+    shown = plain(value)
+    return shown[:CELL_CHARS] if isinstance(shown, str) else shown
 
 
 def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
@@ -141,16 +166,20 @@ def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
 
     total = len(table.id)
     if total > SORT_ROWS:
-        raise ViewRequestError(f"a table of {total} rows is not sorted here (at most {SORT_ROWS})", path)
+        raise ViewRequestError(
+            f"a table of {total} rows is not sorted here (at most {SORT_ROWS})", path, status=budget.TOO_LARGE
+        )
     column = table.id if name == "id" else table[name]
+    shape = getattr(column.data, "shape", None) or (len(column.data),)
+    if len(shape) > 1:
+        raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
+    budget.check_read(column.data, min(total, len(column.data)), path, f"column {name!r}")
+    values = column.data[:total]
     if isinstance(column, VectorIndex):
-        ends = np.asarray(column.data[:], dtype=np.int64)
-        keys: Any = np.diff(ends, prepend=0)
+        keys: Any = np.diff(np.asarray(values, dtype=np.int64), prepend=0)
+    elif isinstance(values, np.ndarray) and values.dtype.kind in "biuf":  # numbers sort as they are (NaN last)
+        keys = values
     else:
-        shape = getattr(column.data, "shape", None) or (len(column.data),)
-        if len(shape) > 1:
-            raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
-        values = column.data[:]
         keys = [_sort_key(opened, v) for v in values]
         keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys) else None)
     return np.argsort(keys, kind="stable")

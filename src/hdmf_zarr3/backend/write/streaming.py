@@ -16,6 +16,7 @@ from zarr.abc.store import Store
 
 from ...errors import UnsupportedDataError
 from ...format.data import dtypes as D
+from ...format.data import printable
 from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import policy as layout_policy
@@ -102,7 +103,8 @@ async def copy_blocks(
 def _progress_bar(description: str, total: int | None, unit: str = "block") -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=description, unit=unit, unit_scale=unit != "block", leave=False)
+    # the description is a node path: a name's control characters must not reach the terminal raw
+    return tqdm(total=total, desc=printable(description), unit=unit, unit_scale=unit != "block", leave=False)
 
 
 def stream_layout(

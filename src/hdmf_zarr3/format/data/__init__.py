@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from .dtypes import FIXED_SIZE_TYPES, StorageType
     from .references import Link, Reference, decode_element, decode_links, encode_element, encode_links
     from .selection import Picks, orthogonal_picks, touched_cells
+    from .terminal_text import printable
 
 __all__ = [
     "FIXED_SIZE_TYPES",
@@ -25,6 +26,7 @@ __all__ = [
     "encode_values",
     "is_lazy_source",
     "orthogonal_picks",
+    "printable",
     "references",
     "safe_pickle",
     "source_shape",

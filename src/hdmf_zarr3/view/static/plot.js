@@ -41,8 +41,9 @@ class HZPlot {
       this.fetchWindow(start, stop, this.plotWidth()).then((data) => {
         if (sequence !== this.sequence) return; // a newer window was asked for
         this.data = data;
-        this.extent = data.extent;
-        const t = data.t;
+        // times the file leaves out (NaN, infinities) come as null: no extent then, and gaps in the plot
+        this.extent = data.extent && data.extent.every((v) => v !== null) ? data.extent : null;
+        const t = data.t.filter((v) => v !== null);
         if (start === null || start === undefined) {
           this.view = t.length ? [t[0], t[t.length - 1]] : [0, 1];
         } else {
@@ -160,7 +161,7 @@ class HZPlot {
       const runs = [];
       let run = [];
       for (let i = 0; i < data.t.length; i++) {
-        if (low[i] === null || high[i] === null) { if (run.length) runs.push(run); run = []; continue; }
+        if (low[i] === null || high[i] === null || data.t[i] === null) { if (run.length) runs.push(run); run = []; continue; }
         run.push(i);
       }
       if (run.length) runs.push(run);
