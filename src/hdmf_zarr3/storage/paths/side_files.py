@@ -25,8 +25,8 @@ from .refusals import not_a_regular_file, refusal_at, store_error, touched
 
 #: The longest name of a directory entry on the file systems written to (Linux, macOS), in bytes.
 NAME_MAX = 255
-#: Bytes a side file's stem leaves for what follows it (``.lock``, ``.<random>.partial``, ``.appending``).
-SUFFIX_ROOM = 32
+#: Bytes a side file's stem leaves for what follows it (``.lock``, ``.<32 hex>.partial``, ``.appending``).
+SUFFIX_ROOM = 48
 
 
 def side_stem(path: str | os.PathLike[str]) -> str:
