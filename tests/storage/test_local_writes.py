@@ -14,14 +14,29 @@ import pytest
 import zarr
 from zarr.storage import LocalStore, MemoryStore
 
+from hdmf_zarr3.errors import StoreError
 from hdmf_zarr3.storage.stores import nodes
 from hdmf_zarr3.storage.writes import local as local_writes
+
+
+def _full(name, dir_fd=None):
+    """The path a name relative to a directory descriptor stands for (keys are stored relative to theirs)."""
+    if dir_fd is None:
+        return os.fspath(name)
+    return os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), os.fspath(name))
 
 
 def test_keys_are_written_whole_through_temporary_names_zarr_leftovers_share(tmp_path, monkeypatch):
     renamed = []
     replace = os.replace
-    monkeypatch.setattr(os, "replace", lambda a, b: (renamed.append((a, b)), replace(a, b))[1])
+    monkeypatch.setattr(
+        os,
+        "replace",
+        lambda a, b, **k: (
+            renamed.append((_full(a, k.get("src_dir_fd")), _full(b, k.get("dst_dir_fd")))),
+            replace(a, b, **k),
+        )[1],
+    )
     local_writes.put_files(str(tmp_path), {"a/b/zarr.json": b"{}", "a/c/0": b"x" * 10, "top": memoryview(b"yz")})
     assert (tmp_path / "a/b/zarr.json").read_bytes() == b"{}" and (tmp_path / "top").read_bytes() == b"yz"
     assert [os.path.relpath(b, tmp_path) for _, b in renamed] == ["a/b/zarr.json", "a/c/0", "top"]
@@ -36,7 +51,7 @@ def test_keys_are_written_whole_through_temporary_names_zarr_leftovers_share(tmp
 def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
     calls = []
 
-    def failing(a, b):
+    def failing(a, b, **kwargs):
         calls.append(a)
         raise OSError(28, "No space left on device")
 
@@ -108,7 +123,9 @@ def test_a_large_batch_is_written_by_several_threads_each_directory_by_one(tmp_p
     opened = os.open
 
     def recording(path, *args, **kwargs):
-        by_thread.setdefault(threading.get_ident(), set()).add(os.path.dirname(path))
+        full = _full(path, kwargs.get("dir_fd"))
+        if args and args[0] & os.O_CREAT:  # (files created; each thread also opens the directories on its way)
+            by_thread.setdefault(threading.get_ident(), set()).add(os.path.dirname(full))
         return opened(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", recording)
@@ -136,20 +153,21 @@ def test_a_failure_in_one_thread_stops_the_others_and_is_raised_once_all_have_en
     done: list[str] = []
     lock = threading.Lock()
 
-    def failing(a, b):
+    def failing(a, b, **kwargs):
         with lock:
             count = len(done)
-            done.append(b)
+            done.append(_full(b, kwargs.get("dst_dir_fd")))
         if count == 40:
             raise OSError(28, "No space left on device", b)
         time.sleep(0.002)
-        replace(a, b)
+        replace(a, b, **kwargs)
 
     monkeypatch.setattr(os, "replace", failing)
     items = _batch()
     with pytest.raises(OSError, match="No space") as caught:
         local_writes.put_files(str(tmp_path), items)
-    assert caught.value.filename == done[40]
+    assert isinstance(caught.value, StoreError) and caught.value.errno == 28
+    assert os.path.realpath(caught.value.path) == done[40]  # (the key, on disk)
     assert not [t for t in threading.enumerate() if t.name == "hdmf_zarr3-put-files"]
     stored = _stored(tmp_path)
     assert not [k for k in stored if k.endswith(".partial")]  # nothing half-written or temporary left
@@ -163,7 +181,7 @@ def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path,
     fired = [False]
     lock = threading.Lock()
 
-    def slow(a, b):
+    def slow(a, b, **kwargs):
         with lock:
             count[0] += 1
             fire = count[0] == 30
@@ -171,7 +189,7 @@ def test_a_ctrl_c_during_a_batch_is_raised_once_every_thread_has_ended(tmp_path,
             fired[0] = True
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
         time.sleep(0.005)
-        replace(a, b)
+        replace(a, b, **kwargs)
 
     monkeypatch.setattr(os, "replace", slow)
     # a real Ctrl-C's handler, whatever an earlier test or library left installed
@@ -221,11 +239,11 @@ def test_a_ctrl_c_while_a_thread_starts_still_waits_for_that_thread(tmp_path, mo
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
             time.sleep(0.05)  # the KeyboardInterrupt is raised in here, inside start()
 
-    def slow(a, b):
+    def slow(a, b, **kwargs):
         if len(started) >= 2 and threading.current_thread() is started[1]:
             writing.set()
             time.sleep(0.3)
-        replace(a, b)
+        replace(a, b, **kwargs)
         if raised.is_set():
             written_after.append(b)
 

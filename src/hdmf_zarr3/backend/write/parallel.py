@@ -46,6 +46,7 @@ from zarr.storage import LocalStore
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
 from ...format.data import dtypes as D
 from ...storage.codecs import direct_write as direct
+from ...storage.safety import GuardedLocalStore
 from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
 from ...storage.zip import ZipOverlayStore
 from .streaming import StreamPlan, plan_stream
@@ -270,7 +271,11 @@ def _start_worker(root: str, datasets: dict[str, tuple[Any, dict[str, Any], str 
     # The worker's own pools (a forked child has none of the parent's threads), ended when it exits.
     _WORKER["pools"] = WorkPools(threads)
     multiprocessing.util.Finalize(None, _WORKER["pools"].close, exitpriority=10)
-    _WORKER["store"] = LocalStore(root)
+    # Guarded as the parent's store: keys reached below the real root, never through a symlink (issue #38),
+    # chunks read back (a partly written write unit) within what their documents allow.
+    store = GuardedLocalStore(root)
+    store.limit({"/" + path.strip("/"): document for path, (_, document, _) in datasets.items()}, promised=False)
+    _WORKER["store"] = store
     _WORKER["datasets"] = datasets
     _WORKER["direct"] = {}
 

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 from ..._doors import door
 
 if TYPE_CHECKING:
-    from .confined import RootDirectory, split_key, temporary_name, under, write_all
+    from .confined import RootDirectory, under
+    from .file_ops import split_key, temporary_name, write_all
     from .refusals import AUDIT_EVENT, kind_of
     from .side_files import (
         create_side_file,

@@ -22,35 +22,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
-import shutil
 import stat
 import threading
 from collections.abc import Iterator
 from types import TracebackType
 
-from ...errors import CorruptStoreError, HdmfZarrError, StoreError, UnsafeDataError
+from ...errors import CorruptStoreError, HdmfZarrError, StoreError
+from .file_ops import is_regular_file, remove_tree_at, split_key, temporary_name, write_all
 from .refusals import not_a_directory, not_a_regular_file, refusal_at, store_error, touched
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC | getattr(os, "O_NOCTTY", 0)
 CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _CLOEXEC
-
-
-def split_key(key: str, root: str) -> tuple[str, ...]:
-    """The names of ``key`` (``/``-separated, relative to the file's root); ``.``, ``..`` and empty names are
-    refused: a key never leaves the file."""
-    parts = tuple(part for part in key.split("/") if part)
-    if any(part in (".", "..") for part in parts):
-        raise UnsafeDataError(f"the key {key!r} leaves its directory; it is not used", os.path.join(root, key))
-    return parts
-
-
-def temporary_name(name: str) -> str:
-    """A fresh name beside ``name`` for a file written before it is renamed to ``name`` (the form
-    :data:`hdmf_zarr3.storage.stores.nodes.INTERRUPTED_WRITE` recognizes as left by an interrupted write)."""
-    return f"{name}.{secrets.token_hex(16)}.partial"
 
 
 class RootDirectory:
@@ -72,9 +56,10 @@ class RootDirectory:
         self.root = os.fspath(root)
         real = os.path.realpath(self.root)
         try:
-            if create:
+            if create and not os.path.isdir(real):  # (the path as given: a dangling symlink is not made real)
                 touched("mkdir", self.root)
-                os.makedirs(real, exist_ok=True)
+                os.makedirs(self.root, exist_ok=True)
+                real = os.path.realpath(self.root)
             touched("open", self.root)
             fd = os.open(real, DIRECTORY_FLAGS)
         except OSError as exc:
@@ -145,18 +130,20 @@ class RootDirectory:
                 except OSError as exc:
                     raise store_error(exc, path, "create a directory") from exc
             except NotADirectoryError as exc:
-                if create or not _is_regular_file_refusal(parent, name):
+                if create or not is_regular_file(parent, name):
                     raise self._refusal(parent, name, path, exc, want_directory=True) from exc
                 return None  # (a key below a regular file is absent to a reader, as zarr sees it)
             except OSError as exc:
                 raise self._refusal(parent, name, path, exc, want_directory=True) from exc
         raise StoreError("appears and disappears while it is created", path)
 
-    def _refusal(self, parent: int, name: str, path: str, exc: OSError, want_directory: bool) -> HdmfZarrError:
+    def _refusal(
+        self, parent: int, name: str, path: str, exc: OSError, want_directory: bool, doing: str = "open it"
+    ) -> HdmfZarrError:
         refused = refusal_at(name, parent, path, want_directory)
         if refused is not None:
             return refused
-        return store_error(exc, path, "open it")
+        return store_error(exc, path, doing)
 
     def make_directories(self, key: str) -> None:
         """Create the directory ``key`` and its parents below the root (existing ones are kept)."""
@@ -244,10 +231,13 @@ class RootDirectory:
         except OSError as exc:
             raise store_error(exc, path, "create it") from exc
 
-    def write(self, key: str, data: bytes | memoryview, *, exclusive: bool = False) -> None:
+    def write(
+        self, key: str, data: bytes | memoryview, *, exclusive: bool = False, temporary: str | None = None
+    ) -> None:
         """Store ``data`` as the regular file ``key``, whole: written to a new temporary name beside it, then
         renamed into place (``exclusive``: linked into place, :class:`FileExistsError` if ``key`` exists).
-        Parents are created; a symlink, FIFO, device or directory at ``key`` is refused, never written through."""
+        Parents are created; a symlink, FIFO, device or directory at ``key`` is refused, never written through.
+        ``temporary``: the 32 hex digits of the temporary name (:func:`temporary_name`)."""
         parts = split_key(key, self.root)
         parent = self.directory(parts[:-1], create=True)
         assert parent is not None
@@ -255,7 +245,7 @@ class RootDirectory:
         refused = refusal_at(name, parent, path, want_directory=False)
         if refused is not None:
             raise refused
-        temporary = temporary_name(name)
+        temporary = temporary_name(name, temporary)
         fd = self.create_file("/".join((*parts[:-1], temporary)))
         try:
             try:
@@ -271,7 +261,7 @@ class RootDirectory:
             with contextlib.suppress(OSError):
                 os.unlink(temporary, dir_fd=parent)
             if isinstance(exc, OSError) and not isinstance(exc, (FileExistsError, HdmfZarrError)):
-                raise self._refusal(parent, name, path, exc, want_directory=False) from exc
+                raise self._refusal(parent, name, path, exc, want_directory=False, doing="store it") from exc
             raise
         if exclusive:
             with contextlib.suppress(OSError):
@@ -304,6 +294,27 @@ class RootDirectory:
             self._forget(src_parts)
             self._forget(dst_parts)
 
+    def link(self, source: str, destination: str) -> None:
+        """Make ``destination`` a hard link to the regular file ``source`` (both keys below the root;
+        ``destination``'s parents are created). :class:`FileExistsError` if ``destination`` exists."""
+        src_parts, dst_parts = split_key(source, self.root), split_key(destination, self.root)
+        src_dir = self.directory(src_parts[:-1])
+        src_path, dst_path = self.path_of(src_parts), self.path_of(dst_parts)
+        if src_dir is None:
+            raise FileNotFoundError(errno.ENOENT, "no such file", src_path)
+        refused = refusal_at(src_parts[-1], src_dir, src_path, want_directory=False)
+        if refused is not None:
+            raise refused
+        dst_dir = self.directory(dst_parts[:-1], create=True)
+        assert dst_dir is not None
+        touched("link", dst_path)
+        try:
+            os.link(src_parts[-1], dst_parts[-1], src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
+        except (FileExistsError, FileNotFoundError):
+            raise
+        except OSError as exc:
+            raise store_error(exc, dst_path, f"link {src_path} to it") from exc
+
     # -- deletions --------------------------------------------------------------------------------------
 
     def remove(self, key: str) -> bool:
@@ -325,7 +336,7 @@ class RootDirectory:
         if stat.S_ISDIR(info.st_mode):
             self._forget(parts)
             touched("rmtree", path)
-            _remove_tree_at(parent, name, path)
+            remove_tree_at(parent, name, path)
         else:
             touched("unlink", path)
             try:
@@ -356,34 +367,6 @@ class RootDirectory:
         for fd in descriptors:
             with contextlib.suppress(OSError):
                 os.close(fd)
-
-
-def _is_regular_file_refusal(parent: int, name: str) -> bool:
-    try:
-        return stat.S_ISREG(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def write_all(fd: int, data: bytes | memoryview) -> None:
-    """Write all of ``data`` to ``fd``."""
-    view = memoryview(data).cast("B")
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _remove_tree_at(parent: int, name: str, path: str) -> None:
-    """Delete the directory ``name`` of ``parent`` and all it holds, never entering a symlink (shutil's
-    descriptor-based walk: each directory opened with ``O_NOFOLLOW``, a symlink unlinked as a link)."""
-    failures: list[OSError] = []
-
-    def failed(function: object, failed_path: str, exc: BaseException) -> None:
-        if isinstance(exc, OSError) and not isinstance(exc, FileNotFoundError):
-            failures.append(exc)
-
-    shutil.rmtree(name, dir_fd=parent, onexc=failed)
-    if failures:
-        raise store_error(failures[0], path, "delete what it holds")
 
 
 @contextlib.contextmanager

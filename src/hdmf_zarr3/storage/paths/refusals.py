@@ -60,7 +60,8 @@ def not_a_regular_file(path: str, mode: int) -> CorruptStoreError:
 def store_error(exc: OSError, path: str, doing: str) -> StoreError:
     """``exc`` (raised while ``doing`` something to ``path``) as a :class:`StoreError` with its ``errno``."""
     error = StoreError(f"cannot {doing}: {exc.strerror or exc}", path)
-    error.errno, error.strerror = exc.errno, exc.strerror  # (an OSError still: code checking ENOSPC keeps working)
+    # (an OSError still: code checking ENOSPC keeps working; strerror is left unset, or str() would drop the path)
+    error.errno = exc.errno
     return error
 
 

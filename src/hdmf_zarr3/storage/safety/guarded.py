@@ -35,6 +35,7 @@ from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ...format.documents import normalize
 from ...format.layout import stored_bound
 from ..codecs import ChunkPromises
+from .guarded_writes import ConfinedWrites
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
 #: metadata of the largest NWB files (about 1 KiB per node).
@@ -117,8 +118,9 @@ def too_large(path: str, what: str, size: int, bound: int) -> CorruptStoreError:
     return CorruptStoreError(f"{what} is {size} bytes, more than the {bound} its metadata allows", path)
 
 
-class GuardedLocalStore(ReadBounds, LocalStore):
-    """A ``LocalStore`` that reads only regular files inside its directory, within their bounds."""
+class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
+    """A ``LocalStore`` that reads only regular files inside its directory, within their bounds, and writes
+    only below its real root, never through a symlink (:mod:`.guarded_writes`)."""
 
     def __init__(self, root: Any, *, read_only: bool = False, opened: int | None = None) -> None:
         super().__init__(root, read_only=read_only)

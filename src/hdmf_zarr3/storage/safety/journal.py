@@ -45,16 +45,17 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import stat
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
 from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 
-from ...errors import CorruptStoreError, MetadataLimitError
+from ...errors import CorruptStoreError, MetadataLimitError, StoreError, UnsafeDataError
 from ...format.documents import MAX_DOCUMENT_BYTES, load_json
+from ..paths import RootDirectory
 from ..stores import sync
 from ..writes import local_root
 
@@ -163,46 +164,52 @@ class Journal:
     def _link(self, entries: dict[str, str]) -> list[str]:
         """Keep each key as a hard link at its journal entry (a missing key: an empty ``absent/`` entry);
         returns the keys kept so (the others are kept through the store: not a regular file, or no hard
-        links here). No thread is needed, so a writer never closed can still do this at exit."""
+        links here). No thread is needed, so a writer never closed can still do this at exit. Every name is
+        reached through :class:`..paths.RootDirectory`: a symlink on the way is refused, never followed."""
         root = self._local_root()
         if root is None:
             return []
         kept = []
-        for key, entry in entries.items():
-            source, target = root / key, root / entry
-            try:
+        with RootDirectory(root) as tree:
+            for key, entry in entries.items():
                 try:
-                    if not stat.S_ISREG(os.lstat(source).st_mode):
+                    found = tree.entry(key)
+                    if found is None:
+                        if not entry.startswith(SAVED):
+                            continue
+                        _mark_absent(tree, ABSENT + entry[len(SAVED) :])
+                    elif stat.S_ISREG(found.st_mode):
+                        tree.link(key, entry)
+                    else:
                         continue
-                except FileNotFoundError:
-                    if not entry.startswith(SAVED):
-                        continue
-                    target = root / ABSENT / entry[len(SAVED) :]
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o666))
-                else:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.link(source, target)
-            except OSError:
-                continue
-            kept.append(key)
+                except (FileNotFoundError, FileExistsError, StoreError):  # (kept through the store instead)
+                    continue
+                kept.append(key)
         return kept
 
     def _clear(self) -> None:
         root = self._local_root()
-        top = None if root is None else root / PREFIX
-        if top is None or top.is_symlink():  # (a symlink is not ours to follow: the store deletes through it)
+        if root is None:
             sync(_clear(self.entries))
             return
-        if not top.is_dir():
-            return
-        for entry in sorted(top.iterdir()):  # the root entry last, as in the store's own _clear
-            if entry.name != "root":
-                if entry.is_dir() and not entry.is_symlink():
-                    shutil.rmtree(entry)
-                else:
-                    entry.unlink()
-        shutil.rmtree(top)
+        with RootDirectory(root) as tree:
+            if tree.entry(PREFIX) is None:
+                return
+            # (a symlink, file or FIFO planted in its place is refused by the listing, never followed)
+            for name in sorted(tree.list_directory(PREFIX)):  # the root entry last, as in the store's own _clear
+                if name != "root":
+                    tree.remove(f"{PREFIX}/{name}")
+            tree.remove(PREFIX)
+
+
+def _mark_absent(tree: RootDirectory, entry: str) -> None:
+    """An empty journal entry ``entry`` (kept if one is there already: a regular file, nothing else)."""
+    try:
+        os.close(tree.create_file(entry))
+    except FileExistsError:
+        found = tree.entry(entry)
+        if found is None or not stat.S_ISREG(found.st_mode):
+            raise
 
 
 async def _keep(store: Store, entries: Store, keys: list[str]) -> None:
@@ -263,8 +270,8 @@ async def _undo(store: Store, entries: Store) -> bool:
         elif entry.startswith(ABSENT):
             absent.append(key_of(entry[len(ABSENT) :], entry))
     for prefix in _tops(new):
-        await store.delete_dir(prefix)
-    await asyncio.gather(*(store.delete(k) for k in absent))
+        await _delete_ours(store.delete_dir(prefix))
+    await asyncio.gather(*(_delete_ours(store.delete(k)) for k in absent))
     local = local_root(store) if entries is store else None
     for key, entry in saved.items():
         if local is not None and _move_back(local, entry, key):
@@ -279,17 +286,25 @@ async def _undo(store: Store, entries: Store) -> bool:
     return True
 
 
+async def _delete_ours(deletion: Awaitable[None]) -> None:
+    """Run ``deletion`` (of a node or key the append made); one refused because a name on its way is a symlink or
+    not a directory is skipped: a write never goes through those, so nothing the append made is below them (and
+    what they lead to is not the file's to delete)."""
+    try:
+        await deletion
+    except (UnsafeDataError, CorruptStoreError):  # (the refusals of ..paths: a symlink, a FIFO, a file on the way)
+        pass
+
+
 def _move_back(root: str, entry: str, key: str) -> bool:
     """Put a kept file of a local directory back by renaming its entry over ``key``: no new byte is written,
     so an undo works on a full disk (and is whole: a rename). ``False`` when the entry is no regular file
-    (the caller then copies it through the store)."""
-    source = os.path.join(root, entry)
-    try:
-        if not stat.S_ISREG(os.lstat(source).st_mode):
+    (the caller then copies it through the store). Both names are reached without following a symlink."""
+    with RootDirectory(root) as tree:
+        found = tree.entry(entry)
+        if found is None or not stat.S_ISREG(found.st_mode):
             return False
-    except FileNotFoundError:
-        return False
-    os.replace(source, os.path.join(root, key))
+        tree.replace(entry, key)
     return True
 
 

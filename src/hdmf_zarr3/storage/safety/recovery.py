@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ from zarr.abc.store import Store
 
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
+from ..paths import RootDirectory
 from ..stores import INTERRUPTED_WRITE, open_store, read_root
 from ..zip import zipped
 from . import failures, journal, locks
@@ -91,12 +93,19 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
 
 def _remove_interrupted_writes(store: Store) -> None:
     """Delete the temporary files of writes a killed writer left half done inside a local store (they
-    never became keys)."""
+    never became keys). The walk never enters a symlink (:class:`..paths.RootDirectory`)."""
     from zarr.storage import LocalStore
 
     if not isinstance(store, LocalStore):
         return
-    for base, _, files in os.walk(store.root):
-        for name in files:
-            if INTERRUPTED_WRITE.search(name):
-                os.remove(os.path.join(base, name))
+    with RootDirectory(os.fspath(store.root)) as tree:
+        pending = [""]
+        while pending:
+            directory = pending.pop()
+            for name in tree.list_directory(directory):
+                key = f"{directory}/{name}" if directory else name
+                found = tree.entry(key)
+                if found is not None and stat.S_ISDIR(found.st_mode):
+                    pending.append(key)
+                elif found is not None and INTERRUPTED_WRITE.search(name):
+                    tree.remove(key)

@@ -20,7 +20,6 @@ import ctypes
 import ctypes.util
 import errno
 import os
-import shutil
 import tempfile
 import uuid
 from typing import Any
@@ -30,6 +29,7 @@ from zarr.storage import LocalStore
 
 from ...errors import StoreError
 from ...format.documents import completion, group_document
+from ..paths import RootDirectory
 from ..stores import sync
 from ..writes import remove_tree
 from .guarded import GuardedLocalStore
@@ -143,11 +143,10 @@ async def _clear_except(store: Store, keep: tuple[str, ...]) -> None:
 
 
 def _clear_local(location: str | None, keep: tuple[str, ...] = ()) -> None:
+    """Delete everything in the directory ``location`` but the names ``keep``, never entering a symlink (one
+    inside is unlinked as a link; :class:`..paths.RootDirectory`)."""
     if location and os.path.isdir(location):
-        for entry in os.scandir(location):
-            if entry.name in keep:
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.remove(entry.path)
+        with RootDirectory(location) as tree:
+            for name in tree.list_directory(""):
+                if name not in keep:
+                    tree.remove(name)

@@ -4,9 +4,11 @@ A file of many small objects (500 TimeSeries, 1,000 units) stores ~2,000 node do
 single-chunk arrays. Through zarr's ``LocalStore`` each costs an event-loop hop to a worker thread, a
 ``mkdir`` of its parents and pathlib's bookkeeping, which on this project's benchmark machine added up to
 more than the file system's own work. Here the keys of one batch are written in the calling thread:
-each directory is created once, and each key exactly as ``LocalStore`` writes it, to
+each directory is created (and opened) once, and each key exactly as ``LocalStore`` writes it, to
 ``<name>.<32 hex digits>.partial`` and renamed into place, so a writer killed part-way leaves every key
 that exists whole (and only the temporary names :data:`.nodes.INTERRUPTED_WRITE` recognizes behind).
+Every key is reached through :class:`..paths.RootDirectory`: below the file's real root, never through a
+symlink (a group directory symlinked elsewhere is refused, not written into), only regular files.
 
 A batch of many keys is written by a few threads, the keys of one directory by one of them: creating a
 file waits on the file system (its journal, the disk), not on the CPU, and these waits overlap. On the
@@ -21,7 +23,6 @@ written through its own ``set``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import secrets
@@ -32,9 +33,8 @@ from collections.abc import Callable, Mapping
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
+from ..paths import RootDirectory
 from .task_groups import until_done
-
-_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 def local_root(store: Store) -> str | None:
@@ -148,29 +148,12 @@ def _join_all(workers: list[threading.Thread]) -> None:
 
 
 def _put(root: str, token: str, entries: list[tuple[int, str, bytes | memoryview]], stop: threading.Event) -> None:
-    made: set[str] = set()
-    for n, key, raw in entries:
-        if stop.is_set():
-            return
-        path = os.path.join(root, key)
-        parent = os.path.dirname(path)
-        if parent not in made:
-            os.makedirs(parent, exist_ok=True)
-            made.add(parent)
-        temporary = f"{path}.{token}{n:08x}.partial"
-        fd = os.open(temporary, _FLAGS, 0o666)
-        try:
-            try:
-                view = memoryview(raw)
-                while view:
-                    view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(temporary, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+    # One RootDirectory per share: each directory is opened once (O_NOFOLLOW) for all the keys below it.
+    with RootDirectory(root, create=True) as tree:
+        for n, key, raw in entries:
+            if stop.is_set():
+                return
+            tree.write(key, raw, temporary=f"{token}{n:08x}")
 
 
 def remove_tree(path: str) -> None:
