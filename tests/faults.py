@@ -15,7 +15,8 @@ makes the ``at``-th one fail with one of :data:`KINDS`:
 ``enospc`` / ``eio``
     ``OSError(ENOSPC)`` (a full disk) or ``OSError(EIO)`` raised by the operation, on whichever thread.
 
-Only the ``at``-th operation fails (what follows, the rollback included, runs normally). The operations
+Only the ``at``-th operation fails (what follows, the rollback included, runs normally); with ``where``, only
+the operations whose description (the operation and its first argument) holds that text are counted. The operations
 inside a ``shutil.rmtree(..., ignore_errors=True)`` (cleanup that tolerates failure) fail only with a
 Ctrl-C.
 """
@@ -50,19 +51,24 @@ class Faults:
         self.names: list[str] | None = None  # every operation counted, in order (when armed to record them)
         self._lock = threading.Lock()
         self.active = False
+        self.where: str | None = None
 
     @contextlib.contextmanager
-    def armed(self, at: int = 0, kind: str = "interrupt", record: bool = False) -> Iterator[Faults]:
-        """Count (and fail the ``at``-th operation, ``at > 0``) while the block runs; ``record``: list them too."""
+    def armed(
+        self, at: int = 0, kind: str = "interrupt", record: bool = False, where: str | None = None
+    ) -> Iterator[Faults]:
+        """Count (and fail the ``at``-th operation, ``at > 0``) while the block runs; ``record``: list them too;
+        with ``where``, only the operations whose description holds it."""
         self.at, self.kind, self.count, self.fired, self.active = at, kind, 0, None, True
         self.names = [] if record else None
+        self.where = where
         try:
             yield self
         finally:
             self.active = False
 
     def tick(self, what: str) -> None:
-        if not self.active:
+        if not self.active or (self.where is not None and self.where not in what):
             return
         with self._lock:
             self.count += 1

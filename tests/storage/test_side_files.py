@@ -5,18 +5,27 @@ tests/storage/test_planted_side_files.py."""
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
 import pytest
+from hdmf.build import DatasetBuilder, GroupBuilder
+from writing import write_builder
 
+from hdmf_zarr3 import StoreError, ZarrIO
 from hdmf_zarr3.errors import CorruptStoreError, UnsafeDataError
 from hdmf_zarr3.storage.paths import create_side_file, link_side_file, side_stem
 
 LONGEST = 255
+SUFFIX_ROOM = 48  # what a side file's stem leaves for its suffix (storage/paths/side_files.py)
 
 
-@pytest.mark.parametrize("name", ["f.zarr", "x" * 223, "x" * 224, "é" * 127 + "x", "日本" * 40 + ".nwb.zarr.zip"])
+def _tree() -> GroupBuilder:
+    return GroupBuilder("root", datasets={"d": DatasetBuilder("d", [0, 1, 2])})
+
+
+@pytest.mark.parametrize("name", ["f.zarr", "x" * 207, "x" * 208, "é" * 127 + "x", "日本" * 40 + ".nwb.zarr.zip"])
 def test_every_side_file_name_fits_whatever_the_name(tmp_path, name):
     """A name near the 255-byte limit gets side files named after a cut stem plus a digest of the whole name;
     shorter names keep ``<name><suffix>``; the stem is the same every time (every writer meets one lock)."""
@@ -25,11 +34,11 @@ def test_every_side_file_name_fits_whatever_the_name(tmp_path, name):
     path = str(tmp_path / name)
     stem = side_stem(path)
     assert stem == side_stem(path) and os.path.dirname(stem) == str(tmp_path)
-    if len(name.encode()) <= LONGEST - 32:
+    if len(name.encode()) <= LONGEST - SUFFIX_ROOM:
         assert stem == path
     else:
-        assert stem != path and len(os.fsencode(os.path.basename(stem))) <= LONGEST - 32
-    for suffix in (".lock", ".partial", ".appending", ".a1b2c3d4.partial", ".0123456789ab.partial.nwb"):
+        assert stem != path and len(os.fsencode(os.path.basename(stem))) <= LONGEST - SUFFIX_ROOM
+    for suffix in (".lock", ".partial", ".appending", ".a1b2c3d4.partial", f".{'0' * 32}.partial"):
         os.close(create_side_file(stem + suffix))  # (ENAMETOOLONG before)
     assert side_stem(str(tmp_path / (name[:-1] + "y"))) != stem
 
@@ -54,3 +63,25 @@ def test_link_side_file_makes_the_name_whole_at_once_and_never_through_a_plant(t
     with pytest.raises(CorruptStoreError, match="a directory"):
         link_side_file(source, tmp_path / "dir")
     assert outside.read_bytes() == b"the user's" and not Path(tmp_path / "nowhere").exists()
+
+
+@pytest.mark.parametrize("name", ["f.zarr", "f.zarr.zip"])
+@pytest.mark.parametrize("mode", ["a", "r+", "w", "w-new"])
+def test_a_full_disk_while_taking_the_lock_is_our_error_with_the_errno(tmp_path, name, mode):
+    """ENOSPC as the lock is made (its link into place): a StoreError naming the lock, errno ENOSPC (it was
+    None), nothing left beside the file, the file as it was."""
+    from faults import installed
+    from file_bytes import files
+
+    path = tmp_path / name
+    if mode != "w-new":
+        write_builder(path, _tree())
+    before = files(path) if path.exists() else None
+    with installed() as faults, faults.armed(at=1, kind="enospc", where="os.link"):
+        with pytest.raises(StoreError) as caught:
+            ZarrIO(path, mode=mode.removesuffix("-new"))
+    assert faults.fired is not None
+    assert caught.value.errno == errno.ENOSPC and caught.value.path == f"{path}.lock"
+    assert "cannot create the write lock" in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ([name] if before is not None else [])
+    assert (files(path) if path.exists() else None) == before

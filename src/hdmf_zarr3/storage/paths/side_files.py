@@ -25,8 +25,8 @@ from .refusals import not_a_regular_file, refusal_at, store_error, touched
 
 #: The longest name of a directory entry on the file systems written to (Linux, macOS), in bytes.
 NAME_MAX = 255
-#: Bytes a side file's stem leaves for what follows it (``.lock``, ``.<random>.partial``, ``.appending``).
-SUFFIX_ROOM = 32
+#: Bytes a side file's stem leaves for what follows it (``.lock``, ``.<32 hex>.partial``, ``.appending``).
+SUFFIX_ROOM = 48
 
 
 def side_stem(path: str | os.PathLike[str]) -> str:
@@ -181,14 +181,14 @@ def replace_side_file(source: str | os.PathLike[str], destination: str | os.Path
         os.close(src_parent)
 
 
-def private_directory(beside: str | os.PathLike[str], prefix: str) -> str:
+def private_directory(beside: str | os.PathLike[str], prefix: str, suffix: str = "") -> str:
     """A new, empty directory only this user can enter (mode 0700), with a fresh name starting with
-    ``prefix``, in the real directory holding ``beside``; its path is returned."""
+    ``prefix`` (and ending with ``suffix``), in the real directory holding ``beside``; its path is returned."""
     shown = os.fspath(beside)
     directory = os.path.realpath(os.path.dirname(os.path.abspath(shown)))
     try:
         touched("mkdir", os.path.join(os.path.dirname(os.path.abspath(shown)), prefix))
-        return tempfile.mkdtemp(prefix=prefix, dir=directory)
+        return tempfile.mkdtemp(suffix=suffix, prefix=prefix, dir=directory)
     except OSError as exc:
         raise store_error(exc, shown, "make a working directory beside it") from exc
 

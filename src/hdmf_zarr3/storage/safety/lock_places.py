@@ -14,6 +14,7 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import StoreError
+from ..paths import side_stem
 from ..remote import BUCKETS, object_store_url
 from ..stores import locations
 
@@ -54,7 +55,8 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     location = locations.absolute(text) if locations.is_remote(text) else os.path.realpath(locations.local_path(text))
     name, parent = locations.basename(location), locations.parent(location)
     if not locations.is_remote(location):
-        return LockPlace(LocalStore(parent), name + SUFFIX, location + SUFFIX)
+        lock = side_stem(location) + SUFFIX  # (a name that fits, however long the file's own)
+        return LockPlace(LocalStore(parent), os.path.basename(lock), lock)
     from ..remote import remote_store
 
     if not name or parent == location:  # a whole bucket: nothing beside it

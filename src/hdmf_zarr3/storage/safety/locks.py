@@ -28,7 +28,9 @@ import gc
 import json
 import os
 import re
+import secrets
 import socket
+import stat
 import threading
 import uuid
 import warnings
@@ -41,10 +43,12 @@ from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import CorruptStoreError, FileLockedError, StoreError
+from ...errors import CorruptStoreError, FileLockedError, StoreError, UnsafeDataError
 from ...format.documents import load_json
+from ..paths import create_side_file, kind_of, link_side_file, open_side_file, remove_side_file, write_all
 from ..stores import locations, sync
 from ..zip import zipped
+from . import failures
 from .lock_places import IN_STORE_KEY, SUFFIX, LockPlace, lock_place, transactional
 
 __all__ = ["IN_STORE_KEY", "SUFFIX", "LockPlace", "WriteLock", "break_lock", "lock_place", "transactional"]
@@ -70,11 +74,11 @@ MAX_LOCK_VALUES = 64
 
 def _read(place: LockPlace) -> dict[str, Any] | None:
     """What the lock says (``None``: no lock). A lock that is not a JSON object (or is larger than any
-    lock) is still a lock: ``{"corrupt": why}``."""
+    lock), or not a regular file, is still a lock: ``{"corrupt": why}``."""
     try:
         raw = _get(place)
-    except IsADirectoryError:
-        return {"corrupt": "a directory, not a lock file"}
+    except _NotALockFile as exc:
+        return {"corrupt": str(exc)}
     if raw is None:
         return None
     if len(raw) > MAX_LOCK_BYTES:
@@ -87,6 +91,11 @@ def _read(place: LockPlace) -> dict[str, Any] | None:
         return found
     shown = f"{raw[:20]!r}{'...' if len(raw) > 20 else ''}"
     return {"corrupt": f"not a JSON object: {shown}" if raw else "an empty file"}
+
+
+class _NotALockFile(Exception):
+    """Where a local lock belongs is no regular file (a directory, a symlink, a FIFO, a device): the
+    message says what it is."""
 
 
 # Reading and removing a lock without zarr's event loop: release() runs from finalizers and at
@@ -105,13 +114,7 @@ def _get(place: LockPlace) -> bytes | None:
     size = MAX_LOCK_BYTES + 1
     path = _local_path(place)
     if path is not None:
-        if os.path.isdir(path):  # LocalStore reads a directory as a missing key
-            raise IsADirectoryError(path)
-        try:
-            with open(path, "rb") as f:
-                return f.read(size)
-        except FileNotFoundError:
-            return None
+        return _get_local(path, size)
     backend = _object_store(place)
     if backend is not None:
         import obstore
@@ -127,10 +130,35 @@ def _get(place: LockPlace) -> bytes | None:
     return None if buf is None else buf.to_bytes()
 
 
+def _get_local(path: str, size: int) -> bytes | None:
+    """A local lock's first ``size`` bytes, read only from a regular file: a symlink is never followed, a FIFO
+    never waited on, a device never opened (:class:`_NotALockFile` saying what is there)."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise failures.typed(exc, path, "cannot examine the write lock") from exc
+    if not stat.S_ISREG(found.st_mode):
+        what = kind_of(found.st_mode)
+        if stat.S_ISLNK(found.st_mode):
+            with contextlib.suppress(OSError):
+                what += f" to {os.readlink(path)}"
+        raise _NotALockFile(f"{what}, not a lock file")
+    try:
+        fd = open_side_file(path)  # (refuses again what was swapped in since)
+    except (UnsafeDataError, CorruptStoreError) as exc:
+        raise _NotALockFile(f"not a lock file: {exc}") from exc
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(size)
+
+
 def _delete(place: LockPlace) -> None:
     path = _local_path(place)
     if path is not None:
-        if os.path.isdir(path):
+        if stat.S_ISDIR(_mode(path)):
             try:
                 os.rmdir(path)  # only an empty one: we never delete content we did not write
             except OSError as exc:
@@ -140,10 +168,7 @@ def _delete(place: LockPlace) -> None:
                     place.description,
                 ) from exc
             return
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        remove_side_file(path)  # (a symlink is unlinked as a link, a FIFO as a name)
         return
     backend = _object_store(place)
     if backend is not None:
@@ -152,6 +177,30 @@ def _delete(place: LockPlace) -> None:
         obstore.delete(backend, place.key)
         return
     sync(place.store.delete(place.key))
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return 0
+
+
+def _create_local(path: str, body: bytes) -> None:
+    """Create the local lock ``path`` holding ``body``, whole at once and only if nothing is there: written
+    into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
+    the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
+    temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as _remove_temporaries knows)
+    fd = create_side_file(temporary, 0o644)
+    try:
+        try:
+            write_all(fd, body)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError, UnsafeDataError, CorruptStoreError):  # (_read says what is there)
+            link_side_file(temporary, path)
+    finally:
+        remove_side_file(temporary)
 
 
 def _remove_temporaries(place: LockPlace) -> None:
@@ -188,6 +237,14 @@ def _release(place: LockPlace, token: str) -> None:
         raise interrupted
 
 
+def _creation_failed(exc: Exception, place: LockPlace) -> StoreError:
+    """Why the lock could not be taken, as a :class:`StoreError` naming the lock and carrying the ``errno``
+    of the failure (``ENOSPC``: a full disk), as every ``OSError`` on these paths does."""
+    error = StoreError(f"cannot create the write lock: {exc}", place.description)
+    error.errno = getattr(exc, "errno", None)  # (strerror left unset: str() would drop the lock's path)
+    return error
+
+
 class WriteLock:
     """A lock held by this process (release it with :meth:`release`)."""
 
@@ -206,15 +263,19 @@ class WriteLock:
         """
         holder = _holder(writer)
         body = default_buffer_prototype().buffer.from_bytes(json.dumps(holder).encode("utf-8"))
+        local = _local_path(place)
         try:
-            sync(place.store.set_if_not_exists(place.key, body))
+            if local is not None:
+                _create_local(local, body.to_bytes())
+            else:
+                sync(place.store.set_if_not_exists(place.key, body))
             found = _read(place)
         except BaseException as exc:  # e.g. a directory we may not write in, a full disk, Ctrl-C
             _release(place, holder["token"])  # (it may have been made before the failure)
             _remove_temporaries(place)
             if not isinstance(exc, Exception):
                 raise
-            raise StoreError(f"cannot create the write lock: {exc}", place.description) from exc
+            raise _creation_failed(exc, place) from exc
         if found is None or found.get("token") != holder["token"]:
             if _retry and found is not None and found.get("pid") == os.getpid() and found.get("host") == holder["host"]:
                 gc.collect()
