@@ -17,7 +17,7 @@ from ...format.documents import names as N
 from ...integrations import dask_arrays
 from ...storage.stores import CREATE_MODES, locations
 from ..datasets import ZarrDataset
-from ..read import BuilderReader, integrity
+from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
 
@@ -65,16 +65,38 @@ class FileReader:
             container = hdmf_read(**kwargs)
         except HdmfZarrError:
             raise
-        except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
-            if not partial:
+        except Exception as exc:  # HDMF or PyNWB could not build a container: ours inside, or the content
+            error = self.construct_failure(exc, partial)
+            if error is None:
                 raise
-            raise integrity.unbuildable(
-                self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
-            ) from exc
+            raise error from exc
         if dask:
             handle = self.file.require_open()
             dask_arrays.swap_in(container, handle.store, ZarrDataset, handle.life)
         return container
+
+    def construct_failure(self, exc: Exception, partial: bool) -> HdmfZarrError | None:
+        """The error to raise for ``exc``, raised while HDMF built containers (``None``: ``exc`` itself): ours,
+        if HDMF wrapped one of ours; in a ``partial`` file, what it lacks; else HDMF's refusal of a node's
+        content as ours naming the node (see :mod:`~hdmf_zarr3.backend.read.construct_errors`)."""
+        if partial and not any(isinstance(link, HdmfZarrError) for link in construct_errors.chain(exc)):
+            return integrity.unbuildable(
+                self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
+            )
+        return construct_errors.typed(exc)
+
+    def construct(self, builder: Builder) -> Container:
+        """HDMF's container of ``builder`` (built once); what fails while HDMF builds it is our typed error
+        naming the node (see :meth:`construct_failure`)."""
+        try:
+            return self.owner.manager.construct(builder)
+        except HdmfZarrError:
+            raise
+        except Exception as exc:
+            error = self.construct_failure(exc, partial=False)
+            if error is None:
+                raise
+            raise error from exc
 
     def partial(self) -> bool:
         """Whether the caller asked to read a file whose last write did not finish, and this is one."""
@@ -126,6 +148,7 @@ class FileReader:
                 dialect=file.read_dialect,
                 resolve_reference=self.resolve_reference,
                 reference_for_append=self.reference_for_append,
+                construct=self.construct,
                 pending_references=self.writer.pending_refs,
                 appended_rows=self.writer.appended_rows,
             )
