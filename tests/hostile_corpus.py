@@ -143,12 +143,29 @@ def write_layouts_nwb(path: Path) -> None:
     write_nwb(path, nwbfile)
 
 
-#: The base files the cases start from (test_hostile.py: ``base``; test_hostile_chunks.py: ``layouts``).
+def write_ephys_nwb(path: Path) -> None:
+    """A small NWB file whose ElectricalSeries selects electrodes by a DynamicTableRegion (which HDMF reads
+    while it builds the containers), beside the units and trials tables."""
+    from pynwb.ecephys import ElectricalSeries
+
+    nwbfile = small_nwbfile(10)
+    device = nwbfile.create_device("probe")
+    group = nwbfile.create_electrode_group("shank", description="x", location="x", device=device)
+    for _ in range(3):
+        nwbfile.add_electrode(group=group, location="x")
+    region = nwbfile.create_electrode_table_region([0, 2], "two of three")
+    nwbfile.add_acquisition(ElectricalSeries(name="es", data=np.zeros((5, 2)), electrodes=region, rate=1.0))
+    write_nwb(path, nwbfile)
+
+
+#: The base files the cases start from (test_hostile.py: ``base`` and ``ephys``; test_hostile_chunks.py:
+#: ``layouts``).
 BASE_FILES = {
     "base.zarr": lambda path: write_builder(path, base_builder()),
     "base.nwb.zarr": lambda path: write_nwb(path, small_nwbfile(10)),
     "layouts.zarr": lambda path: write_builder(path, layouts_builder()),
     "layouts.nwb.zarr": write_layouts_nwb,
+    "ephys.nwb.zarr": write_ephys_nwb,
 }
 
 

@@ -39,7 +39,7 @@ from hostile_corpus import (
     write_external_target,
 )
 
-from hdmf_zarr3 import CorruptStoreError, UnsafeCodecError, UnsafeLinkError, UnsupportedCodecError
+from hdmf_zarr3 import CorruptStoreError, UnsafeCodecError, UnsafeDataError, UnsafeLinkError, UnsupportedCodecError
 
 Corrupt, Codec = CorruptStoreError, UnsupportedCodecError
 
@@ -630,3 +630,125 @@ def test_a_nul_in_a_target_path_or_a_link_name_is_refused_naming_the_node(f, kin
         edit(f, "/b", _set("attributes", "zarr_link", value=[record(".", "/a/target", name="l\x00nk")]))
         with pytest.raises(CorruptStoreError, match="link name"):
             read_everything(f)
+
+
+# --- issue #38: what fails while HDMF builds the containers is ours, naming the node; validate reports it ----
+@pytest.fixture
+def ephys(tmp_path, hostile_bases):
+    """A fresh copy of the NWB base file with an electrodes table and a DynamicTableRegion into it."""
+    return fresh_case(hostile_bases / "ephys.nwb.zarr", tmp_path)
+
+
+def _symlink_out(f, key):
+    """Replace the stored object ``key`` of the file by a symlink to a copy of it outside the file."""
+    outside = f.parent.parent / "outside-chunk"
+    outside.write_bytes((f / key).read_bytes())
+    (f / key).unlink()
+    (f / key).symlink_to(outside)
+
+
+def _same_object_id(f, node, like):
+    edit(f, node, _set("attributes", "object_id", value=load(f, like)["attributes"]["object_id"]))
+
+
+def _reference_to(path):
+    return {"zarr_dtype": "object", "value": record(".", path)}
+
+
+#: name: (damage, the error read() raises, the node it names, what its message says)
+CONSTRUCT_CASES = {
+    "region-chunk-damaged": (
+        lambda f: (f / "acquisition/es/electrodes/c.0").write_bytes(b"garbage!!"),
+        Corrupt,
+        "/acquisition/es/electrodes",
+        r"cannot be decoded .*\(while HDMF built the container of /acquisition/es/electrodes\)",
+    ),
+    "region-chunk-symlinked-out": (
+        lambda f: _symlink_out(f, "acquisition/es/electrodes/c.0"),
+        UnsafeDataError,
+        "/acquisition/es/electrodes",
+        r"symlink .*\(while HDMF built the container of /acquisition/es/electrodes\)",
+    ),
+    "two-nodes-one-object-id": (
+        lambda f: _same_object_id(f, "/acquisition/ts", "/acquisition/es"),
+        Corrupt,
+        "/acquisition/ts",
+        "also the object_id of /acquisition/es",
+    ),
+    "table-object-id-of-the-file": (
+        lambda f: _same_object_id(f, "/units", "/"),
+        Corrupt,
+        "/units",
+        "also the object_id of /;",
+    ),
+    "id-longer-than-columns": (
+        lambda f: edit(f, "/intervals/trials/id", _array(shape=[3])),
+        Corrupt,
+        "/intervals/trials",
+        "id has 3 rows, its columns 2",
+    ),
+    "columns-of-two-lengths": (
+        lambda f: edit(f, "/intervals/trials/start_time", _array(shape=[5])),
+        Corrupt,
+        "/intervals/trials",
+        "differ in length .*start_time 5, stop_time 2",
+    ),
+    "index-longer-than-columns": (
+        lambda f: edit(f, "/units/spike_times_index", _array(shape=[3])),
+        Corrupt,
+        "/units",
+        "differ in length",
+    ),
+    "colnames-naming-no-column": (
+        lambda f: edit(f, "/intervals/trials", _set("attributes", "colnames", value=["start_time", "nope"])),
+        Corrupt,
+        "/intervals/trials",
+        "colnames names 'nope'",
+    ),
+    "index-of-no-column": (
+        lambda f: edit(f, "/units/spike_times_index", _set("attributes", "target", value=_reference_to("/units/id"))),
+        Corrupt,
+        "/units",
+        "indexes 'id', which is no column",
+    ),
+    "attribute-of-the-wrong-type": (
+        lambda f: edit(f, "/acquisition/ts/starting_time", _set("attributes", "rate", value="fast")),
+        Corrupt,
+        "/acquisition/ts",
+        "cannot build a TimeSeries .*'rate'",
+    ),
+    "region-into-no-table": (
+        lambda f: edit(
+            f, "/acquisition/es/electrodes", _set("attributes", "table", value=_reference_to("/acquisition/ts"))
+        ),
+        Corrupt,
+        "/acquisition/es/electrodes",
+        "cannot build a DynamicTableRegion .*'table'",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage,error,node,message", CONSTRUCT_CASES.values(), ids=CONSTRUCT_CASES.keys())
+def test_what_fails_while_hdmf_builds_containers_is_ours_naming_the_node(ephys, damage, error, node, message):
+    from hdmf_zarr3.inspection import validate
+
+    damage(ephys)
+    with pytest.raises(error, match=message) as raised:
+        read_everything(ephys, nwb=True)  # (validate reports a problem too: validate_agrees)
+    assert raised.value.path == node and type(raised.value) is error
+    assert not isinstance(raised.value.__cause__, error), "ours is raised once, not wrapped in ours"
+    problems = validate(str(ephys)).problems
+    assert any(p.path == node and p.kind == "reading" for p in problems) or any(
+        p.path == node and p.kind == "dataset" for p in problems
+    ), [str(p) for p in problems]
+
+
+def test_a_container_built_on_demand_fails_as_read_does(ephys):
+    """``get_container`` builds one node's container when asked (after the tree, not with ``read()``): what
+    fails meanwhile is ours too, naming the node."""
+    from hdmf_zarr3 import NWBZarrIO
+
+    (ephys / "acquisition/es/electrodes/c.0").write_bytes(b"garbage!!")
+    with NWBZarrIO(ephys, mode="r") as io, pytest.raises(Corrupt, match="while HDMF built") as raised:
+        io.get_container("/acquisition/es/electrodes")
+    assert raised.value.path == "/acquisition/es/electrodes"

@@ -14,7 +14,7 @@ import zarr
 from writing import write_nwb
 
 import hdmf_zarr3
-from hdmf_zarr3 import Problem, ValidationReport, validate
+from hdmf_zarr3 import CorruptStoreError, NWBZarrIO, Problem, ValidationReport, validate
 from hdmf_zarr3.cli import main
 
 
@@ -125,11 +125,18 @@ def test_a_stale_consolidated_copy_is_a_storage_problem(f):
 
 
 def test_what_the_validator_finds_is_a_schema_problem(f):
+    """A required dataset missing: the schema problem, and (issue #38) HDMF's refusal to build the file's
+    container, which ``read()`` raises as ours naming the node, a reading problem."""
     _unconsolidate(f)
     shutil.rmtree(f / "session_description")  # a required dataset
-    (problem,) = _validate(f).problems
+    unbuilt, problem = _validate(f).problems
     assert (problem.path, problem.kind) == ("/", "schema")
     assert problem.message.startswith("schema: ") and "session_description" in problem.message
+    assert (unbuilt.path, unbuilt.kind) == ("/", "reading")
+    assert "HDMF cannot build a NWBFile" in unbuilt.message and "session_description" in unbuilt.message
+    with pytest.raises(CorruptStoreError) as raised, NWBZarrIO(f, mode="r") as io:
+        io.read()
+    assert str(raised.value) == unbuilt.message
 
 
 def test_an_incomplete_file_is_one_storage_problem_unless_asked_to_check_what_is_there(f):
@@ -150,7 +157,7 @@ def test_the_command_prints_the_report(f, capsys):
     shutil.rmtree(f / "session_description")
     (f / "acquisition" / "ts" / "data" / "c.0").write_bytes(b"not blosc")
     report = _validate(f)
-    assert [p.kind for p in report.problems] == ["dataset", "schema"]
+    assert [p.kind for p in report.problems] == ["dataset", "reading", "schema"]
     assert main(["validate", str(f)]) == 1
     assert capsys.readouterr().out == str(report) + "\n"
 

@@ -13,10 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hdmf.build import DatasetBuilder, GroupBuilder
+from hostile_corpus import write_ephys_nwb
 from writing import write_builder
 
 import hdmf_zarr3
-from hdmf_zarr3 import FileReplacedError, StoreError, ZarrDataIO, ZarrIO
+from hdmf_zarr3 import FileReplacedError, NWBZarrIO, StoreError, ZarrDataIO, ZarrIO
 
 SOURCE = str(Path(hdmf_zarr3.__file__).parent.parent)
 
@@ -70,3 +71,24 @@ def test_rows_appended_by_another_process_leave_the_readers_view_as_it_was(tmp_p
         assert list(data[:]) == list(range(15))  # the partly filled chunk was rewritten whole: same first rows
     with ZarrIO(path, mode="r") as again:
         assert len(again.read_builder()["d"].data) == 35
+
+
+def test_a_file_replaced_while_its_tables_are_built_is_refused_as_ours(tmp_path):
+    """HDMF reads a DynamicTableRegion's rows while it builds the containers: the reader's next read of a
+    file replaced since it opened is our FileReplacedError naming the file, not HDMF's ConstructError around it."""
+    path = tmp_path / "f.nwb.zarr"
+    write_ephys_nwb(path)
+    with NWBZarrIO(path, mode="r") as reader:
+        reader.read_builder()  # the tree is read: the region's rows are read only when HDMF builds it
+        _in_another_process(
+            f"""
+            import sys
+            sys.path.insert(0, {str(Path(__file__).parent.parent)!r})
+            from hostile_corpus import write_ephys_nwb
+            write_ephys_nwb({str(path)!r})
+            """
+        )
+        with pytest.raises(FileReplacedError, match="replaced") as caught:
+            reader.read()
+    assert caught.value.path == str(path)
+    assert "while HDMF built the container of /general/extracellular_ephys/electrodes" in str(caught.value)

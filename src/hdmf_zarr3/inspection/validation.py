@@ -104,7 +104,8 @@ def validate(
     The file opens (complete, a known format version, metadata within limits); every node document
     agrees with the root's consolidated metadata and no node or chunk is left out of the tree; every
     link and reference (every element of reference datasets too) resolves inside the file and none
-    makes a cycle; every neurodata type is defined by a loaded specification; no array declares far
+    makes a cycle; every neurodata type is defined by a loaded specification; HDMF builds every container
+    (tables whose columns agree, no object id held twice, nothing it refuses); no array declares far
     more than the file stores; the first chunk of every array decodes; and PyNWB's validator finds
     nothing against the specifications cached in the file.
 
@@ -167,12 +168,28 @@ def _reading_problems(location: str, storage_options: dict[str, Any] | None, all
             cycle = integrity.find_cycle(root)
             found += [_from_error(cycle, "reading", "/")] if cycle is not None else []
             found += [_from_error(e, "reading", "/") for e in integrity.unknown_types(root, io.manager.type_map)]
+            found += [_from_error(e, "reading", "/") for e in integrity.container_problems(root, io.manager.type_map)]
             found += _dataset_problems(root)
             if cycle is None:  # HDMF's validator follows links as its builder does
+                found += _build_problems(io, found)
                 found += _schema_problems(io)
     except HdmfZarrError as exc:  # the file cannot be read at all: this is the one thing to report
         found.append(_from_error(exc, "reading", "/"))
     return found
+
+
+def _build_problems(io: NWBZarrIO, found: list[Problem]) -> list[Problem]:
+    """What fails while HDMF builds the containers (``read()``'s typed error naming the node), unless a
+    problem found before is about that node already (a chunk that does not decode: the same failure)."""
+    if any(p.kind == "reading" for p in found) or "neurodata_type" not in io.read_builder().attributes:
+        return []  # read() stops at that problem first; a tree of no container: nothing to build
+    try:
+        io.read()
+    except HdmfZarrError as exc:
+        return [] if any(p.path == exc.path for p in found) else [_from_error(exc, "reading", "/")]
+    except Exception as exc:  # neither ours nor the content's (construct_errors maps that): said as it is
+        return [Problem("/", "reading", f"/: the containers cannot be built: {type(exc).__name__}: {exc}")]
+    return []
 
 
 def _schema_problems(io: NWBZarrIO) -> list[Problem]:

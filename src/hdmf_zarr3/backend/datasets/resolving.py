@@ -27,7 +27,7 @@ class ResolvingDataset(ZarrDataset):
         if ref is None:
             return None
         builder = self._context.resolve_reference(ref, self._path)
-        target = self.io.manager.construct(builder) if self._to_container else builder
+        target = self._context.construct(builder) if self._to_container else builder
         return RegionSelection(target, ref.region) if ref.region is not None else target
 
     def invert(self) -> ResolvingDataset:

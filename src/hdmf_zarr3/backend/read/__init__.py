@@ -5,13 +5,14 @@ from typing import TYPE_CHECKING
 from ..._doors import door
 
 if TYPE_CHECKING:
-    from . import integrity
+    from . import construct_errors, integrity
     from .externals import ForeignFiles
     from .reader import BuilderReader
 
 __all__ = [
     "BuilderReader",
     "ForeignFiles",
+    "construct_errors",
     "integrity",
 ]
 __getattr__ = door(__name__, __file__)

@@ -22,11 +22,13 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, ReferenceBuilder, 
 from ...errors import CorruptStoreError, IncompleteFileError, IncompleteFileWarning, UnknownTypeError
 from ...format.documents import completion
 from ...format.documents import names as N
+from . import container_rules
 
 
 def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str | None) -> None:
-    """Refuse, before HDMF builds containers, what it would recurse on forever (a link or reference cycle)
-    or fail on or silently drop (a type or namespace no loaded specification defines). In a ``partial``
+    """Refuse, before HDMF builds containers, what it would recurse on forever (a link or reference cycle),
+    fail on or silently drop (a type or namespace no loaded specification defines; what
+    :mod:`.container_rules` finds: tables whose parts disagree, object ids held twice). In a ``partial``
     file (its write did not finish, read with ``allow_incomplete``), nodes of unknown types (their
     extension's cached specification may not have been written yet) are left out with a warning."""
     cycle = find_cycle(root)
@@ -42,6 +44,15 @@ def check_tree(root: GroupBuilder, type_map: TypeMap, partial: bool, source: str
         prune(root, [e.path for e in unknown if e.path is not None])  # each names its node
     elif unknown:
         raise unknown[0]
+    if not partial:  # (a write that did not finish may have grown one column and not the next)
+        refused = container_problems(root, type_map)
+        if refused:
+            raise refused[0]
+
+
+def container_problems(root: GroupBuilder, type_map: TypeMap) -> list[CorruptStoreError]:
+    """What HDMF's containers would refuse of the tree (see :mod:`.container_rules`), one error per node."""
+    return container_rules.problems(list(walk(root)), type_map)
 
 
 def unbuildable(

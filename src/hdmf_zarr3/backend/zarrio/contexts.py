@@ -77,6 +77,9 @@ class DatasetContext:
     reference_for_append : callable
         ``(obj, waiting=None) -> Reference | None``: the record of a reference stored in place (see
         :meth:`FileReader.reference_for_append` of :mod:`.reading`).
+    construct : callable
+        ``builder -> Container``: HDMF's container of a builder, what fails meanwhile as our typed error
+        (see :meth:`FileReader.construct` of :mod:`.reading`).
     pending_references : HeldReferences
         Appended rows whose reference targets the next write adds.
     appended_rows : HeldRows
@@ -91,6 +94,7 @@ class DatasetContext:
     dialect: Callable[[], Dialect]
     resolve_reference: Callable[[Reference, str], Builder]
     reference_for_append: Callable[..., Reference | None]
+    construct: Callable[[Builder], Any]
     pending_references: HeldReferences
     appended_rows: HeldRows
     undo_changes: Callable[[], None]

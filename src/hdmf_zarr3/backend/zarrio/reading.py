@@ -18,7 +18,7 @@ from ...integrations import dask_arrays
 from ...storage.safety import audit
 from ...storage.stores import CREATE_MODES, locations
 from ..datasets import ZarrDataset
-from ..read import BuilderReader, integrity
+from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
 
@@ -66,31 +66,19 @@ class FileReader:
             container = hdmf_read(**kwargs)
         except HdmfZarrError:
             raise
-        except Exception as exc:  # HDMF or PyNWB could not build a container from what the file holds
-            if partial:
-                raise integrity.unbuildable(
-                    self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
-                ) from exc
-            ours = self.typed_error(exc)
-            if ours is None:
+        except Exception as exc:  # HDMF or PyNWB could not build a container: ours inside, or the content
+            error = self.construct_failure(exc, partial)
+            if error is None:
                 raise
-            # (one HDMF wrapped was raised before: its own cause stays, HDMF's wrapper is left out)
-            raise ours from (exc if ours.__traceback__ is None else ours.__cause__)
+            raise error from exc
         if dask:
             handle = self.file.require_open()
             dask_arrays.swap_in(container, handle.store, ZarrDataset, handle.life)
         return container
 
-    def typed_error(self, exc: Exception) -> HdmfZarrError | None:
-        """Our error for what HDMF could not build from the file (``exc``), or ``None``: our own error that HDMF
-        wrapped (a lazy dataset it opened found the array damaged: HDMF's ``ConstructError`` hid it), else, in a
-        file read from the root's consolidated copy, a node whose own document disagrees with that copy (HDMF
-        built from the copy: the disagreement, not HDMF's error, is what is wrong)."""
-        cause: BaseException | None = exc
-        while cause is not None:
-            if isinstance(cause, HdmfZarrError):
-                return cause
-            cause = cause.__cause__ or cause.__context__
+    def stale_copy(self, exc: Exception) -> CorruptStoreError | None:
+        """In a file read from the root's consolidated copy, a node whose own document disagrees with that copy
+        (HDMF built from the copy: the disagreement, not HDMF's error ``exc``, is what is wrong); else ``None``."""
         handle = self.file.require_open()
         if not handle.use_consolidated:
             return None
@@ -104,6 +92,33 @@ class FileReader:
             f"({type(exc).__name__}: {str(exc)[-300:]}); zarr.consolidate_metadata rewrites the copy",
             path,
         )
+
+    def construct_failure(self, exc: Exception, partial: bool) -> HdmfZarrError | None:
+        """The error to raise for ``exc``, raised while HDMF built containers (``None``: ``exc`` itself): ours,
+        if HDMF wrapped one of ours; in a ``partial`` file, what it lacks; else HDMF's refusal of a node's
+        content as ours naming the node (see :mod:`~hdmf_zarr3.backend.read.construct_errors`)."""
+        if not any(isinstance(link, HdmfZarrError) for link in construct_errors.chain(exc)):
+            if partial:
+                return integrity.unbuildable(
+                    self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
+                )
+            stale = self.stale_copy(exc)  # (before HDMF's complaint: the disagreement is what is wrong)
+            if stale is not None:
+                return stale
+        return construct_errors.typed(exc)
+
+    def construct(self, builder: Builder) -> Container:
+        """HDMF's container of ``builder`` (built once); what fails while HDMF builds it is our typed error
+        naming the node (see :meth:`construct_failure`)."""
+        try:
+            return self.owner.manager.construct(builder)
+        except HdmfZarrError:
+            raise
+        except Exception as exc:
+            error = self.construct_failure(exc, partial=False)
+            if error is None:
+                raise
+            raise error from exc
 
     def partial(self) -> bool:
         """Whether the caller asked to read a file whose last write did not finish, and this is one."""
@@ -155,6 +170,7 @@ class FileReader:
                 dialect=file.read_dialect,
                 resolve_reference=self.resolve_reference,
                 reference_for_append=self.reference_for_append,
+                construct=self.construct,
                 pending_references=self.writer.pending_refs,
                 appended_rows=self.writer.appended_rows,
                 undo_changes=lambda: self.writer.discard(file.handle),

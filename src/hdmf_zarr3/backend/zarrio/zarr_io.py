@@ -271,7 +271,9 @@ class ZarrIO(HDMFIO):
         return self._reader.get_builder(obj)
 
     def get_container(self, obj: Any) -> Container:
-        return self.manager.construct(self._reader.get_builder(obj))
+        """The container of a node, given its path or a dataset read from this file (what fails while HDMF
+        builds it is our typed error naming the node)."""
+        return self._reader.construct(self._reader.get_builder(obj))
 
     def region_attribute(self, path: str, key: str) -> Any:
         """The region selection(s) held by attribute ``key`` of the node at ``path``.
