@@ -118,6 +118,15 @@ def grow_sharded(path: Path) -> None:
         data.append(99.0)
 
 
+def _widen(path: Path) -> None:
+    """A unit whose spikes take the ragged index past its ``uint8`` (issue #38): the index array is widened to
+    ``uint16`` (its document and every chunk rewritten), then the rows of every column appended."""
+    with NWBZarrIO(path, mode="a", manager=make_manager()) as io:
+        nwbfile = io.read()
+        nwbfile.add_unit(spike_times=np.linspace(0.0, 1.0, 300).tolist(), quality="many")
+        io.write(nwbfile)
+
+
 #: The files the export and conversions read (set by the ``bases`` fixture).
 SOURCES: dict[str, Path] = {}
 
@@ -143,6 +152,7 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
     "append": (append_three, True, "f.nwb.zarr"),
     "rows": (_rows, True, "f.nwb.zarr"),
     "grow": (_grow, True, "f.nwb.zarr"),
+    "widen": (_widen, True, "f.nwb.zarr"),
     "zip_write": (write_base, False, "f.nwb.zarr.zip"),
     "zip_replace": (_replace, True, "f.nwb.zarr.zip"),
     "zip_append": (append_three, True, "f.nwb.zarr.zip"),

@@ -240,3 +240,83 @@ def test_rows_appended_to_sharded_and_unsharded_arrays_in_one_write(tmp_path):
     group = zarr.open_group(tmp_path / "f.nwb.zarr", mode="r")
     assert group["acquisition/sharded/data"].shards == (8,)
     assert group["acquisition/plain/data"].shape == group["acquisition/sharded/data"].shape == (53,)
+
+
+# --- issue #38: an index outgrowing its integer type -------------------------------------------------------
+def _spikes(n):
+    return np.linspace(0.0, 1.0, n)
+
+
+@pytest.mark.parametrize(
+    ("where", "spikes", "wider"), [("f.nwb.zarr", 300, "uint16"), ("f.nwb.zarr.zip", 300, "uint16")]
+)
+def test_an_append_past_a_ragged_indexs_type_widens_the_index(tmp_path, where, spikes, wider):
+    """HDMF widens an index in memory (``uint8`` holds 255) but raised ``ValueError`` for one read from a file,
+    after the spikes were appended and before the index was (a later write stored columns of different
+    lengths). The stored index is widened first (its document and every chunk rewritten, journaled); a file
+    whose index holds more than 255 then takes more rows without widening again."""
+    from hdmf_zarr3 import validate
+
+    path = write_nwb(tmp_path / where)
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        assert nwb.units.spike_times_index.data.dtype == np.uint8
+        nwb.add_unit(spike_times=_spikes(spikes), quality="many")
+        io.write(nwb)
+    with NWBZarrIO(path, mode="a") as io:  # past 255 already: HDMF's own check raised here too
+        nwb = io.read()
+        nwb.add_unit(spike_times=[2.0], quality="one")
+        io.write(nwb)
+    with NWBZarrIO(path, mode="r") as io:
+        units = io.read().units
+        assert units.spike_times_index.data.dtype == np.dtype(wider)
+        assert units.spike_times_index.data[:].tolist() == [3, 4, 4 + spikes, 5 + spikes]
+        frame = units.to_dataframe()
+        assert [len(s) for s in frame["spike_times"]] == [3, 1, spikes, 1]
+        assert frame["quality"].tolist() == ["good", "noise", "many", "one"]
+    assert not validate(str(path)).problems
+
+
+@pytest.mark.parametrize(("value", "wider"), [(255, "uint8"), (256, "uint16"), (70_000, "uint32"), (2**40, "uint64")])
+def test_an_index_is_widened_to_the_narrowest_type_holding_the_value(tmp_path, value, wider):
+    """(Without appending 70,000 spikes: the spike column of the small file has 4-element chunks.)"""
+    path = write_nwb(tmp_path / "f.nwb.zarr")
+    with NWBZarrIO(path, mode="a") as io:
+        index = io.read().units.spike_times_index.data
+        index.widen_to_hold(value)
+        assert index.dtype == np.dtype(wider) and index[:].tolist() == [3, 4]
+    with NWBZarrIO(path, mode="r") as io:
+        index = io.read().units.spike_times_index.data
+        assert index.dtype == np.dtype(wider) and index[:].tolist() == [3, 4]
+        blosc = [c for c in index.stored_document["codecs"] if c["name"] == "blosc"]
+        assert blosc[0]["configuration"]["typesize"] == np.dtype(wider).itemsize
+
+
+def test_a_widened_index_is_undone_with_the_rows_by_an_error(tmp_path):
+    path = write_nwb(tmp_path / "f.nwb.zarr")
+    before = _file_bytes(path)
+    with pytest.raises(RuntimeError, match="before write"), NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        nwb.add_unit(spike_times=_spikes(300), quality="many")
+        nwb.units.spike_times_index.data[:]  # (read: the widened array is stored already)
+        raise RuntimeError("crash before write")
+    assert _file_bytes(path) == before
+    with NWBZarrIO(path, mode="r") as io:
+        assert io.read().units.spike_times_index.data.dtype == np.uint8
+
+
+def test_an_index_that_cannot_be_widened_is_a_typed_error_naming_it(tmp_path):
+    """No integer type holds the index: ``UnsupportedDataError`` naming the array, nothing changed (the shim
+    asks before it appends the spikes, so the table's columns keep their lengths)."""
+    from hdmf_zarr3 import UnsupportedDataError
+
+    path = write_nwb(tmp_path / "f.nwb.zarr")
+    before = _file_bytes(path)
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        data = nwb.units.spike_times_index.data
+        with pytest.raises(UnsupportedDataError, match="cannot store the index 18446744073709551616") as raised:
+            data.widen_to_hold(2**64)
+        assert raised.value.path == "/units/spike_times_index"
+        assert len(nwb.units.spike_times.data) == 4
+    assert _file_bytes(path) == before

@@ -188,3 +188,18 @@ def test_the_key_of_the_first_chunk_follows_the_chunk_key_encoding(doc, key):
 
     doc = {"chunk_key_encoding": docs.chunk_key_encoding("/"), **doc}
     assert first_chunk_key(doc) == key
+
+
+def test_retyped_codecs_give_every_blosc_the_new_element_size_inside_shards_too():
+    """Issue #38: an index widened in place keeps its codecs, with blosc shuffling by the new element size."""
+    from hdmf_zarr3.format.data import dtypes
+    from hdmf_zarr3.format.documents import default_codecs, retyped_codecs
+
+    narrow, wide = (dtypes.from_attribute(t, t, "/i") for t in ("uint8", "uint32"))
+    plain = default_codecs(narrow)
+    sharded = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": plain, "index_codecs": []}}]
+    for codecs in (plain, sharded):
+        retyped = retyped_codecs(codecs, wide)
+        inner = retyped[0]["configuration"]["codecs"] if codecs is sharded else retyped
+        assert [c["configuration"].get("typesize") for c in inner] == [None, 4]
+    assert plain[1]["configuration"]["typesize"] == 1  # (the original is left as it was)

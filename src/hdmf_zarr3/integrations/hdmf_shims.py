@@ -15,6 +15,14 @@ process (idempotent, under a lock), when it is first needed:
   :func:`extend_data`, which extends our datasets in place and hands everything else to hdmf's original.
   :func:`activate` also registers our lazy datasets with hdmf's ``ObjectMapper.no_convert`` (a public hdmf
   hook, so the datasets read are handed to containers as they are, not converted).
+- ``VectorIndex.add_vector`` (hdmf versions :data:`ADD_VECTOR_HDMF`), by :func:`activate` too. hdmf widens
+  an index's integer type in memory as its values grow (``uint8`` holds 255), but only for lists and numpy
+  arrays: for a lazy dataset it raises ``ValueError`` ("cannot adjust precision") as soon as the column
+  holds more than 255 elements, whatever the stored type, after the values were appended and before the
+  index was (a table left with columns of different lengths, which a later ``write()`` stored). For our
+  lazy datasets :func:`add_vector` instead has the dataset widen its stored type first, if the new index
+  needs it (``widen_to_hold``: the array rewritten, journaled), then appends the values and the index, as
+  hdmf does; any other index goes to hdmf's original.
 - the blosc frame check (:func:`hdmf_zarr3.storage.codecs.decoding.install`), when this package first opens a store
   (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
   declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
@@ -26,6 +34,7 @@ process (idempotent, under a lock), when it is first needed:
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -34,7 +43,7 @@ from typing import Any
 
 import hdmf.data_utils
 
-__all__ = ["activate", "extend_data", "extend_data_needed", "version_in"]
+__all__ = ["activate", "add_vector", "extend_data", "extend_data_needed", "version_in"]
 
 #: hdmf versions (``(major, minor)``, lower bound included, upper excluded) whose ``extend_data`` does not
 #: know lazy datasets other than ``h5py.Dataset``: from the oldest hdmf this package supports to the newest
@@ -44,6 +53,10 @@ EXTEND_DATA_HDMF = ((6, 2), (7, 0))
 #: call it through that binding: ``Data.extend``/``DataIO.extend`` (data_utils), ``Data.extend``
 #: (container), ``TermSetWrapper.extend`` (term_set).
 EXTEND_DATA_SITES = ("hdmf.data_utils", "hdmf.container", "hdmf.term_set")
+
+#: hdmf versions whose ``VectorIndex.add_vector`` cannot widen an index that is not a list or numpy array
+#: (:func:`add_vector`); the same range as :data:`EXTEND_DATA_HDMF`, checked the same way.
+ADD_VECTOR_HDMF = ((6, 2), (7, 0))
 
 _ORIGINAL = getattr(hdmf.data_utils.extend_data, "__wrapped__", hdmf.data_utils.extend_data)
 _LOCK = threading.Lock()
@@ -62,6 +75,35 @@ def extend_data(data: Any, arg: Any) -> Any:
 
 
 extend_data.__wrapped__ = _ORIGINAL  # type: ignore[attr-defined]
+
+
+def add_vector(index: Any, arg: Any, **kwargs: Any) -> None:
+    """hdmf's ``VectorIndex.add_vector`` for an index whose data is one of our lazy datasets: the stored type
+    is widened first if the index about to be appended needs it, then the values and the index are appended
+    (see the module docstring); any other index goes to hdmf's original."""
+    from hdmf.common.table import VectorIndex
+
+    original = getattr(VectorIndex.add_vector, "__wrapped__", VectorIndex.add_vector)
+    if not isinstance(index.data, _EXTENDED_IN_PLACE):
+        return original(index, arg, **kwargs)
+    if not hasattr(arg, "__len__"):
+        arg = list(arg)
+    index.data.widen_to_hold(len(index.target) + len(arg))  # before anything is appended to any column
+    if isinstance(index.target, VectorIndex):
+        for value in arg:
+            index.target.add_vector(value)
+    else:
+        index.target.extend(arg, **kwargs)
+    index.append(len(index.target))
+    return None
+
+
+def _install_add_vector() -> None:
+    from hdmf.common.table import VectorIndex
+
+    if getattr(VectorIndex.add_vector, "__wrapped__", None) is None:
+        shim = functools.wraps(VectorIndex.add_vector)(add_vector)
+        VectorIndex.add_vector = shim
 
 
 def version_in(version: str, bounds: tuple[tuple[int, int], tuple[int, int]]) -> bool:
@@ -113,5 +155,7 @@ def activate(dataset_type: type[Any]) -> None:
         ObjectMapper.no_convert(dataset_type)  # hdmf's registration: read datasets are kept as they are
         if extend_data_needed():
             _install_extend_data()
+        if version_in(getattr(hdmf, "__version__", ""), ADD_VECTOR_HDMF):
+            _install_add_vector()
         decoding.install()
         _ACTIVE = True

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...errors import ModeError, UnsupportedDataError
 from ...format.data import touched_cells
-from ...format.documents import ArrayView, chunk_key, key_separator, store_key
+from ...format.documents import ArrayView, chunk_key, key_separator, retyped_codecs, store_key
 from ...integrations import h5py_lock_released
 from ...storage.safety import failures
 from ...storage.stores import ZARR_JSON, selection_write, sync
@@ -60,7 +60,7 @@ class StoredArray(Protocol):
 
     def open_handle(self) -> StoreHandle: ...
 
-    def document_changed(self, doc: dict[str, Any]) -> None: ...
+    def document_changed(self, doc: dict[str, Any], storage: StorageType | None = None) -> None: ...
 
     def forget_values(self) -> None: ...
 
@@ -150,6 +150,44 @@ class DatasetChanges:
                     f"cannot store {value!r} in a {storage.zarr_dtype} dataset: {exc}", self.path
                 ) from None
         return encode_values(value, storage, self._context.reference_for_append, self.path)
+
+    def widen_to_hold(self, value: int) -> None:
+        """Make the stored integer type hold ``value`` (an index about to be appended): a type too narrow is
+        replaced by the narrowest of its kind that holds it, as HDMF widens an index in memory. The array's
+        document and every chunk are rewritten, all of them kept first (journaled, undone by an error as
+        any change is); a type that cannot be widened is ``UnsupportedDataError`` naming the array."""
+        dtype = np.dtype(self._target.storage.numpy_dtype)
+        if dtype.kind in "iu" and 0 <= value <= np.iinfo(dtype).max:
+            return
+        path, doc = self.path, self._target.stored_document
+        wider = [np.dtype(f"{dtype.kind}{n}") for n in (2, 4, 8) if dtype.kind in "iu" and n > dtype.itemsize]
+        wider = [w for w in wider if value <= np.iinfo(w).max]
+        if not wider or doc.get("zarr_format") != 3 or key_separator(doc) is None:
+            raise UnsupportedDataError(
+                f"cannot store the index {value} in this {dtype} array: its data type cannot be widened in place "
+                "(a Zarr v2 array, or no integer type holds it); the table was not changed",
+                path,
+            )
+        handle = self._context.require_handle()
+        if not handle.writable:
+            raise ModeError(f"cannot append: file opened in mode {self._target.io.mode!r}", path)
+        self.store()  # the rows held so far, in the old type
+        doc = self._target.stored_document
+        values = np.asarray(self._target.zarr_array()[...]).astype(wider[0])
+        from ...format.data import dtypes
+
+        storage = dtypes.from_attribute(wider[0].name, wider[0].name, path)
+        attributes = {**doc.get("attributes", {}), "zarr_dtype": wider[0].name}
+        new = {**doc, "data_type": wider[0].name, "attributes": attributes}
+        new["codecs"] = retyped_codecs(doc.get("codecs", []), storage)
+        separator = key_separator(doc) or "/"
+        cells = touched_cells(..., self._shape(), self._target.array_view.chunk_grid)
+        handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
+        handle.put_documents({path: new})  # (keeps the old document first)
+        self._target.document_changed(new, storage)
+        with h5py_lock_released():
+            self._target.zarr_array()[...] = values
+        handle.changed(path, new)
 
     # --- appending --------------------------------------------------------------------------
     def _encode_rows(self, values: list, waiting: list) -> np.ndarray:

@@ -9,6 +9,7 @@ iteration, ``append``, and references resolved only when they are read.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from .changes import DatasetChanges
 from .info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
+    from ...format.data import StorageType
     from ..zarrio import DatasetContext, DatasetOwner
 
 #: Arrays of one chunk up to this size are read whole on first access and then served from memory.
@@ -106,9 +108,13 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """Drop the values kept in memory (the stored ones are being changed)."""
         self._cache = None
 
-    def document_changed(self, doc: dict[str, Any]) -> None:
-        """The array's document is ``doc`` now (rows were appended): what was read of the old one goes."""
+    def document_changed(self, doc: dict[str, Any], storage: StorageType | None = None) -> None:
+        """The array's document is ``doc`` now (rows were appended; with ``storage``, its elements were
+        widened to that type): what was read of the old one goes."""
         self._doc = doc
+        if storage is not None:
+            self.storage = storage
+            self.layout = dataclasses.replace(self.layout, storage=storage)
         self._array, self._decoder, self._cache = None, None, None  # (their shape changed)
 
     # --- changes, handed to DatasetChanges ----------------------------------------------------
@@ -132,6 +138,11 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
     def __setitem__(self, key: Any, value: Any) -> None:
         """Store ``value`` at ``key`` now, as ``h5py.Dataset`` does (modes ``r+`` and ``a``)."""
         self.changes.assign(key, value)
+
+    def widen_to_hold(self, value: int) -> None:
+        """Make the stored integer type hold ``value``, rewriting the array if it is too narrow (an index
+        of a ragged column about to pass its type's maximum: see :meth:`DatasetChanges.widen_to_hold`)."""
+        self.changes.widen_to_hold(value)
 
     def append(self, arg: Any) -> None:
         """Append one element (or row) along the first axis (stored by the next write or close)."""

@@ -32,7 +32,14 @@ if TYPE_CHECKING:
         normalize,
         store_key,
     )
-    from .zarr_json import blosc_typesize, chunk_key, default_codecs, group_document, with_blosc_typesize
+    from .zarr_json import (
+        blosc_typesize,
+        chunk_key,
+        default_codecs,
+        group_document,
+        retyped_codecs,
+        with_blosc_typesize,
+    )
 
 __all__ = [
     "ALL_CHUNKS_ATTR",
@@ -67,6 +74,7 @@ __all__ = [
     "names",
     "normalize",
     "orphans",
+    "retyped_codecs",
     "split_sharding",
     "store_key",
     "v2_fixed_itemsize",

@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import UnsupportedDataError
 from ..data import StorageType
 from ..layout import TARGET_CHUNK_BYTES, chunk_shape, itemsize
-from .array_view import SEPARATORS, VARIABLE_ITEM_BYTES, key_separator
+from .array_view import SEPARATORS, SHARDING_CODEC, VARIABLE_ITEM_BYTES, key_separator
 
 __all__ = ["SEPARATORS", "TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize", "key_separator"]
 
@@ -54,6 +54,18 @@ def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
             },
         },
     ]
+
+
+def retyped_codecs(codecs: list[dict[str, Any]], storage: StorageType) -> list[dict[str, Any]]:
+    """``codecs`` of an array whose elements become ``storage``: every blosc ``typesize`` (those inside a
+    shard's codecs too) made that of the new element; nothing else of a codec depends on the type."""
+    out = []
+    for codec in codecs:
+        config = codec.get("configuration")
+        if codec.get("name") == SHARDING_CODEC and isinstance(config, dict):
+            codec = {**codec, "configuration": {**config, "codecs": retyped_codecs(config.get("codecs", []), storage)}}
+        out.append(with_blosc_typesize(codec, storage))
+    return out
 
 
 def blosc_typesize(storage: StorageType) -> int:
