@@ -102,7 +102,7 @@ def node(opened: OpenedFile, path: str) -> dict[str, Any]:
 def _array(builder: DatasetBuilder) -> dict[str, Any]:
     data = builder.data
     out: dict[str, Any] = {"shape": _shape(data), "dtype": _dtype(builder)}
-    if not hasattr(data, "shape"):  # a scalar or short value held in the document
+    if not hasattr(data, "shape") or isinstance(data, np.generic):  # a scalar or short value read with the file
         out["value"] = plain(data)
         return out
     try:
