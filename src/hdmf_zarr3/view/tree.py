@@ -13,6 +13,7 @@ import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from ..errors import HdmfZarrError
+from . import budget
 from .opened import OpenedFile, file_path
 
 #: Values of an array shown in a node's details, at most.
@@ -139,6 +140,7 @@ def _logical_bytes(data: Any) -> int | None:
 def preview(data: Any) -> Any:
     """The first values of an array (along its first axis, at most :data:`PREVIEW_ITEMS`; an error as text)."""
     try:
+        budget.check_chunks(data, "")  # the corner decodes the first chunk: not one past the budget
         if not data.shape:
             return plain(data[()])
         # the first values along the first two axes only: a corner of the first chunk, not a row of all chunks
