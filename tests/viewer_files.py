@@ -271,6 +271,12 @@ def hostile_nwbfile() -> NWBFile:
     far.add_roi(pixel_mask=[(10, 10, 1.0)])
     farther = segmentation.create_plane_segmentation(name="farther_pixels", description="far", imaging_plane=plane)
     farther.add_roi(pixel_mask=[(10, 10, 1.0), (4_000_000_000, 3, 1.0)])
+    clipped_module = nwb.create_processing_module(name="clipped_ophys", description="a 24 x 24 mean image")
+    clipped_module.add(Images(name="summary", images=[GrayscaleImage(name="mean", data=np.ones((24, 24)))]))
+    clipped_segmentation = ImageSegmentation()
+    clipped_module.add(clipped_segmentation)
+    clipped = clipped_segmentation.create_plane_segmentation(name="cells", description="c", imaging_plane=plane)
+    clipped.add_roi(pixel_mask=[(1, 2, 1.0), (7999, 7999, 1.0), (4_000_000_000, 5, 1.0)])
     big = segmentation.create_plane_segmentation(name="big_masks", description="big", imaging_plane=plane)
     for _ in range(2):
         big.add_roi(image_mask=np.ones((4, 4), "float32"))

@@ -148,3 +148,10 @@ def test_the_details_of_an_array_of_huge_chunks_show_no_preview(hostile_server):
     details = json.loads(body)
     assert status == 200 and details["chunks"] == [HUGE_ROWS] and details["preview"]["error"] == "ViewRequestError"
     assert "512 MiB" in details["preview"]["message"] and growth < GROWTH_BYTES
+
+
+def test_pixel_masks_past_the_image_they_are_drawn_on_are_clipped(hostile_server):
+    status, kind, body, _ = hostile_server.get("/api/frame", path="/processing/clipped_ophys/ImageSegmentation/cells")
+    pixels = decode_png(body)
+    assert status == 200 and pixels.shape == (24, 24, 3)  # the mean image's size: (7999, 7999) and 4e9 left out
+    assert pixels[1, 2, 0] > pixels[1, 2, 2] and (pixels[0, 0] == pixels[0, 0, 0]).all()  # the ROI's colour
