@@ -172,7 +172,6 @@ def declare(target, node: str, shape, chunks) -> None:
     """Make the array ``node`` of the file at ``target`` declare ``shape`` and ``chunks`` (its own zarr.json and
     the root's consolidated copy) with no chunk stored and no promise that every chunk is (so missing chunks
     read as the fill value): a file of a few KiB that is huge by its metadata."""
-    import json
     import shutil
     from pathlib import Path
 
@@ -183,14 +182,46 @@ def declare(target, node: str, shape, chunks) -> None:
         doc["chunk_grid"]["configuration"]["chunk_shape"] = list(chunks)
         doc["attributes"].pop(ALL_CHUNKS_ATTR, None)
 
+    edit_document(target, node, change)
+    folder = Path(target) / node.strip("/")
+    for stored in folder.iterdir():  # the chunks written for the small shape
+        if stored.name != "zarr.json":
+            shutil.rmtree(stored) if stored.is_dir() else stored.unlink()
+
+
+def edit_document(target, node: str, change) -> None:
+    """Apply ``change(doc)`` to the zarr.json of ``node`` and to its copy in the root's consolidated metadata."""
+    import json
+    from pathlib import Path
+
     folder = Path(target) / node.strip("/")
     for key in [folder / "zarr.json", Path(target) / "zarr.json"]:
         doc = json.loads(key.read_text())
         change(doc if key.parent == folder else doc["consolidated_metadata"]["metadata"][node.strip("/")])
         key.write_text(json.dumps(doc))
-    for stored in folder.iterdir():  # the chunks written for the small shape
-        if stored.name != "zarr.json":
-            shutil.rmtree(stored) if stored.is_dir() else stored.unlink()
+
+
+def store_zero_chunk(target, node: str) -> None:
+    """Store the first chunk of the array ``node`` as gzip-compressed zeros (compressed piece by piece: a chunk of
+    512 MiB takes half a MiB on disk and never 512 MiB in the writing process)."""
+    import json
+    import math
+    import zlib
+    from pathlib import Path
+
+    folder = Path(target) / node.strip("/")
+    doc = json.loads((folder / "zarr.json").read_text())
+    size = math.prod(doc["chunk_grid"]["configuration"]["chunk_shape"]) * np.dtype(doc["data_type"]).itemsize
+    gzip = {"name": "gzip", "configuration": {"level": 1}}
+    edit_document(target, node, lambda d: d.update(codecs=[d["codecs"][0], gzip]))
+    separator = doc["chunk_key_encoding"]["configuration"]["separator"]
+    key = folder / separator.join(["c", *["0"] * len(doc["shape"])])
+    key.parent.mkdir(parents=True, exist_ok=True)
+    packer, piece = zlib.compressobj(1, zlib.DEFLATED, 31), bytes(2**24)
+    with open(key, "wb") as out:
+        for start in range(0, size, len(piece)):
+            out.write(packer.compress(piece[: min(len(piece), size - start)]))
+        out.write(packer.flush())
 
 
 def hostile_nwbfile() -> NWBFile:
@@ -202,6 +233,7 @@ def hostile_nwbfile() -> NWBFile:
     values = np.array([1.0, np.nan, 3.0, np.inf, 5.0, -np.inf, 7.0, 8.0, 9.0, 10.0])
     nwb.add_acquisition(TimeSeries(name="bad_times", data=values, timestamps=times, unit="V"))
     nwb.add_acquisition(TimeSeries(name="huge_chunk", data=np.zeros(16, dtype="int16"), rate=1000.0, unit="V"))
+    nwb.add_acquisition(TimeSeries(name="zero_rate", data=np.zeros(16), rate=1000.0, unit="V"))
     nwb.add_acquisition(
         Images(name="huge_images", images=[GrayscaleImage(name="huge", data=np.zeros((4, 4), "uint8"))])
     )
@@ -239,6 +271,12 @@ def hostile_nwbfile() -> NWBFile:
     far.add_roi(pixel_mask=[(10, 10, 1.0)])
     farther = segmentation.create_plane_segmentation(name="farther_pixels", description="far", imaging_plane=plane)
     farther.add_roi(pixel_mask=[(10, 10, 1.0), (4_000_000_000, 3, 1.0)])
+    clipped_module = nwb.create_processing_module(name="clipped_ophys", description="a 24 x 24 mean image")
+    clipped_module.add(Images(name="summary", images=[GrayscaleImage(name="mean", data=np.ones((24, 24)))]))
+    clipped_segmentation = ImageSegmentation()
+    clipped_module.add(clipped_segmentation)
+    clipped = clipped_segmentation.create_plane_segmentation(name="cells", description="c", imaging_plane=plane)
+    clipped.add_roi(pixel_mask=[(1, 2, 1.0), (7999, 7999, 1.0), (4_000_000_000, 5, 1.0)])
     big = segmentation.create_plane_segmentation(name="big_masks", description="big", imaging_plane=plane)
     for _ in range(2):
         big.add_roi(image_mask=np.ones((4, 4), "float32"))
@@ -259,15 +297,18 @@ _START = datetime.datetime(2024, 1, 2, tzinfo=tzutc())
 
 
 def write_hostile_viewer_file(target):
-    """An NWB file of a few hundred KiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image,
-    frames and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no
-    image to bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB
-    chunk; and NaN and infinite timestamps and values. Returns ``target``."""
+    """An NWB file of a few MiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image, frames
+    and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no image to
+    bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB chunk (stored);
+    a series of rate 0, NaN and infinite timestamps and values. Returns ``target``."""
     with NWBZarrIO(target, mode="w") as io:
         io.write(hostile_nwbfile())
     declare(target, "/acquisition/huge_images/huge", HUGE_IMAGE, (4000, 4000))
     declare(target, "/acquisition/huge_movie/data", (2, *HUGE_FRAME), (1, 1000, 1000))
     declare(target, "/acquisition/huge_chunk/data", (HUGE_ROWS,), (HUGE_ROWS,))
+    store_zero_chunk(target, "/acquisition/huge_chunk/data")  # stored for real: decoding it takes 512 MiB
+    rate = {"zarr_dtype": "float64", "value": 0.0}
+    edit_document(target, "/acquisition/zero_rate/starting_time", lambda doc: doc["attributes"].update(rate=rate))
     declare(target, "/acquisition/huge_conversion/channel_conversion", (HUGE_ROWS,), (2**20,))
     declare(
         target, "/processing/hostile_ophys/ImageSegmentation/big_masks/image_mask", (2, *HUGE_FRAME), (1, 1000, 1000)

@@ -132,3 +132,20 @@ def test_a_progress_bar_describes_its_node_escaped(capsys):
     bar.close()
     assert bar.desc == f"/acquisition/ts{SHOWN}/data"
     assert_clean(capsys.readouterr().err.replace("\r", ""))  # (tqdm redraws its line with CR)
+
+
+def test_an_error_naming_a_node_of_the_file_is_printed_escaped(hostile_files, tmp_path, capsys):
+    """The one-line error of a command names the node it met the problem at: that name is the file's text."""
+    import shutil
+
+    from hostile_corpus import put_raw
+
+    damaged = tmp_path / "damaged.nwb.zarr"
+    shutil.copytree(hostile_files["good"], damaged)
+    put_raw(damaged, f"/acquisition/ts{TERMINAL_TEXT}/data", b"\x1b[2K not JSON")
+    for command in ("info", "validate"):
+        main([command, str(damaged)])
+        out, err = capsys.readouterr()
+        assert_clean(out)
+        assert_clean(err)
+        assert f"ts{SHOWN}" in out + err

@@ -82,6 +82,8 @@ REQUESTS = [
     ("/api/tree", {}, 200),
     ("/api/node", {"path": "/acquisition/huge_images/huge"}, 200),
     ("/api/node", {"path": "/intervals/huge_table/id"}, 200),
+    ("/api/node", {"path": "/acquisition/huge_chunk/data"}, 200),
+    ("/api/series", {"path": "/acquisition/zero_rate"}, 400),
     ("/api/image", {"path": "/acquisition/huge_images"}, 200),
     ("/api/frame", {"path": "/acquisition/huge_images", "index": "0"}, 200),
     ("/api/frame", {"path": "/acquisition/huge_movie", "index": "1"}, 200),
@@ -139,3 +141,17 @@ def test_refusals_name_what_is_too_large(hostile_server):
     assert answer["path"] == "/acquisition/huge_chunk/data" and "512 MiB" in answer["message"]
     _, _, body, _ = hostile_server.get("/api/series", path="/acquisition/huge_conversion", channels="0-30000000")
     assert "channels=" in json.loads(body)["message"]
+
+
+def test_the_details_of_an_array_of_huge_chunks_show_no_preview(hostile_server):
+    status, _, body, growth = hostile_server.get("/api/node", path="/acquisition/huge_chunk/data")
+    details = json.loads(body)
+    assert status == 200 and details["chunks"] == [HUGE_ROWS] and details["preview"]["error"] == "ViewRequestError"
+    assert "512 MiB" in details["preview"]["message"] and growth < GROWTH_BYTES
+
+
+def test_pixel_masks_past_the_image_they_are_drawn_on_are_clipped(hostile_server):
+    status, kind, body, _ = hostile_server.get("/api/frame", path="/processing/clipped_ophys/ImageSegmentation/cells")
+    pixels = decode_png(body)
+    assert status == 200 and pixels.shape == (24, 24, 3)  # the mean image's size: (7999, 7999) and 4e9 left out
+    assert pixels[1, 2, 0] > pixels[1, 2, 2] and (pixels[0, 0] == pixels[0, 0, 0]).all()  # the ROI's colour

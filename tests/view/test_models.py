@@ -200,3 +200,10 @@ def test_colour_frames_and_large_frames():
     assert shown.shape == (1500, 1500) and shown[0, 0] == 0 and shown[-1, -1] == 255  # every 2nd pixel, stretched
     with pytest.raises(ViewRequestError, match="no picture"):
         images._picture(np.zeros((2, 2, 5)), "/x")
+
+
+def test_the_details_of_a_scalar_read_with_the_file_give_its_value(opened):
+    """A scalar dataset read when the file opens (``starting_time``) is a numpy scalar, which has a shape but no
+    storage to describe: its details give its value (they were a 500, ``AttributeError: ... 'filters'``)."""
+    details = tree.node(opened, "/acquisition/ElectricalSeries/starting_time")
+    assert details["value"] == 2.0 and details["shape"] == []

@@ -4,7 +4,9 @@ chunks and data type) before anything is read or allocated.
 A file small on disk may declare a 40000 x 40000 image, a table of 2**28 rows or a chunk that decodes to
 gigabytes. A request reads at most :data:`REQUEST_BYTES` of values at once (the pictures are read every n-th
 pixel, to at most :data:`PICTURE_PIXELS`; a table page reads its rows; a window reads in tiles), and decodes
-no chunk of more than :data:`CHUNK_BYTES` (each thread reading for it holds one at a time). What is past the
+no chunk of more than :data:`CHUNK_BYTES` (each thread decoding for it holds one at a time; the reader fetches
+at most 8 stored objects at once). Chunks of files written by zarr's automatic chunking (at most 64 MiB) are
+read; a file whose own chunks are larger (1.6 GB in one chunk) is not shown, rather than read. What is past the
 budget is refused with a :class:`~hdmf_zarr3.errors.ViewRequestError` of status 413 naming the array and its
 size, before it is read.
 """

@@ -112,6 +112,8 @@ def window(
         raise ViewRequestError("only TimeSeries of numbers with one or two dimensions are plotted", path)
     if series.timestamps is None and series.rate is None:
         raise ViewRequestError("the series has neither timestamps nor a rate", path)
+    if series.timestamps is None and not (np.isfinite(series.rate) and series.rate > 0):
+        raise ViewRequestError(f"a rate of {series.rate} places no sample in time", path)
     for name, value in (("start", start), ("stop", stop)):
         if value is not None and not np.isfinite(value):
             raise ViewRequestError(f"{name}={value} is not a finite time", path)

@@ -13,6 +13,7 @@ import numpy as np
 from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 
 from ..errors import HdmfZarrError
+from . import budget
 from .opened import OpenedFile, file_path
 
 #: Values of an array shown in a node's details, at most.
@@ -102,7 +103,7 @@ def node(opened: OpenedFile, path: str) -> dict[str, Any]:
 def _array(builder: DatasetBuilder) -> dict[str, Any]:
     data = builder.data
     out: dict[str, Any] = {"shape": _shape(data), "dtype": _dtype(builder)}
-    if not hasattr(data, "shape"):  # a scalar or short value held in the document
+    if not hasattr(data, "shape") or isinstance(data, np.generic):  # a scalar or short value read with the file
         out["value"] = plain(data)
         return out
     try:
@@ -139,6 +140,7 @@ def _logical_bytes(data: Any) -> int | None:
 def preview(data: Any) -> Any:
     """The first values of an array (along its first axis, at most :data:`PREVIEW_ITEMS`; an error as text)."""
     try:
+        budget.check_chunks(data, "")  # the corner decodes the first chunk: not one past the budget
         if not data.shape:
             return plain(data[()])
         # the first values along the first two axes only: a corner of the first chunk, not a row of all chunks
