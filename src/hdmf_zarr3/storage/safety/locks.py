@@ -191,6 +191,7 @@ def _create_local(path: str, body: bytes) -> None:
     into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
     the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
     temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as _remove_temporaries knows)
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # (a new file's missing directories: creating modes make them)
     fd = create_side_file(temporary, 0o644)
     try:
         try:
