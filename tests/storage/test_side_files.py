@@ -106,3 +106,16 @@ def test_a_file_whose_name_takes_all_255_bytes_is_locked_written_appended_and_re
     with ZarrIO(path, mode="r") as io:
         assert list(io.read_builder()["d"].data[:]) == [0, 1, 2]
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_a_lock_place_holding_the_users_directory_is_our_error_with_the_errno(tmp_path):
+    """``break_lock`` leaves a directory with files in it at the lock's place: a StoreError naming the lock and
+    carrying the errno of the refused removal (it carried none)."""
+    path = tmp_path / "f.zarr"
+    write_builder(path, _tree())
+    (tmp_path / "f.zarr.lock").mkdir()
+    (tmp_path / "f.zarr.lock" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="directory with files in it") as caught:
+        break_lock(path)
+    assert caught.value.errno == errno.ENOTEMPTY and caught.value.path == f"{path}.lock"
+    assert (tmp_path / "f.zarr.lock" / "notes.txt").read_text() == "mine"

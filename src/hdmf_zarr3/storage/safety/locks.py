@@ -162,11 +162,13 @@ def _delete(place: LockPlace) -> None:
             try:
                 os.rmdir(path)  # only an empty one: we never delete content we did not write
             except OSError as exc:
-                raise StoreError(
+                error = StoreError(
                     "where the write lock belongs is a directory with files in it, not a lock file; "
                     "remove it yourself if it holds nothing you need",
                     place.description,
-                ) from exc
+                )
+                error.errno = exc.errno
+                raise error from exc
             return
         remove_side_file(path)  # (a symlink is unlinked as a link, a FIFO as a name)
         return

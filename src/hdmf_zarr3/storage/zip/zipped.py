@@ -59,6 +59,12 @@ MAX_RECORD_BYTES = 256
 MAX_RECORD_VALUES = 8
 
 
+def _beside(location: str) -> str:
+    """What the side files of the zip at ``location`` are named after: beside the zip itself (a symlink to it
+    resolved, so every spelling of one zip meets them), a name that fits (:func:`..paths.side_stem`)."""
+    return side_stem(os.path.realpath(location))
+
+
 def check_member_names(archive: zipfile.ZipFile, directory: str) -> None:
     """Refuse an archive with a member whose name would land outside ``directory`` if extracted there
     (a zip opened to be changed is not extracted, but such a name is no member of a Zarr file)."""
@@ -103,7 +109,7 @@ def _packing(location: str) -> Iterator[tuple[str, BinaryIO]]:
     """The half-packed zip ``<zip>.partial`` (its path, and the file open for writing), created exclusively
     beside ``location`` (a name that exists is never written through); moved over ``location`` when the block
     ends, removed if it fails."""
-    partial = side_stem(location) + PACKING
+    partial = _beside(location) + PACKING
     try:
         fd = create_side_file(partial)
     except FileExistsError as exc:  # (the leftovers of killed writers were removed when the lock was taken)
@@ -132,7 +138,7 @@ def update_zip(
         for name in names
     )
     drop = set(changed) | set(deleted or ())
-    record = side_stem(location) + APPENDING
+    record = _beside(location) + APPENDING
     size = os.path.getsize(location)
     try:  # (nothing to undo if it fails: the zip is untouched)
         _write_synced(record, json.dumps({"size": size}).encode())
@@ -194,7 +200,7 @@ def repack(location: str) -> None:
 def undo_unfinished_update(location: str) -> bool:
     """Cut the zip back to the length recorded before an :func:`update_zip` that did not finish (the
     previous zip, byte for byte); ``False`` when there is no such record."""
-    record = side_stem(location) + APPENDING
+    record = _beside(location) + APPENDING
     try:  # (a symlink, FIFO or directory there is refused, naming it: never followed, never waited on)
         fd = open_side_file(record)
         if fd is None:
@@ -220,7 +226,7 @@ def undo_unfinished_update(location: str) -> bool:
 def update_unfinished(location: str) -> bool:
     """Whether an :func:`update_zip` of ``location`` started and has not finished (its writer was killed,
     or is still adding the change): the zip may not read as one until it finishes or is undone."""
-    return os.path.lexists(side_stem(location) + APPENDING) and not _ends_complete(location)
+    return os.path.lexists(_beside(location) + APPENDING) and not _ends_complete(location)
 
 
 def _ends_complete(location: str) -> bool:
@@ -305,7 +311,7 @@ def leftovers(location: str) -> list[str]:
     (``<zip>.<random>.partial/``, private: mode 0700 and this user's, as they are made) and a half-packed
     ``<zip>.partial``. Symbolic links are not counted, nor a directory of that name that anyone may enter (not one
     a writer made: the user's, left alone)."""
-    stem = side_stem(location)
+    stem = _beside(location)
     parent, name = os.path.split(stem)
     working = re.compile(re.escape(name) + _WORKING)
     try:
@@ -336,8 +342,8 @@ def remove_leftovers(location: str) -> list[str]:
     not keep the file from being opened. Something other than a regular file where the zip is packed
     (``<zip>.partial``: a symlink, a FIFO, a directory) is refused here, naming it, before anything is written.
     """
-    removed = [side_stem(location) + APPENDING] if undo_unfinished_update(location) else []
-    fd = open_side_file(side_stem(location) + PACKING)  # (refuses what is not a regular file, never waiting)
+    removed = [_beside(location) + APPENDING] if undo_unfinished_update(location) else []
+    fd = open_side_file(_beside(location) + PACKING)  # (refuses what is not a regular file, never waiting)
     if fd is not None:
         os.close(fd)
     for path in leftovers(location):
