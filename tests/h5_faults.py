@@ -68,9 +68,15 @@ def in_file(path: str | os.PathLike[str]) -> Where:
 
 
 def in_directory(path: str | os.PathLike[str]) -> Where:
-    """The calls about the files in the directory ``path`` (an HDF5 destination and its working copy beside it)."""
+    """The calls about the files in the directory ``path`` (an HDF5 destination and its working copy beside it, in
+    a private directory ``.<name>.<random>.partial/``)."""
     real = os.path.realpath(path)
-    return lambda filename: os.path.dirname(filename) == real
+
+    def holds(filename: str) -> bool:
+        parent = os.path.dirname(filename)
+        return parent == real or (os.path.dirname(parent) == real and parent.endswith(".partial"))
+
+    return holds
 
 
 class H5Faults:

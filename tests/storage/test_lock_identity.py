@@ -141,3 +141,21 @@ def test_w_by_any_spelling_of_a_file_this_process_reads_is_refused(at, tmp_path,
                 pytest.fail(f"mode w by {spelling!r} was not refused")
     with ZarrIO(real, mode="r") as reader:
         assert list(reader.read_builder()["d"].data[:]) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("spelling", ["symlink", "chain", "symlink-elsewhere", "file-url", "dotdot"])
+def test_an_unfinished_zip_update_is_seen_and_cut_back_through_every_spelling(at, tmp_path, spelling):
+    """The record of an unfinished update lies beside the zip itself: a reader through a symlink is told the file
+    is incomplete, and ``recover`` through it says it cut the zip back (it said "nothing to recover")."""
+    from hdmf_zarr3 import IncompleteFileError, recover
+
+    real = at("f.zarr.zip")
+    before = real.read_bytes()
+    Path(f"{real}.appending").write_text(f'{{"size": {len(before)}}}')
+    with open(real, "ab") as f:  # more than zip readers search for an end record: the zip reads as none
+        f.write(b"PK\x03\x04" + bytes(100_000))
+    path = SPELLINGS[spelling](tmp_path, "f.zarr.zip")
+    with pytest.raises(IncompleteFileError, match="did not finish"):
+        ZarrIO(path, mode="r")
+    assert recover(path).endswith("cut the zip back to what it was before a change that did not finish")
+    assert real.read_bytes() == before and not Path(f"{real}.appending").exists()

@@ -371,6 +371,7 @@ def test_break_lock_removes_a_zips_leftovers_when_it_is_not_locked(tmp_path):
     path = tmp_path / "f.zarr.zip"
     write_builder(path, _tree())
     (tmp_path / "f.zarr.zip.k1llme_9.partial" / "d").mkdir(parents=True)
+    (tmp_path / "f.zarr.zip.k1llme_9.partial").chmod(0o700)  # (private, as a writer makes it)
     (tmp_path / "f.zarr.zip.k1llme_9.partial" / "zarr.json").write_text("{}")
     (tmp_path / "f.zarr.zip.partial").write_bytes(b"PK")
     (tmp_path / "f.zarr.zip.notes").write_text("not ours")

@@ -15,6 +15,7 @@ naming the planted path with the file as it was, byte for byte, or it succeeds w
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 import threading
@@ -32,7 +33,7 @@ from writing import write_builder
 from hdmf_zarr3 import HdmfZarrError, ZarrIO, break_lock, convert, recover
 
 PLANTS = ("symlink-out", "dangling", "fifo", "directory")
-KINDS = {"dir": "f.nwb.zarr", "zip": "f.nwb.zarr.zip"}
+KINDS = {"dir": "f.nwb.zarr", "zip": "f.nwb.zarr.zip", "hdf5": "f.nwb"}
 TIMEOUT = 60.0
 
 
@@ -45,25 +46,32 @@ def _append(path: Path) -> None:
         io.read_builder()["d"].data.append(3)
 
 
-#: operation -> (what it does to the file at ``path``, given the HDF5 source; what ``d`` holds after it succeeds,
-#: ``None``: the file as it was byte for byte; whether it needs the file to exist first)
-OPERATIONS: dict[str, tuple[Callable[[Path, Path], Any], list[int] | None, bool]] = {
-    "w-over": (lambda path, source: write_builder(path, _tree([7])), [7], True),
-    "w-new": (lambda path, source: write_builder(path, _tree([7])), [7], False),
-    "a": (lambda path, source: _append(path), [0, 1, 2, 3], True),
-    "recover": (lambda path, source: recover(path), None, True),
-    "recover-break": (lambda path, source: recover(path, break_lock=True), None, True),
-    "break_lock": (lambda path, source: break_lock(path), None, True),
-    "convert": (lambda path, source: convert(source, path), [], False),
+def _convert(path: Path, sources: dict[str, Path]) -> None:
+    convert(sources["zarr" if path.suffix == ".nwb" else "hdf5"], path)
+
+
+#: operation -> (what it does to the file at ``path``, given the sources of a conversion; what ``d`` holds after it
+#: succeeds, ``None``: the file as it was byte for byte, ``[]``: a converted NWB file; whether the file exists first)
+OPERATIONS: dict[str, tuple[Callable[[Path, dict[str, Path]], Any], list[int] | None, bool]] = {
+    "w-over": (lambda path, sources: write_builder(path, _tree([7])), [7], True),
+    "w-new": (lambda path, sources: write_builder(path, _tree([7])), [7], False),
+    "a": (lambda path, sources: _append(path), [0, 1, 2, 3], True),
+    "recover": (lambda path, sources: recover(path), None, True),
+    "recover-break": (lambda path, sources: recover(path, break_lock=True), None, True),
+    "break_lock": (lambda path, sources: break_lock(path), None, True),
+    "convert-new": (_convert, [], False),
+    "convert-over": (_convert, [], True),
 }
 
 
 @pytest.fixture(scope="module")
-def hdf5_source(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("source") / "source.nwb"
-    with NWBHDF5IO(str(path), mode="w") as io:
+def sources(tmp_path_factory) -> dict[str, Path]:
+    """An NWB file in HDF5 and in Zarr, to convert from."""
+    directory = tmp_path_factory.mktemp("source")
+    with NWBHDF5IO(str(directory / "source.nwb"), mode="w") as io:
         io.write(small_nwbfile())
-    return path
+    convert(directory / "source.nwb", directory / "source.nwb.zarr")
+    return {"hdf5": directory / "source.nwb", "zarr": directory / "source.nwb.zarr"}
 
 
 def _plant(where: Path, plant: str, outside: Path) -> None:
@@ -113,7 +121,7 @@ def _bounded(call: Callable[[], Any], fifos: list[Path]) -> BaseException | None
 
 @pytest.fixture
 def fixed_temporary_names(monkeypatch) -> Iterator[list[str]]:
-    """``tempfile`` draws ``first`` (the names listed) before its random names: a plant there is met."""
+    """``tempfile`` draws the names listed before its random ones: a plant at the first is met."""
     drawn: list[str] = []
     original = tempfile._get_candidate_names
 
@@ -131,16 +139,42 @@ def fixed_temporary_names(monkeypatch) -> Iterator[list[str]]:
     yield drawn
 
 
+#: The first name ``tempfile`` draws in a case: a working directory (or an HDF5 destination's private directory)
+#: planted there is met by the first writer that makes one.
+PLANTED_NAME = "pl4nted"
+
+
 def _side_path(side: str, path: Path) -> Path:
     return {
         "lock": Path(f"{path}.lock"),
         "zip-partial": Path(f"{path}.partial"),
         "zip-appending": Path(f"{path}.appending"),
-        "working-directory": Path(f"{path}.pl4nted.partial"),
+        "working-directory": Path(f"{path}.{PLANTED_NAME}.partial"),
+        "hdf5-temporary": path.parent / f".{path.name}.{PLANTED_NAME}.partial",
     }[side]
 
 
-def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path, source: Path, names: list[str]):
+def _existing(kind: str, path: Path, sources: dict[str, Path]) -> None:
+    if kind == "hdf5":
+        shutil.copyfile(sources["hdf5"], path)
+    else:
+        write_builder(path, _tree([0, 1, 2]))
+
+
+def _check_written(path: Path, expected: list[int]) -> None:
+    if path.suffix == ".nwb":
+        with NWBHDF5IO(str(path), mode="r") as io:
+            assert "ts" in io.read().acquisition
+        return
+    with ZarrIO(path, mode="r") as io:
+        root = io.read_builder()
+        if expected:
+            assert list(root["d"].data[:]) == expected
+        else:
+            assert "acquisition" in root
+
+
+def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path, sources, names: list[str]):
     """One case of the harness (see the module's description)."""
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -150,13 +184,13 @@ def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path
     path = home / KINDS[kind]
     call, expected, needs_file = OPERATIONS[operation]
     if needs_file:
-        write_builder(path, _tree([0, 1, 2]))
+        _existing(kind, path, sources)
     before = files(path) if path.exists() else None
     where = _side_path(side, path)
     _plant(where, plant, outside)
     planted_kind = _kind_at(where)
-    names.append("pl4nted")  # the first working directory tempfile would make is the planted one
-    error = _bounded(lambda: call(path, source), [where] if plant == "fifo" else [])
+    names.append(PLANTED_NAME)
+    error = _bounded(lambda: call(path, sources), [where] if plant == "fifo" else [])
     assert (outside / "sentinel.txt").read_text() == "the user's sentinel"
     assert sorted(p.name for p in outside.iterdir()) == ["sentinel.txt"]
     if plant == "directory":
@@ -172,16 +206,40 @@ def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path
         assert _kind_at(where) is None
     if expected is None:
         assert files(path) == before
-    elif operation != "convert":
-        with ZarrIO(path, mode="r") as io:
-            assert list(io.read_builder()["d"].data[:]) == expected
     else:
-        with ZarrIO(path, mode="r") as io:
-            assert "acquisition" in io.read_builder()
+        _check_written(path, expected)
+    if side in ("working-directory", "hdf5-temporary"):
+        assert names == [], "the planted name was never drawn"
 
 
 @pytest.mark.parametrize("operation", list(OPERATIONS))
 @pytest.mark.parametrize("plant", PLANTS)
-@pytest.mark.parametrize("kind", list(KINDS))
-def test_a_plant_at_the_lock(tmp_path, hdf5_source, fixed_temporary_names, kind, plant, operation):
-    run_planted("lock", kind, plant, operation, tmp_path, hdf5_source, fixed_temporary_names)
+@pytest.mark.parametrize("kind", ["dir", "zip"])
+def test_a_plant_at_the_lock(tmp_path, sources, fixed_temporary_names, kind, plant, operation):
+    run_planted("lock", kind, plant, operation, tmp_path, sources, fixed_temporary_names)
+
+
+@pytest.mark.parametrize("operation", list(OPERATIONS))
+@pytest.mark.parametrize("plant", PLANTS)
+@pytest.mark.parametrize("side", ["zip-partial", "zip-appending"])
+def test_a_plant_where_a_zip_is_packed_or_its_update_recorded(
+    tmp_path, sources, fixed_temporary_names, side, plant, operation
+):
+    run_planted(side, "zip", plant, operation, tmp_path, sources, fixed_temporary_names)
+
+
+@pytest.mark.parametrize("operation", ["w-over", "w-new", "a", "convert-new", "convert-over"])
+@pytest.mark.parametrize("plant", PLANTS)
+@pytest.mark.parametrize("kind", ["dir", "zip"])
+def test_a_plant_at_the_name_of_a_working_directory(tmp_path, sources, fixed_temporary_names, kind, plant, operation):
+    if kind == "dir" and operation in ("a", "w-new", "convert-new"):
+        pytest.skip("no working directory: a new directory, or an append, is written in place")
+    run_planted("working-directory", kind, plant, operation, tmp_path, sources, fixed_temporary_names)
+
+
+@pytest.mark.parametrize("operation", ["convert-new", "convert-over"])
+@pytest.mark.parametrize("plant", PLANTS)
+def test_a_plant_at_the_name_of_an_hdf5_destinations_temporary(
+    tmp_path, sources, fixed_temporary_names, plant, operation
+):
+    run_planted("hdf5-temporary", "hdf5", plant, operation, tmp_path, sources, fixed_temporary_names)

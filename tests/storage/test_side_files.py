@@ -13,7 +13,7 @@ import pytest
 from hdmf.build import DatasetBuilder, GroupBuilder
 from writing import write_builder
 
-from hdmf_zarr3 import StoreError, ZarrIO
+from hdmf_zarr3 import FileLockedError, StoreError, ZarrIO, break_lock, recover
 from hdmf_zarr3.errors import CorruptStoreError, UnsafeDataError
 from hdmf_zarr3.storage.paths import create_side_file, link_side_file, side_stem
 
@@ -85,3 +85,37 @@ def test_a_full_disk_while_taking_the_lock_is_our_error_with_the_errno(tmp_path,
     assert "cannot create the write lock" in str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ([name] if before is not None else [])
     assert (files(path) if path.exists() else None) == before
+
+
+@pytest.mark.parametrize("kind", ["dir", "zip"])
+def test_a_file_whose_name_takes_all_255_bytes_is_locked_written_appended_and_recovered(tmp_path, kind):
+    """``<name>.lock`` of a 255-byte name cannot exist (ENAMETOOLONG: recover raised a raw OSError); its lock is
+    named after a stem that fits, met by every writer of that name."""
+    suffix = ".zarr" if kind == "dir" else ".zarr.zip"
+    path = tmp_path / ("n" * (LONGEST - len(suffix)) + suffix)
+    write_builder(path, _tree())
+    with ZarrIO(path, mode="a") as io:
+        io.read_builder()["d"].data.append(3)
+        with pytest.raises(FileLockedError):
+            ZarrIO(path, mode="a")
+        (lock,) = [p for p in tmp_path.iterdir() if p.name.endswith(".lock")]
+        assert lock.name == os.path.basename(side_stem(str(path))) + ".lock"
+    write_builder(path, _tree(), mode="w")  # over the existing one
+    assert "nothing to recover" in recover(path)
+    assert break_lock(path) is None
+    with ZarrIO(path, mode="r") as io:
+        assert list(io.read_builder()["d"].data[:]) == [0, 1, 2]
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_a_lock_place_holding_the_users_directory_is_our_error_with_the_errno(tmp_path):
+    """``break_lock`` leaves a directory with files in it at the lock's place: a StoreError naming the lock and
+    carrying the errno of the refused removal (it carried none)."""
+    path = tmp_path / "f.zarr"
+    write_builder(path, _tree())
+    (tmp_path / "f.zarr.lock").mkdir()
+    (tmp_path / "f.zarr.lock" / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="directory with files in it") as caught:
+        break_lock(path)
+    assert caught.value.errno == errno.ENOTEMPTY and caught.value.path == f"{path}.lock"
+    assert (tmp_path / "f.zarr.lock" / "notes.txt").read_text() == "mine"

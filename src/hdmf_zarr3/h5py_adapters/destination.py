@@ -2,8 +2,9 @@
 
 HDF5 truncates a file opened with ``w``: a conversion failing part-way (a full disk, an I/O error, Ctrl-C,
 a value HDF5 cannot hold) used to leave neither the old file nor a new one. :func:`write_replacing` hands the
-writer a new file beside the destination, ``.<name>.<random>.partial[.nwb]`` in the same directory, and moves it
-over the destination with ``os.replace`` (atomic on one file system) only once it is written and closed;
+writer a new file in a private directory beside the destination, ``.<name>.<random>.partial/new[.nwb]`` in the
+same directory (made fresh, mode 0700: h5py, which opens its file by name, never meets a name planted there), and
+moves it over the destination with ``os.replace`` (atomic on one file system) only once it is written and closed;
 on any failure it is removed and the destination is as it was, byte for byte (or, when there was none,
 still absent).
 
@@ -16,13 +17,13 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..errors import HdmfZarrError, StoreError, UnsupportedDataError
+from ..storage.paths import private_directory, remove_private_directory, replace_side_file, side_stem
 from .failures import is_h5py_failure
 
 #: h5py's refusal of a text holding a NUL (variable-length strings are NUL-terminated C strings in HDF5).
@@ -108,9 +109,11 @@ def write_replacing(
     """
     target = os.path.realpath(dst)
     name = os.path.basename(target)
+    # a private directory (mode 0700, a fresh name) beside the destination holds the new file, so that h5py, which
+    # opens its file by name, never meets a name planted there; named after a stem that fits, however long the name
+    private = private_directory(target, f".{os.path.basename(side_stem(target))}.", suffix=".partial")
     # (ending as the destination does: PyNWB warns about an HDF5 file not named .nwb)
-    hidden = f".{name}.{uuid.uuid4().hex[:12]}.partial" + (".nwb" if name.endswith(".nwb") else "")
-    work = os.path.join(os.path.dirname(target), hidden)
+    work = os.path.join(private, "new.nwb" if name.endswith(".nwb") else "new")
     written = Written()
     hook = sys.unraisablehook
     sys.unraisablehook = _quiet(hook, work)
@@ -118,6 +121,7 @@ def write_replacing(
         _write_replacing(dst, target, work, written, write, reading)
     finally:
         sys.unraisablehook = hook
+        remove_private_directory(private)
 
 
 def _quiet(hook: Callable[[Any], None], work: str) -> Callable[[Any], None]:
@@ -148,7 +152,7 @@ def _write_replacing(
             mode = None
         if mode is not None:
             os.chmod(work, mode)
-        os.replace(work, target)
+        replace_side_file(work, target)  # (a symlink, FIFO or directory at the destination is refused, naming it)
     except BaseException as exc:
         _truncate(work)
         _remove(work)

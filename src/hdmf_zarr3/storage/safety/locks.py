@@ -162,11 +162,13 @@ def _delete(place: LockPlace) -> None:
             try:
                 os.rmdir(path)  # only an empty one: we never delete content we did not write
             except OSError as exc:
-                raise StoreError(
+                error = StoreError(
                     "where the write lock belongs is a directory with files in it, not a lock file; "
                     "remove it yourself if it holds nothing you need",
                     place.description,
-                ) from exc
+                )
+                error.errno = exc.errno
+                raise error from exc
             return
         remove_side_file(path)  # (a symlink is unlinked as a link, a FIFO as a name)
         return
@@ -191,6 +193,7 @@ def _create_local(path: str, body: bytes) -> None:
     into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
     the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
     temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as _remove_temporaries knows)
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # (a new file's missing directories: creating modes make them)
     fd = create_side_file(temporary, 0o644)
     try:
         try:

@@ -12,7 +12,7 @@ from zarr.abc.store import Store
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
 from ..paths import RootDirectory
-from ..stores import INTERRUPTED_WRITE, open_store, read_root
+from ..stores import INTERRUPTED_WRITE, locations, open_store, read_root
 from ..zip import zipped
 from . import failures, journal, locks
 
@@ -51,8 +51,10 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
     """
     if break_lock:
         locks.break_lock(path, storage_options)
-    local = os.fspath(path) if isinstance(path, (str, Path)) else ""
-    zip_cut = local.endswith(".zip") and zipped.update_unfinished(local)  # opening it cuts it back (.zipped)
+    local = os.fspath(path) if isinstance(path, (str, Path)) and not locations.is_remote(os.fspath(path)) else ""
+    # (the record lies beside the zip itself, however it is spelled: a symlink to it, file://, x/../)
+    real = os.path.realpath(locations.local_path(local)) if local.endswith(".zip") else ""
+    zip_cut = bool(real) and zipped.update_unfinished(real)  # opening it cuts it back (.zipped)
     handle = open_store(path, "r+", storage_options)
     where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
     try:

@@ -16,11 +16,11 @@ then leaves nothing. Here an existing local directory is replaced only when the 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import errno
 import os
-import tempfile
 import uuid
 from typing import Any
 
@@ -29,7 +29,7 @@ from zarr.storage import LocalStore
 
 from ...errors import StoreError
 from ...format.documents import completion, group_document
-from ..paths import RootDirectory
+from ..paths import RootDirectory, private_directory, side_stem
 from ..stores import sync
 from ..writes import remove_tree
 from .guarded import GuardedLocalStore
@@ -40,8 +40,10 @@ _RENAME_EXCHANGE = 2
 
 
 def working_directory(location: str) -> str:
-    """A new, empty directory beside ``location`` for the file that will replace it."""
-    return tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial", dir=os.path.dirname(location))
+    """A new, empty directory beside ``location`` for the file that will replace it: private (mode 0700), with a
+    fresh name (``<name>.<random>.partial``, after a stem that fits however long the name) in the real directory
+    holding ``location``, never one that exists."""
+    return private_directory(location, os.path.basename(side_stem(location)) + ".", suffix=".partial")
 
 
 class LocalReplacement:
@@ -61,8 +63,12 @@ class LocalReplacement:
         try:
             if _exchange(self.work, self.location):
                 self.old = self.work
+                # private again, as working directories are: should the writer be killed before the old file is
+                # deleted, the next writer knows it for a leftover of ours (zipped.leftovers), not the user's
+                with contextlib.suppress(OSError):
+                    os.chmod(self.old, 0o700)
             else:
-                self.old = f"{self.location}.{uuid.uuid4().hex[:8]}.previous"
+                self.old = f"{side_stem(self.location)}.{uuid.uuid4().hex[:8]}.previous"
                 os.rename(self.location, self.old)
                 os.rename(self.work, self.location)
         except OSError as exc:

@@ -22,6 +22,11 @@ changes) and perhaps a half-packed ``<zip>.partial`` beside the zip; :func:`remo
 when the next writer holds the zip's lock, and :func:`~hdmf_zarr3.break_lock` does too. A directory
 replaced with mode ``w`` (see :mod:`.replacing`) leaves the same kind of working directory beside it,
 removed the same way.
+
+Every side file is touched one safe way (:mod:`..paths`): named after :func:`..paths.side_stem` (a name that
+fits, however long the zip's), created exclusively with ``O_NOFOLLOW`` in the zip's real directory, read only
+from a regular file without waiting on a FIFO. A symlink, FIFO or directory found at ``<zip>.partial`` or
+``<zip>.appending`` is never written through: it is our typed error naming it, before the zip is touched.
 """
 
 from __future__ import annotations
@@ -32,11 +37,14 @@ import json
 import os
 import re
 import shutil
+import stat
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
 
 from ...errors import CorruptStoreError, StoreError
 from ...format.documents import MAX_DOCUMENT_BYTES, completion, load_json
+from ..paths import create_side_file, open_side_file, remove_side_file, replace_side_file, side_stem, write_all
 from ..writes import finish_cleanup, remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
@@ -44,9 +52,17 @@ from ..writes import finish_cleanup, remove_tree
 _WORKING = r"\.[A-Za-z0-9_]+\.partial"
 #: Beside the zip while :func:`update_zip` changes it: the zip's length before (JSON ``{"size": n}``).
 APPENDING = ".appending"
+#: Beside the zip while it is packed (:func:`replace_zip`, :func:`repack`): the new zip, half written.
+PACKING = ".partial"
 #: The record of an update is ``{"size": <bytes>}``: one larger is none of ours, and is not read further.
 MAX_RECORD_BYTES = 256
 MAX_RECORD_VALUES = 8
+
+
+def _beside(location: str) -> str:
+    """What the side files of the zip at ``location`` are named after: beside the zip itself (a symlink to it
+    resolved, so every spelling of one zip meets them), a name that fits (:func:`..paths.side_stem`)."""
+    return side_stem(os.path.realpath(location))
 
 
 def check_member_names(archive: zipfile.ZipFile, directory: str) -> None:
@@ -67,28 +83,46 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     must not replace the zip with what is left.
     """
     _check_ours(directory, location, ours)
-    partial = location + ".partial"
     try:
-        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-            for base, dirs, files in os.walk(directory):
-                dirs.sort()
-                for name in sorted(files):
-                    full = os.path.join(base, name)
-                    archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
-        if ours is not None and not ours():  # checked again: packing takes a while
-            raise StoreError(
-                "the write lock was broken while this writer was packing the zip; the zip was not replaced",
-                location,
-            )
-        os.replace(partial, location)
+        with _packing(location) as (partial, target):
+            with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+                for base, dirs, files in os.walk(directory):
+                    dirs.sort()
+                    for name in sorted(files):
+                        full = os.path.join(base, name)
+                        archive.write(full, os.path.relpath(full, directory).replace(os.sep, "/"))
+            if ours is not None and not ours():  # checked again: packing takes a while
+                raise StoreError(
+                    "the write lock was broken while this writer was packing the zip; the zip was not replaced",
+                    location,
+                )
     except BaseException as exc:  # a full disk, Ctrl-C: the old zip stays, the partial one goes
-        with contextlib.suppress(OSError):
-            os.remove(partial)
         remove_tree(directory)
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
             raise StoreError(f"cannot pack the zip ({exc}); the zip was not replaced", location) from exc
         raise
     remove_tree(directory)
+
+
+@contextlib.contextmanager
+def _packing(location: str) -> Iterator[tuple[str, BinaryIO]]:
+    """The half-packed zip ``<zip>.partial`` (its path, and the file open for writing), created exclusively
+    beside ``location`` (a name that exists is never written through); moved over ``location`` when the block
+    ends, removed if it fails."""
+    partial = _beside(location) + PACKING
+    try:
+        fd = create_side_file(partial)
+    except FileExistsError as exc:  # (the leftovers of killed writers were removed when the lock was taken)
+        raise StoreError(
+            "a file of another writer is where the zip is packed; the zip was not replaced", partial
+        ) from exc
+    try:
+        with os.fdopen(fd, "w+b") as target:
+            yield partial, target
+        replace_side_file(partial, location)
+    except BaseException:
+        finish_cleanup(functools.partial(_remove_if_there, partial))
+        raise
 
 
 def update_zip(
@@ -104,10 +138,18 @@ def update_zip(
         for name in names
     )
     drop = set(changed) | set(deleted or ())
-    record = location + APPENDING
+    record = _beside(location) + APPENDING
     size = os.path.getsize(location)
-    try:
+    try:  # (nothing to undo if it fails: the zip is untouched)
         _write_synced(record, json.dumps({"size": size}).encode())
+    except BaseException as exc:
+        remove_tree(directory)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            error = StoreError(f"cannot record the update ({exc}); the zip is as it was", record)
+            error.errno = exc.errno
+            raise error from exc
+        raise
+    try:
         with zipfile.ZipFile(location, "a", allowZip64=True) as archive:
             end = os.path.getsize(location)
             if archive.fp is None or archive.fp.seek(end) != end:
@@ -142,35 +184,32 @@ def _cut_back(location: str, size: int, record: str) -> None:
 
 
 def _remove_if_there(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.remove(path)
+    remove_side_file(path)  # (a symlink is unlinked as a link; absent: nothing to do)
 
 
 def repack(location: str) -> None:
     """Write the zip again with only the members its central directory lists, then put it in place."""
-    partial = location + ".partial"
-    try:
-        with zipfile.ZipFile(location) as source, zipfile.ZipFile(partial, "w", allowZip64=True) as target:
+    with _packing(location) as (_, packed):
+        with zipfile.ZipFile(location) as source, zipfile.ZipFile(packed, "w", allowZip64=True) as target:
             for info in source.infolist():
                 big = info.file_size > 2**31
                 with source.open(info) as member, target.open(info, "w", force_zip64=big) as out:
                     shutil.copyfileobj(member, out, 1 << 20)
-        os.replace(partial, location)
-    except BaseException:
-        finish_cleanup(functools.partial(_remove_if_there, partial))
-        raise
 
 
 def undo_unfinished_update(location: str) -> bool:
     """Cut the zip back to the length recorded before an :func:`update_zip` that did not finish (the
     previous zip, byte for byte); ``False`` when there is no such record."""
-    record = location + APPENDING
-    try:
-        with open(record, "rb") as f:
+    record = _beside(location) + APPENDING
+    try:  # (a symlink, FIFO or directory there is refused, naming it: never followed, never waited on)
+        fd = open_side_file(record)
+        if fd is None:
+            return False
+        with os.fdopen(fd, "rb") as f:
             raw = f.read(MAX_RECORD_BYTES + 1)  # (a record larger than that is none of ours: not read further)
-    except FileNotFoundError:
-        return False
     except OSError as exc:
+        if isinstance(exc, StoreError):
+            raise
         raise CorruptStoreError(f"unreadable record of an unfinished zip update ({exc})", record) from exc
     what = "record of an unfinished zip update"
     found = load_json(raw, what, record, MAX_RECORD_BYTES, MAX_RECORD_VALUES)
@@ -180,14 +219,14 @@ def undo_unfinished_update(location: str) -> bool:
     if os.path.getsize(location) > size and not _ends_complete(location):
         os.truncate(location, size)
         _fsync(location)
-    os.remove(record)
+    remove_side_file(record)
     return True
 
 
 def update_unfinished(location: str) -> bool:
     """Whether an :func:`update_zip` of ``location`` started and has not finished (its writer was killed,
     or is still adding the change): the zip may not read as one until it finishes or is undone."""
-    return os.path.exists(location + APPENDING) and not _ends_complete(location)
+    return os.path.lexists(_beside(location) + APPENDING) and not _ends_complete(location)
 
 
 def _ends_complete(location: str) -> bool:
@@ -206,10 +245,19 @@ def _ends_complete(location: str) -> bool:
 
 
 def _write_synced(path: str, data: bytes) -> None:
-    with open(path, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    """Create the side file ``path`` holding ``data``, exclusively (never through a name that exists), synced."""
+    try:
+        fd = create_side_file(path)
+    except FileExistsError as exc:  # (a record left by a killed writer was undone when the lock was taken)
+        raise StoreError("a record of another update is there; the zip was not changed", path) from exc
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        finish_cleanup(functools.partial(_remove_if_there, path))
+        raise
+    os.close(fd)
 
 
 def _fsync(path: str) -> None:
@@ -260,8 +308,11 @@ def _finished(directory: str) -> bool:
 
 def leftovers(location: str) -> list[str]:
     """What killed writers of the zip at ``location`` may have left beside it: working directories
-    (``<zip>.<random>.partial/``) and a half-packed ``<zip>.partial``. Symbolic links are not counted."""
-    parent, name = os.path.split(location)
+    (``<zip>.<random>.partial/``, private: mode 0700 and this user's, as they are made) and a half-packed
+    ``<zip>.partial``. Symbolic links are not counted, nor a directory of that name that anyone may enter (not one
+    a writer made: the user's, left alone)."""
+    stem = _beside(location)
+    parent, name = os.path.split(stem)
     working = re.compile(re.escape(name) + _WORKING)
     try:
         entries = list(os.scandir(parent or "."))
@@ -270,9 +321,17 @@ def leftovers(location: str) -> list[str]:
     return [
         e.path
         for e in entries
-        if (e.name in (name + ".partial", name + APPENDING) and e.is_file(follow_symlinks=False))
-        or (working.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+        if (e.name in (name + PACKING, name + APPENDING) and e.is_file(follow_symlinks=False))
+        or (working.fullmatch(e.name) and _private_directory(e))
     ]
+
+
+def _private_directory(entry: os.DirEntry[str]) -> bool:
+    try:
+        found = entry.stat(follow_symlinks=False)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o700 and found.st_uid == os.getuid()
 
 
 def remove_leftovers(location: str) -> list[str]:
@@ -280,9 +339,13 @@ def remove_leftovers(location: str) -> list[str]:
 
     Call it only while holding the zip's write lock (or knowing its holder is dead): a live writer's
     working directory looks the same. Best effort: what cannot be removed (permissions) stays, and does
-    not keep the file from being opened.
+    not keep the file from being opened. Something other than a regular file where the zip is packed
+    (``<zip>.partial``: a symlink, a FIFO, a directory) is refused here, naming it, before anything is written.
     """
-    removed = [location + APPENDING] if undo_unfinished_update(location) else []
+    removed = [_beside(location) + APPENDING] if undo_unfinished_update(location) else []
+    fd = open_side_file(_beside(location) + PACKING)  # (refuses what is not a regular file, never waiting)
+    if fd is not None:
+        os.close(fd)
     for path in leftovers(location):
         try:
             if os.path.isdir(path):
