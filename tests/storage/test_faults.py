@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import numpy as np
 import pytest
 from fault_scenarios import (
     BASE_TREES,
@@ -43,10 +44,12 @@ from fault_scenarios import (
     write_base,
 )
 from faults import FAULTS, KINDS, beside, installed, tree
+from full_nwbfile import make_manager
 from sweep_memo import runs_dir, shared_hdmf_work
 from sweep_pool import pool, run_all
 
-from hdmf_zarr3 import ZarrIO, break_lock, recover
+from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, recover
+from hdmf_zarr3.backend.datasets import changes
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError, StoreError
 from hdmf_zarr3.storage.safety import journal
 from hdmf_zarr3.storage.stores.handle import StoreHandle
@@ -272,6 +275,39 @@ def test_an_append_a_read_only_file_system_stops_says_to_recover(bases, runs):
         ZarrIO(path, mode="r").close()
     assert "restored the file as it was" in recover(path, break_lock=True)
     assert tree(path) == BASE_TREES["f.nwb.zarr"]
+
+
+def _assign(data) -> None:
+    data[2:7] = np.arange(5.0)
+
+
+def _extend(data) -> None:
+    data.extend([0.5, 0.25])  # (stored at once: HELD_BYTES is 1 in the test below)
+
+
+@pytest.mark.parametrize("change", [_assign, _extend], ids=["assign", "rows-stored-early"])
+@pytest.mark.parametrize("kind", ["enospc", "eio", "erofs"])
+def test_a_change_stored_outside_a_write_fails_as_ours_with_its_errno(bases, runs, monkeypatch, change, kind):
+    """An assignment, or rows stored before any write (memory full), stores at once, outside ``write()`` and
+    any ``with`` block: a fault at any of its store operations is our StoreError naming the file, with the
+    errno (it was the bare OSError)."""
+    monkeypatch.setattr(changes, "HELD_BYTES", 1)
+    code = {"enospc": errno.ENOSPC, "eio": errno.EIO, "erofs": errno.EROFS}[kind]
+    failures, at, fired = [], 0, True
+    while fired:
+        at += 1
+        path = fresh(bases, "grow", runs / f"{at}")
+        io = NWBZarrIO(path, mode="r+", manager=make_manager())
+        try:
+            data = io.read().analysis["mean_rate"].data
+            with FAULTS.armed(at, kind):
+                change(data)
+        except BaseException as exc:  # noqa: BLE001 -- judged here
+            if not (isinstance(exc, StoreError) and exc.errno == code and str(path) in str(exc)):
+                failures.append(f"operation {at} ({FAULTS.fired}): {type(exc).__name__}: {exc}")
+        fired = FAULTS.fired is not None
+        io.close()  # (a copy: what the failed change stored is committed or not, it is not judged here)
+    assert at > 2 and not failures, "\n".join(failures)
 
 
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:

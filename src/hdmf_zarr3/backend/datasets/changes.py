@@ -10,7 +10,8 @@ rows are held in memory until the next ``write()`` or ``close()`` (see :mod:`.ap
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -19,6 +20,7 @@ from ...errors import ModeError, UnsupportedDataError
 from ...format.data import touched_cells
 from ...format.documents import ArrayView, chunk_key, key_separator, store_key
 from ...integrations import h5py_lock_released
+from ...storage.safety import failures
 from ...storage.stores import ZARR_JSON
 from ...storage.writes import RowAppend, row_appends
 
@@ -108,19 +110,33 @@ class DatasetChanges:
         self.store()
         # (an IndexError here comes before anything is kept or written)
         cells = touched_cells(key, self._shape(), self._target.array_view.chunk_grid)
-        handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
         orthogonal = (
             isinstance(key, (list, np.ndarray))
             or isinstance(key, tuple)
             and any(isinstance(k, (list, np.ndarray)) for k in key)
         )
-        self._target.forget_values()
-        with h5py_lock_released():
-            if orthogonal:
-                self._target.dataset.oindex[key] = values
-            else:
-                self._target.dataset[key] = values
+        with self._store_errors_typed():
+            handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
+            self._target.forget_values()
+            with h5py_lock_released():
+                if orthogonal:
+                    self._target.dataset.oindex[key] = values
+                else:
+                    self._target.dataset[key] = values
         handle.changed(path, self._target.stored_document)  # the document is unchanged; committed on close
+
+    @contextlib.contextmanager
+    def _store_errors_typed(self) -> Iterator[None]:
+        """An ``OSError`` of the store while a change is stored now (outside a write: an assignment, rows
+        stored early) as our :class:`~hdmf_zarr3.errors.StoreError` naming the file, with its ``errno``. What
+        was stored stays journaled: a failed write or the end of a ``with`` block undoes it, as any change."""
+        try:
+            yield
+        except OSError as exc:
+            error = failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
+            if error is exc:
+                raise
+            raise error from exc
 
     def _encode_values(self, value: Any) -> Any:
         from ...format.data import encode_values
@@ -175,7 +191,8 @@ class DatasetChanges:
     def store(self) -> None:
         """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
         if self._held:
-            store_appended_rows([self])
+            with self._store_errors_typed():
+                store_appended_rows([self])
 
     def take(self) -> RowAppend | None:
         """The rows held (as one block), taken out to be stored now; ``None`` if none are held."""
