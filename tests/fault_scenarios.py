@@ -4,11 +4,13 @@
 copy of a base file, :func:`make_bases`), and the file's name. :func:`run_once` runs one with a fault at the
 k-th store operation (``tests/faults.py``) and checks what it left: an existing file reads exactly as before,
 byte for byte (every file of the tree); a new file does not exist or is refused as incomplete; nothing is left
-beside the file nor inside it; the error is ours naming the file, or, for Ctrl-C, ``KeyboardInterrupt`` itself.
+beside the file nor inside it; the error is ours naming the file with the ``errno`` of the fault, or, for Ctrl-C,
+``KeyboardInterrupt`` itself.
 """
 
 from __future__ import annotations
 
+import errno
 import shutil
 import zipfile
 from collections.abc import Callable
@@ -175,6 +177,9 @@ EXACT = frozenset({"edit_slice", "edit_index", "edit_scalar", "grow_sharded", "z
 #: The base files by name (set by :func:`make_bases`, or by a sweep's worker process).
 BASES: dict[str, Path] = {}
 
+#: The errno the error of a run must carry, by the kind of fault (as the ``OSError`` of the store had it).
+ERRNOS = {"enospc": errno.ENOSPC, "eio": errno.EIO}
+
 #: A base file's tree (``faults.tree``), read once: every run starts from a copy of it, byte for byte.
 BASE_TREES: dict[str, dict[str, bytes]] = {}
 
@@ -253,6 +258,10 @@ def run_once(
         assert isinstance(error, HdmfZarrError), f"{label}: not ours: {type(error).__name__}: {error}"
         named = [str(p) for p in (path, *SOURCES.values()) if str(p) in str(error)]
         assert named, f"{label}: the error names neither the file nor its source: {error}"
+        lock_error = (error.path or "").endswith(".lock")  # (the write lock's own errno: its own slice of #38)
+        assert getattr(error, "errno", None) == ERRNOS[kind] or lock_error, (
+            f"{label}: errno {getattr(error, 'errno', None)}, not {ERRNOS[kind]}: {type(error).__name__}: {error}"
+        )
     left = set(beside(path)) - set(around)
     if kind != "interrupt" and fired and fired.startswith("os.unlink") and fired.endswith(".lock"):
         left.discard(path.name + ".lock")  # the disk refused to delete the lock: it stays (and says whose)

@@ -14,19 +14,26 @@ makes the ``at``-th one fail with one of :data:`KINDS`:
     main thread would notice it only after the wait ended).
 ``enospc`` / ``eio``
     ``OSError(ENOSPC)`` (a full disk) or ``OSError(EIO)`` raised by the operation, on whichever thread.
+``erofs``
+    The file system is remounted read-only at the ``at``-th operation: from there on every operation that
+    changes it (a store write or delete, a rename, link, removal, truncation, ``fsync``, a file opened for
+    writing with ``os.open`` or ``open``) raises ``OSError(EROFS)``, the rollback's too; reads go on. Not in
+    :data:`KINDS`: the sweeps of ``tests/storage/test_faults.py`` judge it apart (the undo cannot run).
 
-Only the ``at``-th operation fails (what follows, the rollback included, runs normally); with ``where``, only
-the operations whose description (the operation and its first argument) holds that text are counted. The operations
-inside a ``shutil.rmtree(..., ignore_errors=True)`` (cleanup that tolerates failure) fail only with a
-Ctrl-C.
+Only the ``at``-th operation fails (what follows, the rollback included, runs normally), but for ``erofs``;
+with ``where``, only the operations whose description (the operation and its first argument) holds that text
+are counted. The operations inside a ``shutil.rmtree(..., ignore_errors=True)`` (cleanup that tolerates
+failure) fail only with a Ctrl-C (and, read-only, each removal, which the cleanup ignores).
 """
 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import errno
 import functools
+import io
 import os
 import shutil
 import signal
@@ -75,7 +82,10 @@ class Faults:
             hit = self.count == self.at
             if self.names is not None:
                 self.names.append(what)
-        if not hit:
+            read_only = self.kind == "erofs" and 0 < self.at <= self.count
+        if read_only:
+            self.refuse_change(what)
+        if not hit or self.kind == "erofs":  # (read-only: reads go on)
             return
         self.fired = what
         if self.kind == "interrupt":
@@ -86,8 +96,42 @@ class Faults:
         code = errno.ENOSPC if self.kind == "enospc" else errno.EIO
         raise OSError(code, os.strerror(code), what)
 
+    def refuse_change(self, what: str) -> None:
+        """Under ``erofs`` once remounted: ``what``, if it changes the file system, fails as it would there."""
+        if not (self.active and self.kind == "erofs" and 0 < self.at <= self.count) or what.startswith(_READS):
+            return
+        self.fired = self.fired or what
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), what)
+
+
+#: The operations that only read (the others change the file system: refused once it is read-only).
+_READS = tuple(f"LocalStore.{name}" for name in ("get", "exists", "get_partial_values", "getsize", "list", "get_sync"))
 
 FAULTS = Faults()
+
+
+def _open_for_writing(original):
+    """``os.open``: not counted (reads open files too); with a flag that writes, refused once read-only."""
+
+    @functools.wraps(original)
+    def function(path, flags, *args, **kwargs):
+        if flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND):
+            FAULTS.refuse_change(f"os.open {path}")
+        return original(path, flags, *args, **kwargs)
+
+    return function
+
+
+def _file_for_writing(original):
+    """``open`` (and ``io.open``, which pathlib calls): not counted; to write, refused once read-only."""
+
+    @functools.wraps(original)
+    def function(file, mode="r", *args, **kwargs):
+        if any(c in mode for c in "wax+"):
+            FAULTS.refuse_change(f"open {file}")
+        return original(file, mode, *args, **kwargs)
+
+    return function
 
 
 def _async(name: str, original):
@@ -116,9 +160,11 @@ def _plain(name: str, original):
     @functools.wraps(original)
     def function(*args, **kwargs):
         tolerant = name == "shutil.rmtree" and kwargs.get("ignore_errors")
-        # cleanup that tolerates failure: only a Ctrl-C can stop it
+        # cleanup that tolerates failure: only a Ctrl-C can stop it (and a read-only file system each removal)
         if not (tolerant or getattr(_tolerant, "depth", 0)) or FAULTS.kind == "interrupt":
             FAULTS.tick(f"{name} {args[0] if args else ''}")
+        elif not tolerant:
+            FAULTS.refuse_change(f"{name} {args[0] if args else ''}")
         _tolerant.depth = getattr(_tolerant, "depth", 0) + bool(tolerant)
         try:
             return original(*args, **kwargs)
@@ -162,6 +208,11 @@ def installed() -> Iterator[Faults]:
         original = getattr(owner, name)
         saved.append((owner, name, original))
         setattr(owner, name, _plain(f"{getattr(owner, '__name__', owner)}.{name}", original))
+    saved.append((os, "open", os.open))
+    os.open = _open_for_writing(os.open)
+    for owner in (builtins, io):
+        saved.append((owner, "open", owner.open))
+        owner.open = _file_for_writing(owner.open)
     try:
         yield FAULTS
     finally:

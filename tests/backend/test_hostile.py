@@ -752,3 +752,18 @@ def test_a_container_built_on_demand_fails_as_read_does(ephys):
     with NWBZarrIO(ephys, mode="r") as io, pytest.raises(Corrupt, match="while HDMF built") as raised:
         io.get_container("/acquisition/es/electrodes")
     assert raised.value.path == "/acquisition/es/electrodes"
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["consolidated", "listed"])
+def test_a_group_whose_directory_is_a_symlink_out_is_refused_naming_it(ephys, listed):
+    """A table's group moved out of the file and symlinked back: its chunks are refused as read (HDMF reads the
+    ids while it builds the table: ours, not its ConstructError); a file read node by node refuses the group
+    itself (its nodes were left out without a word)."""
+    if listed:
+        deconsolidate(ephys)
+    outside = ephys.parent.parent / "outside-group"
+    (ephys / "units").rename(outside)
+    (ephys / "units").symlink_to(outside)
+    with pytest.raises(UnsafeDataError, match="outside the file") as raised:
+        read_everything(ephys, nwb=True)  # (validate reports it too: validate_agrees)
+    assert raised.value.path == ("/units" if listed else "/units/id")

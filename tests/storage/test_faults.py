@@ -18,6 +18,7 @@ existing file's bytes (per base), HDMF's namespace work (``sweep_memo.py``); the
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import gc
 import logging
@@ -39,6 +40,7 @@ from fault_scenarios import (
     SCENARIOS,
     SOURCES,
     append_three,
+    complete,
     fresh,
     make_bases,
     run_once,
@@ -46,11 +48,13 @@ from fault_scenarios import (
     write_base,
 )
 from faults import FAULTS, KINDS, beside, installed, pending_tasks, tree
+from full_nwbfile import make_manager
 from sweep_memo import runs_dir, shared_hdmf_work
 from sweep_pool import pool, run_all
 
-from hdmf_zarr3 import break_lock, recover
-from hdmf_zarr3.errors import HdmfZarrError
+from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, recover
+from hdmf_zarr3.backend.datasets import changes
+from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError, StoreError
 from hdmf_zarr3.storage.safety import journal
 from hdmf_zarr3.storage.stores.handle import StoreHandle
 from hdmf_zarr3.storage.writes import local as local_writes
@@ -188,6 +192,127 @@ def test_fault_at_spread_of_operations_with_keys_stored_by_threads(bases, scenar
 def test_fault_at_every_operation_with_keys_stored_by_threads(bases, scenario, kind, runs, monkeypatch):
     monkeypatch.setattr(local_writes, "MIN_KEYS_PER_THREAD", 1)
     _sweep(bases, scenario, kind, runs, every=True)
+
+
+#: The write paths swept with the file system turned read-only part-way (``faults.py``, ``erofs``): the appends
+#: to a local directory, at every operation (a few seconds: the runs are short), and a new file at a spread of
+#: them (a zip's or a replacement's working copy, made beside the file before the file system turned read-only,
+#: cannot be removed after: those paths are judged by the sweeps above).
+READ_ONLY_EVERY = ("append", "rows", "grow")
+READ_ONLY = ("write", *READ_ONLY_EVERY)
+
+
+def _read_only_at(bases: dict[str, Path], scenario: str, runs: Path, at: int) -> str | None:
+    """One run with the file system read-only from operation ``at``: ``None``, or what was wrong.
+
+    The write fails with our ``StoreError`` (``errno`` EROFS) naming the file, or, when only a cleanup after
+    the commit was refused, completes. The undo cannot run either: an existing file is left as it was, or
+    marked incomplete with its journal and an error that says to run ``recover``, which (the file system
+    writable again) puts it back byte for byte. Only the lock, which cannot be removed, is left beside it."""
+    action, existing, name = SCENARIOS[scenario]
+    path = fresh(bases, scenario, runs / f"{at}")
+    label = f"{scenario}, read-only from operation {at}"
+    error: BaseException | None = None
+    try:
+        with FAULTS.armed(at, "erofs"):
+            action(path)
+    except BaseException as exc:  # noqa: BLE001 -- judged below
+        error = exc
+    label += f" ({FAULTS.fired})"
+    if error is not None and not (
+        isinstance(error, HdmfZarrError)
+        and (getattr(error, "errno", None) == errno.EROFS or (error.path or "").endswith(".lock"))  # (see run_once)
+        and str(path) in str(error)
+    ):
+        return f"{label}: not ours with EROFS naming the file: {type(error).__name__}: {error}"
+    kept = [
+        n
+        for n in beside(path)
+        if n == f"{name}.lock" or re.fullmatch(rf"{re.escape(name)}\.[0-9a-f]{{32}}\.partial", n)
+    ]
+    if set(beside(path)) - set(kept):
+        return f"{label}: left beside the file: {beside(path)}"
+    for leftover in kept:  # the lock and the temporary it was being made from, which the file system kept
+        (break_lock(path) if leftover.endswith(".lock") else (runs / f"{at}" / leftover).unlink())
+    if not existing:
+        if error is not None and (path / "zarr.json").exists() and complete(path):  # (temporaries may stay)
+            return f"{label}: the new file reads as complete"
+        return None
+    before = BASE_TREES[name]
+    if error is not None and tree(path) != before and "recover" not in str(error):
+        return f"{label}: the file changed and the error does not say to recover it: {error}"
+    recover(path)  # undoes what could not be undone (or removes the journal of an append that finished)
+    if error is not None and tree(path) != before:
+        return f"{label}: recover did not restore the file byte for byte"
+    return None
+
+
+def _read_only_sweep(bases, scenario: str, runs: Path, every: bool) -> None:
+    total = _count(bases, scenario, "erofs", runs / "count")
+    indices = range(1, total + 1) if every else _indices(total, scenario, "erofs")
+    failures = [f for f in (_read_only_at(bases, scenario, runs, at) for at in indices) if f is not None]
+    assert not failures, f"{len(failures)} of {len(indices)} runs failed:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("scenario", READ_ONLY)
+def test_file_system_turned_read_only_part_way(bases, scenario, runs):
+    _read_only_sweep(bases, scenario, runs, every=scenario in READ_ONLY_EVERY)
+
+
+@pytest.mark.slow
+def test_file_system_turned_read_only_at_every_operation_of_a_new_file(bases, runs):
+    _read_only_sweep(bases, "write", runs, every=True)
+
+
+def test_an_append_a_read_only_file_system_stops_says_to_recover(bases, runs):
+    """Read-only half-way through appending containers: our StoreError (EROFS) says the undo could not run;
+    the file is refused as incomplete until ``recover``, which puts it back byte for byte."""
+    path = fresh(bases, "append", runs / "half")
+    with (
+        pytest.raises(StoreError) as raised,
+        FAULTS.armed(_count(bases, "append", "erofs", runs / "count") // 2, "erofs"),
+    ):
+        append_three(path)
+    assert raised.value.errno == errno.EROFS and raised.value.path == str(path)
+    assert "Read-only file system" in str(raised.value) and "could not be undone" in str(raised.value)
+    assert f"hdmf_zarr3.recover({str(path)!r})" in str(raised.value)
+    with pytest.raises(IncompleteFileError):
+        ZarrIO(path, mode="r").close()
+    assert "restored the file as it was" in recover(path, break_lock=True)
+    assert tree(path) == BASE_TREES["f.nwb.zarr"]
+
+
+def _assign(data) -> None:
+    data[2:7] = np.arange(5.0)
+
+
+def _extend(data) -> None:
+    data.extend([0.5, 0.25])  # (stored at once: HELD_BYTES is 1 in the test below)
+
+
+@pytest.mark.parametrize("change", [_assign, _extend], ids=["assign", "rows-stored-early"])
+@pytest.mark.parametrize("kind", ["enospc", "eio", "erofs"])
+def test_a_change_stored_outside_a_write_fails_as_ours_with_its_errno(bases, runs, monkeypatch, change, kind):
+    """An assignment, or rows stored before any write (memory full), stores at once, outside ``write()`` and
+    any ``with`` block: a fault at any of its store operations is our StoreError naming the file, with the
+    errno (it was the bare OSError)."""
+    monkeypatch.setattr(changes, "HELD_BYTES", 1)
+    code = {"enospc": errno.ENOSPC, "eio": errno.EIO, "erofs": errno.EROFS}[kind]
+    failures, at, fired = [], 0, True
+    while fired:
+        at += 1
+        path = fresh(bases, "grow", runs / f"{at}")
+        io = NWBZarrIO(path, mode="r+", manager=make_manager())
+        try:
+            data = io.read().analysis["mean_rate"].data
+            with FAULTS.armed(at, kind):
+                change(data)
+        except BaseException as exc:  # noqa: BLE001 -- judged here
+            if not (isinstance(exc, StoreError) and exc.errno == code and str(path) in str(exc)):
+                failures.append(f"operation {at} ({FAULTS.fired}): {type(exc).__name__}: {exc}")
+        fired = FAULTS.fired is not None
+        io.close()  # (a copy: what the failed change stored is committed or not, it is not judged here)
+    assert at > 2 and not failures, "\n".join(failures)
 
 
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:

@@ -184,7 +184,9 @@ def translate(exc: BaseException, dst: str, node: str | None, existed: bool) -> 
     for cause in chain:
         if is_h5py_failure(cause):
             detail = "; ".join(dict.fromkeys(str(c) for c in chain if str(c)))
-            return StoreError(f"writing the HDF5 file {dst} failed ({detail}); {kept}", where)
+            error = StoreError(f"writing the HDF5 file {dst} failed ({detail}); {kept}", where)
+            error.errno = next((c.errno for c in chain if isinstance(c, OSError) and c.errno), None)
+            return error
     return exc
 
 

@@ -133,7 +133,20 @@ class DatasetChanges:
             yield
         except BaseException as exc:
             self._context.undo_changes()
-            error = failures.typed(exc, self._target.io.source)
+            error = failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
+            if error is exc:
+                raise
+            raise error from exc
+
+    @contextlib.contextmanager
+    def _store_errors_typed(self) -> Iterator[None]:
+        """An ``OSError`` of the store while a change is stored now (outside a write: an assignment, rows
+        stored early) as our :class:`~hdmf_zarr3.errors.StoreError` naming the file, with its ``errno``. What
+        was stored stays journaled: a failed write or the end of a ``with`` block undoes it, as any change."""
+        try:
+            yield
+        except OSError as exc:
+            error = failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
             if error is exc:
                 raise
             raise error from exc
@@ -230,7 +243,8 @@ class DatasetChanges:
     def store(self) -> None:
         """Store the rows appended since the last store, in one append (see :func:`store_appended_rows`)."""
         if self._held:
-            store_appended_rows([self])
+            with self._store_errors_typed():
+                store_appended_rows([self])
 
     def take(self) -> RowAppend | None:
         """The rows held (as one block), taken out to be stored now; ``None`` if none are held."""

@@ -109,7 +109,10 @@ class FileWriter:
         try:
             yield
         except BaseException as exc:
-            self.discard(self.file.handle)
+            try:
+                self.discard(self.file.handle)
+            except BaseException as undo_error:  # (the store refused the undo too: a read-only file system)
+                raise failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
             error = failures.typed(exc, self.owner.source)
             if error is exc:
                 raise
@@ -125,7 +128,10 @@ class FileWriter:
             handle.commit()  # consolidate what was changed since the last write (appends)
         except BaseException as exc:
             self.appended_rows.clear()
-            handle.rollback()  # (nothing left to undo once the commit stored the complete root)
+            try:
+                handle.rollback()  # (nothing left to undo once the commit stored the complete root)
+            except BaseException as undo_error:  # (the store refused the undo too: a read-only file system)
+                raise failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
             error = failures.typed(exc, self.owner.source)
             if error is exc:
                 raise

@@ -166,13 +166,21 @@ class ZarrIO(HDMFIO):
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
         open_file: OpenFile | None = getattr(self, "_open_file", None)
+        undo_error: BaseException | None = None
         try:
             if exc_type is not None and open_file is not None and open_file.handle is not None:
-                self._writer.discard(open_file.handle)
+                try:
+                    self._writer.discard(open_file.handle)
+                except BaseException as exc:  # (the store refused the undo too: said with the error, below)
+                    undo_error = exc
         finally:
             self.close()  # (also when the rollback failed: the lock is released)
         if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
-            error = failures.typed(exc_value, self.source)
+            error = (
+                failures.typed(exc_value, self.source)
+                if undo_error is None
+                else failures.with_undo_failure(exc_value, undo_error, self.source)
+            )
             if error is not exc_value:
                 raise error from exc_value
 

@@ -259,10 +259,17 @@ def _read_file(
 
 def _list_keys(root: str) -> list[str]:
     """Every key of regular files under ``root`` (symlinked directories are not entered, as LocalStore);
-    a node document that is not a regular file is an error, not a node silently missing."""
+    a node document that is not a regular file is an error, not a node silently missing, and so is a
+    directory that is a symlink leading out of the file (its nodes would be left out without a word)."""
     keys = []
+    real_root = os.path.realpath(root)
     for base, dirs, files in os.walk(root):
         rel = os.path.relpath(base, root).replace(os.sep, "/")
+        for name in dirs:
+            target = os.path.realpath(os.path.join(base, name))
+            if os.path.islink(os.path.join(base, name)) and os.path.commonpath([target, real_root]) != real_root:
+                node = normalize(name if rel == "." else f"{rel}/{name}")
+                raise UnsafeDataError(f"its directory is a symlink to {target}, outside the file; it is not read", node)
         for name in files + [d for d in dirs if d in DOCUMENT_NAMES]:
             key = name if rel == "." else f"{rel}/{name}"
             if name in DOCUMENT_NAMES:

@@ -73,11 +73,13 @@ class LocalReplacement:
                 os.rename(self.work, self.location)
         except OSError as exc:
             self.discard()
-            raise StoreError(
+            error = StoreError(
                 f"cannot put the new file in place of the old one ({exc}); the old file is untouched and "
                 "the new one was discarded",
                 self.location,
-            ) from exc
+            )
+            error.errno = exc.errno  # (a read-only file system, a full disk: as the OSError said)
+            raise error from exc
         return GuardedLocalStore(self.location)
 
     def remove_old(self) -> None:

@@ -13,7 +13,7 @@ from zarr.abc.store import Store
 from ..._version import __version__
 from ...errors import IncompleteFileError
 from ...format.documents import completion, consolidated, dimension_names, group_document, within_document_limits
-from ..safety import LocalReplacement, Rollback, WriteLock, open_files, transactional
+from ..safety import LocalReplacement, Rollback, WriteLock, failures, open_files, transactional
 from . import locations
 from .document_cache import DocumentCache
 
@@ -170,13 +170,24 @@ class StoreHandle:
         """Undo the changes of a write that failed: an append leaves the file as it was before, byte for
         byte; a new file stays marked incomplete (there is nothing to go back to) and is not committed on
         close; a working copy (a zip, or mode ``w`` beside an existing file) is discarded on close, so the
-        old file is not replaced."""
+        old file is not replaced. An undo the store refuses (a file system turned read-only) raises our
+        :class:`~hdmf_zarr3.errors.StoreError` with its ``errno``, saying so: the file stays marked
+        incomplete with its journal, for :func:`~hdmf_zarr3.recover`, and is not committed on close."""
         if not self.undo_log.active:
             return
         if not self.undo_log.journaled:
             self.failed = True
             return
-        self.cache.replace(self.undo_log.undo())
+        try:
+            documents = self.undo_log.undo()
+        except BaseException as exc:  # (the store refused the undo: the journal stays in the file, for recover)
+            self.failed = True  # never committed, never undone again
+            self.undo_log.clear()
+            error = failures.undo_failed(exc, self.location)
+            if error is exc:
+                raise
+            raise error from exc
+        self.cache.replace(documents)
         self._changed = False
         self._resized_groups.clear()
 

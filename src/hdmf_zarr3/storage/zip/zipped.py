@@ -99,7 +99,8 @@ def replace_zip(directory: str, location: str, ours: Callable[[], bool] | None =
     except BaseException as exc:  # a full disk, Ctrl-C: the old zip stays, the partial one goes
         remove_tree(directory)
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
-            raise StoreError(f"cannot pack the zip ({exc}); the zip was not replaced", location) from exc
+            error = StoreError(f"cannot pack the zip ({exc}); the zip was not replaced", location)
+            raise _with_errno(error, exc) from exc
         raise
     remove_tree(directory)
 
@@ -166,7 +167,8 @@ def update_zip(
         finish_cleanup(functools.partial(_cut_back, location, size, record))
         remove_tree(directory)
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
-            raise StoreError(f"cannot add the changes to the zip ({exc}); the zip is as it was", location) from exc
+            error = StoreError(f"cannot add the changes to the zip ({exc}); the zip is as it was", location)
+            raise _with_errno(error, exc) from exc
         raise
     # the update is complete: a record left by a failed removal is known stale (the zip ends complete)
     try:
@@ -274,6 +276,12 @@ def abandon_update(directory: str, location: str, deleted: set[str], ours: Calla
         update_zip(directory, location, deleted, ours)
     else:
         remove_tree(directory)
+
+
+def _with_errno(error: StoreError, cause: OSError) -> StoreError:
+    """``error`` with the ``errno`` of the ``OSError`` it stands for (a full disk, a read-only file system)."""
+    error.errno = cause.errno
+    return error
 
 
 def _check_ours(directory: str, location: str, ours: Callable[[], bool] | None) -> None:
