@@ -620,6 +620,16 @@ def test_a_source_no_file_can_have_is_refused_naming_the_node(f, external_layout
     assert raised.value.path in {"/b", "/b/lnk", "/x@ref", "/refs"}
 
 
+@pytest.mark.parametrize("source", ["https://[::1/x.zarr", "s3://b/x y.zarr", "https://h:99999/x.zarr"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_source_url_no_store_opens_is_refused_naming_the_node(f, kind, source):
+    """urllib raised its raw ``ValueError`` on an unclosed IPv6 bracket; no request is made for any of them."""
+    KINDS[kind][0](f, source)
+    with pytest.raises(CorruptStoreError, match="source .* (is not a valid URL|percent-encoded)") as raised:
+        read_everything(f)
+    assert raised.value.path in {"/b", "/b/lnk", "/x", "/x@ref", "/refs"}
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_nul_in_a_target_path_or_a_link_name_is_refused_naming_the_node(f, kind):
     KINDS[kind][0](f, ".", "/a/tar\x00get")
