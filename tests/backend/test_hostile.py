@@ -310,6 +310,9 @@ METADATA_CASES = {
         lambda f: edit(f, "/refs", _set("attributes", "zarr_dtype", value="\ud800")),
         Corrupt,
     ),
+    # issue #38: node paths no writer makes, from the consolidated copy (a zip member: test_hostile_chunks.py)
+    "consolidated-member-with-nul": (lambda f: _consolidated_member(f, "a\x00b", load(f, "/a")), Corrupt),
+    "consolidated-member-with-surrogate": (lambda f: _consolidated_member(f, "a/\ud800", load(f, "/x")), Corrupt),
     "data-type-lone-surrogate": (lambda f: edit(f, "/x", _set("data_type", value="\ud800")), Corrupt),
     # 12. attributes named as a child of their group, links named as an attribute
     "attribute-named-like-a-dataset": (lambda f: edit(f, "/", _set("attributes", "x", value=1)), Corrupt),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -396,3 +397,26 @@ def test_a_malformed_endpoint_is_our_error_with_no_foreign_backtrace(tmp_path):
     assert "panicked" not in done.stderr and "backtrace" not in done.stderr, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == len(endpoints) and all("the endpoint" in line for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "\ud800"], ids=["nul", "surrogate"])
+def test_a_listed_node_no_writer_names_so_is_refused(tmp_path, name):
+    """Object stores and stores passed in may hold any key: a node path with a NUL or a lone surrogate (no node
+    name holds one, ``names.check_name``) is ``CorruptStoreError``, as from the consolidated copy."""
+    from hdmf.build import GroupBuilder
+    from writing import write_builder
+    from zarr.core.buffer import default_buffer_prototype
+
+    from hdmf_zarr3 import CorruptStoreError, ZarrIO
+    from hdmf_zarr3.storage.stores import sync
+
+    write_builder(tmp_path / "f.zarr", GroupBuilder("root", groups={"g": GroupBuilder("g")}))
+    store = MemoryStore()
+    buffer = default_buffer_prototype().buffer
+    for file in (tmp_path / "f.zarr").rglob("zarr.json"):
+        key = file.relative_to(tmp_path / "f.zarr").as_posix()
+        sync(store.set(key, buffer.from_bytes(file.read_bytes())))
+    root = json.loads((tmp_path / "f.zarr" / "g" / "zarr.json").read_text())
+    sync(store.set(f"{name}/zarr.json", buffer.from_bytes(json.dumps(root).encode())))
+    with pytest.raises(CorruptStoreError, match="node path holds"):
+        ZarrIO(store, mode="r-").read_builder()  # (r-: listed, whatever the root's copy says)
