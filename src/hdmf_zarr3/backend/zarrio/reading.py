@@ -87,9 +87,11 @@ class FileReader:
         file read from the root's consolidated copy, a node whose own document disagrees with that copy (HDMF
         built from the copy: the disagreement, not HDMF's error, is what is wrong)."""
         cause: BaseException | None = exc
-        while cause is not None:
+        seen: set[int] = set()
+        while cause is not None and id(cause) not in seen:  # (an explicit cause may lead around a loop)
             if isinstance(cause, HdmfZarrError):
                 return cause
+            seen.add(id(cause))
             cause = cause.__cause__ or cause.__context__
         handle = self.file.require_open()
         if not handle.use_consolidated:
