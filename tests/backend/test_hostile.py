@@ -310,6 +310,9 @@ METADATA_CASES = {
         lambda f: edit(f, "/refs", _set("attributes", "zarr_dtype", value="\ud800")),
         Corrupt,
     ),
+    # issue #38: node paths no writer makes, from the consolidated copy (a zip member: test_hostile_chunks.py)
+    "consolidated-member-with-nul": (lambda f: _consolidated_member(f, "a\x00b", load(f, "/a")), Corrupt),
+    "consolidated-member-with-surrogate": (lambda f: _consolidated_member(f, "a/\ud800", load(f, "/x")), Corrupt),
     "data-type-lone-surrogate": (lambda f: edit(f, "/x", _set("data_type", value="\ud800")), Corrupt),
     # 12. attributes named as a child of their group, links named as an attribute
     "attribute-named-like-a-dataset": (lambda f: edit(f, "/", _set("attributes", "x", value=1)), Corrupt),
@@ -618,6 +621,16 @@ def test_a_source_no_file_can_have_is_refused_naming_the_node(f, external_layout
     with pytest.raises(CorruptStoreError, match="reference record 'source'") as raised:
         read_everything(f)
     assert raised.value.path in {"/b", "/b/lnk", "/x@ref", "/refs"}
+
+
+@pytest.mark.parametrize("source", ["https://[::1/x.zarr", "s3://b/x y.zarr", "https://h:99999/x.zarr"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_source_url_no_store_opens_is_refused_naming_the_node(f, kind, source):
+    """urllib raised its raw ``ValueError`` on an unclosed IPv6 bracket; no request is made for any of them."""
+    KINDS[kind][0](f, source)
+    with pytest.raises(CorruptStoreError, match="source .* (is not a valid URL|percent-encoded)") as raised:
+        read_everything(f)
+    assert raised.value.path in {"/b", "/b/lnk", "/x", "/x@ref", "/refs"}
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -41,6 +41,8 @@ HOSTILE_TEXTS = [
     "file:///tmp/u%20r%20l.zarr",
     "s3://bucket/x.zarr.zip",
     "https://example.invalid/x",
+    "https://[::1/x",
+    "http://h:99999/x",
     "__journal",
     "zarr.json",
     "c/0",

@@ -320,3 +320,27 @@ def test_an_index_that_cannot_be_widened_is_a_typed_error_naming_it(tmp_path):
         assert raised.value.path == "/units/spike_times_index"
         assert len(nwb.units.spike_times.data) == 4
     assert _file_bytes(path) == before
+
+
+def test_both_indexes_of_a_doubly_ragged_column_are_widened(tmp_path):
+    """``Units.waveforms``: its index (one entry per spike) and the index of that index (one per unit) each
+    widened when its own values pass ``uint8``."""
+    import datetime
+
+    from pynwb import NWBFile
+
+    nwb = NWBFile(
+        session_description="s", identifier="i", session_start_time=datetime.datetime(2024, 1, 1, tzinfo=datetime.UTC)
+    )
+    nwb.add_unit(spike_times=[0.1, 0.2], waveforms=[[[1.0, 2.0]], [[3.0, 4.0]]])
+    path = write_nwb(tmp_path / "f.nwb.zarr", nwb)
+    with NWBZarrIO(path, mode="a") as io:
+        nwb = io.read()
+        nwb.add_unit(spike_times=_spikes(300), waveforms=[[[float(i), 0.0]] for i in range(300)])
+        io.write(nwb)
+    with NWBZarrIO(path, mode="r") as io:
+        units = io.read().units
+        assert units.waveforms_index.data.dtype == units.waveforms_index_index.data.dtype == np.uint16
+        assert units.waveforms_index_index.data[:].tolist() == [2, 302]
+        assert units.waveforms_index.data[-2:].tolist() == [301, 302]
+        assert np.asarray(units["waveforms"][1]).shape == (300, 1, 2)

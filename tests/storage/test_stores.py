@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -13,7 +14,7 @@ from nwb_factories import small_nwbfile
 from pynwb import NWBHDF5IO, TimeSeries
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3 import FormatError, NWBZarrIO
+from hdmf_zarr3 import FormatError, NWBZarrIO, StoreError
 from hdmf_zarr3.storage.stores import locations
 
 
@@ -322,3 +323,100 @@ def test_a_rollback_without_a_journal_cannot_undo_and_ends_empty():
         rollback.undo()
     rollback.finish()
     assert not rollback.active and rollback.marker is None
+
+
+# --- issue #38: URLs checked where they enter ----------------------------------------------------------------
+def test_a_file_url_is_percent_decoded(tmp_path):
+    """``file:`` URLs spell a space ``%20``: the file is the directory ``u r l.nwb.zarr``, not ``u%20r%20l``;
+    bytes that are not UTF-8 are the file system's own bytes (``%ff``); a ``%00`` names no file."""
+    (tmp_path / "d").mkdir()
+    url = (tmp_path / "d").as_uri() + "/u%20r%20l.nwb.zarr"
+    with NWBZarrIO(url, mode="w") as io:
+        io.write(small_nwbfile(3))
+    assert sorted(os.listdir(tmp_path / "d")) == ["u r l.nwb.zarr"]
+    with NWBZarrIO(tmp_path / "d" / "u r l.nwb.zarr", mode="r") as io:
+        assert io.read().identifier == "TEST123"
+    with NWBZarrIO((tmp_path / "d").as_uri() + "/%ff.nwb.zarr", mode="w") as io:
+        io.write(small_nwbfile(3))
+    assert b"\xff.nwb.zarr" in os.listdir(os.fsencode(tmp_path / "d"))
+    with pytest.raises(StoreError, match="NUL"):
+        NWBZarrIO((tmp_path / "d").as_uri() + "/a%00b.nwb.zarr", mode="w")
+    assert len(os.listdir(tmp_path / "d")) == 2
+
+
+@pytest.mark.parametrize("mode", ["r", "w", "a"])
+@pytest.mark.parametrize(
+    "url", ["s3://bucket/x.nwb.zarr.zip", "https://example.invalid/x.nwb.zarr.ZIP", "gs://b/x.zip/"]
+)
+def test_a_zip_on_an_object_store_is_refused_saying_so(url, mode, monkeypatch):
+    """A prefix ending ``.zip`` was written as loose objects; a real zip object was read as "no Zarr group found".
+    Refused before any store is made (no request)."""
+    from hdmf_zarr3.storage.stores import opening
+
+    monkeypatch.setattr(opening, "remote_store", lambda *a: pytest.fail("a store was made"))
+    with pytest.raises(StoreError, match="zip file on an object store or web server is not supported"):
+        NWBZarrIO(url, mode=mode)
+
+
+MALFORMED_URLS = ["https://[::1/x.nwb.zarr", "s3://b/x y.nwb.zarr", "s3://b/x\x00.nwb.zarr", "https://h:99999/x.zarr"]
+
+
+@pytest.mark.parametrize("url", MALFORMED_URLS)
+@pytest.mark.parametrize("mode", ["r", "w"])
+def test_a_url_no_store_opens_is_our_error(url, mode, monkeypatch):
+    from hdmf_zarr3.storage.stores import opening
+
+    monkeypatch.setattr(opening, "remote_store", lambda *a: pytest.fail("a store was made"))
+    with pytest.raises(StoreError, match="URL"):
+        NWBZarrIO(url, mode=mode)
+
+
+def test_a_malformed_endpoint_is_our_error_with_no_foreign_backtrace(tmp_path):
+    """obstore parses an endpoint at its first request, and its Rust code panicked on these, printing a backtrace
+    to stderr before our error: checked before obstore sees them (run in a process of its own to see stderr)."""
+    import subprocess
+    import sys
+
+    endpoints = ["not a url", "http://[::1", "http://local host:9000", "://x", "http://:99999", "", "ftp://x"]
+    script = (
+        "import sys\n"
+        "from hdmf_zarr3 import NWBZarrIO, StoreError\n"
+        "for endpoint in sys.argv[1:]:\n"
+        "    try:\n"
+        "        NWBZarrIO('s3://bucket/x.nwb.zarr', 'r', storage_options={'endpoint_url': endpoint, 'anon': True})\n"
+        "    except StoreError as exc:\n"
+        "        print('typed', repr(str(exc)))\n"
+    )
+    import hdmf_zarr3
+
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(hdmf_zarr3.__file__))}  # this checkout's
+    done = subprocess.run(
+        [sys.executable, "-c", script, *endpoints], capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert "panicked" not in done.stderr and "backtrace" not in done.stderr, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == len(endpoints) and all("the endpoint" in line for line in lines), done.stdout
+
+
+@pytest.mark.parametrize("name", ["a\x00b", "\ud800"], ids=["nul", "surrogate"])
+def test_a_listed_node_no_writer_names_so_is_refused(tmp_path, name):
+    """Object stores and stores passed in may hold any key: a node path with a NUL or a lone surrogate (no node
+    name holds one, ``names.check_name``) is ``CorruptStoreError``, as from the consolidated copy."""
+    from hdmf.build import GroupBuilder
+    from writing import write_builder
+    from zarr.core.buffer import default_buffer_prototype
+
+    from hdmf_zarr3 import CorruptStoreError, ZarrIO
+    from hdmf_zarr3.storage.stores import sync
+
+    write_builder(tmp_path / "f.zarr", GroupBuilder("root", groups={"g": GroupBuilder("g")}))
+    store = MemoryStore()
+    buffer = default_buffer_prototype().buffer
+    for file in (tmp_path / "f.zarr").rglob("zarr.json"):
+        key = file.relative_to(tmp_path / "f.zarr").as_posix()
+        sync(store.set(key, buffer.from_bytes(file.read_bytes())))
+    root = json.loads((tmp_path / "f.zarr" / "g" / "zarr.json").read_text())
+    sync(store.set(f"{name}/zarr.json", buffer.from_bytes(json.dumps(root).encode())))
+    with pytest.raises(CorruptStoreError, match="node path holds"):
+        ZarrIO(store, mode="r-").read_builder()  # (r-: listed, whatever the root's copy says)

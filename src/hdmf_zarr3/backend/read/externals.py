@@ -106,6 +106,9 @@ class ForeignFiles:
 
     def builder(self, ref: Reference, directory: str | None, where: str, missing_ok: bool = False) -> Builder | None:
         """The builder a reference with a file ``source`` (relative to ``directory``) points to."""
+        problem = locations.url_problem(ref.source, None) if locations.is_url(ref.source) else None
+        if problem is not None:  # (a URL urllib cannot split raised its ValueError below)
+            raise CorruptStoreError(f"source {ref.source[:300]!r} {problem}", where)
         if directory is None and not (os.path.isabs(ref.source) or locations.is_url(ref.source)):
             raise CorruptStoreError(f"cannot resolve relative source {ref.source!r} without a file location", where)
         target = locations.join(directory or "", ref.source)

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...errors import CorruptStoreError
 from . import limits
+from .names import check_node_path
 
 KEY = limits.CONSOLIDATED_KEY
 
@@ -54,5 +55,6 @@ def expand(root: dict[str, Any], parse: Any) -> dict[str, dict[str, Any]] | None
         if not all(parts) or any(p in (".", "..") for p in parts) or not isinstance(member, dict):
             raise CorruptStoreError(f"consolidated_metadata member {key!r} is not a node path and document", "/")
         path = "/" + key
+        check_node_path(path)
         out[path] = without_consolidated(parse(member, path, depth_checked))
     return out

@@ -94,6 +94,21 @@ def check_name(name: str, parent: str) -> None:
         )
 
 
+def check_node_path(path: str) -> None:
+    """Refuse a node path read from a file (a store key, a consolidated member) that no writer of this format
+    makes (:func:`check_name`): one holding a NUL, which no file system takes, or a lone surrogate, which no
+    UTF-8 spells; ``CorruptStoreError`` naming it (escaped)."""
+    from ...errors import CorruptStoreError
+
+    problem: str | None = "a NUL" if "\x00" in path else None
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        problem = "a lone surrogate"
+    if problem is not None:
+        raise CorruptStoreError(f"a node path holds {problem}, which no node name holds", ascii(path)[1:-1])
+
+
 def join(parent: str, name: str) -> str:
     """Join an absolute node path and a child name (``"/"`` is the root)."""
     return posixpath.join(parent, name) if parent != "/" else "/" + name

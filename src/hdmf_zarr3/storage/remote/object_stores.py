@@ -7,7 +7,7 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ...errors import StoreError
-from ..stores import sync, to_obstore
+from ..stores import locations, sync, to_obstore
 from .errors import RemoteObjectStore, bounded, object_store_url
 
 
@@ -27,6 +27,11 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
     except Exception as exc:  # a URL obstore cannot place
         raise StoreError(f"cannot open {given}: {exc}") from exc
     kwargs = bounded(to_obstore(kind, options, given))
+    for key, value in kwargs.items():  # checked here: obstore parses an endpoint at the first request, panicking
+        if isinstance(value, str) and ("endpoint" in key or key == "base_url") and not key.startswith("use_"):
+            problem = locations.url_problem(value, frozenset({"http", "https"}))
+            if problem is not None:
+                raise StoreError(f"cannot open it: the endpoint {value[:300]!r} ({key}) {problem}", given)
     try:
         backend = obstore.store.from_url(url, **kwargs)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options

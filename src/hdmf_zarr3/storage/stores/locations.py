@@ -10,37 +10,79 @@ from __future__ import annotations
 
 import os
 import posixpath
-from urllib.parse import urlsplit
+import re
+from urllib.parse import unquote, urlsplit
 
 from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
+from ...errors import StoreError
+
 #: Schemes opened through obstore; ``file://`` URLs are local paths.
 REMOTE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "azure", "http", "https"})
+#: A URL's scheme, read without splitting the rest (which :func:`check_url` checks).
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+)://")
+#: No URL holds these as written (RFC 3986: percent-encoded if meant); obstore's parser panics on some.
+_NOT_IN_URLS = re.compile(r"[\x00-\x20\x7f<>\\^`{|}\"]")
 
 
 def is_url(location: str) -> bool:
     """True for ``scheme://...`` locations (``file://`` included), False for local paths."""
-    scheme = urlsplit(location).scheme
-    return len(scheme) > 1 and "://" in location  # one letter: a Windows drive
+    return _SCHEME.match(location) is not None  # (two letters at least: one is a Windows drive)
 
 
 def is_remote(location: str) -> bool:
-    return is_url(location) and urlsplit(location).scheme.lower() in REMOTE_SCHEMES
+    found = _SCHEME.match(location)
+    return found is not None and found.group(1).lower() in REMOTE_SCHEMES
+
+
+def url_problem(url: str, schemes: frozenset[str] | None = REMOTE_SCHEMES) -> str | None:
+    """Why no store opens ``url``, or ``None``: a space, a control character or a character URLs never hold as
+    written, one urllib cannot split (an unclosed IPv6 bracket), a port out of range, no host, a scheme not in
+    ``schemes`` (any, if ``None``). obstore's Rust parser panics on some of these, printing its backtrace."""
+    found = _NOT_IN_URLS.search(url)
+    if found is not None:
+        return f"holds {found.group()!r}, which a URL holds only percent-encoded"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (parsed on access: a port out of range raises)
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    scheme = parts.scheme.lower()
+    if schemes is not None and scheme not in schemes:
+        return f"is not a URL of {', '.join(sorted(s + '://' for s in schemes))}"
+    if not parts.hostname and scheme != "file":
+        return "names no host"
+    return None
+
+
+def check_url(url: str, what: str = "the URL", schemes: frozenset[str] | None = REMOTE_SCHEMES) -> None:
+    """Refuse a URL no store opens (:func:`url_problem`), before obstore sees it: ``StoreError`` naming it."""
+    problem = url_problem(url, schemes)
+    if problem is not None:
+        printable = url[:300].encode("unicode_escape").decode("ascii")
+        raise StoreError(f"{what} {url[:300]!r} {problem}", printable)
 
 
 def local_path(location: str) -> str:
-    """The absolute local path of a local location (a path or a ``file://`` URL)."""
+    """The absolute local path of a local location (a path, or a ``file://`` URL: percent-decoded, as a
+    ``file:`` URL spells ``u%20r%20l`` for ``u r l``)."""
     if is_url(location):
         parts = urlsplit(location)
         if parts.scheme.lower() != "file":
             raise ValueError(f"{location!r} is not a local path")
-        return os.path.abspath(parts.path)
+        path = unquote(parts.path, errors="surrogateescape")  # (bytes not UTF-8: as os.fsdecode spells them)
+        if "\x00" in path:
+            raise StoreError("a NUL cannot be part of a file's path", location)
+        return os.path.abspath(path)
     return os.path.abspath(os.path.expanduser(location))
 
 
 def absolute(location: str) -> str:
-    """A canonical form: absolute local path, or URL with a normalized path and no trailing slash."""
+    """A canonical form: absolute local path, or URL with a normalized path and no trailing slash (a URL no store
+    opens is ``StoreError``, see :func:`url_problem`)."""
+    if is_url(location):
+        check_url(location, schemes=None)
     if not is_url(location) or urlsplit(location).scheme.lower() == "file":
         return local_path(location)
     parts = urlsplit(location)

@@ -23,7 +23,7 @@ from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
 from ...errors import CorruptStoreError, UnsupportedCodecError
-from ...format.documents import chunk_key, key_separator, limits, normalize, store_key
+from ...format.documents import chunk_key, key_separator, limits, names, normalize, store_key
 from ...format.layout import all_chunks_stored, stored_value
 from ..codecs import DECODE_ERRORS, checked_pipeline, decode_error
 from ..writes import local_root, put_files
@@ -80,6 +80,7 @@ async def _read_documents(store: Store, budget: limits.MetadataBudget | None) ->
 
     async def fetch(key: str) -> tuple[str, dict[str, Any] | None]:
         path = normalize(key[: -len(ZARR_JSON)])
+        names.check_node_path(path)  # (a zip member may be named anything)
         if budget is not None:
             budget.check(path)  # once over it, no more requests (those in flight finish)
         buf = await store.get(key, prototype=proto)
@@ -129,6 +130,7 @@ def read_documents(store: Store, budget: limits.MetadataBudget | None = None) ->
         buf = cast(SupportsGetSync, store).get_sync(key, prototype=proto)  # (checked above)
         if buf is not None:
             path = normalize(key[: -len(ZARR_JSON)])
+            names.check_node_path(path)
             docs[path] = parse_document(buf.to_bytes(), path, budget)
     return docs
 

@@ -26,7 +26,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import IncompleteFileError, ModeError
+from ...errors import IncompleteFileError, ModeError, StoreError
 from ...format.documents import VIRTUAL_SOURCES_ATTR
 from ..codecs import decoding
 from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
@@ -108,6 +108,7 @@ def open_store(
     else:
         text = os.fspath(path)
         if locations.is_remote(text):
+            _check_remote(text)
             store, location = remote_store(text, mode, storage_options), locations.absolute(text)
             root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
             if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
@@ -173,6 +174,19 @@ def open_store(
         _replacement=replacement,
         _replace_later=replace_later,
     )
+
+
+def _check_remote(url: str) -> None:
+    """Refuse a URL no object store opens (:func:`.locations.check_url`), and a zip on one: a zip is read and
+    changed through the local file system only (a prefix ending ``.zip`` would be written as loose objects,
+    and a real zip object read as "no Zarr group found")."""
+    locations.check_url(url)
+    if locations.basename(url).lower().endswith(".zip"):
+        raise StoreError(
+            "a zip file on an object store or web server is not supported (only local zips are): download it "
+            "first, or store the file unzipped, as a prefix of objects (e.g. .nwb.zarr)",
+            url,
+        )
 
 
 def _check_presence(mode: str, present: Any, where: Any) -> None:
