@@ -234,6 +234,7 @@ def hostile_nwbfile() -> NWBFile:
     nwb.add_acquisition(TimeSeries(name="bad_times", data=values, timestamps=times, unit="V"))
     nwb.add_acquisition(TimeSeries(name="huge_chunk", data=np.zeros(16, dtype="int16"), rate=1000.0, unit="V"))
     nwb.add_acquisition(TimeSeries(name="zero_rate", data=np.zeros(16), rate=1000.0, unit="V"))
+    nwb.add_acquisition(TimeSeries(name="short_times", data=np.zeros(16), timestamps=np.arange(16.0), unit="V"))
     nwb.add_acquisition(
         Images(name="huge_images", images=[GrayscaleImage(name="huge", data=np.zeros((4, 4), "uint8"))])
     )
@@ -300,13 +301,15 @@ def write_hostile_viewer_file(target):
     """An NWB file of a few MiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image, frames
     and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no image to
     bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB chunk (stored);
-    a series of rate 0, NaN and infinite timestamps and values. Returns ``target``."""
+    a series of rate 0, one of 2**20 samples and 16 timestamps, NaN and infinite timestamps and values.
+    Returns ``target``."""
     with NWBZarrIO(target, mode="w") as io:
         io.write(hostile_nwbfile())
     declare(target, "/acquisition/huge_images/huge", HUGE_IMAGE, (4000, 4000))
     declare(target, "/acquisition/huge_movie/data", (2, *HUGE_FRAME), (1, 1000, 1000))
     declare(target, "/acquisition/huge_chunk/data", (HUGE_ROWS,), (HUGE_ROWS,))
     store_zero_chunk(target, "/acquisition/huge_chunk/data")  # stored for real: decoding it takes 512 MiB
+    declare(target, "/acquisition/short_times/data", (2**20,), (4096,))  # 16 timestamps for 2**20 samples
     rate = {"zarr_dtype": "float64", "value": 0.0}
     edit_document(target, "/acquisition/zero_rate/starting_time", lambda doc: doc["attributes"].update(rate=rate))
     declare(target, "/acquisition/huge_conversion/channel_conversion", (HUGE_ROWS,), (2**20,))

@@ -155,3 +155,10 @@ def test_pixel_masks_past_the_image_they_are_drawn_on_are_clipped(hostile_server
     pixels = decode_png(body)
     assert status == 200 and pixels.shape == (24, 24, 3)  # the mean image's size: (7999, 7999) and 4e9 left out
     assert pixels[1, 2, 0] > pixels[1, 2, 2] and (pixels[0, 0] == pixels[0, 0, 0]).all()  # the ROI's colour
+
+
+def test_samples_past_the_last_timestamp_are_not_shown(hostile_server):
+    """2**20 samples and 16 timestamps (an IndexError, answered 500, before): the 16 samples that have a time."""
+    status, _, body, _ = hostile_server.get("/api/series", path="/acquisition/short_times", start="0", stop="1e9")
+    window = json.loads(body)
+    assert status == 200 and window["samples"] == 16 and window["t"] == [float(i) for i in range(16)]

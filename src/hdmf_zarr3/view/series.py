@@ -122,6 +122,8 @@ def window(
             budget.check_chunks(array, path)
     width = min(max(int(width), MIN_WIDTH), MAX_WIDTH)
     total = int(shape[0])
+    if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
+        total = min(total, len(series.timestamps))
     count = int(shape[1]) if len(shape) == 2 else 1
     chosen = _channels(channels, count, path)
     times = _Times(series, total)
