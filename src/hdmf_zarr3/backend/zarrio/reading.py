@@ -61,7 +61,13 @@ class FileReader:
         self.check_readable()
         partial = self.partial()
         source = self.owner.source
-        integrity.check_tree(self.read_builder(), self.owner.manager.type_map, partial, source)
+        try:
+            integrity.check_tree(self.read_builder(), self.owner.manager.type_map, partial, source)
+        except CorruptStoreError as exc:  # (read from the root's copy: a copy that disagrees is what is wrong)
+            stale = self.stale_copy(exc)
+            if stale is None:
+                raise
+            raise stale from exc
         try:
             container = hdmf_read(**kwargs)
         except HdmfZarrError:
