@@ -32,6 +32,7 @@ from ...errors import StoreError
 from ...format.documents import completion, group_document
 from ..stores import sync
 from ..writes import remove_tree
+from . import failures
 from .guarded import GuardedLocalStore
 from .locks import IN_STORE_KEY, transactional
 
@@ -40,8 +41,14 @@ _RENAME_EXCHANGE = 2
 
 
 def working_directory(location: str) -> str:
-    """A new, empty directory beside ``location`` for the file that will replace it."""
-    return tempfile.mkdtemp(prefix=os.path.basename(location) + ".", suffix=".partial", dir=os.path.dirname(location))
+    """A new, empty directory beside ``location`` for the file that will replace it (a directory that cannot
+    be made, on a full or read-only file system: our StoreError naming ``location``, with the errno)."""
+    try:
+        return tempfile.mkdtemp(
+            prefix=os.path.basename(location) + ".", suffix=".partial", dir=os.path.dirname(location)
+        )
+    except OSError as exc:
+        raise failures.typed(exc, location, "cannot make the directory the new file is written in") from exc
 
 
 class LocalReplacement:
