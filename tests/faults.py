@@ -17,8 +17,9 @@ makes the ``at``-th one fail with one of :data:`KINDS`:
 ``erofs``
     The file system is remounted read-only at the ``at``-th operation: from there on every operation that
     changes it (a store write or delete, a rename, link, removal, truncation, ``fsync``, a file opened for
-    writing with ``os.open`` or ``open``) raises ``OSError(EROFS)``, the rollback's too; reads go on. Not in
-    :data:`KINDS`: the sweeps of ``tests/storage/test_faults.py`` judge it apart (the undo cannot run).
+    writing with ``os.open`` or ``open``, a directory made) raises ``OSError(EROFS)``, the rollback's too;
+    reads go on. Not in :data:`KINDS`: the sweeps of ``tests/storage/test_faults.py`` judge it apart (the
+    undo cannot run).
 
 Only the ``at``-th operation fails (what follows, the rollback included, runs normally), but for ``erofs``;
 with ``where``, only the operations whose description (the operation and its first argument) holds that text
@@ -122,6 +123,17 @@ def _open_for_writing(original):
     return function
 
 
+def _made_directory(original):
+    """``os.mkdir`` (``makedirs``, ``mkdtemp``, pathlib's ``mkdir``): not counted; refused once read-only."""
+
+    @functools.wraps(original)
+    def function(path, *args, **kwargs):
+        FAULTS.refuse_change(f"os.mkdir {path}")
+        return original(path, *args, **kwargs)
+
+    return function
+
+
 def _file_for_writing(original):
     """``open`` (and ``io.open``, which pathlib calls): not counted; to write, refused once read-only."""
 
@@ -210,6 +222,8 @@ def installed() -> Iterator[Faults]:
         setattr(owner, name, _plain(f"{getattr(owner, '__name__', owner)}.{name}", original))
     saved.append((os, "open", os.open))
     os.open = _open_for_writing(os.open)
+    saved.append((os, "mkdir", os.mkdir))
+    os.mkdir = _made_directory(os.mkdir)
     for owner in (builtins, io):
         saved.append((owner, "open", owner.open))
         owner.open = _file_for_writing(owner.open)

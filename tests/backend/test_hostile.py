@@ -780,3 +780,15 @@ def test_a_group_whose_directory_is_a_symlink_out_is_refused_naming_it(ephys, li
     with pytest.raises(UnsafeDataError, match="outside the file") as raised:
         read_everything(ephys, nwb=True)  # (validate reports it too: validate_agrees)
     assert raised.value.path == ("/units" if listed else "/units/id")
+
+
+@pytest.mark.parametrize("value", [["VectorData"], [1, 2], 5], ids=["texts", "numbers", "number"])
+def test_a_table_column_of_a_type_that_is_no_name_is_refused_by_read_and_validate(ephys, value):
+    """The checks of tables read each column's type: one that is no name is our UnknownTypeError for read(),
+    and validate reports it (a list used to end validate with a TypeError: unhashable)."""
+    from hdmf_zarr3 import UnknownTypeError
+
+    edit(ephys, "/intervals/trials/start_time", _set("attributes", "neurodata_type", value=value))
+    with pytest.raises(UnknownTypeError) as raised:
+        read_everything(ephys, nwb=True)  # (validate_agrees: validate reports a problem, without failing)
+    assert raised.value.path == "/intervals/trials/start_time"

@@ -315,6 +315,29 @@ def test_a_change_stored_outside_a_write_fails_as_ours_with_its_errno(bases, run
     assert at > 2 and not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize(("name", "mode"), [("f.nwb.zarr", "w"), ("f.nwb.zarr.zip", "w"), ("f.nwb.zarr.zip", "a")])
+@pytest.mark.parametrize("code", [errno.EROFS, errno.ENOSPC], ids=["erofs", "enospc"])
+def test_a_working_directory_that_cannot_be_made_is_ours_with_its_errno(bases, runs, monkeypatch, name, mode, code):
+    """Mode ``w`` over a directory, and any zip write, first make a directory beside the file to write in; a
+    file system that refuses it (read-only, full) is our StoreError naming the file with the errno (it was the
+    bare OSError of ``tempfile.mkdtemp``), and the file and what is beside it stay as they were."""
+    path = runs / name
+    (shutil.copytree if bases[name].is_dir() else shutil.copy2)(bases[name], path)
+    make = os.mkdir
+
+    def refused(where, *args, **kwargs):
+        if str(where).endswith(".partial"):
+            raise OSError(code, os.strerror(code), where)
+        return make(where, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", refused)
+    with pytest.raises(StoreError) as raised, NWBZarrIO(path, mode=mode, manager=make_manager()) as io:
+        io.write(scenario_nwbfile()) if mode == "w" else io.read()
+    monkeypatch.undo()
+    assert raised.value.errno == code and raised.value.path == str(path)
+    assert not beside(path) and tree(path) == BASE_TREES[name]
+
+
 def _killed_append(bases: dict[str, Path], where: Path) -> Path:
     """A copy of the base file whose append stopped half-way and was not undone (as by SIGKILL): the root
     marked incomplete, the journal beside it."""

@@ -59,17 +59,23 @@ class _Hierarchies:
 
     def __init__(self, type_map: TypeMap) -> None:
         self.catalog = type_map.namespace_catalog
-        self.known: dict[tuple[Any, Any], tuple[str, ...]] = {}
+        self.known: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
 
     def of(self, builder: Builder) -> tuple[str, ...]:
-        key = (builder.attributes.get("namespace"), builder.attributes.get("neurodata_type"))
+        key = (_text(builder.attributes.get("namespace")), _text(builder.attributes.get("neurodata_type")))
         if key not in self.known:
-            named = all(isinstance(k, str) for k in key)
             try:
-                self.known[key] = tuple(self.catalog.get_hierarchy(*key)) if named else ()
+                self.known[key] = tuple(self.catalog.get_hierarchy(*key)) if None not in key else ()
             except (KeyError, ValueError, TypeError):  # no such type: unknown_types names it
                 self.known[key] = ()
         return self.known[key]
+
+
+def _text(value: Any) -> str | None:
+    """An attribute's text (bytes decoded, as HDMF does); ``None`` for anything else (a list, a number)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value) if isinstance(value, str) else None
 
 
 def rows(builder: DatasetBuilder) -> int | None:
@@ -120,7 +126,7 @@ def table_problems(path: str, table: GroupBuilder, hierarchy: _Hierarchies) -> l
     plain = {name for name, column in columns.items() if INDEX not in hierarchy.of(column)}
     colnames = table.attributes.get("colnames")
     names = [colnames] if isinstance(colnames, (str, bytes)) else list(colnames) if _listed(colnames) else []
-    missing = [str(n) for n in names if (n.decode() if isinstance(n, bytes) else str(n)) not in plain]
+    missing = [text for text in (_text(n) if isinstance(n, bytes) else str(n) for n in names) if text not in plain]
     if missing:
         found.append(CorruptStoreError(f"colnames names {', '.join(map(repr, missing))}, no column of it", path))
     return found

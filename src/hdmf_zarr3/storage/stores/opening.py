@@ -248,6 +248,17 @@ def _open_repository(
     return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
 
 
+def _working_directory(location: str, lock: WriteLock | None) -> str:
+    """The directory a zip's writer works in; if it cannot be made (a full or read-only file system: our
+    StoreError), the lock just taken is released."""
+    try:
+        return working_directory(location)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+
+
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     """A zip file: read in place; written in a working directory that replaces the zip on close.
 
@@ -274,7 +285,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
     zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
-    work = working_directory(real)  # named as zipped.leftovers expects
+    work = _working_directory(real, lock)  # named as zipped.leftovers expects
     ours = lock.ours if lock is not None else None
     if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
         try:
