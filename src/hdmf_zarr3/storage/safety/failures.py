@@ -23,12 +23,15 @@ def undo_failed(exc: BaseException, location: str | None) -> BaseException:
     it refused the write's): what is left is the file marked incomplete with its journal, which
     :func:`~hdmf_zarr3.recover` applies once the file can be written again."""
     where = location or "the file"
-    return typed(
-        exc,
-        location,
+    said = (
         f"the change could not be undone, so the file stays marked incomplete with its journal "
-        f"(run hdmf_zarr3.recover({where!r}) once it can be written again)",
+        f"(run hdmf_zarr3.recover({where!r}) once it can be written again)"
     )
+    if isinstance(exc, StoreError) and exc.errno is not None:  # (already ours, from a path the undo touched)
+        error = StoreError(f"{said}: {str(exc).removeprefix(f'{location}: ')}", location)
+        error.errno = exc.errno
+        return error
+    return typed(exc, location, said)
 
 
 def with_undo_failure(failure: BaseException, undo_error: BaseException, location: str | None) -> BaseException:
