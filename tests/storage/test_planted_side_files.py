@@ -7,9 +7,10 @@ At each, in turn, a symlink to a file outside, a dangling symlink leading outsid
 holding a file; then each operation that touches it: ``w`` over the file, ``w`` of a new file, ``a``,
 ``recover`` (with and without ``break_lock``), ``break_lock``, ``convert`` to the file. Whatever happens:
 nothing outside changes (the sentinel byte for byte, the dangling target still absent), nothing hangs (a
-timeout fails the test), the planted directory's file is kept, and either the operation raises our typed error
-naming the planted path with the file as it was, byte for byte, or it succeeds without writing through the plant
-(the file then reads as it should, and the plant is still there, or was unlinked as a link by ``break_lock``).
+timeout fails the test), the planted directory's file is kept, the lock is released, and either the operation
+raises our typed error naming the planted path with the file as it was, byte for byte, or it succeeds without
+writing through the plant (the file then reads as it should, and the plant is still there, or was unlinked as a
+link by ``break_lock``).
 """
 
 from __future__ import annotations
@@ -195,6 +196,8 @@ def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path
     assert sorted(p.name for p in outside.iterdir()) == ["sentinel.txt"]
     if plant == "directory":
         assert (where / "kept.txt").read_text() == "the user's"
+    if side != "lock":  # released with the error, or on close (never left for the garbage collector)
+        assert not os.path.lexists(f"{path}.lock")
     if error is not None:
         if not isinstance(error, HdmfZarrError):
             raise AssertionError(f"not our typed error: {error!r}") from error

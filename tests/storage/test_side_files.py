@@ -119,3 +119,26 @@ def test_a_lock_place_holding_the_users_directory_is_our_error_with_the_errno(tm
         break_lock(path)
     assert caught.value.errno == errno.ENOTEMPTY and caught.value.path == f"{path}.lock"
     assert (tmp_path / "f.zarr.lock" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("operation", ["a", "recover"])
+def test_a_full_disk_while_cutting_back_an_unfinished_zip_update_is_our_error_with_the_errno(tmp_path, operation):
+    """The zip cannot be cut back (ENOSPC at its truncation): a StoreError naming the zip with the errno (it was a
+    raw OSError), the zip and its record kept, so the next writer or recover cuts it back."""
+    from faults import installed
+
+    path = tmp_path / "f.zarr.zip"
+    write_builder(path, _tree())
+    before = path.read_bytes()
+    (tmp_path / "f.zarr.zip.appending").write_text(f'{{"size": {len(before)}}}')
+    with open(path, "ab") as f:
+        f.write(b"PK\x03\x04 half a member")
+    damaged = path.read_bytes()
+    call = {"a": lambda: ZarrIO(path, mode="a"), "recover": lambda: recover(path)}[operation]
+    with installed() as faults, faults.armed(at=1, kind="enospc", where="os.truncate"):
+        with pytest.raises(StoreError) as caught:
+            call()
+    assert faults.fired is not None
+    assert caught.value.errno == errno.ENOSPC and caught.value.path == str(path)
+    assert path.read_bytes() == damaged and (tmp_path / "f.zarr.zip.appending").exists()
+    assert "cut the zip back" in recover(path) and path.read_bytes() == before

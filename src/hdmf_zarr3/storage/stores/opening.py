@@ -259,8 +259,13 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
         return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
     lock = _lock(location, None, location, mode, None)
-    zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
-    work = working_directory(real)  # named as zipped.leftovers expects
+    try:  # (a plant refused beside the zip, a full disk: the lock is released with the error)
+        zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
+        work = working_directory(real)  # named as zipped.leftovers expects
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
     ours = lock.ours if lock is not None else None
     if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
         try:
