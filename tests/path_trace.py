@@ -20,7 +20,9 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from hdmf_zarr3.storage.paths import AUDIT_EVENT
+#: The audit event ``hdmf_zarr3.storage.paths`` raises (its ``AUDIT_EVENT``; spelled out so that the trace also
+#: runs against a version of the package without that room).
+AUDIT_EVENT = "hdmf_zarr3.paths.touch"
 
 #: stdlib audit event -> (operation, indices of the path arguments, index of their dir_fd or None)
 _EVENTS: dict[str, tuple[str, tuple[int, ...], tuple[int | None, ...]]] = {

@@ -7,10 +7,13 @@ import os
 import threading
 from pathlib import Path
 
+import path_trace
 import pytest
+from path_trace import tracing
 
 from hdmf_zarr3.errors import CorruptStoreError, StoreError, UnsafeDataError
 from hdmf_zarr3.storage.paths import (
+    AUDIT_EVENT,
     RootDirectory,
     create_side_file,
     open_side_file,
@@ -19,7 +22,6 @@ from hdmf_zarr3.storage.paths import (
     remove_side_file,
     replace_side_file,
 )
-from tests.path_trace import tracing
 
 
 def _bounded(function, *args, seconds: float = 20.0):
@@ -243,3 +245,4 @@ def test_the_trace_records_every_operation_with_its_full_path(layout: tuple[Path
     with tracing() as idle:
         pass
     assert idle.events == []
+    assert path_trace.AUDIT_EVENT == AUDIT_EVENT

@@ -3,66 +3,28 @@ FIFO or a directory planted where a write goes is refused with our error naming 
 changes, nothing hangs, and the file is as before.
 
 The first tests are the probe's cases (a group directory symlinked out of the file, written through by modes
-``a`` and ``r+`` and by ``recover``). The harness below them traces every path each write path touches in a real
-run (:mod:`path_trace`) and plants at each one, in turn, each kind of plant.
+``a`` and ``r+``, by ``recover`` and by a parallel write's workers). Then the harness (:mod:`planted_paths`):
+every path each write path touches, traced in a real run, planted at in turn with each kind of plant.
+:data:`FAST_CASES` run always; every write path and plant inside the file is marked ``slow``; plants beside
+the file (the lock, a zip being written or appended to, the file's own name, an HDF5 destination) are
+:data:`SIDE_FILE_PLANTS` (slice "beside" of issue #38 makes them pass; marked ``slow``).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
+import fault_scenarios
 import pytest
+from planted_paths import JOURNAL, PLANTS, WRITE_PATHS, Target, bounded, interrupted_append, state, sweep
 from pynwb import TimeSeries
 from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, recover
 from hdmf_zarr3.errors import HdmfZarrError, UnsafeDataError
-
-JOURNAL = "__hdmf_zarr3_journal"
-
-
-def bounded(function, *args, seconds: float = 60.0):
-    """``function(*args)`` run in a thread: its value, or its exception raised here; the test fails (instead of
-    hanging) when it has not ended within ``seconds``."""
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed to the test
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True, name="planted-path-case")
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"{getattr(function, '__name__', function)} blocked for more than {seconds} s"
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome.get("value")
-
-
-def state(directory: Path) -> dict[str, object]:
-    """Everything below ``directory``: each file's bytes, each symlink's target, each FIFO and directory."""
-    out: dict[str, object] = {}
-    for base, dirs, names in os.walk(directory):
-        for name in dirs + names:
-            path = os.path.join(base, name)
-            key = os.path.relpath(path, directory)
-            info = os.lstat(path)
-            if os.path.islink(path):
-                out[key] = ("symlink", os.readlink(path))
-            elif os.path.isdir(path):
-                out[key] = "directory"
-            elif os.path.isfile(path):
-                with open(path, "rb") as handle:
-                    out[key] = handle.read()
-            else:
-                out[key] = ("special", info.st_mode)
-    return out
 
 
 @pytest.fixture
@@ -102,7 +64,7 @@ def test_recover_never_deletes_or_writes_through_a_symlinked_group(tmp_path: Pat
     """A journal naming keys below a group that is a symlink (planted after the crash): recover refuses, and
     neither deletes the files it leads to nor writes the journal's bytes into them."""
     path = write_nwb(tmp_path / "f.nwb.zarr")
-    _interrupted_append(path)
+    interrupted_append(path)
     project = tmp_path / "project"
     project.mkdir()
     (project / "results.csv").write_text("precious results\n")
@@ -120,26 +82,6 @@ def test_recover_never_deletes_or_writes_through_a_symlinked_group(tmp_path: Pat
     assert caught.value.path == str(path / "acquisition")
     assert state(project) == before_project  # (before #38: notes.txt deleted, results.csv overwritten)
     assert (entries / "root").is_file()  # the journal is kept: nothing was applied
-
-
-def _interrupted_append(path: Path) -> None:
-    """Leave ``path`` as an append killed half way would: journal kept, root marked, new nodes written."""
-    from hdmf_zarr3.storage.stores import opening as stores
-
-    commit = stores.StoreHandle.commit
-    stores.StoreHandle.commit = lambda self: None  # the commit never happens: as if killed before it
-    try:
-        io = NWBZarrIO(path, mode="a")
-        nwb = io.read()
-        nwb.add_acquisition(TimeSeries(name="late", data=[1.0, 2.0, 3.0], unit="V", rate=1.0))
-        nwb.add_trial(start_time=7.0, stop_time=8.0)
-        io.write(nwb)
-        io.store_handle.lock.release()
-        io._open_file.handle = None  # dropped without closing, like a killed process
-    finally:
-        stores.StoreHandle.commit = commit
-    assert (path / JOURNAL / "root").is_file()
-    json.loads((path / JOURNAL / "root").read_bytes())
 
 
 def test_parallel_workers_write_through_the_guarded_store(symlinked_group: tuple[Path, Path]) -> None:
@@ -162,3 +104,60 @@ def test_parallel_workers_write_through_the_guarded_store(symlinked_group: tuple
         parallel._WORKER.clear()
         parallel._WORKER.update(saved)
     assert state(outside) == before
+
+
+@pytest.fixture(scope="module")
+def bases(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The base files the write paths copy, and the sources of the conversions (``fault_scenarios``)."""
+    root = tmp_path_factory.mktemp("planted-bases")
+    fault_scenarios.make_bases(root)
+    return root
+
+
+def _inside(target: Target) -> bool:
+    return not target.beside
+
+
+def _beside(target: Target) -> bool:
+    return target.beside
+
+
+#: Write paths that touch nothing inside a file (a zip's members are written into the archive, an HDF5 file is
+#: one file, break_lock touches only the lock): swept by ``test_side_file_plants`` alone.
+NOTHING_INSIDE = {"break_lock", "zip w", "zip a", "convert hdf5 to zip", "convert zarr to hdf5"}
+#: The representative subset run always: each kind of plant, in the write paths the probe found writing outside.
+FAST_CASES = [
+    ("a adds containers", "symlink out"),
+    ("r+ changes a chunk", "fifo"),
+    ("a appends rows", "dangling symlink"),
+    ("recover", "symlink out"),
+    ("w over existing", "directory"),
+    ("convert hdf5 to dir", "fifo"),
+]
+INSIDE_PLANTS = [(name, kind) for name in WRITE_PATHS if name not in NOTHING_INSIDE for kind in PLANTS]
+#: Plants beside the file (its lock, a zip being written or appended to, the file's own name, an HDF5
+#: destination): the side files' own engineer's (issue #38, slice "beside"); see the report of slice "paths".
+SIDE_FILE_PLANTS = [(name, kind) for name in WRITE_PATHS for kind in PLANTS]
+
+
+def _assert_sweep(bases: Path, scratch: Path, name: str, kind: str, chosen: Callable[[Target], bool]) -> None:
+    runs, failures = sweep(bases, scratch, name, kind, chosen)
+    assert runs, f"{name}: nothing traced to plant at"
+    assert not failures, f"{len(failures)} of {runs} plants failed:\n  " + "\n  ".join(failures)
+
+
+@pytest.mark.parametrize(("name", "kind"), FAST_CASES)
+def test_planted_paths_inside_the_file(bases: Path, tmp_path: Path, name: str, kind: str) -> None:
+    _assert_sweep(bases, tmp_path, name, kind, _inside)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "kind"), INSIDE_PLANTS)
+def test_every_traced_path_inside_the_file(bases: Path, tmp_path: Path, name: str, kind: str) -> None:
+    _assert_sweep(bases, tmp_path, name, kind, _inside)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "kind"), SIDE_FILE_PLANTS)
+def test_side_file_plants(bases: Path, tmp_path: Path, name: str, kind: str) -> None:
+    _assert_sweep(bases, tmp_path, name, kind, _beside)

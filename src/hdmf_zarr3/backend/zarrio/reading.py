@@ -67,6 +67,9 @@ class FileReader:
             raise
         except Exception as exc:  # HDMF or PyNWB could not build a container from what a partial file holds
             if not partial:
+                ours = _refusal_within(exc)
+                if ours is not None:  # our refusal (a chunk read through a symlink out, a FIFO) that HDMF wrapped
+                    raise ours from None
                 raise
             raise integrity.unbuildable(
                 self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
@@ -183,3 +186,16 @@ class FileReader:
                 waiting.append(target)
                 return None
         return ReferenceEncoder(root, manager, self.file.require_open().directory)(obj)
+
+
+def _refusal_within(exc: BaseException) -> HdmfZarrError | None:
+    """The error of ours that caused ``exc`` (HDMF's ``ConstructError`` wraps what a dataset read raised while a
+    container was built), or ``None``."""
+    seen: set[int] = set()
+    cause = exc.__cause__
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, HdmfZarrError):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return None

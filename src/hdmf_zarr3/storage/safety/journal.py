@@ -55,7 +55,7 @@ from zarr.buffer import default_buffer_prototype
 
 from ...errors import CorruptStoreError, MetadataLimitError, StoreError, UnsafeDataError
 from ...format.documents import MAX_DOCUMENT_BYTES, load_json
-from ..paths import RootDirectory
+from ..paths import RootDirectory, kind_of
 from ..stores import sync
 from ..writes import local_root
 
@@ -247,7 +247,25 @@ def undo(store: Store) -> bool:
 
     Returns ``False`` (and changes nothing) when there is no journal to apply.
     """
+    _check_place(store)
     return sync(_undo(store, store))
+
+
+def _check_place(store: Store) -> None:
+    """Refuse a local store whose journal's place holds something other than a directory (a symlink, a FIFO, a
+    file): the journal there is not ours to apply, nor its absence to conclude from."""
+    root = local_root(store)
+    if root is None:
+        return
+    with RootDirectory(root) as tree:
+        found = tree.entry(PREFIX)
+        if found is None or stat.S_ISDIR(found.st_mode):
+            return
+        tree.list_directory(PREFIX)  # (a symlink or a FIFO: refused, naming it)
+        raise CorruptStoreError(
+            f"is {kind_of(found.st_mode)} where the append journal's directory belongs; nothing was undone",
+            tree.path_of(PREFIX),
+        )
 
 
 def discard(store: Store) -> None:
