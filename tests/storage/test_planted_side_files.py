@@ -246,3 +246,22 @@ def test_a_plant_at_the_name_of_an_hdf5_destinations_temporary(
     tmp_path, sources, fixed_temporary_names, plant, operation
 ):
     run_planted("hdf5-temporary", "hdf5", plant, operation, tmp_path, sources, fixed_temporary_names)
+
+
+@pytest.mark.parametrize("operation", ["w-new", "a", "convert-new"])
+@pytest.mark.parametrize("plant", ["dangling", "fifo"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_new_file_is_never_made_through_a_dangling_symlink_nor_over_a_fifo(tmp_path, sources, kind, plant, operation):
+    """At the file's own name: a symlink leading nowhere (outside) would have a new zip or HDF5 file created where it
+    points; a FIFO was taken for no file (``a`` then wrote a new zip over it). Both are our error naming the path."""
+    if kind == "hdf5" and operation != "convert-new":
+        pytest.skip("an HDF5 file is written by a conversion only")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = tmp_path / KINDS[kind]
+    _plant(path, plant, outside)
+    call = OPERATIONS[operation][0] if operation != "a" else (lambda path, sources: ZarrIO(path, mode="a").close())
+    error = _bounded(lambda: call(path, sources), [path] if plant == "fifo" else [])
+    assert isinstance(error, HdmfZarrError) and str(path) in str(error), repr(error)
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["outside", path.name])
