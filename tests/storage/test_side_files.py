@@ -142,3 +142,22 @@ def test_a_full_disk_while_cutting_back_an_unfinished_zip_update_is_our_error_wi
     assert caught.value.errno == errno.ENOSPC and caught.value.path == str(path)
     assert path.read_bytes() == damaged and (tmp_path / "f.zarr.zip.appending").exists()
     assert "cut the zip back" in recover(path) and path.read_bytes() == before
+
+
+def test_an_hdf5_destination_whose_name_takes_all_255_bytes_is_converted_to(tmp_path):
+    """The private directory beside an HDF5 destination is named after a stem that fits (``.<name>.<random>.partial``
+    of a 255-byte name could not be made)."""
+    from nwb_factories import small_nwbfile
+    from pynwb import NWBHDF5IO
+
+    from hdmf_zarr3 import NWBZarrIO, convert
+
+    source = tmp_path / "s.nwb.zarr"
+    with NWBZarrIO(source, mode="w") as io:
+        io.write(small_nwbfile())
+    destination = tmp_path / ("n" * (LONGEST - len(".nwb")) + ".nwb")
+    convert(source, destination)
+    convert(source, destination)  # over the existing one
+    with NWBHDF5IO(str(destination), mode="r") as io:
+        assert "ts" in io.read().acquisition
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([source.name, destination.name])
