@@ -169,7 +169,7 @@ def create_local(path: str, body: bytes) -> None:
             write_all(fd, body)
         finally:
             os.close(fd)
-        with contextlib.suppress(FileExistsError, UnsafeDataError, CorruptStoreError):  # (reading it says what is there)
+        with contextlib.suppress(FileExistsError, UnsafeDataError, CorruptStoreError):  # (reading it says what)
             link_side_file(temporary, path)
     finally:
         remove_side_file(temporary)
