@@ -24,7 +24,7 @@ from pynwb import TimeSeries
 from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, recover
-from hdmf_zarr3.errors import HdmfZarrError, UnsafeDataError
+from hdmf_zarr3.errors import CorruptStoreError, HdmfZarrError, UnsafeDataError
 
 
 @pytest.fixture
@@ -82,6 +82,21 @@ def test_recover_never_deletes_or_writes_through_a_symlinked_group(tmp_path: Pat
     assert caught.value.path == str(path / "acquisition")
     assert state(project) == before_project  # (before #38: notes.txt deleted, results.csv overwritten)
     assert (entries / "root").is_file()  # the journal is kept: nothing was applied
+
+
+@pytest.mark.parametrize("plant", ["fifo", "regular file"])
+def test_recover_refuses_a_journal_place_that_is_no_directory(tmp_path: Path, plant: str) -> None:
+    """A FIFO or a file where the journal's directory belongs: not "nothing to go back to", but our error naming it
+    (before #38: IncompleteFileError saying it was the file's first write); the file is left as it is."""
+    path = write_nwb(tmp_path / "f.nwb.zarr")
+    interrupted_append(path)
+    shutil.rmtree(path / JOURNAL)
+    os.mkfifo(path / JOURNAL) if plant == "fifo" else (path / JOURNAL).write_bytes(b"")
+    before = state(path)
+    with pytest.raises(CorruptStoreError) as caught:
+        bounded(recover, path)
+    assert caught.value.path == str(path / JOURNAL)
+    assert state(path) == before
 
 
 def test_parallel_workers_write_through_the_guarded_store(symlinked_group: tuple[Path, Path]) -> None:

@@ -93,8 +93,7 @@ class RootDirectory:
     def directory(self, parts: tuple[str, ...], create: bool = False) -> int | None:
         """The descriptor of the directory ``parts`` below the root (kept open by this object); ``None`` when it
         does not exist and ``create`` is false. Anything but a directory on the way is refused."""
-        with self._lock:
-            found = self._directories.get(parts)
+        found = self._directories.get(parts)  # (one dict lookup is atomic: the lock guards only insertions)
         if found is not None:
             return found
         parent = self.directory(parts[:-1], create)
@@ -246,7 +245,11 @@ class RootDirectory:
         if refused is not None:
             raise refused
         temporary = temporary_name(name, temporary)
-        fd = self.create_file("/".join((*parts[:-1], temporary)))
+        try:
+            touched("create", os.path.join(os.path.dirname(path), temporary))
+            fd = os.open(temporary, CREATE_FLAGS, 0o666, dir_fd=parent)  # (a fresh name: O_EXCL never follows)
+        except OSError as exc:
+            raise store_error(exc, path, "store it") from exc
         try:
             try:
                 write_all(fd, data)

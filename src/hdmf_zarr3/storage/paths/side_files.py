@@ -61,10 +61,28 @@ def _parent(path: str) -> tuple[int, str]:
 def create_side_file(path: str | os.PathLike[str], mode: int = 0o666) -> int:
     """A descriptor of the new, empty regular file ``path`` opened for writing (the caller closes it).
 
-    Created exclusively with ``O_NOFOLLOW`` in the real directory holding ``path``: a regular file already
-    there raises :class:`FileExistsError` (e.g. a lock held by another writer); a symlink (dangling or not)
-    raises :class:`~hdmf_zarr3.errors.UnsafeDataError`, a directory, FIFO or device
-    :class:`~hdmf_zarr3.errors.CorruptStoreError`, naming ``path``.
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The side file (e.g. ``<file>.lock``); its directory is resolved, its own name never followed.
+    mode : int
+        Permission bits of the new file (less the umask).
+
+    Returns
+    -------
+    int
+        The descriptor, opened ``O_WRONLY``.
+
+    Raises
+    ------
+    FileExistsError
+        A regular file is there already (e.g. a lock held by another writer).
+    UnsafeDataError
+        A symlink is there (dangling or not).
+    CorruptStoreError
+        A directory, FIFO, device or socket is there.
+    StoreError
+        Any other failure (``errno`` kept); each error names ``path``.
     """
     shown = os.fspath(path)
     parent, name = _parent(shown)
@@ -110,9 +128,27 @@ def link_side_file(source: str | os.PathLike[str], destination: str | os.PathLik
 
 
 def open_side_file(path: str | os.PathLike[str], *, writable: bool = False) -> int | None:
-    """A descriptor of the existing regular file ``path`` (read-only, or read-write with ``writable``), or
-    ``None`` when nothing is there. A symlink, FIFO, device, socket or directory there is refused (never
-    followed, never waited on, a device never opened)."""
+    """A descriptor of the existing regular file ``path``, never following, waiting on or opening anything else.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The side file; its directory is resolved, its own name never followed.
+    writable : bool
+        Open it read-write instead of read-only.
+
+    Returns
+    -------
+    int or None
+        The descriptor (the caller closes it); ``None`` when nothing is there.
+
+    Raises
+    ------
+    UnsafeDataError
+        A symlink is there.
+    CorruptStoreError
+        A directory, FIFO, device or socket is there (a device is not even opened).
+    """
     shown = os.fspath(path)
     parent, name = _parent(shown)
     try:
