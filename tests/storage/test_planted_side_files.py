@@ -7,9 +7,10 @@ At each, in turn, a symlink to a file outside, a dangling symlink leading outsid
 holding a file; then each operation that touches it: ``w`` over the file, ``w`` of a new file, ``a``,
 ``recover`` (with and without ``break_lock``), ``break_lock``, ``convert`` to the file. Whatever happens:
 nothing outside changes (the sentinel byte for byte, the dangling target still absent), nothing hangs (a
-timeout fails the test), the planted directory's file is kept, and either the operation raises our typed error
-naming the planted path with the file as it was, byte for byte, or it succeeds without writing through the plant
-(the file then reads as it should, and the plant is still there, or was unlinked as a link by ``break_lock``).
+timeout fails the test), the planted directory's file is kept, the lock is released, and either the operation
+raises our typed error naming the planted path with the file as it was, byte for byte, or it succeeds without
+writing through the plant (the file then reads as it should, and the plant is still there, or was unlinked as a
+link by ``break_lock``).
 """
 
 from __future__ import annotations
@@ -195,6 +196,8 @@ def run_planted(side: str, kind: str, plant: str, operation: str, tmp_path: Path
     assert sorted(p.name for p in outside.iterdir()) == ["sentinel.txt"]
     if plant == "directory":
         assert (where / "kept.txt").read_text() == "the user's"
+    if side != "lock":  # released with the error, or on close (never left for the garbage collector)
+        assert not os.path.lexists(f"{path}.lock")
     if error is not None:
         if not isinstance(error, HdmfZarrError):
             raise AssertionError(f"not our typed error: {error!r}") from error
@@ -243,3 +246,22 @@ def test_a_plant_at_the_name_of_an_hdf5_destinations_temporary(
     tmp_path, sources, fixed_temporary_names, plant, operation
 ):
     run_planted("hdf5-temporary", "hdf5", plant, operation, tmp_path, sources, fixed_temporary_names)
+
+
+@pytest.mark.parametrize("operation", ["w-new", "a", "convert-new"])
+@pytest.mark.parametrize("plant", ["dangling", "fifo"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_new_file_is_never_made_through_a_dangling_symlink_nor_over_a_fifo(tmp_path, sources, kind, plant, operation):
+    """At the file's own name: a symlink leading nowhere (outside) would have a new zip or HDF5 file created where it
+    points; a FIFO was taken for no file (``a`` then wrote a new zip over it). Both are our error naming the path."""
+    if kind == "hdf5" and operation != "convert-new":
+        pytest.skip("an HDF5 file is written by a conversion only")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = tmp_path / KINDS[kind]
+    _plant(path, plant, outside)
+    call = OPERATIONS[operation][0] if operation != "a" else (lambda path, sources: ZarrIO(path, mode="a").close())
+    error = _bounded(lambda: call(path, sources), [path] if plant == "fifo" else [])
+    assert isinstance(error, HdmfZarrError) and str(path) in str(error), repr(error)
+    assert list(outside.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["outside", path.name])

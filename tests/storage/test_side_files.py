@@ -119,3 +119,45 @@ def test_a_lock_place_holding_the_users_directory_is_our_error_with_the_errno(tm
         break_lock(path)
     assert caught.value.errno == errno.ENOTEMPTY and caught.value.path == f"{path}.lock"
     assert (tmp_path / "f.zarr.lock" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("operation", ["a", "recover"])
+def test_a_full_disk_while_cutting_back_an_unfinished_zip_update_is_our_error_with_the_errno(tmp_path, operation):
+    """The zip cannot be cut back (ENOSPC at its truncation): a StoreError naming the zip with the errno (it was a
+    raw OSError), the zip and its record kept, so the next writer or recover cuts it back."""
+    from faults import installed
+
+    path = tmp_path / "f.zarr.zip"
+    write_builder(path, _tree())
+    before = path.read_bytes()
+    (tmp_path / "f.zarr.zip.appending").write_text(f'{{"size": {len(before)}}}')
+    with open(path, "ab") as f:
+        f.write(b"PK\x03\x04 half a member")
+    damaged = path.read_bytes()
+    call = {"a": lambda: ZarrIO(path, mode="a"), "recover": lambda: recover(path)}[operation]
+    with installed() as faults, faults.armed(at=1, kind="enospc", where="os.truncate"):
+        with pytest.raises(StoreError) as caught:
+            call()
+    assert faults.fired is not None
+    assert caught.value.errno == errno.ENOSPC and caught.value.path == str(path)
+    assert path.read_bytes() == damaged and (tmp_path / "f.zarr.zip.appending").exists()
+    assert "cut the zip back" in recover(path) and path.read_bytes() == before
+
+
+def test_an_hdf5_destination_whose_name_takes_all_255_bytes_is_converted_to(tmp_path):
+    """The private directory beside an HDF5 destination is named after a stem that fits (``.<name>.<random>.partial``
+    of a 255-byte name could not be made)."""
+    from nwb_factories import small_nwbfile
+    from pynwb import NWBHDF5IO
+
+    from hdmf_zarr3 import NWBZarrIO, convert
+
+    source = tmp_path / "s.nwb.zarr"
+    with NWBZarrIO(source, mode="w") as io:
+        io.write(small_nwbfile())
+    destination = tmp_path / ("n" * (LONGEST - len(".nwb")) + ".nwb")
+    convert(source, destination)
+    convert(source, destination)  # over the existing one
+    with NWBHDF5IO(str(destination), mode="r") as io:
+        assert "ts" in io.read().acquisition
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([source.name, destination.name])

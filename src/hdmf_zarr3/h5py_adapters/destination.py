@@ -107,6 +107,10 @@ def write_replacing(
     KeyboardInterrupt
         Propagated, after the new file is removed.
     """
+    if os.path.islink(dst) and not os.path.exists(dst):  # (it would create the file wherever the symlink points)
+        raise StoreError(
+            f"is a symlink to {os.readlink(dst)}, which does not exist; a file is never created through a symlink", dst
+        )
     target = os.path.realpath(dst)
     name = os.path.basename(target)
     # a private directory (mode 0700, a fresh name) beside the destination holds the new file, so that h5py, which

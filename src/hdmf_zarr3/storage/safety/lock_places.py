@@ -1,11 +1,15 @@
 """Where the write lock of a file lives (:class:`LockPlace`): beside a local file or an object-store prefix,
 or inside a store passed in; an S3/GCS/Azure store passed in with a prefix locks where its URL spelling does.
-Moved out of :mod:`.locks` (which takes, checks and releases the lock) unchanged.
+Moved out of :mod:`.locks` (which takes, checks and releases the lock), with how a local lock file is read,
+made and removed: never through a name that exists, never following a symlink or waiting on a FIFO.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,10 +17,19 @@ from typing import Any
 from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import StoreError
-from ..paths import side_stem
+from ...errors import CorruptStoreError, StoreError, UnsafeDataError
+from ..paths import (
+    create_side_file,
+    kind_of,
+    link_side_file,
+    open_side_file,
+    remove_side_file,
+    side_stem,
+    write_all,
+)
 from ..remote import BUCKETS, object_store_url
 from ..stores import locations
+from . import failures
 
 #: Key of the lock inside a Store the caller opened.
 IN_STORE_KEY = "hdmf_zarr3.lock"
@@ -86,3 +99,77 @@ def _beside_object_store(store: Store) -> LockPlace | None:
     except Exception as exc:  # obstore's own error types
         raise StoreError(f"cannot reach the write lock beside {kind[0]}://{bucket}/{prefix}: {exc}") from exc
     return LockPlace(ObjectStore(outer), name + SUFFIX, f"{kind[0]}://{bucket}/{prefix}{SUFFIX}")
+
+
+# --- a local lock: a file beside the file, touched one safe way (storage/paths) ------------------------------
+class NotALockFile(Exception):
+    """Where a local lock belongs is no regular file (a directory, a symlink, a FIFO, a device): the
+    message says what it is."""
+
+
+def read_local(path: str, size: int) -> bytes | None:
+    """A local lock's first ``size`` bytes, read only from a regular file: a symlink is never followed, a FIFO
+    never waited on, a device never opened (:class:`NotALockFile` saying what is there)."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise failures.typed(exc, path, "cannot examine the write lock") from exc
+    if not stat.S_ISREG(found.st_mode):
+        what = kind_of(found.st_mode)
+        if stat.S_ISLNK(found.st_mode):
+            with contextlib.suppress(OSError):
+                what += f" to {os.readlink(path)}"
+        raise NotALockFile(f"{what}, not a lock file")
+    try:
+        fd = open_side_file(path)  # (refuses again what was swapped in since)
+    except (UnsafeDataError, CorruptStoreError) as exc:
+        raise NotALockFile(f"not a lock file: {exc}") from exc
+    if fd is None:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        return f.read(size)
+
+
+def delete_local(path: str, description: str) -> None:
+    """Remove the local lock ``path``: a file, a symlink or a FIFO is unlinked as a name (never followed); an empty
+    directory is removed; a directory with files in it is left alone (:class:`StoreError` with the errno)."""
+    if stat.S_ISDIR(_mode(path)):
+        try:
+            os.rmdir(path)  # only an empty one: we never delete content we did not write
+        except OSError as exc:
+            error = StoreError(
+                "where the write lock belongs is a directory with files in it, not a lock file; "
+                "remove it yourself if it holds nothing you need",
+                description,
+            )
+            error.errno = exc.errno
+            raise error from exc
+        return
+    remove_side_file(path)
+
+
+def _mode(path: str) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return 0
+
+
+def create_local(path: str, body: bytes) -> None:
+    """Create the local lock ``path`` holding ``body``, whole at once and only if nothing is there: written
+    into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
+    the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
+    temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as locks._remove_temporaries knows)
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # (a new file's missing directories: creating modes make them)
+    fd = create_side_file(temporary, 0o644)
+    try:
+        try:
+            write_all(fd, body)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError, UnsafeDataError, CorruptStoreError):  # (reading it says what)
+            link_side_file(temporary, path)
+    finally:
+        remove_side_file(temporary)

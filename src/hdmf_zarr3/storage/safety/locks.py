@@ -28,9 +28,7 @@ import gc
 import json
 import os
 import re
-import secrets
 import socket
-import stat
 import threading
 import uuid
 import warnings
@@ -43,13 +41,21 @@ from zarr.abc.store import RangeByteRequest, Store
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import CorruptStoreError, FileLockedError, StoreError, UnsafeDataError
+from ...errors import CorruptStoreError, FileLockedError, StoreError
 from ...format.documents import load_json
-from ..paths import create_side_file, kind_of, link_side_file, open_side_file, remove_side_file, write_all
 from ..stores import locations, sync
 from ..zip import zipped
-from . import failures
-from .lock_places import IN_STORE_KEY, SUFFIX, LockPlace, lock_place, transactional
+from .lock_places import (
+    IN_STORE_KEY,
+    SUFFIX,
+    LockPlace,
+    NotALockFile,
+    create_local,
+    delete_local,
+    lock_place,
+    read_local,
+    transactional,
+)
 
 __all__ = ["IN_STORE_KEY", "SUFFIX", "LockPlace", "WriteLock", "break_lock", "lock_place", "transactional"]
 
@@ -77,7 +83,7 @@ def _read(place: LockPlace) -> dict[str, Any] | None:
     lock), or not a regular file, is still a lock: ``{"corrupt": why}``."""
     try:
         raw = _get(place)
-    except _NotALockFile as exc:
+    except NotALockFile as exc:
         return {"corrupt": str(exc)}
     if raw is None:
         return None
@@ -91,11 +97,6 @@ def _read(place: LockPlace) -> dict[str, Any] | None:
         return found
     shown = f"{raw[:20]!r}{'...' if len(raw) > 20 else ''}"
     return {"corrupt": f"not a JSON object: {shown}" if raw else "an empty file"}
-
-
-class _NotALockFile(Exception):
-    """Where a local lock belongs is no regular file (a directory, a symlink, a FIFO, a device): the
-    message says what it is."""
 
 
 # Reading and removing a lock without zarr's event loop: release() runs from finalizers and at
@@ -114,7 +115,7 @@ def _get(place: LockPlace) -> bytes | None:
     size = MAX_LOCK_BYTES + 1
     path = _local_path(place)
     if path is not None:
-        return _get_local(path, size)
+        return read_local(path, size)
     backend = _object_store(place)
     if backend is not None:
         import obstore
@@ -130,47 +131,10 @@ def _get(place: LockPlace) -> bytes | None:
     return None if buf is None else buf.to_bytes()
 
 
-def _get_local(path: str, size: int) -> bytes | None:
-    """A local lock's first ``size`` bytes, read only from a regular file: a symlink is never followed, a FIFO
-    never waited on, a device never opened (:class:`_NotALockFile` saying what is there)."""
-    try:
-        found = os.lstat(path)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise failures.typed(exc, path, "cannot examine the write lock") from exc
-    if not stat.S_ISREG(found.st_mode):
-        what = kind_of(found.st_mode)
-        if stat.S_ISLNK(found.st_mode):
-            with contextlib.suppress(OSError):
-                what += f" to {os.readlink(path)}"
-        raise _NotALockFile(f"{what}, not a lock file")
-    try:
-        fd = open_side_file(path)  # (refuses again what was swapped in since)
-    except (UnsafeDataError, CorruptStoreError) as exc:
-        raise _NotALockFile(f"not a lock file: {exc}") from exc
-    if fd is None:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        return f.read(size)
-
-
 def _delete(place: LockPlace) -> None:
     path = _local_path(place)
     if path is not None:
-        if stat.S_ISDIR(_mode(path)):
-            try:
-                os.rmdir(path)  # only an empty one: we never delete content we did not write
-            except OSError as exc:
-                error = StoreError(
-                    "where the write lock belongs is a directory with files in it, not a lock file; "
-                    "remove it yourself if it holds nothing you need",
-                    place.description,
-                )
-                error.errno = exc.errno
-                raise error from exc
-            return
-        remove_side_file(path)  # (a symlink is unlinked as a link, a FIFO as a name)
+        delete_local(path, place.description)
         return
     backend = _object_store(place)
     if backend is not None:
@@ -179,31 +143,6 @@ def _delete(place: LockPlace) -> None:
         obstore.delete(backend, place.key)
         return
     sync(place.store.delete(place.key))
-
-
-def _mode(path: str) -> int:
-    try:
-        return os.lstat(path).st_mode
-    except FileNotFoundError:
-        return 0
-
-
-def _create_local(path: str, body: bytes) -> None:
-    """Create the local lock ``path`` holding ``body``, whole at once and only if nothing is there: written
-    into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
-    the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
-    temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as _remove_temporaries knows)
-    os.makedirs(os.path.dirname(path), exist_ok=True)  # (a new file's missing directories: creating modes make them)
-    fd = create_side_file(temporary, 0o644)
-    try:
-        try:
-            write_all(fd, body)
-        finally:
-            os.close(fd)
-        with contextlib.suppress(FileExistsError, UnsafeDataError, CorruptStoreError):  # (_read says what is there)
-            link_side_file(temporary, path)
-    finally:
-        remove_side_file(temporary)
 
 
 def _remove_temporaries(place: LockPlace) -> None:
@@ -269,7 +208,7 @@ class WriteLock:
         local = _local_path(place)
         try:
             if local is not None:
-                _create_local(local, body.to_bytes())
+                create_local(local, body.to_bytes())
             else:
                 sync(place.store.set_if_not_exists(place.key, body))
             found = _read(place)

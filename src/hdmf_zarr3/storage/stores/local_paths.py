@@ -5,6 +5,8 @@ A local Zarr file is a directory (or a ``.zip``). What is refused, and why:
 - an HDF5 file, in any mode: it is read with ``NWBHDF5IO`` or converted with :func:`hdmf_zarr3.convert`
   (found by its signature, a few bytes at offset 0, 512, 1024, ... where HDF5 puts it);
 - any other file where a directory belongs, and a path ending in ``.zip`` that is not a zip file;
+- a FIFO, a device or a socket at the path, and a symlink leading nowhere (a new file would be created
+  wherever it points);
 - in a write mode, a directory holding files but no Zarr node: writing would mix the new file with
   them, and mode ``w`` would later delete them all (a writer killed before its first key landed leaves
   only a temporary ``<name>.<32 hex digits>.partial``: that is the file's own, not another's);
@@ -21,9 +23,11 @@ raise ``UnsupportedOperation: ... File does not exist`` (as ``NWBHDF5IO`` does).
 from __future__ import annotations
 
 import os
+import stat
 import zipfile
 
 from ...errors import NotZarrError, StoreError
+from ..paths import kind_of
 from ..zip import zipped
 from .nodes import INTERRUPTED_WRITE
 
@@ -51,6 +55,25 @@ def is_hdf5(path: str) -> bool:
     return False
 
 
+def _refuse_other_kinds(location: str) -> None:
+    """Refuse a symlink leading nowhere (a new file is never created through one: it would land wherever the
+    symlink points) and what is neither a regular file nor a directory (a FIFO, a device, a socket)."""
+    try:
+        found = os.stat(location)  # (never opens: a FIFO does not block)
+    except FileNotFoundError:
+        if os.path.islink(location):
+            raise NotZarrError(
+                f"this is a symlink to {os.readlink(location)}, which does not exist; a file is never created "
+                "through a symlink",
+                location,
+            ) from None
+        return
+    except OSError:
+        return  # (what follows says what is wrong, if anything)
+    if not (stat.S_ISREG(found.st_mode) or stat.S_ISDIR(found.st_mode)):
+        raise NotZarrError(f"this is {kind_of(found.st_mode)}, not a Zarr store (a directory or a zip file)", location)
+
+
 def check(location: str, mode: str) -> None:
     """Refuse ``location`` (an absolute local path) for ``mode`` if it cannot be the Zarr file asked for.
 
@@ -62,6 +85,7 @@ def check(location: str, mode: str) -> None:
         A new file would be created in a directory that does not exist.
     """
     is_zip = location.endswith(".zip")
+    _refuse_other_kinds(location)
     if os.path.isfile(location):
         if is_hdf5(location):
             raise NotZarrError(

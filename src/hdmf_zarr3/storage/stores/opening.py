@@ -248,15 +248,19 @@ def _open_repository(
     return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
 
 
-def _working_directory(location: str, lock: WriteLock | None) -> str:
-    """The directory a zip's writer works in; if it cannot be made (a full or read-only file system: our
-    StoreError), the lock just taken is released."""
-    try:
-        return working_directory(location)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
+def _read_zip(location: str, real: str, allow_incomplete: bool) -> StoreHandle:
+    """A zip opened to be read (``real``: its real path, beside which an unfinished update's record lies)."""
+    if not allow_incomplete and zipped.update_unfinished(real):  # readers take no lock: see .zipped
+        raise IncompleteFileError(
+            "the file is incomplete: a change being added to the zip did not finish (its writer was "
+            f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
+            "as it was before, or open it with allow_incomplete=True to read what is there",
+            location,
+        )
+    store = GuardedZipStore(location, mode="r")  # reads: see .guarded
+    if not exists(store):
+        raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
+    return StoreHandle(store, "r", location, allow_incomplete=allow_incomplete)
 
 
 def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
@@ -272,20 +276,15 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
-        if not allow_incomplete and zipped.update_unfinished(real):  # readers take no lock: see .zipped
-            raise IncompleteFileError(
-                "the file is incomplete: a change being added to the zip did not finish (its writer was "
-                f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
-                "as it was before, or open it with allow_incomplete=True to read what is there",
-                location,
-            )
-        store = GuardedZipStore(location, mode="r")  # reads: see .guarded
-        if not exists(store):
-            raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
-        return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete)
+        return _read_zip(location, real, allow_incomplete)
     lock = _lock(location, None, location, mode, None)
-    zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
-    work = _working_directory(real, lock)  # named as zipped.leftovers expects
+    try:  # (a plant refused beside the zip, a full disk: the lock is released with the error)
+        zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
+        work = working_directory(real)  # named as zipped.leftovers expects
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
     ours = lock.ours if lock is not None else None
     if present and mode in ("r+", "a"):  # read in place; only the changes are added on close
         try:

@@ -218,9 +218,16 @@ def undo_unfinished_update(location: str) -> bool:
     size = found.get("size") if isinstance(found, dict) else None
     if type(size) is not int or size < 0:  # (a bool, a float or a string would cut the zip anywhere)
         raise CorruptStoreError(f"{what} is not an object with a byte count 'size': {raw[:80]!r}", record)
-    if os.path.getsize(location) > size and not _ends_complete(location):
-        os.truncate(location, size)
-        _fsync(location)
+    try:
+        if os.path.getsize(location) > size and not _ends_complete(location):
+            os.truncate(location, size)
+            _fsync(location)
+    except OSError as exc:  # (a full disk, an I/O error: the record stays, and the next writer cuts it back)
+        error = StoreError(
+            f"cannot cut the zip back to before an unfinished update ({exc}); run recover again", location
+        )
+        error.errno = exc.errno
+        raise error from exc
     remove_side_file(record)
     return True
 
