@@ -5,7 +5,11 @@
 
 SCENARIO is ``write`` (a new file), ``replace`` (mode ``w`` over an existing file), ``append`` (mode
 ``a``: new TimeSeries added to an existing file), ``rows`` (mode ``a``: trials added to the existing
-trials table) or ``grow`` (mode ``a``: samples appended to an existing dataset). Every mutation of
+trials table), ``grow`` (mode ``a``: samples appended to an existing dataset), ``edit`` (mode ``r+``: in-place
+assignments by slices, index arrays and scalars to a chunked and a sharded array of a file made by
+``fault_scenarios.write_edit_base``), ``grow_sharded`` (mode ``a``: rows appended to that sharded array past its
+shape) or ``virtual`` (``convert(..., virtual=True)`` of ``source.nwb``, the HDF5 file beside PATH, into the
+icechunk repository PATH; icechunk's store writes and its commit count as mutations). Every mutation of
 the local disk the backend makes (a key stored or deleted through zarr's LocalStore, a file or
 directory removed, a hard link made, a file renamed into place) is counted; at mutation number
 KILL_AT the process kills itself with SIGKILL, while other mutations may be in flight on zarr's I/O
@@ -26,14 +30,16 @@ import shutil
 import signal
 import sys
 import uuid
+from pathlib import Path
 
 import hdmf.container
 import numpy as np
+from fault_scenarios import edit_all, grow_sharded
 from full_nwbfile import make_full_nwbfile, make_manager
 from pynwb import TimeSeries
 from zarr.storage import LocalStore
 
-from hdmf_zarr3 import NWBZarrIO
+from hdmf_zarr3 import NWBZarrIO, convert
 
 KILL_AT = -1
 count = 0
@@ -72,6 +78,18 @@ os.unlink = _counted(os.unlink)  # the lock is released with it
 shutil.rmtree = _counted(shutil.rmtree)
 
 
+def _count_icechunk() -> None:
+    """A virtual conversion writes through icechunk (its own I/O is Rust's, below these calls). Imported in the
+    writer only: icechunk starts threads of its own, which a fork must not copy."""
+    from icechunk import Session
+    from icechunk.store import IcechunkStore
+
+    for name in ("set", "delete"):
+        setattr(IcechunkStore, name, _counted_async(getattr(IcechunkStore, name)))
+    IcechunkStore.set_virtual_refs = _counted(IcechunkStore.set_virtual_refs)
+    Session.commit = _counted(Session.commit)
+
+
 def run(scenario: str, path: str, seed: int) -> None:
     rng = random.Random(seed)
     hdmf.container.uuid4 = lambda: uuid.UUID(int=rng.getrandbits(128), version=4)  # object ids only
@@ -97,6 +115,13 @@ def run(scenario: str, path: str, seed: int) -> None:
             data = io.read().analysis["mean_rate"].data
             for i in range(6):
                 data.extend(np.linspace(i, i + 1, 7 * (i + 1)))
+    elif scenario == "edit":
+        edit_all(Path(path))
+    elif scenario == "grow_sharded":
+        grow_sharded(Path(path))
+    elif scenario == "virtual":
+        _count_icechunk()
+        convert(Path(path).parent / "source.nwb", path, virtual=True, min_bytes=64)
     else:
         raise SystemExit(f"unknown scenario {scenario!r}")
 

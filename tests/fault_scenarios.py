@@ -11,7 +11,9 @@ beside the file nor inside it; the error is ours naming the file with the ``errn
 from __future__ import annotations
 
 import errno
+import importlib.util
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +149,12 @@ def _convert_hdf5(path: Path) -> None:
     convert(SOURCES["hdf5"], path)
 
 
+def _convert_virtual(path: Path) -> None:
+    """An icechunk repository whose datasets of 64 bytes or more read their chunks in place (every write
+    through icechunk's store and session is an operation: ``faults.py``)."""
+    convert(SOURCES["hdf5"], path, virtual=True, min_bytes=64)
+
+
 #: name: (what it does, whether it starts from an existing file, the file's name)
 SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
     "write": (write_base, False, "f.nwb.zarr"),
@@ -168,6 +176,9 @@ SCENARIOS: dict[str, tuple[Callable[[Path], None], bool, str]] = {
     "zip_edit": (edit_all, True, "e.nwb.zarr.zip"),
     "zip_grow_sharded": (grow_sharded, True, "e.nwb.zarr.zip"),
 }
+
+if importlib.util.find_spec("icechunk") is not None:
+    SCENARIOS["convert_virtual"] = (_convert_virtual, False, "v.icechunk")
 
 #: The scenarios whose finished change is always the same bytes (no new object ids): a run may end only with
 #: the old file or that one, byte for byte (a zip: its members), never another file that merely reads whole.
@@ -289,10 +300,11 @@ FINISHED: dict[str, dict[str, bytes]] = {}
 def finished(scenario: str, where: Path) -> dict[str, bytes]:
     """The ``content`` of the file once ``scenario`` finished without a fault (run once, in ``where``)."""
     if scenario not in FINISHED:
-        path = fresh(BASES, scenario, where / f"finished-{scenario}")
+        holder = Path(tempfile.mkdtemp(prefix=f"finished-{scenario}-", dir=where))  # (workers share ``where``)
+        path = fresh(BASES, scenario, holder / "run")
         SCENARIOS[scenario][0](path)
         FINISHED[scenario] = content(path)
-        shutil.rmtree(path.parent)
+        shutil.rmtree(holder)
     return FINISHED[scenario]
 
 

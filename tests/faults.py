@@ -146,10 +146,10 @@ def _file_for_writing(original):
     return function
 
 
-def _async(name: str, original):
+def _async(name: str, original, owner: str = "LocalStore"):
     @functools.wraps(original)
     async def method(self, *args, **kwargs):
-        FAULTS.tick(f"LocalStore.{name} {args[0] if args else ''}")
+        FAULTS.tick(f"{owner}.{name} {args[0] if args else ''}")
         return await original(self, *args, **kwargs)
 
     return method
@@ -227,11 +227,34 @@ def installed() -> Iterator[Faults]:
     for owner in (builtins, io):
         saved.append((owner, "open", owner.open))
         owner.open = _file_for_writing(owner.open)
+    saved.extend(_icechunk_patches())
     try:
         yield FAULTS
     finally:
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
+
+
+def _icechunk_patches() -> list[tuple[object, str, object]]:
+    """Count the operations of icechunk's store and session too (a virtual conversion's writes: icechunk's own
+    I/O is done in Rust, below these calls), when icechunk is installed; returns what to restore."""
+    try:
+        from icechunk import Repository, Session
+        from icechunk.store import IcechunkStore
+    except ImportError:
+        return []
+    saved: list[tuple[object, str, object]] = []
+    for name in ("get", "set", "delete", "exists", "get_partial_values", "set_if_not_exists", "delete_dir"):
+        saved.append((IcechunkStore, name, IcechunkStore.__dict__[name]))
+        setattr(IcechunkStore, name, _async(name, IcechunkStore.__dict__[name], "IcechunkStore"))
+    for owner, name in [(IcechunkStore, n) for n in ("list", "list_prefix", "list_dir", "set_virtual_refs")] + [
+        (Session, "commit"),
+        (Repository, "set_metadata"),
+    ]:
+        original = owner.__dict__[name]
+        saved.append((owner, name, original))
+        setattr(owner, name, _plain(f"{owner.__name__}.{name}", original))
+    return saved
 
 
 def pending_tasks() -> list[str]:

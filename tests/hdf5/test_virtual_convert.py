@@ -187,17 +187,37 @@ def test_a_crafted_source_record_outside_the_allowed_directories_is_not_probed(c
         assert io.read().acquisition["small"].data[:].tolist() == list(range(10))
 
 
-def test_an_unfinished_conversion_says_how_to_start_again(tmp_path):
+def test_an_unfinished_conversion_is_refused_as_incomplete_and_replaced_by_the_next(tmp_path):
     (tmp_path / "data").mkdir()
     src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "s.icechunk"
     import icechunk
 
-    icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))  # what a killed conversion leaves
+    from hdmf_zarr3 import IncompleteFileError
+    from hdmf_zarr3.storage.virtual import repo
+
+    storage = icechunk.local_filesystem_storage(str(dst))
+    icechunk.Repository.create(storage).set_metadata(repo.CONVERSION_MARK)  # what a killed conversion leaves
+    with pytest.raises(IncompleteFileError, match="convert the HDF5 file again") as err:
+        NWBZarrIO(dst, "r")
+    assert err.value.path == str(dst)
+    convert(src, dst, virtual=True)  # replaces it
+    with NWBZarrIO(dst, "r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:5], EPHYS[:5])
+
+
+def test_an_empty_repository_that_no_conversion_made_is_left_alone(tmp_path):
+    (tmp_path / "data").mkdir()
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    import icechunk
+
+    icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))  # made with icechunk, not by us
     with pytest.raises(UnsupportedOperation, match="no Zarr group found"):  # it opens as empty
         NWBZarrIO(dst, "r")
     with pytest.raises(Exception, match="remove it first"):
         convert(src, dst, virtual=True)
+    assert icechunk.Repository.exists(icechunk.local_filesystem_storage(str(dst)))
 
 
 def test_sources_in_directories_whose_names_need_quoting_in_a_url(tmp_path):

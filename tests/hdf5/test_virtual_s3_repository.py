@@ -132,14 +132,32 @@ def test_other_object_stores_are_refused_for_the_repository(tmp_path):
         convert(src, "gs://bucket/s.icechunk", virtual=True)
 
 
-def test_an_unfinished_conversion_on_s3_opens_as_empty_and_is_not_replaced(s3, tmp_path):
+def test_an_unfinished_conversion_on_s3_is_refused_as_incomplete_and_replaced(s3, tmp_path):
+    import icechunk
+
+    from hdmf_zarr3 import IncompleteFileError
+    from hdmf_zarr3.storage.virtual import repo
+    from hdmf_zarr3.storage.virtual.sources import repository_storage
+
+    src = hdf5_source(tmp_path / "s.nwb")
+    dst = f"s3://{new_bucket(s3)}/s.icechunk"
+    killed = icechunk.Repository.create(repository_storage(dst, s3["options"]))  # what a killed conversion leaves
+    killed.set_metadata(repo.CONVERSION_MARK)
+    with pytest.raises(IncompleteFileError, match="convert the HDF5 file again"):
+        NWBZarrIO(dst, "r", storage_options=s3["options"])
+    convert(src, dst, virtual=True, storage_options=s3["options"])  # replaces it
+    with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[tmp_path]) as io:
+        assert io.read().acquisition["small"].data[:].tolist() == list(range(10))
+
+
+def test_an_empty_repository_on_s3_that_no_conversion_made_is_not_replaced(s3, tmp_path):
     import icechunk
 
     from hdmf_zarr3.storage.virtual.sources import repository_storage
 
     src = hdf5_source(tmp_path / "s.nwb")
     dst = f"s3://{new_bucket(s3)}/s.icechunk"
-    icechunk.Repository.create(repository_storage(dst, s3["options"]))  # what a killed conversion leaves
+    icechunk.Repository.create(repository_storage(dst, s3["options"]))  # made with icechunk, not by us
     with pytest.raises(UnsupportedOperation, match="no Zarr group found"):
         NWBZarrIO(dst, "r", storage_options=s3["options"])
     with pytest.raises(StoreError, match="remove it first"):

@@ -4,6 +4,8 @@ proxy in front of it (s3_faults.py) or at the lock. Each test failed before its 
 from __future__ import annotations
 
 import datetime
+import signal
+import threading
 import time
 
 import numpy as np
@@ -424,3 +426,96 @@ def test_a_write_whose_endpoint_fails_at_every_write_request_is_complete_or_dete
             assert mode == "w-" and "no Zarr group" in str(exc), (k, exc)
             continue
         assert after in (before, new), (k, after)
+
+
+# --- In-place edits on S3 (issue #38): the endpoint fails from the k-th write request on, or a Ctrl-C comes with
+# it; the file is the old one or the finished edit, every object byte for byte, never a mix.
+EDITS = {
+    "slice": lambda data: data.__setitem__(slice(3, 37), -np.arange(34.0)),
+    "index": lambda data: data.__setitem__([0, 17, 39], [100.0, 117.0, 139.0]),
+    "scalar": lambda data: data.__setitem__(21, 42.0),
+}
+
+
+def _objects(s3, url):
+    """Every object of the file at ``url`` (its prefix), byte for byte."""
+    bucket, prefix = url.removeprefix("s3://").split("/", 1)
+    client = s3["client"]()
+    keys = [o["Key"] for o in client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/").get("Contents", [])]
+    return {key: client.get_object(Bucket=bucket, Key=key)["Body"].read() for key in sorted(keys)}
+
+
+def _edit_file(s3):
+    url = f"s3://{new_bucket(s3)}/f.zarr"
+    root = GroupBuilder("root", datasets={"d": DatasetBuilder("d", ZarrDataIO(np.arange(40.0), chunks=(4,)))})
+    write_builder(url, root, storage_options=s3["options"])
+    return url
+
+
+def _edit(url, options, selection):
+    with ZarrIO(url, mode="r+", storage_options=options) as io:
+        EDITS[selection](io.read_builder()["d"].data)
+
+
+def _s3_edit_sweep(s3, selection, fault, every):
+    from hdmf_zarr3 import HdmfZarrError, IncompleteFileError, recover
+
+    fast = {"retry_config": {"max_retries": 1, "backoff": {"init_backoff": datetime.timedelta(milliseconds=10)}}}
+    writes = ("PUT", "POST", "DELETE")
+    url = _edit_file(s3)
+    with fault_proxy(s3) as proxy:
+        _edit(url, through(proxy, s3["options"]), selection)
+        total = len([r for r in proxy.requests if r[0] in writes])
+    finished = _objects(s3, url)
+    assert total >= 4
+    failures = []
+    for k in range(1, total + 1) if every else sorted({1, 2, total // 2, total - 1, total}):
+        url = _edit_file(s3)
+        before = _objects(s3, url)
+        seen = []
+
+        def at_k(method, path, n, k=k, seen=seen):
+            if method not in writes:
+                return None
+            seen.append(method)
+            if fault == "interrupt":  # Ctrl-C as the k-th write request goes out (it goes on)
+                if len(seen) == k:
+                    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                return None
+            return "5xx" if len(seen) >= k else None
+
+        with fault_proxy(s3, at_k) as proxy:
+            try:
+                _edit(url, through(proxy, s3["options"], **fast), selection)
+            except KeyboardInterrupt:
+                if fault != "interrupt":
+                    failures.append(f"{k}: KeyboardInterrupt")
+            except HdmfZarrError as exc:
+                if fault == "interrupt" or not isinstance(exc, StoreError) or url not in str(exc):
+                    failures.append(f"{k}: {type(exc).__name__}: {exc}")
+        if fault == "5xx":  # the endpoint died: the undo (or the journal's deletion after the commit) could not
+            recover(url, s3["options"], break_lock=True)  # run; recover does it (or deletes the stale journal)
+        try:
+            with ZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+                io.read_builder()
+        except IncompleteFileError:
+            failures.append(f"{k}: left incomplete")
+            continue
+        after = _objects(s3, url)
+        if after not in (before, finished):
+            changed = sorted(key for key in set(before) | set(after) if before.get(key) != after.get(key))
+            failures.append(f"{k}: neither the old file nor the finished edit: {changed[:6]}")
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("fault", ["5xx", "interrupt"])
+@pytest.mark.parametrize("selection", list(EDITS))
+def test_an_in_place_edit_failing_at_a_spread_of_write_requests_is_undone_or_finished(s3, selection, fault):
+    _s3_edit_sweep(s3, selection, fault, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["5xx", "interrupt"])
+@pytest.mark.parametrize("selection", list(EDITS))
+def test_an_in_place_edit_failing_at_every_write_request_is_undone_or_finished(s3, selection, fault):
+    _s3_edit_sweep(s3, selection, fault, every=True)

@@ -5,18 +5,23 @@ Everything but the large numeric datasets is written in our format as by any con
 attributes, links, references, compounds, strings, small datasets, the cached specifications); each
 large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.write.virtual`). The
 repository is created at ``dst``, a local directory or an ``s3://`` prefix (never replacing anything
-there), and committed once, when every node is stored: a conversion that fails leaves an empty repository
-with no commit on ``main``.
+there), and committed once, when every node is stored. The destination is locked for the conversion (a
+``<dst>.lock`` beside it, as for any writer). A conversion that fails, or is interrupted (Ctrl-C, a full disk,
+an I/O error), removes the repository it created; one killed outright leaves a repository without a commit
+on ``main``, which reading refuses as incomplete (:class:`~hdmf_zarr3.errors.IncompleteFileError`) and the
+next conversion to that destination replaces (once the killed writer's lock is broken).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
 
 from ..backend.write import MIN_VIRTUAL_BYTES, VirtualOptions
 from ..errors import StoreError
+from ..storage.safety import WriteLock, failures, lock_place
 from ..storage.stores import locations
 from ..storage.virtual import repo as virtual_repo
 from ..storage.virtual import sources as virtual_sources
@@ -40,11 +45,6 @@ def convert_virtual(
     dict
         Each dataset path considered and what became of it (``"virtual: ..."`` or ``"copied: <why>"``).
     """
-    import h5py
-    from pynwb import NWBHDF5IO
-
-    from ..backend.zarrio import NWBZarrIO
-
     source_text, target = os.fspath(src), os.fspath(dst)
     target_options = io_kwargs.pop("storage_options", None)  # the destination's, as for any conversion
     if virtual_sources.is_s3(target):
@@ -61,6 +61,57 @@ def convert_virtual(
         raise StoreError("no such HDF5 file", source_text)
     else:
         source = virtual_sources.local_source(source_text)
+    if virtual_sources.is_s3(target):  # (a missing bucket or wrong credentials: said of the destination)
+        virtual_sources.holds_anything(target, target_options)
+    place = lock_place(target, target_options)
+    if place is None:  # (a path or URL always has one)
+        raise StoreError("no place for the destination's write lock", target)
+    lock = WriteLock.acquire(place, target, "hdmf_zarr3 convert (virtual)")
+    try:
+        virtual_repo.remove_unfinished(target, target_options)  # a conversion killed before its commit: replaced
+        try:
+            return _convert(source, target, src_storage_options, target_options, progress, min_bytes, io_kwargs)
+        except BaseException as exc:
+            # nothing committed (or all of it: a Ctrl-C that came after the commit): no repository left half made;
+            # should the removal fail too, what stays is refused as incomplete and replaced by the next conversion
+            with contextlib.suppress(Exception):
+                virtual_repo.remove_unfinished(target, target_options)
+            error = _named(
+                failures.typed(virtual_repo.storage_failure(exc, target), target, "the virtual conversion failed"),
+                target,
+            )
+            if error is exc:
+                raise
+            raise error from exc
+    finally:
+        lock.release()
+
+
+def _named(error: BaseException, target: str) -> BaseException:
+    """``error``, naming the destination: a store's error inside the repository (a full disk, an I/O error)
+    names the session's store, which no one can find."""
+    if not isinstance(error, StoreError) or error.path == target:
+        return error
+    named = StoreError(f"the virtual conversion failed: {error}", target)
+    named.errno = getattr(error, "errno", None)
+    return named
+
+
+def _convert(
+    source: virtual_sources.Source,
+    target: str,
+    src_storage_options: dict[str, Any] | None,
+    target_options: dict[str, Any] | None,
+    progress: bool,
+    min_bytes: int,
+    io_kwargs: dict[str, Any],
+) -> dict[str, str]:
+    """The conversion itself, into a repository it creates at ``target`` and commits last."""
+    import h5py
+    from pynwb import NWBHDF5IO
+
+    from ..backend.zarrio import NWBZarrIO
+
     session = virtual_repo.create(target, [source], src_storage_options, target_options)
     with virtual_sources.open_file(source, src_storage_options) as raw, h5py.File(raw, "r") as h5file:
         options = VirtualOptions(source=source, h5file=h5file, min_bytes=min_bytes)

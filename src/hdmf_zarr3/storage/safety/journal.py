@@ -43,6 +43,7 @@ hard links, is kept through the store as elsewhere.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import stat
@@ -57,7 +58,7 @@ from ...errors import CorruptStoreError, MetadataLimitError, StoreError, UnsafeD
 from ...format.documents import MAX_DOCUMENT_BYTES, load_json
 from ..paths import RootDirectory, kind_of
 from ..stores import sync
-from ..writes import local_root
+from ..writes import finish_cleanup, local_root
 
 PREFIX = "__hdmf_zarr3_journal"
 ROOT = f"{PREFIX}/root"
@@ -116,8 +117,19 @@ class Journal:
     def begin(cls, store: Store, side: Store | None = None) -> Journal:
         """Start the journal of an append: drop a stale one, then keep the current root."""
         journal = cls(store, side)
-        journal.start()
+        try:
+            journal.start()
+        except BaseException:
+            # (a Ctrl-C may come as the root's copy lands: nothing was changed yet, so a journal begun is removed,
+            # or stays stale beside the complete root, never applied, if the store refuses that too)
+            finish_cleanup(journal.discard_begun)
+            raise
         return journal
+
+    def discard_begun(self) -> None:
+        """Delete what a :meth:`start` cut short stored (errors of the store ignored: see :meth:`begin`)."""
+        with contextlib.suppress(Exception):
+            self.finish()
 
     def start(self) -> None:
         """Drop a stale journal, then keep the current root (see :meth:`begin`)."""

@@ -145,19 +145,26 @@ def _delete(place: LockPlace) -> None:
     sync(place.store.delete(place.key))
 
 
-def _remove_temporaries(place: LockPlace) -> None:
-    """Remove the temporary file zarr's ``LocalStore`` writes a lock through (``<name>.<32 hex>.partial``),
-    left when the lock's creation was interrupted between its link and its removal."""
+def _temporaries(place: LockPlace) -> list[str]:
+    """The temporary files zarr's ``LocalStore`` writes a lock through (``<name>.<32 hex>.partial``) beside it."""
     path = _local_path(place)
     if path is None:
-        return
+        return []
     stem, parent = os.path.splitext(os.path.basename(path))[0], os.path.dirname(path)
     pattern = re.compile(re.escape(stem) + r"\.[0-9a-f]{32}\.partial")
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(parent):
-            if pattern.fullmatch(entry.name) and entry.is_file(follow_symlinks=False):
-                with contextlib.suppress(OSError):
-                    os.remove(entry.path)
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return []
+    return [e.path for e in entries if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
+
+
+def _remove_temporaries(place: LockPlace) -> None:
+    """Remove the lock's :func:`_temporaries`, left when the lock's creation was interrupted between its link
+    and its removal (or its writer was killed there)."""
+    for path in _temporaries(place):
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 def _release(place: LockPlace, token: str) -> None:
@@ -271,11 +278,12 @@ def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None 
     local_location = _local_file(path)
     found = _read(place)
     if found is None:
-        if local_location is not None and zipped.leftovers(local_location):
+        if local_location is not None and (zipped.leftovers(local_location) or _temporaries(place)):
             _clean_unlocked(place, local_location)
         return None
     if local_location is not None:
         zipped.remove_leftovers(local_location)  # while the lock still keeps new writers out
+        _remove_temporaries(place)  # (a writer killed while it stored or released the lock leaves one)
     _delete(place)
     return found
 
@@ -297,6 +305,7 @@ def _clean_unlocked(place: LockPlace, location: str) -> None:
         return
     try:
         zipped.remove_leftovers(location)
+        _remove_temporaries(place)  # (a killed writer's: one starting now finds the lock taken by ours)
     finally:
         lock.release()
 

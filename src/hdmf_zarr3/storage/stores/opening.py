@@ -239,6 +239,12 @@ def _open_repository(
         )
     store = virtual_repo.open_readonly(location, external_roots or (), storage_options)
     raw = read_root_bytes(store, location)
+    if raw is None and virtual_repo.unfinished(location, storage_options):
+        raise IncompleteFileError(
+            "a virtual conversion into this repository did not finish (nothing was committed); convert the HDF5 "
+            "file again: the conversion replaces it",
+            location,
+        )
     if raw is None:
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
     record = parse_document(raw, "/").get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)

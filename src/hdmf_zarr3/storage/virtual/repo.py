@@ -19,6 +19,7 @@ committed at the end of the conversion).
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,12 +30,17 @@ from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeL
 from ...format.documents import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
 from ..stores import locations, nodes
+from ..writes import remove_tree, until_done
 from . import sources as virtual_sources
 from .sources import Source, is_s3, path_of
 
 #: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
 #: an object store, the common prefix) ``snapshots``.
 _MARKERS = ("repo", "snapshots")
+
+#: The repository metadata of a repository a conversion of ours created: one that holds it and no root
+#: on ``main`` is a conversion that did not finish (:func:`unfinished`), which a new conversion replaces.
+CONVERSION_MARK = {"hdmf_zarr3": "virtual conversion"}
 
 #: Where a repository cannot live (what icechunk storage we build is for local directories and S3).
 _PLACES = "a virtual repository is a local directory or an s3:// prefix"
@@ -121,12 +127,66 @@ def create(
     for prefix in sorted({container_prefix(s.url) for s in sources}):
         found, grants[prefix] = _container(icechunk, prefix, options)
         config.set_virtual_chunk_container(found)
-    repo = icechunk.Repository.create(
-        storage,
-        config,
-        authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
-    )
+    try:
+        repo = icechunk.Repository.create(
+            storage,
+            config,
+            authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
+        )
+        repo.set_metadata(CONVERSION_MARK)  # (before any node: a conversion cut short from here is known as one)
+    except BaseException:
+        _remove(target, repository_options)  # (nothing was there: what icechunk made of it is wholly ours)
+        raise
     return repo.writable_session("main")
+
+
+def storage_failure(exc: BaseException, location: str) -> BaseException:
+    """Our :class:`~hdmf_zarr3.errors.StoreError` naming ``location`` for an error of icechunk (a full disk,
+    an I/O error, a refused request: icechunk's own exception types, not ``OSError``); ``exc`` for others."""
+    icechunk = _icechunk()
+    if not isinstance(exc, icechunk.IcechunkError):
+        return exc
+    text = str(exc).strip()
+    error = StoreError(f"icechunk failed: {text.splitlines()[0][:300] if text else type(exc).__name__}", location)
+    code = re.search(r"\(os error (\d+)\)", text)
+    error.errno = int(code.group(1)) if code else None  # (ENOSPC stays ENOSPC for code that checks it)
+    return error
+
+
+def unfinished(location: str | os.PathLike[str], options: dict[str, Any] | None = None) -> bool:
+    """Whether ``location`` holds a repository a conversion of ours created and never committed into (it
+    was cut short, or killed): marked with :data:`CONVERSION_MARK` and without a root on ``main``."""
+    icechunk = _icechunk()
+    target = os.fspath(location)
+    try:
+        storage = _storage(icechunk, target, options)
+        if not icechunk.Repository.exists(storage):
+            return False
+        repo = icechunk.Repository.open(storage)
+        if (repo.get_metadata() or {}).get("hdmf_zarr3") != CONVERSION_MARK["hdmf_zarr3"]:
+            return False
+        return nodes.read_root(repo.readonly_session("main").store) is None
+    except (StoreError, ValueError, OSError, RuntimeError, icechunk.IcechunkError):
+        return False  # (not a repository we can tell anything of: left alone, and refused as any other)
+
+
+def remove_unfinished(location: str | os.PathLike[str], options: dict[str, Any] | None = None) -> bool:
+    """Remove the repository at ``location`` if it is :func:`unfinished` (the caller holds the destination's
+    write lock, so no conversion is writing into it); returns whether it did. A Ctrl-C meanwhile is raised once
+    the removal has run to its end."""
+    target = os.fspath(location)
+    if not unfinished(target, options):
+        return False
+    _remove(target, options)
+    return True
+
+
+def _remove(target: str, options: dict[str, Any] | None) -> None:
+    """Delete the repository at ``target``, to the end even if a Ctrl-C comes meanwhile (raised after)."""
+    if is_s3(target):
+        until_done(lambda: virtual_sources.delete_below(target, options))
+    else:
+        remove_tree(target)
 
 
 def container_prefix(url: str) -> str:

@@ -242,6 +242,19 @@ def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> 
         )
 
 
+def delete_below(url: str, options: dict[str, Any] | None) -> None:
+    """Delete every object below the S3 URL ``url`` (as under a directory): an unfinished repository."""
+    import obstore
+
+    store, key = _bucket_store(url, options)
+    key = key.strip("/")
+    try:
+        for batch in obstore.list(store, prefix=key + "/" if key else None, chunk_size=1000):
+            obstore.delete(store, [entry["path"] for entry in batch])
+    except Exception as exc:  # obstore's own error types
+        raise StoreError(f"cannot remove the unfinished repository: {exc}", url) from exc
+
+
 def _bucket_store(url: str, options: dict[str, Any] | None) -> tuple[Any, str]:
     """The obstore store of the bucket holding ``url`` (opened as every remote store is) and the key."""
     prefix = bucket_prefix(url)

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from . import row_appends
     from .local import finish_cleanup, local_root, put_files, remove_tree
     from .row_appends import RowAppend
-    from .task_groups import Group, ShieldingExecutor, install, settled
+    from .task_groups import Group, ShieldingExecutor, install, settled, until_done
     from .unit_writer import UnitWriter
 
 __all__ = [
@@ -23,5 +23,6 @@ __all__ = [
     "remove_tree",
     "row_appends",
     "settled",
+    "until_done",
 ]
 __getattr__ = door(__name__, __file__)
