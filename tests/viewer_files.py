@@ -236,8 +236,12 @@ def hostile_nwbfile() -> NWBFile:
     nwb.add_acquisition(TimeSeries(name="zero_rate", data=np.zeros(16), rate=1000.0, unit="V"))
     nwb.add_acquisition(TimeSeries(name="short_times", data=np.zeros(16), timestamps=np.arange(16.0), unit="V"))
     nwb.add_acquisition(
-        Images(name="huge_images", images=[GrayscaleImage(name="huge", data=np.zeros((4, 4), "uint8"))])
+        Images(
+            name="huge_images",
+            images=[GrayscaleImage(name=name, data=np.zeros((4, 4), "uint8")) for name in ("huge", "tiny_chunks")],
+        )
     )
+    nwb.add_acquisition(TimeSeries(name="tiny_chunks", data=np.zeros(16, dtype="int16"), rate=1000.0, unit="V"))
     frames = np.zeros((2, 4, 4), dtype="float64")
     nwb.add_acquisition(ImageSeries(name="huge_movie", data=frames, unit="n.a.", rate=10.0))
     device = nwb.create_device(name="probe")
@@ -301,11 +305,13 @@ def write_hostile_viewer_file(target):
     """An NWB file of a few MiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image, frames
     and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no image to
     bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB chunk (stored);
-    a series of rate 0, one of 2**20 samples and 16 timestamps, NaN and infinite timestamps and values.
-    Returns ``target``."""
+    an image and a series of one-element chunks (1.6e9 and 2**27 of them), a series of rate 0, one of 2**20
+    samples and 16 timestamps, NaN and infinite timestamps and values. Returns ``target``."""
     with NWBZarrIO(target, mode="w") as io:
         io.write(hostile_nwbfile())
     declare(target, "/acquisition/huge_images/huge", HUGE_IMAGE, (4000, 4000))
+    declare(target, "/acquisition/huge_images/tiny_chunks", HUGE_IMAGE, (1, 1))  # 1.6e9 chunks of one pixel
+    declare(target, "/acquisition/tiny_chunks/data", (2**27,), (1,))  # 2**27 chunks of one sample
     declare(target, "/acquisition/huge_movie/data", (2, *HUGE_FRAME), (1, 1000, 1000))
     declare(target, "/acquisition/huge_chunk/data", (HUGE_ROWS,), (HUGE_ROWS,))
     store_zero_chunk(target, "/acquisition/huge_chunk/data")  # stored for real: decoding it takes 512 MiB

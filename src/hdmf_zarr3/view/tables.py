@@ -174,6 +174,7 @@ def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
     if len(shape) > 1:
         raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
     budget.check_read(column.data, min(total, len(column.data)), path, f"column {name!r}")
+    budget.check_chunk_count(column.data, [(total, total)], path, f"sorting by column {name!r}")
     values = column.data[:total]
     if isinstance(column, VectorIndex):
         keys: Any = np.diff(np.asarray(values, dtype=np.int64), prepend=0)
