@@ -13,6 +13,7 @@ from hdmf.data_utils import GenericDataChunkIterator
 from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
 from pynwb.ecephys import ElectricalSeries
+from pynwb.epoch import TimeIntervals
 from pynwb.image import GrayscaleImage, ImageSeries
 from pynwb.ophys import ImageSegmentation, OpticalChannel, TwoPhotonSeries
 
@@ -226,7 +227,6 @@ def store_zero_chunk(target, node: str) -> None:
 
 def hostile_nwbfile() -> NWBFile:
     """The containers of :func:`write_hostile_viewer_file`, before their arrays are made huge."""
-    from pynwb.ophys import ImageSegmentation
 
     nwb = NWBFile(session_description="hostile", identifier="HOSTILE", session_start_time=_START)
     times = np.array([np.nan, 0.1, 0.2, np.inf, 0.4, 0.5, -np.inf, 0.7, 0.8, np.nan])
@@ -286,12 +286,16 @@ def hostile_nwbfile() -> NWBFile:
     for _ in range(2):
         big.add_roi(image_mask=np.ones((4, 4), "float32"))
     nwb.add_time_intervals(_huge_intervals())
+    wide = TimeIntervals(name="wide_table", description="250 columns")
+    for column in range(250):
+        wide.add_column(name=f"c{column}", description="a column")
+    for i in range(2):
+        wide.add_interval(start_time=float(i), stop_time=float(i) + 0.5, **{f"c{c}": float(c) for c in range(250)})
+    nwb.add_time_intervals(wide)
     return nwb
 
 
 def _huge_intervals():
-    from pynwb.epoch import TimeIntervals
-
     intervals = TimeIntervals(name="huge_table", description="2**28 rows by its metadata")
     for i in range(4):
         intervals.add_interval(start_time=float(i), stop_time=float(i) + 0.5)

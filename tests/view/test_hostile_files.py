@@ -165,3 +165,11 @@ def test_samples_past_the_last_timestamp_are_not_shown(hostile_server):
     status, _, body, _ = hostile_server.get("/api/series", path="/acquisition/short_times", start="0", stop="1e9")
     window = json.loads(body)
     assert status == 200 and window["samples"] == 16 and window["t"] == [float(i) for i in range(16)]
+
+
+def test_a_page_of_a_wide_table_shows_its_first_columns(hostile_server):
+    status, _, body, _ = hostile_server.get("/api/table", path="/intervals/wide_table")
+    page = json.loads(body)
+    assert status == 200 and page["column_count"] == 253 and len(page["columns"]) == 200
+    assert [c["name"] for c in page["columns"][:4]] == ["id", "start_time", "stop_time", "c0"]
+    assert all(len(row) == 200 for row in page["data"]) and len(page["data"]) == 2
