@@ -227,7 +227,6 @@ def store_zero_chunk(target, node: str) -> None:
 
 def hostile_nwbfile() -> NWBFile:
     """The containers of :func:`write_hostile_viewer_file`, before their arrays are made huge."""
-
     nwb = NWBFile(session_description="hostile", identifier="HOSTILE", session_start_time=_START)
     times = np.array([np.nan, 0.1, 0.2, np.inf, 0.4, 0.5, -np.inf, 0.7, 0.8, np.nan])
     values = np.array([1.0, np.nan, 3.0, np.inf, 5.0, -np.inf, 7.0, 8.0, 9.0, 10.0])
