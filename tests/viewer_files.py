@@ -13,6 +13,7 @@ from hdmf.data_utils import GenericDataChunkIterator
 from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
 from pynwb.ecephys import ElectricalSeries
+from pynwb.epoch import TimeIntervals
 from pynwb.image import GrayscaleImage, ImageSeries
 from pynwb.ophys import ImageSegmentation, OpticalChannel, TwoPhotonSeries
 
@@ -226,8 +227,6 @@ def store_zero_chunk(target, node: str) -> None:
 
 def hostile_nwbfile() -> NWBFile:
     """The containers of :func:`write_hostile_viewer_file`, before their arrays are made huge."""
-    from pynwb.ophys import ImageSegmentation
-
     nwb = NWBFile(session_description="hostile", identifier="HOSTILE", session_start_time=_START)
     times = np.array([np.nan, 0.1, 0.2, np.inf, 0.4, 0.5, -np.inf, 0.7, 0.8, np.nan])
     values = np.array([1.0, np.nan, 3.0, np.inf, 5.0, -np.inf, 7.0, 8.0, 9.0, 10.0])
@@ -236,8 +235,12 @@ def hostile_nwbfile() -> NWBFile:
     nwb.add_acquisition(TimeSeries(name="zero_rate", data=np.zeros(16), rate=1000.0, unit="V"))
     nwb.add_acquisition(TimeSeries(name="short_times", data=np.zeros(16), timestamps=np.arange(16.0), unit="V"))
     nwb.add_acquisition(
-        Images(name="huge_images", images=[GrayscaleImage(name="huge", data=np.zeros((4, 4), "uint8"))])
+        Images(
+            name="huge_images",
+            images=[GrayscaleImage(name=name, data=np.zeros((4, 4), "uint8")) for name in ("huge", "tiny_chunks")],
+        )
     )
+    nwb.add_acquisition(TimeSeries(name="tiny_chunks", data=np.zeros(16, dtype="int16"), rate=1000.0, unit="V"))
     frames = np.zeros((2, 4, 4), dtype="float64")
     nwb.add_acquisition(ImageSeries(name="huge_movie", data=frames, unit="n.a.", rate=10.0))
     device = nwb.create_device(name="probe")
@@ -282,12 +285,16 @@ def hostile_nwbfile() -> NWBFile:
     for _ in range(2):
         big.add_roi(image_mask=np.ones((4, 4), "float32"))
     nwb.add_time_intervals(_huge_intervals())
+    wide = TimeIntervals(name="wide_table", description="250 columns")
+    for column in range(250):
+        wide.add_column(name=f"c{column}", description="a column")
+    for i in range(2):
+        wide.add_interval(start_time=float(i), stop_time=float(i) + 0.5, **{f"c{c}": float(c) for c in range(250)})
+    nwb.add_time_intervals(wide)
     return nwb
 
 
 def _huge_intervals():
-    from pynwb.epoch import TimeIntervals
-
     intervals = TimeIntervals(name="huge_table", description="2**28 rows by its metadata")
     for i in range(4):
         intervals.add_interval(start_time=float(i), stop_time=float(i) + 0.5)
@@ -301,11 +308,13 @@ def write_hostile_viewer_file(target):
     """An NWB file of a few MiB that asks a viewer for gigabytes: :data:`HUGE_IMAGE` pixels of an image, frames
     and image masks of :data:`HUGE_FRAME` floats, a pixel mask reaching (7999, 7999) and 4e9 with no image to
     bound it, a table and a channel_conversion of :data:`HUGE_ROWS` values, a series of one 512 MiB chunk (stored);
-    a series of rate 0, one of 2**20 samples and 16 timestamps, NaN and infinite timestamps and values.
-    Returns ``target``."""
+    an image and a series of one-element chunks (1.6e9 and 2**27 of them), a series of rate 0, one of 2**20
+    samples and 16 timestamps, NaN and infinite timestamps and values. Returns ``target``."""
     with NWBZarrIO(target, mode="w") as io:
         io.write(hostile_nwbfile())
     declare(target, "/acquisition/huge_images/huge", HUGE_IMAGE, (4000, 4000))
+    declare(target, "/acquisition/huge_images/tiny_chunks", HUGE_IMAGE, (1, 1))  # 1.6e9 chunks of one pixel
+    declare(target, "/acquisition/tiny_chunks/data", (2**27,), (1,))  # 2**27 chunks of one sample
     declare(target, "/acquisition/huge_movie/data", (2, *HUGE_FRAME), (1, 1000, 1000))
     declare(target, "/acquisition/huge_chunk/data", (HUGE_ROWS,), (HUGE_ROWS,))
     store_zero_chunk(target, "/acquisition/huge_chunk/data")  # stored for real: decoding it takes 512 MiB

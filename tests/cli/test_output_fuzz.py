@@ -113,7 +113,7 @@ def _paths(entry: dict) -> list[str]:
 
 
 @settings(
-    max_examples=int(os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ", "12")),
+    max_examples=int(os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ", "8")),
     deadline=None,
     derandomize=os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ") is None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
@@ -176,7 +176,7 @@ def viewer_base(tmp_path_factory) -> Path:
 
 
 @settings(
-    max_examples=int(os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ", "12")),
+    max_examples=int(os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ", "8")),
     deadline=None,
     derandomize=os.environ.get("HDMF_ZARR3_OUTPUT_FUZZ") is None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],

@@ -87,6 +87,9 @@ REQUESTS = [
     ("/api/image", {"path": "/acquisition/huge_images"}, 200),
     ("/api/frame", {"path": "/acquisition/huge_images", "index": "0"}, 200),
     ("/api/frame", {"path": "/acquisition/huge_movie", "index": "1"}, 200),
+    ("/api/frame", {"path": "/acquisition/huge_images", "index": "1"}, 200),
+    ("/api/series", {"path": "/acquisition/tiny_chunks"}, 200),
+    ("/api/series", {"path": "/acquisition/tiny_chunks", "start": "0", "stop": str(2**27 / 1000)}, 200),
     ("/api/frame", {"path": f"{SEGMENTATIONS}/far_pixels"}, 200),
     ("/api/frame", {"path": f"{SEGMENTATIONS}/farther_pixels"}, 200),
     ("/api/frame", {"path": f"{SEGMENTATIONS}/big_masks"}, 200),
@@ -162,3 +165,11 @@ def test_samples_past_the_last_timestamp_are_not_shown(hostile_server):
     status, _, body, _ = hostile_server.get("/api/series", path="/acquisition/short_times", start="0", stop="1e9")
     window = json.loads(body)
     assert status == 200 and window["samples"] == 16 and window["t"] == [float(i) for i in range(16)]
+
+
+def test_a_page_of_a_wide_table_shows_its_first_columns(hostile_server):
+    status, _, body, _ = hostile_server.get("/api/table", path="/intervals/wide_table")
+    page = json.loads(body)
+    assert status == 200 and page["column_count"] == 253 and len(page["columns"]) == 200
+    assert [c["name"] for c in page["columns"][:4]] == ["id", "start_time", "stop_time", "c0"]
+    assert all(len(row) == 200 for row in page["data"]) and len(page["data"]) == 2

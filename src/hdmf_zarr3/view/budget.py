@@ -3,7 +3,8 @@ chunks and data type) before anything is read or allocated.
 
 A file small on disk may declare a 40000 x 40000 image, a table of 2**28 rows or a chunk that decodes to
 gigabytes. A request reads at most :data:`REQUEST_BYTES` of values at once (the pictures are read every n-th
-pixel, to at most :data:`PICTURE_PIXELS`; a table page reads its rows; a window reads in tiles), and decodes
+pixel, to at most :data:`PICTURE_PIXELS`; a table page reads its rows; a window reads in tiles), reads at most
+:data:`REQUEST_CHUNKS` chunks (a picture of an array of tiny chunks is read at a coarser stride), and decodes
 no chunk of more than :data:`CHUNK_BYTES` (each thread decoding for it holds one at a time; the reader fetches
 at most 8 stored objects at once). Chunks of files written by zarr's automatic chunking (at most 64 MiB) are
 read; a file whose own chunks are larger (1.6 GB in one chunk) is not shown, rather than read. What is past the
@@ -26,6 +27,9 @@ REQUEST_BYTES = 64 * 2**20
 CHUNK_BYTES = 64 * 2**20
 #: Pixels of a picture read and sent, at most: larger images, frames and masks are read every n-th pixel.
 PICTURE_PIXELS = 2048 * 2048
+#: Chunks one request may read, at most (each is a request to the store, a missing one too: a file of 2**28
+#: one-row chunks must not make a window or a picture read millions of them).
+REQUEST_CHUNKS = 4096
 #: Bytes counted per element of variable length (text, references: a Python object and its pointer).
 OBJECT_BYTES = 64
 #: The HTTP status of a request past the budget ("content too large").
@@ -78,6 +82,29 @@ def check_read(data: Any, elements: int, path: str, what: str = "values") -> Non
     if size > REQUEST_BYTES:
         raise ViewRequestError(
             f"{what} of {mebibytes(size)} are more than one request reads ({mebibytes(REQUEST_BYTES)})",
+            array_path(data, path),
+            status=TOO_LARGE,
+        )
+
+
+def touched_chunks(data: Any, spans: list[tuple[int, int]]) -> int:
+    """How many chunks of ``data`` a selection reads at most: per axis, ``(span, selected)`` is the length of
+    the range the selection covers and how many elements of it it selects (arrays without chunks: 0)."""
+    chunks = getattr(data, "chunks", None)
+    if not chunks or not hasattr(data, "shape"):
+        return 0
+    total = 1
+    for (span, selected), chunk in zip(spans, chunks):
+        total *= max(0, min(int(selected), -(-int(span) // max(1, int(chunk))) + 1))
+    return total
+
+
+def check_chunk_count(data: Any, spans: list[tuple[int, int]], path: str, what: str) -> None:
+    """Refuse a selection (see :func:`touched_chunks`) that reads more than :data:`REQUEST_CHUNKS` chunks."""
+    count = touched_chunks(data, spans)
+    if count > REQUEST_CHUNKS:
+        raise ViewRequestError(
+            f"{what} would read {count} chunks: one request reads at most {REQUEST_CHUNKS}",
             array_path(data, path),
             status=TOO_LARGE,
         )

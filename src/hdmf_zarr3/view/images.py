@@ -94,11 +94,24 @@ def decimated(data: Any, lead: tuple[int, ...], path: str, plane: bool = False) 
     shape = tuple(int(n) for n in getattr(data, "shape", np.shape(data)))[len(lead) :]
     if len(shape) not in (2, 3) or (len(shape) == 3 and not plane and shape[2] not in (3, 4)):
         raise ViewRequestError(f"a frame of shape {shape} is no picture", path)
-    step = budget.picture_step(shape[0], shape[1])
+    step = chunk_step(data, len(lead), shape, budget.picture_step(shape[0], shape[1]))
     depth = 1 if plane or len(shape) == 2 else shape[2]
     budget.check_read(data, math.ceil(shape[0] / step) * math.ceil(shape[1] / step) * depth, path, "a picture")
     key = (*lead, slice(None, None, step), slice(None, None, step)) + ((0,) if plane else ())
     return np.asarray(data[key])
+
+
+def chunk_step(data: Any, lead: int, shape: tuple[int, ...], step: int) -> int:
+    """``step``, made coarser until a picture of ``shape`` (after ``lead`` indexed axes) read with it touches at
+    most :data:`~.budget.REQUEST_CHUNKS` chunks (an image of tiny chunks is shown coarser, not read for hours)."""
+
+    def touched(stride: int) -> int:
+        spans = [(1, 1)] * lead + [(n, -(-n // stride)) for n in shape[:2]] + [(n, n) for n in shape[2:]]
+        return budget.touched_chunks(data, spans)
+
+    while touched(step) > budget.REQUEST_CHUNKS and step < max(shape[:2]):
+        step *= 2
+    return step
 
 
 def _ordered(images: Any, path: str) -> list[Any]:
@@ -164,6 +177,9 @@ def _segmentation(segmentation: Any, path: str) -> np.ndarray:
         reach = [int(points[name].max()) + 1 if len(points) else 1 for name in points.dtype.names[:2]]
         background, full = None, (reach[0], reach[1])
     step = budget.picture_step(*full)
+    if masks is not None:  # one mask at a time: the ROIs drawn share the chunk budget
+        step = chunk_step(masks.data, 1, full, step)
+        count = min(count, max(1, budget.REQUEST_CHUNKS // max(1, _mask_chunks(masks.data, full, step))))
     shape = (math.ceil(full[0] / step), math.ceil(full[1] / step))
     canvas = np.zeros((*shape, 3), dtype=np.uint8)  # 8-bit: the canvas of a 2048 x 2048 picture takes 12 MiB
     if background is not None:
@@ -180,6 +196,10 @@ def _segmentation(segmentation: Any, path: str) -> np.ndarray:
     return canvas
 
 
+def _mask_chunks(data: Any, full: tuple[int, int], step: int) -> int:
+    return budget.touched_chunks(data, [(1, 1), *((n, -(-n // step)) for n in full)])
+
+
 def _points(pixel_masks: Any, count: int, path: str) -> tuple[np.ndarray, np.ndarray]:
     """The points of the first ``count`` pixel masks (``x``, ``y``, ``weight``) and where each mask ends."""
     budget.check_read(pixel_masks.data, count, path, "the ends of the pixel masks")
@@ -187,6 +207,7 @@ def _points(pixel_masks: Any, count: int, path: str) -> tuple[np.ndarray, np.nda
     target = pixel_masks.target.data
     total = min(int(ends.max(initial=0)), len(target))
     budget.check_read(target, total, path, "the pixel masks")
+    budget.check_chunk_count(target, [(total, total)], path, "the pixel masks")
     points = np.asarray(target[:total])
     if points.dtype.names is None or len(points.dtype.names) < 2:
         raise ViewRequestError("the pixel masks are no (x, y, weight) rows", path)

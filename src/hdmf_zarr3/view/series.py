@@ -16,6 +16,8 @@ recording reads a bounded number of chunks, not the hour.
 from __future__ import annotations
 
 import bisect
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -101,25 +103,12 @@ def window(
 ) -> dict[str, Any]:
     """Samples of the TimeSeries at ``path`` from time ``start`` to ``stop`` (seconds; the whole series'
     first :data:`DEFAULT_SAMPLES` by default) of ``channels``, decimated for ``width`` pixel columns."""
-    from pynwb import TimeSeries
-
-    series = opened.container_at(path)
-    if not isinstance(series, TimeSeries):
-        raise ViewRequestError(f"a {type(series).__name__} is no TimeSeries", path)
-    data = series.data
-    shape = getattr(data, "shape", None)
-    if shape is None or len(shape) not in (1, 2) or np.dtype(data.dtype).kind not in "biuf":
-        raise ViewRequestError("only TimeSeries of numbers with one or two dimensions are plotted", path)
-    if series.timestamps is None and series.rate is None:
-        raise ViewRequestError("the series has neither timestamps nor a rate", path)
-    if series.timestamps is None and not (np.isfinite(series.rate) and series.rate > 0):
-        raise ViewRequestError(f"a rate of {series.rate} places no sample in time", path)
     for name, value in (("start", start), ("stop", stop)):
         if value is not None and not np.isfinite(value):
             raise ViewRequestError(f"{name}={value} is not a finite time", path)
-    for array in (data, series.timestamps, getattr(series, "channel_conversion", None)):
-        if array is not None:  # a chunk past the budget is refused before any is decoded
-            budget.check_chunks(array, path)
+    series = _plotted(opened, path)
+    data = series.data
+    shape = data.shape
     width = min(max(int(width), MIN_WIDTH), MAX_WIDTH)
     total = int(shape[0])
     if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
@@ -142,14 +131,17 @@ def window(
         "width": width,
     }
     tiles = _Tiles(data, chosen)
-    if last - first <= 2 * width:
+    chunk_rows = tiles.chunk_rows_between(first, last)
+    # the chunks read are bounded too: a window over 2**27 one-row chunks is sampled, not read chunk by chunk
+    whole = chunk_rows * len(tiles.groups) <= budget.REQUEST_CHUNKS
+    if last - first <= 2 * width and whole:
         low = high = _all_rows(tiles, data, first, last, len(chosen))
         t = times.block(first, last)
         out["decimation"] = "none"
     else:
-        chunk_rows = tiles.chunk_rows_between(first, last)
-        runs = max(MIN_RUNS, min(width, DECODE_BYTES // tiles.run_bytes()))
-        if chunk_rows * tiles.run_bytes() <= DECODE_BYTES or chunk_rows <= runs:
+        limit = max(1, budget.REQUEST_CHUNKS // len(tiles.groups))
+        runs = max(1, min(max(MIN_RUNS, min(width, DECODE_BYTES // tiles.run_bytes())), limit, last - first))
+        if whole and (chunk_rows * tiles.run_bytes() <= DECODE_BYTES or chunk_rows <= runs):
             edges = first + (np.arange(width + 1, dtype=np.int64) * (last - first)) // width
             low, high = _exact(data, tiles, edges, len(chosen))
             out["decimation"] = "minmax"
@@ -163,6 +155,27 @@ def window(
     out["min"] = [_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
     out["max"] = [_floats(high[:, i] * scale[i] + shift) for i in range(len(chosen))]
     return out
+
+
+def _plotted(opened: OpenedFile, path: str) -> Any:
+    """The TimeSeries at ``path``, once it is known to be one this view plots within its budget."""
+    from pynwb import TimeSeries
+
+    series = opened.container_at(path)
+    if not isinstance(series, TimeSeries):
+        raise ViewRequestError(f"a {type(series).__name__} is no TimeSeries", path)
+    data = series.data
+    shape = getattr(data, "shape", None)
+    if shape is None or len(shape) not in (1, 2) or np.dtype(data.dtype).kind not in "biuf":
+        raise ViewRequestError("only TimeSeries of numbers with one or two dimensions are plotted", path)
+    if series.timestamps is None and series.rate is None:
+        raise ViewRequestError("the series has neither timestamps nor a rate", path)
+    if series.timestamps is None and not (isinstance(series.rate, numbers.Real) and 0 < float(series.rate) < math.inf):
+        raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", path)
+    for array in (data, series.timestamps, getattr(series, "channel_conversion", None)):
+        if array is not None:  # a chunk past the budget is refused before any is decoded
+            budget.check_chunks(array, path)
+    return series
 
 
 def _channels(asked: list[int] | None, count: int, path: str) -> list[int]:

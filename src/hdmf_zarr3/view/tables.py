@@ -4,8 +4,9 @@ A page reads only its rows of each column (a contiguous page: one slice per colu
 each row's values (the first :data:`CELL_ITEMS`, and how many more), region and reference columns show
 what they point at with its path to jump to, and columns of arrays (image masks) show their shape only.
 Sorting by a column reads that column whole, so it is refused beyond :data:`SORT_ROWS` rows or
-:data:`~.budget.REQUEST_BYTES`. A page is bounded in bytes too: at most :data:`PAGE_CELLS` cells (a table of
-many columns gets fewer rows), each text cut to :data:`CELL_CHARS`, no chunk decoded past the budget.
+:data:`~.budget.REQUEST_BYTES`. A page is bounded in bytes too: at most :data:`PAGE_COLUMNS` columns and
+:data:`PAGE_CELLS` cells (a table of many columns gets fewer rows), each text cut to :data:`CELL_CHARS`, no
+chunk decoded past the budget.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ CELL_ELEMENTS = 16
 PAGE_CELLS = 10_000
 #: Characters of one text cell sent, at most.
 CELL_CHARS = 500
+#: Columns of one page, at most (the page says how many the table has).
+PAGE_COLUMNS = 200
 
 
 def table_page(
@@ -53,6 +56,8 @@ def table_page(
     names = ["id", *table.colnames]
     if sort is not None and sort not in names:
         raise ViewRequestError(f"the table has no column {sort!r}", path)
+    column_count = len(names)
+    names = names[:PAGE_COLUMNS]  # a table of 100,000 columns: its first columns, each read for a few rows
     count = max(1, min(count, PAGE_CELLS // len(names)))
     if sort is None:  # the page's rows only: a table of 2**28 rows is no array of 2**28 row numbers
         first = total - 1 - start if descending else start
@@ -75,6 +80,7 @@ def table_page(
         "start": start,
         "sort": sort,
         "descending": descending,
+        "column_count": column_count,
         "row_numbers": [int(r) for r in rows],
         "columns": columns,
         "data": [list(row) for row in zip(*cells)] if cells else [],
@@ -174,6 +180,7 @@ def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
     if len(shape) > 1:
         raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
     budget.check_read(column.data, min(total, len(column.data)), path, f"column {name!r}")
+    budget.check_chunk_count(column.data, [(total, total)], path, f"sorting by column {name!r}")
     values = column.data[:total]
     if isinstance(column, VectorIndex):
         keys: Any = np.diff(np.asarray(values, dtype=np.int64), prepend=0)

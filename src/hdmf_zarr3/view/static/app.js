@@ -193,11 +193,14 @@ async function renderTable(pane) {
     onclick: () => { t.desc = t.sort === c.name ? !t.desc : false; t.sort = c.name; t.start = 0; pane.replaceChildren(); renderTable(pane); },
   }, c.name, t.sort === c.name ? (t.desc ? " ▼" : " ▲") : "")));
   const rows = page.data.map((row) => el("tr", {}, row.map((v) => el("td", {}, cell(v)))));
-  const last = Math.min(page.rows, t.start + count);
+  // the server may send fewer rows than asked (a page holds at most 10,000 cells) and the first 200 columns
+  const shown = page.row_numbers.length || count;
+  const last = Math.min(page.rows, t.start + shown);
+  const columns = page.column_count > page.columns.length ? ` (the first ${page.columns.length} of ${page.column_count} columns)` : "";
   const controls = el("div", { class: "controls" },
-    el("button", { onclick: () => { t.start = Math.max(0, t.start - count); pane.replaceChildren(); renderTable(pane); } }, "◀ previous"),
-    el("span", {}, `rows ${page.rows ? t.start + 1 : 0}–${last} of ${page.rows}`),
-    el("button", { onclick: () => { if (last < page.rows) { t.start += count; pane.replaceChildren(); renderTable(pane); } } }, "next ▶"));
+    el("button", { onclick: () => { t.start = Math.max(0, t.start - shown); pane.replaceChildren(); renderTable(pane); } }, "◀ previous"),
+    el("span", {}, `rows ${page.rows ? t.start + 1 : 0}–${last} of ${page.rows}${columns}`),
+    el("button", { onclick: () => { if (last < page.rows) { t.start += shown; pane.replaceChildren(); renderTable(pane); } } }, "next ▶"));
   pane.replaceChildren(controls, el("table", { class: "rows", id: "rows", dataset: { rows: String(page.rows) } }, el("thead", {}, head), el("tbody", {}, rows)));
 }
 
