@@ -166,13 +166,27 @@ def _reading_problems(location: str, storage_options: dict[str, Any] | None, all
             root = io.read_builder()  # links and attribute references resolve, or a typed error names one
             cycle = integrity.find_cycle(root)
             found += [_from_error(cycle, "reading", "/")] if cycle is not None else []
-            found += [_from_error(e, "reading", "/") for e in integrity.unknown_types(root, io.manager.type_map)]
-            found += _dataset_problems(root)
+            unknown = [_from_error(e, "reading", "/") for e in integrity.unknown_types(root, io.manager.type_map)]
+            found += unknown + _dataset_problems(root)
             if cycle is None:  # HDMF's validator follows links as its builder does
                 found += _schema_problems(io)
+            if not found and not allow_incomplete:  # (what else read() fails on is said above already)
+                found += _building_problems(io)
     except HdmfZarrError as exc:  # the file cannot be read at all: this is the one thing to report
         found.append(_from_error(exc, "reading", "/"))
     return found
+
+
+def _building_problems(io: NWBZarrIO) -> list[Problem]:
+    """What ``read()`` fails on while HDMF builds the containers (a ``colnames`` naming no column): the
+    builders alone, which the other checks read, do not show it."""
+    try:
+        io.read()
+    except HdmfZarrError as exc:
+        return [_from_error(exc, "reading", "/")]
+    except Exception as exc:  # what reading raises as it is (none known): reported, never hidden
+        return [Problem("/", "reading", f"/: read() fails: {type(exc).__name__}: {str(exc)[-300:]}")]
+    return []
 
 
 def _schema_problems(io: NWBZarrIO) -> list[Problem]:

@@ -4,11 +4,13 @@ datasets are given a :class:`~.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
+from hdmf.build.errors import ConstructError
 from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
@@ -21,6 +23,9 @@ from ..datasets import ZarrDataset
 from ..read import BuilderReader, integrity
 from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
+
+#: The node a message of HDMF's names: ``builder root/intervals/trials/start_time``.
+_BUILDER_PATH = re.compile(r"builder (root(?:/[^\s,']*)?)")
 
 if TYPE_CHECKING:
     from ..read import ForeignFiles
@@ -94,11 +99,9 @@ class FileReader:
             seen.add(id(cause))
             cause = cause.__cause__ or cause.__context__
         handle = self.file.require_open()
-        if not handle.use_consolidated:
-            return None
-        stale = audit.stale_copies(handle.store, handle.location)
+        stale = audit.stale_copies(handle.store, handle.location) if handle.use_consolidated else []
         if not stale:
-            return None
+            return _unbuildable(exc)
         path, message = stale[0]
         message = message.removeprefix(f"{path}: ").split("; reading uses the copy")[0]
         return CorruptStoreError(
@@ -214,3 +217,24 @@ class FileReader:
                 waiting.append(target)
                 return None
         return ReferenceEncoder(root, manager, self.file.require_open().directory)(obj)
+
+
+def _unbuildable(exc: Exception) -> CorruptStoreError | None:
+    """``CorruptStoreError`` naming the node HDMF could not build a container from (``exc``, raised while HDMF's
+    build machinery ran: a ``neurodata_type`` missing where the specification needs one, a field of the wrong
+    kind), or ``None`` for an error raised elsewhere. The file holds what HDMF cannot build: its content is
+    what is wrong (HDMF's error stays chained, and a ``ValueError`` caught before still catches it)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(str(tb.tb_frame.f_globals.get("__name__", "")))
+        tb = tb.tb_next
+    if not any(name.startswith("hdmf.build") for name in frames):
+        return None
+    builder = exc.args[0] if isinstance(exc, ConstructError) and exc.args else None
+    named = builder.path if isinstance(builder, Builder) else _BUILDER_PATH.search(str(exc))
+    where = named if isinstance(named, str) else named.group(1) if named is not None else "root"
+    path = "/" + where.partition("/")[2]  # (HDMF's paths start at the root builder, "root")
+    text = str(exc.args[1] if isinstance(exc, ConstructError) and len(exc.args) > 1 else exc)
+    return CorruptStoreError(
+        f"HDMF cannot build a container from what the file holds ({type(exc).__name__}: {text[-300:]})", path
+    )
