@@ -228,8 +228,8 @@ def _unbuildable(exc: Exception) -> CorruptStoreError | None:
     while tb is not None:
         frames.append(str(tb.tb_frame.f_globals.get("__name__", "")))
         tb = tb.tb_next
-    if not any(name.startswith("hdmf.build") for name in frames):
-        return None
+    if isinstance(exc, MemoryError) or not any(name.startswith("hdmf.build") for name in frames):
+        return None  # (memory running out says nothing of the file)
     builder = exc.args[0] if isinstance(exc, ConstructError) and exc.args else None
     named = builder.path if isinstance(builder, Builder) else _BUILDER_PATH.search(str(exc))
     where = named if isinstance(named, str) else named.group(1) if named is not None else "root"
