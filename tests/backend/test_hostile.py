@@ -467,6 +467,33 @@ def test_damaged_nwb_file_gives_a_typed_error(nwb, damage):
         read_everything(nwb, nwb=True)
 
 
+def _drop(*keys):
+    def change(doc):
+        for k in keys[:-1]:
+            doc = doc[k]
+        del doc[keys[-1]]
+
+    return change
+
+
+@pytest.mark.parametrize(
+    "node,change,where",
+    [
+        ("/intervals/trials/start_time", _drop("attributes", "neurodata_type"), "/intervals/trials/start_time"),
+        ("/units", _set("attributes", "colnames", value=["quality", "nope"]), "/units"),
+        ("/acquisition/ts", _set("attributes", "neurodata_type", value="ImageSeries"), "/acquisition/ts"),
+    ],
+    ids=["no-neurodata-type", "colnames-naming-nothing", "type-that-does-not-fit"],
+)
+def test_what_hdmf_cannot_build_from_the_file_is_our_error_naming_the_node(nwb, node, change, where):
+    """Issue #38 (found by test_hostile_text.py): HDMF's ``ValueError``/``ConstructError`` from building the
+    containers of a file whose documents agree with each other is ``CorruptStoreError`` naming the node."""
+    edit(nwb, node, change)
+    with pytest.raises(CorruptStoreError, match="HDMF cannot build a container") as raised:
+        read_everything(nwb, nwb=True)
+    assert raised.value.path == where
+
+
 @pytest.mark.parametrize(
     "node,attribute,value",
     [

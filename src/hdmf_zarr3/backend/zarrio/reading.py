@@ -4,11 +4,13 @@ datasets are given a :class:`~.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
+from hdmf.build.errors import ConstructError
 from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
@@ -21,6 +23,9 @@ from ..datasets import ZarrDataset
 from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
+
+#: The node a message of HDMF's names: ``builder root/intervals/trials/start_time``.
+_BUILDER_PATH = re.compile(r"builder (root(?:/[^\s,']*)?)")
 
 if TYPE_CHECKING:
     from ..read import ForeignFiles
@@ -86,9 +91,7 @@ class FileReader:
         """In a file read from the root's consolidated copy, a node whose own document disagrees with that copy
         (HDMF built from the copy: the disagreement, not HDMF's error ``exc``, is what is wrong); else ``None``."""
         handle = self.file.require_open()
-        if not handle.use_consolidated:
-            return None
-        stale = audit.stale_copies(handle.store, handle.location)
+        stale = audit.stale_copies(handle.store, handle.location) if handle.use_consolidated else []
         if not stale:
             return None
         path, message = stale[0]
@@ -111,7 +114,7 @@ class FileReader:
             stale = self.stale_copy(exc)  # (before HDMF's complaint: the disagreement is what is wrong)
             if stale is not None:
                 return stale
-        return construct_errors.typed(exc)
+        return construct_errors.typed(exc) or _unbuildable(exc)  # (HDMF's build refusing with no builder named)
 
     def construct(self, builder: Builder) -> Container:
         """HDMF's container of ``builder`` (built once); what fails while HDMF builds it is our typed error
@@ -235,3 +238,24 @@ class FileReader:
                 waiting.append(target)
                 return None
         return ReferenceEncoder(root, manager, self.file.require_open().directory)(obj)
+
+
+def _unbuildable(exc: Exception) -> CorruptStoreError | None:
+    """``CorruptStoreError`` naming the node HDMF could not build a container from (``exc``, raised while HDMF's
+    build machinery ran: a ``neurodata_type`` missing where the specification needs one, a field of the wrong
+    kind), or ``None`` for an error raised elsewhere. The file holds what HDMF cannot build: its content is
+    what is wrong (HDMF's error stays chained, and a ``ValueError`` caught before still catches it)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(str(tb.tb_frame.f_globals.get("__name__", "")))
+        tb = tb.tb_next
+    if isinstance(exc, MemoryError) or not any(name.startswith("hdmf.build") for name in frames):
+        return None  # (memory running out says nothing of the file)
+    builder = exc.args[0] if isinstance(exc, ConstructError) and exc.args else None
+    named = builder.path if isinstance(builder, Builder) else _BUILDER_PATH.search(str(exc))
+    where = named if isinstance(named, str) else named.group(1) if named is not None else "root"
+    path = "/" + where.partition("/")[2]  # (HDMF's paths start at the root builder, "root")
+    text = str(exc.args[1] if isinstance(exc, ConstructError) and len(exc.args) > 1 else exc)
+    return CorruptStoreError(
+        f"HDMF cannot build a container from what the file holds ({type(exc).__name__}: {text[-300:]})", path
+    )
