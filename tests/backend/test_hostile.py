@@ -479,7 +479,7 @@ def _drop(*keys):
 @pytest.mark.parametrize(
     "node,change,where",
     [
-        ("/intervals/trials/start_time", _drop("attributes", "neurodata_type"), "/intervals/trials/start_time"),
+        ("/intervals/trials/start_time", _drop("attributes", "neurodata_type"), "/intervals/trials"),
         ("/units", _set("attributes", "colnames", value=["quality", "nope"]), "/units"),
         ("/acquisition/ts", _set("attributes", "neurodata_type", value="ImageSeries"), "/acquisition/ts"),
     ],
@@ -487,9 +487,10 @@ def _drop(*keys):
 )
 def test_what_hdmf_cannot_build_from_the_file_is_our_error_naming_the_node(nwb, node, change, where):
     """Issue #38 (found by test_hostile_text.py): HDMF's ``ValueError``/``ConstructError`` from building the
-    containers of a file whose documents agree with each other is ``CorruptStoreError`` naming the node."""
+    containers of a file whose documents agree with each other is ``CorruptStoreError`` naming the node (a
+    column that lost its type is no column of its table: the table's check names the table)."""
     edit(nwb, node, change)
-    with pytest.raises(CorruptStoreError, match="HDMF cannot build a container") as raised:
+    with pytest.raises(CorruptStoreError, match="HDMF cannot build a|no column of it") as raised:
         read_everything(nwb, nwb=True)
     assert raised.value.path == where
 
