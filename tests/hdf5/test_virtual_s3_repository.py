@@ -254,3 +254,82 @@ def test_the_command_converts_into_s3_and_info_shows_the_virtual_arrays(s3, tmp_
     assert f"virtual: 6 chunks in {src}" in ephys
     assert main([*argv, "--storage-options", options]) == 1  # the prefix is taken now
     assert "never replaced" in capsys.readouterr().err
+
+
+# --- issue #38: a conversion to S3 cut short at its k-th write request (Ctrl-C as it goes out, or the endpoint
+# failing from it on) leaves nothing, the finished repository, or one refused as incomplete that the next
+# conversion replaces.
+def _cut_short_at(s3, src, tmp_path, fault: str, k: int) -> str:
+    """Convert with the fault at write request ``k``; returns what was left: absent, complete or incomplete."""
+    import signal
+    import threading
+
+    from s3_faults import fault_proxy, through
+
+    from hdmf_zarr3 import HdmfZarrError, IncompleteFileError, break_lock
+
+    dst = f"s3://{new_bucket(s3)}/s.icechunk"
+    seen = []
+
+    def at_k(method, path, n):
+        if method not in ("PUT", "POST", "DELETE"):
+            return None
+        seen.append(method)
+        if fault == "interrupt":
+            if len(seen) == k:
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            return None
+        return "5xx" if len(seen) >= k else None
+
+    with fault_proxy(s3, at_k) as proxy:
+        try:
+            convert(src, dst, virtual=True, storage_options=through(proxy, s3["options"]))
+        except KeyboardInterrupt:
+            assert fault == "interrupt", k
+        except HdmfZarrError as exc:
+            assert fault == "5xx" and isinstance(exc, StoreError) and exc.path == dst, (k, exc)
+    bucket = dst.split("/")[2]
+    if fault == "interrupt":
+        assert "s.icechunk.lock" not in _keys(s3, bucket), k
+    else:
+        break_lock(dst, s3["options"])  # (the endpoint died before the lock could go)
+    if not _keys(s3, bucket, "s.icechunk/"):
+        left = "absent"
+    else:
+        try:
+            with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[tmp_path]) as io:
+                io.read()
+            left = "complete"
+        except IncompleteFileError:
+            left = "incomplete"
+    if left != "complete":  # converting again makes the repository (replacing an unfinished one)
+        convert(src, dst, virtual=True, storage_options=s3["options"])
+    with NWBZarrIO(dst, "r", storage_options=s3["options"], external_roots=[tmp_path]) as io:
+        assert io.read().acquisition["small"].data[:].tolist() == list(range(10))
+    return left
+
+
+def _write_requests(s3, src) -> int:
+    from s3_faults import fault_proxy, through
+
+    with fault_proxy(s3) as proxy:
+        convert(src, f"s3://{new_bucket(s3)}/s.icechunk", virtual=True, storage_options=through(proxy, s3["options"]))
+        return len([r for r in proxy.requests if r[0] in ("PUT", "POST", "DELETE")])
+
+
+def test_a_conversion_to_s3_interrupted_at_a_spread_of_write_requests_leaves_nothing_or_the_repository(s3, tmp_path):
+    src = hdf5_source(tmp_path / "s.nwb")
+    total = _write_requests(s3, src)
+    left = {_cut_short_at(s3, src, tmp_path, "interrupt", k) for k in sorted({1, 2, 3, total // 2, total})}
+    assert left == {"absent", "complete"}, left  # (a Ctrl-C never leaves a repository half made)
+
+
+@pytest.mark.slow
+def test_a_conversion_to_s3_cut_short_at_every_write_request_leaves_nothing_or_what_the_next_replaces(s3, tmp_path):
+    src = hdf5_source(tmp_path / "s.nwb")
+    total = _write_requests(s3, src)
+    left = {_cut_short_at(s3, src, tmp_path, "interrupt", k) for k in range(1, total + 1)}
+    assert "incomplete" not in left, left
+    # (the endpoint failing from k on: icechunk retries each request for ~30 s, so a few k, not all)
+    left = {_cut_short_at(s3, src, tmp_path, "5xx", k) for k in sorted({2, total // 2, total - 1})}
+    assert left <= {"absent", "complete", "incomplete"}, left
