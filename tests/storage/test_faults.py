@@ -486,3 +486,34 @@ def test_a_large_edit_cut_short_ends_zarrs_writes_before_the_undo(patched, tmp_p
     assert not [r.getMessage() for r in caplog.records if r.name == "asyncio"]
     assert tree(path) == before
     assert not beside(path)
+
+
+@pytest.mark.parametrize("suffix", [".nwb.zarr", ".nwb.zarr.zip"])
+def test_a_failed_edit_outside_with_is_undone_at_once_not_committed_by_the_close(patched, tmp_path, suffix):
+    """An edit whose chunk write fails, caught by the caller, then ``close()`` (no ``with`` to undo it on the way
+    out): the close commits nothing half done, the file is the old one byte for byte."""
+    from fault_scenarios import write_edit_base
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    def opened(name: str):
+        path = tmp_path / name / f"e{suffix}"
+        path.parent.mkdir()
+        write_edit_base(path)
+        before = tree(path)
+        io = NWBZarrIO(path, mode="r+")
+        return path, before, io, io.read().acquisition["grid"].data
+
+    _, _, io, grid = opened("count")
+    with FAULTS.armed(record=True) as faults:
+        grid[1:11, 1:4] = -1.0
+    io.close()
+    names = faults.names or []
+    chunk_writes = [i for i, name in enumerate(names, 1) if re.match(r"LocalStore._set .*/grid/data/c/", name)]
+    assert len(chunk_writes) == 8, names
+    path, before, io, grid = opened("run")
+    with pytest.raises(HdmfZarrError, match="Input/output error"), FAULTS.armed(chunk_writes[4], "eio"):
+        grid[1:11, 1:4] = -1.0
+    io.close()
+    assert tree(path) == before
+    assert not beside(path)
