@@ -446,11 +446,28 @@ NWB_CASES = {
     "consolidated-table-type-disagrees": lambda f: edit_consolidated(
         f, "/units/spike_times_index", _set("attributes", "neurodata_type", value="DynamicTableRegion")
     ),
+    # found by test_hostile_text.py on the NWB file: numpy's dtype parser raised SyntaxError ("01"), ValueError
+    # ("0\x08") and UnicodeEncodeError on data types of the cached specifications' arrays; an empty nwb_version
+    # was compared with a number (TypeError)
+    **{
+        f"spec-data-type-{name}": lambda f, text=text: edit_consolidated(
+            f, "/specifications/core/" + _only(f, "specifications/core") + "/nwb.epoch", _set("data_type", value=text)
+        )
+        for name, text in [("leading-zero", "01"), ("control", "0\x08"), ("surrogate", "\ud800")]
+    },
+    "nwb-version-empty": lambda f: _root_attribute(f, "nwb_version", ""),
     # a damage our lazy dataset finds while HDMF builds a container: HDMF's ConstructError wrapped our error
     "damaged-array-hdmf-opens": lambda f: edit(
         f, "/intervals/trials/id", _set("chunk_key_encoding", "configuration", "separator", value="")
     ),
 }
+
+
+def _root_attribute(f, name, value):
+    """The root's attribute ``name`` set to ``value``, its consolidated copy of the other nodes kept."""
+    root = load(f, "/")
+    root["attributes"][name] = value
+    (f / "zarr.json").write_text(_json(root))
 
 
 def _spec_bomb(f, node):

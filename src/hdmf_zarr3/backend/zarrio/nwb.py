@@ -12,7 +12,7 @@ from hdmf.build import BuildManager
 from pynwb import NWBFile, get_manager, get_type_map
 from zarr.abc.store import Store
 
-from ...errors import IncompleteFileError
+from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
 from ...storage.remote import ready_store
 from ...storage.stores import CREATE_MODES, StoreHandle, locations, open_store
@@ -118,6 +118,8 @@ class NWBZarrIO(ZarrIO):
                 )
             if version is None:
                 raise TypeError("Missing NWB version in file. The file is not a valid NWB file.")
+            if not isinstance(version[0], int):
+                raise CorruptStoreError(f"nwb_version {version_str!r} is no version (major.minor.patch)", "/")
             if version[0] < 2:
                 raise TypeError(
                     f"NWB version {version_str} not supported. PyNWB supports NWB files version 2 and above."

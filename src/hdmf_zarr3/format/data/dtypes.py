@@ -170,7 +170,7 @@ def canonical(dtype: Any) -> str | None:
             return dtype
         try:
             return canonical(np.dtype(dtype))
-        except (TypeError, ValueError):  # (a lone surrogate in the name: UnicodeEncodeError, a ValueError)
+        except Exception:  # noqa: BLE001 - numpy's parser raises TypeError, ValueError, SyntaxError... on hostile names
             return None
     reftype = _reftype(dtype)
     if reftype is not None:
@@ -181,7 +181,7 @@ def canonical(dtype: Any) -> str | None:
         return ASCII
     try:
         npd = np.dtype(dtype)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - as above
         return None
     if npd.kind in "biuf" and npd.name in NUMERIC_NAMES:
         return npd.name

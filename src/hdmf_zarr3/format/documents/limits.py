@@ -356,5 +356,5 @@ def data_type_itemsize(data_type: str | dict[str, Any]) -> int:
         return 1
     try:
         return max(1, np.dtype(data_type).itemsize)
-    except (TypeError, ValueError):
+    except Exception:  # noqa: BLE001 - numpy's parser raises TypeError, ValueError, SyntaxError... on hostile names
         return 1

@@ -102,7 +102,7 @@ def stored_value(doc: dict[str, Any]) -> np.ndarray | None:
         return value_of_fill(fill, StorageType("string", "text", "string")) if isinstance(fill, str) else None
     try:
         dtype = np.dtype(data_type) if isinstance(data_type, str) else None
-    except TypeError:
+    except Exception:  # noqa: BLE001 - numpy's parser raises TypeError, ValueError, SyntaxError... on hostile names
         return None
     if dtype is None or dtype.kind not in "biuf":
         return None

@@ -146,7 +146,7 @@ def check_fill_value(data_type: Any, fill_value: Any, path: str) -> None:
         raise CorruptStoreError(f"fill_value is missing or null ({data_type})", path)
     try:
         dtype = np.dtype(data_type)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - numpy's parser raises TypeError, ValueError, SyntaxError... on hostile names
         return
     if dtype.kind in "iu":
         value = fill_value

@@ -86,9 +86,10 @@ def _zarr_dtype(data_type: Any) -> Any:
     each against its whole registry, which costs more than decoding a tiny chunk."""
     from zarr.dtype import parse_dtype
 
-    if isinstance(data_type, str):
-        return _named_zarr_dtype(data_type)
-    return parse_dtype(data_type, zarr_format=3)
+    try:
+        return _named_zarr_dtype(data_type) if isinstance(data_type, str) else parse_dtype(data_type, zarr_format=3)
+    except (SyntaxError, LookupError) as exc:  # numpy's parser, under zarr's, on a hostile name ("01")
+        raise ValueError(f"unknown data_type {str(data_type)[:80]!r} ({type(exc).__name__})") from None
 
 
 @functools.lru_cache(maxsize=64)

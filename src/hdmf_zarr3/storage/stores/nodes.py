@@ -186,7 +186,7 @@ def async_array(store: Store, path: str, doc: dict[str, Any]) -> AsyncArray:
             "the package that provides it)",
             path,
         ) from exc
-    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, NotImplementedError) as exc:
+    except (TypeError, ValueError, KeyError, AttributeError, OverflowError, NotImplementedError, SyntaxError) as exc:
         # what zarr refuses in metadata this package's own checks let through (third-party codecs, v2)
         raise CorruptStoreError(f"zarr cannot open this array ({type(exc).__name__}: {str(exc)[:300]})", path) from exc
     return checked_pipeline(array, path)
