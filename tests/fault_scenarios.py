@@ -269,8 +269,7 @@ def run_once(
         assert isinstance(error, HdmfZarrError), f"{label}: not ours: {type(error).__name__}: {error}"
         named = [str(p) for p in (path, *SOURCES.values()) if str(p) in str(error)]
         assert named, f"{label}: the error names neither the file nor its source: {error}"
-        lock_error = (error.path or "").endswith(".lock")  # (the write lock's own errno: its own slice of #38)
-        assert getattr(error, "errno", None) == ERRNOS[kind] or lock_error, (
+        assert getattr(error, "errno", None) == ERRNOS[kind], (
             f"{label}: errno {getattr(error, 'errno', None)}, not {ERRNOS[kind]}: {type(error).__name__}: {error}"
         )
     left = set(beside(path)) - set(around)
