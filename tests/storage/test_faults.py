@@ -520,3 +520,29 @@ def test_a_failed_edit_outside_with_is_undone_at_once_not_committed_by_the_close
     io.close()
     assert tree(path) == before
     assert not beside(path)
+
+
+def test_a_failed_edit_of_a_zip_is_dropped_at_once_and_later_edits_are_kept(patched, tmp_path):
+    """A zip opened in ``r+``: an edit that fails is dropped from its working copy at once, so the same io reads
+    the zip's values again (not half the edit), and an edit made after it is stored on close."""
+    import zipfile
+
+    from fault_scenarios import write_edit_base
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    path = tmp_path / "e.nwb.zarr.zip"
+    write_edit_base(path)
+    old = np.arange(48.0).reshape(12, 4)
+    with NWBZarrIO(path, mode="r+") as io:
+        grid = io.read().acquisition["grid"].data
+        with pytest.raises(HdmfZarrError, match="Input/output error"), FAULTS.armed(9, "eio"):
+            grid[1:11, 1:4] = -1.0
+        assert FAULTS.fired is not None and "/grid/data/c/" in FAULTS.fired, FAULTS.fired
+        np.testing.assert_array_equal(grid[:], old)  # the zip's values, not half the failed edit
+        grid[0, 0] = 100.0
+    old[0, 0] = 100.0
+    with NWBZarrIO(path, mode="r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["grid"].data[:], old)
+    with zipfile.ZipFile(path) as archive:
+        assert not [n for n in archive.namelist() if "journal" in n or n.endswith(".partial")]

@@ -71,6 +71,13 @@ class Rollback:
         self.clear()
         return documents
 
+    def drop(self) -> dict[str, dict[str, Any]]:
+        """End a session whose changes the caller dropped itself (a zip's working copy): the documents it had
+        before them."""
+        documents = self._snapshot or {}
+        self.clear()
+        return documents
+
     def finish(self) -> None:
         """The session's changes are committed: the journal goes. From here on nothing is undone, whatever
         happens to the deletion: a Ctrl-C meanwhile is raised once the journal is deleted, and a deletion

@@ -47,6 +47,7 @@ class StoreHandle:
     committed: bool = field(default=False, repr=False)  # a commit stored a complete root in this session
     failed: bool = field(default=False, repr=False)  # a write failed and could not be undone
     _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
+    _on_undo: Callable[[], None] | None = field(default=None, repr=False)  # a zip's changes dropped (rollback)
     use_consolidated: bool = field(default=True, repr=False)  # False (mode r-): list the store instead
     consolidate: bool = field(default=True, repr=False)  # commit() inlines every node into the root
     life: open_files.Lifetime = field(init=False, repr=False)  # ended by close(): lazy objects refuse to read
@@ -168,14 +169,22 @@ class StoreHandle:
 
     def rollback(self) -> None:
         """Undo the changes of a write that failed: an append leaves the file as it was before, byte for
-        byte; a new file stays marked incomplete (there is nothing to go back to) and is not committed on
-        close; a working copy (a zip, or mode ``w`` beside an existing file) is discarded on close, so the
-        old file is not replaced. An undo the store refuses (a file system turned read-only) raises our
-        :class:`~hdmf_zarr3.errors.StoreError` with its ``errno``, saying so: the file stays marked
-        incomplete with its journal, for :func:`~hdmf_zarr3.recover`, and is not committed on close."""
+        byte; a zip changed in place whose session committed nothing yet drops its changes at once (it reads as
+        the zip again, and changes made after are kept); a new file stays marked incomplete (there is nothing
+        to go back to) and is not committed on close; another working copy (a zip after a commit, mode ``w``
+        beside an existing file) is discarded on close, so the old file is not replaced. An undo the store
+        refuses (a file system turned read-only) raises our :class:`~hdmf_zarr3.errors.StoreError` with its
+        ``errno``, saying so: the file stays marked incomplete with its journal, for
+        :func:`~hdmf_zarr3.recover`, and is not committed on close."""
         if not self.undo_log.active:
             return
         if not self.undo_log.journaled:
+            if self._on_undo is not None and not self.committed:  # a zip changed in place, nothing committed yet:
+                self._on_undo()  # its working copy dropped, the zip reads as it is, later changes are kept
+                self.cache.replace(self.undo_log.drop())
+                self._changed = False
+                self._resized_groups.clear()
+                return
             self.failed = True
             return
         try:

@@ -313,6 +313,7 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             lock=lock,
             allow_incomplete=allow_incomplete,
             _on_abandon=lambda: zipped.abandon_update(work, real, overlay.deleted, ours),
+            _on_undo=overlay.drop_changes,
         )
     handle = StoreHandle(
         GuardedLocalStore(work),

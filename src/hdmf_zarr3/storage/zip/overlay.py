@@ -9,6 +9,7 @@ adds only what changed.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from zarr.abc.buffer import Buffer, BufferPrototype
 from zarr.abc.store import ByteRequest, Store
 
 from ..safety import GuardedLocalStore, GuardedZipStore
+from ..writes import remove_tree
 
 
 class ZipOverlayStore(Store):
@@ -94,6 +96,13 @@ class ZipOverlayStore(Store):
             if child and child not in seen:
                 seen.add(child)
                 yield child
+
+    def drop_changes(self) -> None:
+        """Forget what the session stored or deleted (a failed change undone before anything was committed): the
+        store reads as the zip again. A Ctrl-C meanwhile is raised once the working directory is empty."""
+        remove_tree(self.work)
+        os.makedirs(self.work, exist_ok=True)
+        self.deleted.clear()
 
     def close(self) -> None:
         self.archive.close()
