@@ -98,11 +98,22 @@ def _listed(value: Any) -> bool:
     return isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1)
 
 
+def _datasets(table: GroupBuilder) -> dict[str, DatasetBuilder]:
+    """A table's datasets by name, a link to a dataset counted as that dataset (a shallow copy's columns are
+    links into the file it was copied from, and HDMF builds them as columns)."""
+    found = dict(table.datasets)
+    for name, link in table.links.items():
+        if isinstance(link.builder, DatasetBuilder):
+            found.setdefault(name, link.builder)
+    return found
+
+
 def table_problems(path: str, table: GroupBuilder, hierarchy: _Hierarchies) -> list[CorruptStoreError]:
     """What HDMF's ``DynamicTable`` refuses of its columns: an index whose target is not one of them, columns
     (an indexed column counted by its index) of different lengths, an ``id`` of another length, a name in
     ``colnames`` that is no column."""
-    columns = {name: d for name, d in table.datasets.items() if name != "id" and COLUMN in hierarchy.of(d)}
+    datasets = _datasets(table)
+    columns = {name: d for name, d in datasets.items() if name != "id" and COLUMN in hierarchy.of(d)}
     counted = dict(columns)  # an indexed column counts by its index, the elements of an enum by the enum
     found = []
     for name, column in columns.items():
@@ -118,7 +129,7 @@ def table_problems(path: str, table: GroupBuilder, hierarchy: _Hierarchies) -> l
     if len(set(lengths.values())) > 1:
         listed = ", ".join(f"{name} {n}" for name, n in sorted(lengths.items()))
         found.append(CorruptStoreError(f"the columns of this table differ in length (rows: {listed})", path))
-    ids = table.datasets.get("id")
+    ids = datasets.get("id")
     id_rows = rows(ids) if ids is not None else None
     length = next(iter(lengths.values()), None)
     if id_rows and length is not None and len(set(lengths.values())) == 1 and id_rows != length:
