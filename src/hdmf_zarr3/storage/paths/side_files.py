@@ -18,6 +18,7 @@ import os
 import shutil
 import stat
 import tempfile
+from collections.abc import Iterator
 
 from ...errors import CorruptStoreError, HdmfZarrError
 from .confined import CREATE_FLAGS, DIRECTORY_FLAGS, READ_FLAGS
@@ -56,6 +57,21 @@ def _parent(path: str) -> tuple[int, str]:
         return os.open(os.path.realpath(directory), DIRECTORY_FLAGS), name
     except OSError as exc:
         raise store_error(exc, path, "open the directory holding it") from exc
+
+
+@contextlib.contextmanager
+def _parents(src: str, dst: str) -> Iterator[tuple[int, str, int, str]]:
+    """The real parent directories of ``src`` and ``dst``, opened (as :func:`_parent`), with their last names;
+    both closed when the block ends."""
+    src_parent, src_name = _parent(src)
+    try:
+        dst_parent, dst_name = _parent(dst)
+        try:
+            yield src_parent, src_name, dst_parent, dst_name
+        finally:
+            os.close(dst_parent)
+    finally:
+        os.close(src_parent)
 
 
 def create_side_file(path: str | os.PathLike[str], mode: int = 0o666) -> int:
@@ -108,9 +124,7 @@ def link_side_file(source: str | os.PathLike[str], destination: str | os.PathLik
     FIFO or device :class:`~hdmf_zarr3.errors.CorruptStoreError`; any other failure
     :class:`~hdmf_zarr3.errors.StoreError` with its ``errno``; each naming ``destination``."""
     src, dst = os.fspath(source), os.fspath(destination)
-    src_parent, src_name = _parent(src)
-    try:
-        dst_parent, dst_name = _parent(dst)
+    with _parents(src, dst) as (src_parent, src_name, dst_parent, dst_name):
         try:
             touched("link", dst)
             os.link(src_name, dst_name, src_dir_fd=src_parent, dst_dir_fd=dst_parent, follow_symlinks=False)
@@ -121,10 +135,6 @@ def link_side_file(source: str | os.PathLike[str], destination: str | os.PathLik
             raise
         except OSError as exc:
             raise store_error(exc, dst, f"link {src} to it") from exc
-        finally:
-            os.close(dst_parent)
-    finally:
-        os.close(src_parent)
 
 
 def open_side_file(path: str | os.PathLike[str], *, writable: bool = False) -> int | None:
@@ -197,9 +207,7 @@ def replace_side_file(source: str | os.PathLike[str], destination: str | os.Path
     """Rename the side file (or private directory) ``source`` to ``destination``, each name taken in its real
     parent directory without following it. A symlink, FIFO or device at ``destination`` is refused."""
     src, dst = os.fspath(source), os.fspath(destination)
-    src_parent, src_name = _parent(src)
-    try:
-        dst_parent, dst_name = _parent(dst)
+    with _parents(src, dst) as (src_parent, src_name, dst_parent, dst_name):
         try:
             info = os.stat(src_name, dir_fd=src_parent, follow_symlinks=False)
             refused = refusal_at(dst_name, dst_parent, dst, want_directory=stat.S_ISDIR(info.st_mode))
@@ -211,10 +219,6 @@ def replace_side_file(source: str | os.PathLike[str], destination: str | os.Path
             raise
         except OSError as exc:
             raise store_error(exc, dst, f"rename {src} to it") from exc
-        finally:
-            os.close(dst_parent)
-    finally:
-        os.close(src_parent)
 
 
 def private_directory(beside: str | os.PathLike[str], prefix: str, suffix: str = "") -> str:

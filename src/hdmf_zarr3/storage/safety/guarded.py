@@ -35,19 +35,13 @@ from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ...format.documents import normalize
 from ...format.layout import stored_bound
 from ..codecs import ChunkPromises
+from ..paths import kind_of
 from .guarded_writes import ConfinedWrites
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
 #: metadata of the largest NWB files (about 1 KiB per node).
 MAX_DOCUMENT_BYTES = 2**28
 DOCUMENT_NAMES = frozenset({"zarr.json", ".zarray", ".zgroup", ".zattrs", ".zmetadata"})
-_KINDS = [
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-]
 
 
 class ReadBounds:
@@ -228,7 +222,7 @@ def _locate(root: str, key: str, node: str, what: str) -> str | None:
         if i < len(parts) - 1 and not stat.S_ISDIR(info.st_mode):
             return None  # as LocalStore: a key below a file is absent
     if info is None or not stat.S_ISREG(info.st_mode):
-        kind = next((k for test, k in _KINDS if info is not None and test(info.st_mode)), "not a regular file")
+        kind = kind_of(info.st_mode) if info is not None else "not a regular file"
         raise CorruptStoreError(f"{what} is {kind}, not a regular file; it is not read", node)
     return path
 

@@ -43,19 +43,15 @@ class ConfinedWrites:
         with RootDirectory(os.fspath(self.root), create=True) as tree:  # (as LocalStore: the root made again)
             tree.write(key, data, exclusive=exclusive)
 
-    def _delete_key(self, key: str) -> None:
+    def _delete_key(self, key: str, directory: bool = False) -> None:
+        """Delete the key (``directory``: the directory of keys) ``key``; the root's: everything in the file."""
         with RootDirectory(os.fspath(self.root)) as tree:
-            if key.strip("/"):
+            if not key.strip("/"):
+                tree.clear()
+            elif directory:
+                tree.remove_directory(key)
+            else:
                 tree.remove(key)
-            else:
-                tree.clear()
-
-    def _delete_directory(self, prefix: str) -> None:
-        with RootDirectory(os.fspath(self.root)) as tree:
-            if prefix.strip("/"):
-                tree.remove_directory(prefix)
-            else:
-                tree.clear()
 
     def _clear_root(self) -> None:
         with RootDirectory(os.fspath(self.root)) as tree:
@@ -90,7 +86,7 @@ class ConfinedWrites:
 
     async def delete_dir(self, prefix: str) -> None:
         self._check_writable()
-        await asyncio.to_thread(self._delete_directory, prefix)
+        await asyncio.to_thread(self._delete_key, prefix, True)
 
     async def clear(self) -> None:
         self._check_writable()
