@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,3 +26,23 @@ def error_within(call: Callable[[], Any], seconds: float, memory: int) -> Except
     assert elapsed < seconds, f"took {elapsed:.1f} s"
     assert peak < memory, f"took {peak / 2**20:.0f} MiB"
     return error
+
+
+def returns_within(function: Callable[..., Any], *args: Any, seconds: float = 60.0) -> Any:
+    """``function(*args)`` run in a thread: its value, or its exception raised here; the test fails (instead of
+    hanging on a FIFO, say) when it has not ended within ``seconds``."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function(*args)
+        except BaseException as exc:  # handed to the test
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run, daemon=True, name="bounded-call")
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"{getattr(function, '__name__', function)} blocked for more than {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

@@ -35,12 +35,12 @@ import json
 import os
 import re
 import shutil
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import fault_scenarios
+from bounded_calls import returns_within
 from full_nwbfile import make_manager
 from path_trace import tracing
 from pynwb import NWBHDF5IO, TimeSeries
@@ -51,24 +51,7 @@ from hdmf_zarr3.errors import HdmfZarrError
 JOURNAL = "__hdmf_zarr3_journal"
 
 
-def bounded(function, *args, seconds: float = 60.0):
-    """``function(*args)`` run in a thread: its value, or its exception raised here; the test fails (instead of
-    hanging) when it has not ended within ``seconds``."""
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed to the test
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True, name="planted-path-case")
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"{getattr(function, '__name__', function)} blocked for more than {seconds} s"
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome.get("value")
+bounded = returns_within  # (the harness's name for it)
 
 
 def state(directory: Path) -> dict[str, object]:

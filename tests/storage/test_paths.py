@@ -4,11 +4,11 @@ files and directories, never waiting on a FIFO; side files created exclusively b
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import path_trace
 import pytest
+from bounded_calls import returns_within
 from path_trace import tracing
 
 from hdmf_zarr3.errors import CorruptStoreError, StoreError, UnsafeDataError
@@ -22,25 +22,6 @@ from hdmf_zarr3.storage.paths import (
     remove_side_file,
     replace_side_file,
 )
-
-
-def _bounded(function, *args, seconds: float = 20.0):
-    """Run ``function(*args)`` in a thread; fail (instead of hanging) if it has not ended in time."""
-    outcome: dict[str, object] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = function(*args)
-        except BaseException as exc:  # handed to the test
-            outcome["error"] = exc
-
-    worker = threading.Thread(target=run, daemon=True)
-    worker.start()
-    worker.join(seconds)
-    assert not worker.is_alive(), f"{function} blocked for more than {seconds} s"
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome.get("value")
 
 
 def _snapshot(directory: Path) -> dict[str, bytes | str]:
@@ -85,7 +66,7 @@ def test_a_symlinked_directory_is_never_passed_by_any_operation(layout: tuple[Pa
     with RootDirectory(root) as tree:
         for name, call in _every_operation(tree, "linked/array"):
             with pytest.raises(UnsafeDataError) as caught:
-                _bounded(call)
+                returns_within(call)
             assert caught.value.path == str(root / "linked"), name
             assert "symlink" in str(caught.value), name
     assert _snapshot(outside) == before
@@ -114,7 +95,7 @@ def test_a_plant_where_a_file_belongs_is_refused_without_blocking(layout: tuple[
             ("replace onto", lambda: tree.replace("group/array/c/0", key)),
         ]:
             with pytest.raises(expected) as caught:
-                _bounded(call)
+                returns_within(call)
             assert caught.value.path == str(target), name
     assert _snapshot(outside) == before
     assert not (outside / "missing").exists()
@@ -129,7 +110,7 @@ def test_a_plant_where_a_directory_belongs_is_refused(layout: tuple[Path, Path],
     with RootDirectory(root) as tree:
         for call in (lambda: tree.write("group/other/zarr.json", b"{}"), lambda: tree.make_directories("group/other")):
             with pytest.raises(CorruptStoreError) as caught:
-                _bounded(call)
+                returns_within(call)
             assert caught.value.path == str(target)
             assert ("named pipe" if plant == "fifo" else "regular file") in str(caught.value)
 
@@ -200,14 +181,14 @@ def test_side_files_refuse_every_plant(tmp_path: Path, plant: str) -> None:
         side.write_bytes(b"held")
     expected = {"regular file": FileExistsError, "fifo": CorruptStoreError, "directory": CorruptStoreError}
     with pytest.raises(expected.get(plant, UnsafeDataError)):
-        _bounded(create_side_file, side)
+        returns_within(create_side_file, side)
     if plant == "regular file":
-        fd = _bounded(open_side_file, side)
+        fd = returns_within(open_side_file, side)
         assert os.read(fd, 10) == b"held"
         os.close(fd)
     else:
         with pytest.raises(UnsafeDataError if "symlink" in plant else CorruptStoreError) as caught:
-            _bounded(open_side_file, side)
+            returns_within(open_side_file, side)
         assert caught.value.path == str(side)
     assert sorted(os.listdir(outside)) == ["data.bin"] and (outside / "data.bin").read_bytes() == b"outside"
 

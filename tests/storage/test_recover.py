@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from file_bytes import files
-from pynwb import TimeSeries
+from planted_paths import interrupted_append
 from writing import write_nwb
 from zarr.storage import LocalStore
 
@@ -34,24 +34,10 @@ def written(tmp_path):
 
 
 def _interrupted_append(path: Path) -> dict[str, bytes]:
-    """Leave ``path`` as an append killed half way would: journal kept, root marked, new nodes written
-    (by stopping the writer's commit). Returns the files before the append."""
-    from hdmf_zarr3.storage.stores import opening as stores
-
+    """Leave ``path`` as an append killed half way would (see :func:`planted_paths.interrupted_append`);
+    returns the files before the append."""
     before = files(path)
-    commit = stores.StoreHandle.commit
-    stores.StoreHandle.commit = lambda self: None  # the commit never happens: as if killed before it
-    try:
-        io = NWBZarrIO(path, mode="a")
-        nwb = io.read()
-        nwb.add_acquisition(TimeSeries(name="late", data=[1.0, 2.0, 3.0], unit="V", rate=1.0))
-        nwb.add_trial(start_time=7.0, stop_time=8.0)
-        io.write(nwb)
-        io.store_handle.lock.release()
-        io._open_file.handle = None  # dropped without closing, like a killed process
-    finally:
-        stores.StoreHandle.commit = commit
-    assert (path / JOURNAL / "root").is_file()
+    interrupted_append(path)
     return before
 
 
