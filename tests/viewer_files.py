@@ -58,17 +58,7 @@ def viewer_nwbfile() -> NWBFile:
         nwb.add_trial(start_time=float(i), stop_time=float(i) + 0.5, score=score)
     frames = (np.arange(6 * 16 * 20).reshape(6, 16, 20) % 251).astype("uint8")
     nwb.add_acquisition(ImageSeries(name="movie", data=frames, unit="n.a.", rate=10.0))
-    channel = OpticalChannel(name="green", description="green", emission_lambda=520.0)
-    plane = nwb.create_imaging_plane(
-        name="plane",
-        optical_channel=channel,
-        description="a plane",
-        device=device,
-        excitation_lambda=920.0,
-        imaging_rate=30.0,
-        indicator="GCaMP6f",
-        location="V1",
-    )
+    plane = _imaging_plane(nwb, device)
     rng = np.random.default_rng(0)
     nwb.add_acquisition(
         TwoPhotonSeries(
@@ -256,17 +246,7 @@ def hostile_nwbfile() -> NWBFile:
         channel_conversion=np.ones(4, "float32"),
     )
     nwb.add_acquisition(series)
-    channel = OpticalChannel(name="green", description="green", emission_lambda=520.0)
-    plane = nwb.create_imaging_plane(
-        name="plane",
-        optical_channel=channel,
-        description="a plane",
-        device=device,
-        excitation_lambda=920.0,
-        imaging_rate=30.0,
-        indicator="GCaMP6f",
-        location="V1",
-    )
+    plane = _imaging_plane(nwb, device)
     module = nwb.create_processing_module(name="hostile_ophys", description="no mean image here")
     segmentation = ImageSegmentation()
     module.add(segmentation)
@@ -328,3 +308,18 @@ def write_hostile_viewer_file(target):
     for column in ("id", "start_time", "stop_time"):
         declare(target, f"/intervals/huge_table/{column}", (HUGE_ROWS,), (2**20,))
     return target
+
+
+def _imaging_plane(nwb, device):
+    """The fixture's imaging plane (a green channel over V1), on ``device``."""
+    channel = OpticalChannel(name="green", description="green", emission_lambda=520.0)
+    return nwb.create_imaging_plane(
+        name="plane",
+        optical_channel=channel,
+        description="a plane",
+        device=device,
+        excitation_lambda=920.0,
+        imaging_rate=30.0,
+        indicator="GCaMP6f",
+        location="V1",
+    )

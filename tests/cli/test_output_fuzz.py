@@ -97,12 +97,7 @@ def check_viewer(path: Path, node: str, capsys) -> None:
             ("/api/table", node),
         ]
         for route, where in requests:
-            status, kind, body = viewer.answer(route, {"path": where})
-            if kind == "application/json":
-                answer = json.loads(body)
-                assert status == 200 or answer["error"] in OUR_ERRORS, (route, where, answer)
-            else:
-                assert kind == "image/png" and body.startswith(b"\x89PNG")
+            _assert_answered(route, where, *viewer.answer(route, {"path": where}))
     finally:
         viewer.close()
     assert_clean(capsys.readouterr().err)  # the server's log of unforeseen failures
@@ -228,11 +223,16 @@ def test_arrays_huge_by_their_metadata_are_answered_as_json_in_bounded_memory(
         try:
             for route, where in [("/api/node", array), *((r, ARRAYS[array]) for r in VIEW_ROUTES)]:
                 with bounded(top):
-                    status, kind, body = viewer.answer(route, {**query, "path": where})
-                if kind == "application/json":
-                    answer = json.loads(body)
-                    assert status == 200 or answer["error"] in OUR_ERRORS, (route, where, answer)
-                else:
-                    assert kind == "image/png" and body.startswith(b"\x89PNG")
+                    answered = viewer.answer(route, {**query, "path": where})
+                _assert_answered(route, where, *answered)
         finally:
             viewer.close()
+
+
+def _assert_answered(route, where, status, kind, body) -> None:
+    """The viewer answered: a page of JSON (200, or one of our typed errors) or a PNG."""
+    if kind == "application/json":
+        answer = json.loads(body)
+        assert status == 200 or answer["error"] in OUR_ERRORS, (route, where, answer)
+    else:
+        assert kind == "image/png" and body.startswith(b"\x89PNG")
