@@ -28,7 +28,9 @@ process (idempotent, under a lock), when it is first needed:
   ``read()`` builds the containers, so a file of a few KiB declaring a region of 2**33 rows (missing chunks read
   as the fill value) asked for 64 GiB. For our lazy datasets :func:`check_region_bounds` reads the data in
   blocks of :data:`REGION_BLOCK` elements (min and max per block), stops at the first block holding indices out
-  of range (hdmf's message, naming those), and checks at most :data:`REGION_CHECK_LIMIT` elements: past them it
+  of range (hdmf's message, naming those), and checks at most :data:`REGION_CHECK_LIMIT` elements in at most
+  :data:`REGION_CHECK_CHUNKS` chunks (zarr's cost per chunk, missing ones too, dwarfs its cost per value when the
+  chunks are small): past them it
   warns that the rest was not checked (on read hdmf only warns about indices out of range anyway; indexing the
   region still refuses them). Any other data goes to hdmf's original. :func:`activate` checks the method's
   signature first (``RuntimeError`` if hdmf renamed or changed it: the shim would otherwise do nothing).
@@ -78,6 +80,11 @@ REGION_BLOCK = 2**20
 #: The most elements of a region's data :func:`check_region_bounds` checks (512 MiB of int64, read a block at a
 #: time): a bound on the time a file declaring a huge region makes ``read()`` take.
 REGION_CHECK_LIMIT = 2**26
+#: The most chunks (along the rows) of a region's data :func:`check_region_bounds` reads: 2**33 rows in chunks of
+#: 32 took minutes for 2**26 values.
+REGION_CHECK_CHUNKS = 2**14
+#: The most chunks one block read by :func:`check_region_bounds` spans.
+REGION_BLOCK_CHUNKS = 2**10
 #: The parameters of hdmf's ``DynamicTableRegion._check_indices_in_bounds`` the shim replaces.
 REGION_CHECK_PARAMETERS = ("self", "data", "table")
 
@@ -141,8 +148,9 @@ def check_region_bounds(region: Any, data: Any, table: Any) -> str | None:
         return original(region, data, table)
     rows = len(table)
     per_row = math.prod(data.shape[1:])
-    step = max(1, REGION_BLOCK // max(per_row, 1))
-    checked_rows = min(data.shape[0], max(1, REGION_CHECK_LIMIT // max(per_row, 1)))
+    step, chunk_rows = max(1, REGION_BLOCK // max(per_row, 1)), _chunk_rows(data)
+    step = min(step - step % chunk_rows, REGION_BLOCK_CHUNKS * chunk_rows) if chunk_rows <= step else step
+    checked_rows = min(data.shape[0], max(1, REGION_CHECK_LIMIT // max(per_row, 1)), REGION_CHECK_CHUNKS * chunk_rows)
     for start in range(0, checked_rows, step):
         block = np.asarray(data[start : min(start + step, checked_rows)])
         if block.size and (block.min() < 0 or block.max() >= rows):
@@ -150,11 +158,17 @@ def check_region_bounds(region: Any, data: Any, table: Any) -> str | None:
             return f"DynamicTableRegion values {violators} are out of bounds for {type(table)} '{table.name}'."
     if checked_rows < data.shape[0]:
         warnings.warn(
-            f"DynamicTableRegion {getattr(data, 'path', '')} has {data.shape[0]} rows: only "
-            f"the first {checked_rows} were checked against the rows of '{table.name}' (REGION_CHECK_LIMIT)",
+            f"DynamicTableRegion {getattr(data, 'path', '')} has {data.shape[0]} rows: only the first "
+            f"{checked_rows} were checked against the rows of '{table.name}' (REGION_CHECK_LIMIT, REGION_CHECK_CHUNKS)",
             stacklevel=2,
         )
     return None
+
+
+def _chunk_rows(data: Any) -> int:
+    """The rows of one chunk of ``data`` (1 if it says none)."""
+    chunks = getattr(data, "chunks", None)
+    return max(1, int(chunks[0])) if chunks else 1
 
 
 def _install_region_bounds() -> None:
