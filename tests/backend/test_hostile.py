@@ -837,3 +837,76 @@ def test_a_table_column_of_a_type_that_is_no_name_is_refused_by_read_and_validat
     with pytest.raises(UnknownTypeError) as raised:
         read_everything(ephys, nwb=True)  # (validate_agrees: validate reports a problem, without failing)
     assert raised.value.path == "/intervals/trials/start_time"
+
+
+# --- issue #38: a DynamicTableRegion huge by its metadata is checked against its table in bounded memory --------
+REGION = "/acquisition/es/electrodes"
+
+
+def _huge_region(f, fill_value, chunk) -> None:
+    """Make the electrodes region of the ephys file declare 2**33 int64 rows (64 GiB) in chunks of ``chunk`` rows,
+    none stored, every one read as ``fill_value``."""
+    from hdmf_zarr3.format.documents import ALL_CHUNKS_ATTR
+
+    def change(doc):
+        _array(shape=[2**33], chunks=[chunk])(doc)
+        doc["fill_value"] = fill_value
+        doc["attributes"].pop(ALL_CHUNKS_ATTR, None)
+
+    edit(f, REGION, change)
+    for stored in (f / REGION.strip("/")).glob("c*"):
+        stored.unlink()
+
+
+@pytest.mark.parametrize("chunk", [1, 2**20, 2**33], ids=["chunks-of-one", "chunks-of-2**20", "one-chunk"])
+@pytest.mark.parametrize(
+    "fill_value,warning",
+    [
+        (0, r"has 8589934592 rows: only the first (16384|67108864) were checked"),
+        (-1, r"values \[-1 -1 .*out of bounds"),
+        (3, r"values \[3 3"),
+    ],
+    ids=["in-range", "negative", "past-the-table"],
+)
+def test_a_region_huge_by_its_metadata_is_read_in_bounded_memory(ephys, fill_value, warning, chunk):
+    """HDMF checks a region's indices against its table by reading the region whole while read() builds the
+    containers: 64 GiB for this file of a few KiB. Read in blocks instead: the file reads (HDMF only warns about
+    indices out of range on read), the indices out of range named as HDMF names them, or the part left unchecked
+    past REGION_CHECK_LIMIT said; validate (which builds the containers too) reports the region, as bounded."""
+    from bounded_calls import error_within
+
+    from hdmf_zarr3 import NWBZarrIO
+    from hdmf_zarr3.inspection import validate
+
+    _huge_region(ephys, fill_value, chunk)
+    io = NWBZarrIO(ephys, mode="r")
+    try:
+        with pytest.warns(UserWarning, match=warning):
+            assert error_within(io.read, seconds=20, memory=256 * 2**20) is None
+        region = io.read().acquisition["es"].electrodes
+        assert region.data.shape == (2**33,) and region.table.name == "electrodes"
+    finally:
+        io.close()
+    reports = []
+    with pytest.warns(UserWarning, match=warning):
+        assert error_within(lambda: reports.append(validate(str(ephys))), seconds=20, memory=256 * 2**20) is None
+    assert any(p.path == REGION and "64.0 GiB" in p.message for p in reports[0].problems), reports[0].problems
+
+
+def test_a_region_read_is_still_checked_against_its_table(ephys, tmp_path):
+    """The legitimate case: a region whose stored index is past its table still gets HDMF's warning on read,
+    naming the index; a new region made from data read from Zarr is still refused (HDMF's IndexError)."""
+    import zarr
+    from hdmf.common import DynamicTable, DynamicTableRegion
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    zarr.open_array(ephys / REGION.strip("/"), mode="r+")[...] = np.array([0, 7])
+    with NWBZarrIO(ephys, mode="r") as io:
+        with pytest.warns(UserWarning, match=r"DynamicTableRegion values \[7\] are out of bounds"):
+            data = io.read().acquisition["es"].electrodes.data
+        assert data[:].tolist() == [0, 7]
+        table = DynamicTable(name="t", description="three rows", id=[0, 1, 2])
+        with pytest.raises(IndexError, match=r"DynamicTableRegion values \[7\] are out of bounds .*'t'"):
+            DynamicTableRegion(name="r", data=data, description="r", table=table)
+        assert DynamicTableRegion(name="r", data=data, description="r", table=table, validate_data=False)

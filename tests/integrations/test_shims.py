@@ -35,6 +35,8 @@ def test_import_changes_nothing_in_hdmf_or_numcodecs():
         from numcodecs.blosc import Blosc
         before = {m.__name__: m.extend_data for m in (hdmf.data_utils, hdmf.container, hdmf.term_set)}
         decode = Blosc.decode
+        from hdmf.common import DynamicTableRegion
+        region_check = DynamicTableRegion._check_indices_in_bounds
         no_convert = set(ObjectMapper._ObjectMapper__no_convert)
         import hdmf_zarr3, hdmf_zarr3.integrations.hdmf_shims, hdmf_zarr3.cli  # noqa: F401
         import hdmf_zarr3.backend.zarrio.nwb  # noqa: F401
@@ -42,6 +44,7 @@ def test_import_changes_nothing_in_hdmf_or_numcodecs():
         assert after == before, after
         assert all(f.__module__ == "hdmf.data_utils" for f in after.values()), after
         assert Blosc.decode is decode
+        assert DynamicTableRegion._check_indices_in_bounds is region_check
         assert set(ObjectMapper._ObjectMapper__no_convert) == no_convert
         print("unchanged")
     """)
@@ -186,3 +189,34 @@ def test_activate_is_idempotent_and_thread_safe():
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert hdmf.data_utils.extend_data is before is hdmf_shims.extend_data
+
+
+def test_the_region_shim_replaces_the_method_hdmf_has():
+    """hdmf's ``DynamicTableRegion._check_indices_in_bounds`` is there, with the parameters the shim takes: this
+    fails when hdmf renames or changes it (and :func:`activate` refuses to run instead of doing nothing)."""
+    import inspect
+
+    from hdmf.common import DynamicTableRegion
+
+    hdmf_shims.activate(ZarrDataset)
+    method = DynamicTableRegion.__dict__["_check_indices_in_bounds"]
+    assert method.__wrapped__.__module__ == "hdmf.common.table"
+    assert tuple(inspect.signature(method.__wrapped__).parameters) == hdmf_shims.REGION_CHECK_PARAMETERS
+
+
+def test_a_region_method_hdmf_renamed_is_refused(monkeypatch):
+    from hdmf.common import DynamicTableRegion
+
+    monkeypatch.delattr(DynamicTableRegion, "_check_indices_in_bounds")
+    with pytest.raises(RuntimeError, match="_check_indices_in_bounds is not the method"):
+        hdmf_shims._install_region_bounds()
+
+
+def test_a_region_not_read_from_zarr_goes_to_hdmf():
+    from hdmf.common import DynamicTable, DynamicTableRegion
+
+    table = DynamicTable(name="t", description="two rows", id=[0, 1])
+    region = DynamicTableRegion(name="r", data=[0, 1], description="r", table=table)
+    assert hdmf_shims.check_region_bounds(region, [0, 1], table) is None
+    said = hdmf_shims.check_region_bounds(region, np.array([0, 5, -1]), table)
+    assert said is not None and said.startswith("DynamicTableRegion values [ 5 -1] are out of bounds")

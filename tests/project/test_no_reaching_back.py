@@ -23,6 +23,9 @@ THIRD_PARTY_PRIVATES = {
     ("backend/write/parallel.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
     ("integrations/dask_arrays.py", "array._meta"): "dask's array metadata (the chunk type); no public name",
     ("integrations/h5py_lock.py", "lock._is_owned"): "ownership test of h5py's global RLock; no public name",
+    ("integrations/hdmf_shims.py", "DynamicTableRegion._check_indices_in_bounds"): (
+        "the hdmf method the region shim replaces (it reads a region whole); its name and parameters checked first"
+    ),
     ("backend/specs/copying.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
     ("hdf5/conversion.py", "dst_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
     ("backend/write/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",

@@ -23,6 +23,17 @@ process (idempotent, under a lock), when it is first needed:
   lazy datasets :func:`add_vector` instead has the dataset widen its stored type first, if the new index
   needs it (``widen_to_hold``: the array rewritten, journaled), then appends the values and the index, as
   hdmf does; any other index goes to hdmf's original.
+- ``DynamicTableRegion._check_indices_in_bounds`` (hdmf versions :data:`REGION_BOUNDS_HDMF`), by :func:`activate`
+  too. hdmf checks a region's indices against its table by reading the region's data whole (``data[:]``) while
+  ``read()`` builds the containers, so a file of a few KiB declaring a region of 2**33 rows (missing chunks read
+  as the fill value) asked for 64 GiB. For our lazy datasets :func:`check_region_bounds` reads the data in
+  blocks of :data:`REGION_BLOCK` elements (min and max per block), stops at the first block holding indices out
+  of range (hdmf's message, naming those), and checks at most :data:`REGION_CHECK_LIMIT` elements in at most
+  :data:`REGION_CHECK_CHUNKS` chunks (zarr's cost per chunk, missing ones too, dwarfs its cost per value when the
+  chunks are small): past them it
+  warns that the rest was not checked (on read hdmf only warns about indices out of range anyway; indexing the
+  region still refuses them). Any other data goes to hdmf's original. :func:`activate` checks the method's
+  signature first (``RuntimeError`` if hdmf renamed or changed it: the shim would otherwise do nothing).
 - the blosc frame check (:func:`hdmf_zarr3.storage.codecs.decoding.install`), when this package first opens a store
   (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
   declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
@@ -36,14 +47,18 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
+import math
 import re
 import sys
 import threading
+import warnings
 from typing import Any
 
 import hdmf.data_utils
+import numpy as np
 
-__all__ = ["activate", "add_vector", "extend_data", "extend_data_needed", "version_in"]
+__all__ = ["activate", "add_vector", "check_region_bounds", "extend_data", "extend_data_needed", "version_in"]
 
 #: hdmf versions (``(major, minor)``, lower bound included, upper excluded) whose ``extend_data`` does not
 #: know lazy datasets other than ``h5py.Dataset``: from the oldest hdmf this package supports to the newest
@@ -57,6 +72,21 @@ EXTEND_DATA_SITES = ("hdmf.data_utils", "hdmf.container", "hdmf.term_set")
 #: hdmf versions whose ``VectorIndex.add_vector`` cannot widen an index that is not a list or numpy array
 #: (:func:`add_vector`); the same range as :data:`EXTEND_DATA_HDMF`, checked the same way.
 ADD_VECTOR_HDMF = ((6, 2), (7, 0))
+
+#: hdmf versions whose ``DynamicTableRegion`` reads its data whole to check it (:func:`check_region_bounds`).
+REGION_BOUNDS_HDMF = ((6, 2), (7, 0))
+#: The elements of a region's data read at once by :func:`check_region_bounds` (8 MiB of int64).
+REGION_BLOCK = 2**20
+#: The most elements of a region's data :func:`check_region_bounds` checks (512 MiB of int64, read a block at a
+#: time): a bound on the time a file declaring a huge region makes ``read()`` take.
+REGION_CHECK_LIMIT = 2**26
+#: The most chunks (along the rows) of a region's data :func:`check_region_bounds` reads: 2**33 rows in chunks of
+#: 32 took minutes for 2**26 values.
+REGION_CHECK_CHUNKS = 2**14
+#: The most chunks one block read by :func:`check_region_bounds` spans.
+REGION_BLOCK_CHUNKS = 2**10
+#: The parameters of hdmf's ``DynamicTableRegion._check_indices_in_bounds`` the shim replaces.
+REGION_CHECK_PARAMETERS = ("self", "data", "table")
 
 _ORIGINAL = getattr(hdmf.data_utils.extend_data, "__wrapped__", hdmf.data_utils.extend_data)
 _LOCK = threading.Lock()
@@ -104,6 +134,55 @@ def _install_add_vector() -> None:
     if getattr(VectorIndex.add_vector, "__wrapped__", None) is None:
         shim = functools.wraps(VectorIndex.add_vector)(add_vector)
         VectorIndex.add_vector = shim
+
+
+def check_region_bounds(region: Any, data: Any, table: Any) -> str | None:
+    """hdmf's ``DynamicTableRegion._check_indices_in_bounds`` (hdmf's message if an index of ``data`` is out of
+    the rows of ``table``, else ``None``), reading our lazy datasets in blocks (see the module docstring); any
+    other ``data`` goes to hdmf's original."""
+    from hdmf.common.table import DynamicTableRegion
+
+    check = DynamicTableRegion._check_indices_in_bounds
+    original = getattr(check, "__wrapped__", check)
+    if not table or not isinstance(data, _EXTENDED_IN_PLACE) or not data.shape:
+        return original(region, data, table)
+    rows = len(table)
+    per_row = math.prod(data.shape[1:])
+    step, chunk_rows = max(1, REGION_BLOCK // max(per_row, 1)), _chunk_rows(data)
+    step = min(step - step % chunk_rows, REGION_BLOCK_CHUNKS * chunk_rows) if chunk_rows <= step else step
+    checked_rows = min(data.shape[0], max(1, REGION_CHECK_LIMIT // max(per_row, 1)), REGION_CHECK_CHUNKS * chunk_rows)
+    for start in range(0, checked_rows, step):
+        block = np.asarray(data[start : min(start + step, checked_rows)])
+        if block.size and (block.min() < 0 or block.max() >= rows):
+            violators = block[(block >= rows) | (block < 0)]
+            return f"DynamicTableRegion values {violators} are out of bounds for {type(table)} '{table.name}'."
+    if checked_rows < data.shape[0]:
+        warnings.warn(
+            f"DynamicTableRegion {getattr(data, 'path', '')} has {data.shape[0]} rows: only the first "
+            f"{checked_rows} were checked against the rows of '{table.name}' (REGION_CHECK_LIMIT, REGION_CHECK_CHUNKS)",
+            stacklevel=2,
+        )
+    return None
+
+
+def _chunk_rows(data: Any) -> int:
+    """The rows of one chunk of ``data`` (1 if it says none)."""
+    chunks = getattr(data, "chunks", None)
+    return max(1, int(chunks[0])) if chunks else 1
+
+
+def _install_region_bounds() -> None:
+    from hdmf.common.table import DynamicTableRegion
+
+    method = DynamicTableRegion.__dict__.get("_check_indices_in_bounds")
+    if method is None or tuple(inspect.signature(method).parameters) != REGION_CHECK_PARAMETERS:
+        raise RuntimeError(
+            f"hdmf {getattr(hdmf, '__version__', '?')}: DynamicTableRegion._check_indices_in_bounds is not the "
+            f"method {REGION_CHECK_PARAMETERS} hdmf_zarr3's region shim replaces; widen REGION_BOUNDS_HDMF only "
+            "for an hdmf that has it"
+        )
+    if getattr(method, "__wrapped__", None) is None:
+        DynamicTableRegion._check_indices_in_bounds = functools.wraps(method)(check_region_bounds)
 
 
 def version_in(version: str, bounds: tuple[tuple[int, int], tuple[int, int]]) -> bool:
@@ -157,5 +236,7 @@ def activate(dataset_type: type[Any]) -> None:
             _install_extend_data()
         if version_in(getattr(hdmf, "__version__", ""), ADD_VECTOR_HDMF):
             _install_add_vector()
+        if version_in(getattr(hdmf, "__version__", ""), REGION_BOUNDS_HDMF):
+            _install_region_bounds()
         decoding.install()
         _ACTIVE = True
