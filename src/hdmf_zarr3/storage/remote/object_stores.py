@@ -111,8 +111,10 @@ def _read_root(store: Store, location: str, first_only: bool) -> tuple[bytes | N
         if buf is not None:
             return buf.to_bytes(), frozenset()
         return None, frozenset(sync(_probe(store, first_only)))
-    except Exception as exc:  # missing bucket, wrong credentials, unreachable endpoint
-        raise StoreError(f"cannot access {location}: {exc}") from exc
+    except Exception as exc:  # missing bucket, wrong credentials, unreachable endpoint; a full disk or EIO below
+        error = StoreError(f"cannot access {location}: {exc}")
+        error.errno = exc.errno if isinstance(exc, OSError) else None  # (ENOSPC stays ENOSPC for code checking it)
+        raise error from exc
 
 
 async def _probe(store: Store, first_only: bool) -> list[str]:
