@@ -435,3 +435,43 @@ def test_a_local_store_passed_in_takes_the_lock_a_path_takes(tmp_path, first_by)
     finally:
         first.close()
     assert not Path(str(path) + ".lock").exists()
+
+
+def test_a_ctrl_c_while_the_lock_request_is_on_its_way_leaves_no_lock():
+    """Issue #38 (found by the S3 conversion sweep under load): an object store's conditional write, once sent,
+    lands even when the wait for it is cancelled (obstore's requests run in Rust, and the server has the
+    request). A Ctrl-C there cancelled the wait, the lock was looked for before it landed, not found, and then
+    appeared: left behind with no writer. Now the request is made again to its end (it is conditional: it
+    finds the lock or makes it), the lock removed, then the Ctrl-C raised."""
+    import asyncio
+    import threading
+    import time
+
+    from zarr.storage import MemoryStore
+
+    from hdmf_zarr3.storage.safety import WriteLock, lock_place
+
+    class LandsAnyway(MemoryStore):
+        """A store whose conditional write lands 0.3 s after it is sent, whether or not anyone still waits."""
+
+        async def set_if_not_exists(self, key, value):
+            loop = asyncio.get_running_loop()
+            answered = loop.create_future()
+
+            def land():  # (as a request in Rust: no thread of the loop's, nothing a cancellation stops)
+                time.sleep(0.3)
+                asyncio.run(MemoryStore.set_if_not_exists(self, key, value))
+                loop.call_soon_threadsafe(lambda: answered.done() or answered.set_result(None))
+
+            threading.Thread(target=land, daemon=True).start()
+            await answered
+
+    store = LandsAnyway()
+    place = lock_place(store)
+    timer = threading.Timer(0.1, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        WriteLock.acquire(place, "memory", "test")
+    timer.join()
+    time.sleep(0.6)  # (anything still on its way has landed)
+    assert place.key not in store._store_dict

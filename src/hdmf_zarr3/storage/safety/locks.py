@@ -44,6 +44,7 @@ from zarr.storage import LocalStore, ObjectStore
 from ...errors import CorruptStoreError, FileLockedError, StoreError
 from ...format.documents import load_json
 from ..stores import locations, sync
+from ..writes import until_done
 from ..zip import zipped
 from .lock_places import (
     IN_STORE_KEY,
@@ -216,8 +217,8 @@ class WriteLock:
         try:
             if local is not None:
                 create_local(local, body.to_bytes())
-            else:
-                sync(place.store.set_if_not_exists(place.key, body))
+            else:  # (a request cut short by Ctrl-C may land all the same: made again to its end, it finds it)
+                until_done(lambda: sync(place.store.set_if_not_exists(place.key, body)))
             found = _read(place)
         except BaseException as exc:  # e.g. a directory we may not write in, a full disk, Ctrl-C
             _release(place, holder["token"])  # (it may have been made before the failure)
