@@ -14,12 +14,15 @@ of HDMF, not the file) is left as it is.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 
 from hdmf.build import Builder, ConstructError
 
 from ...errors import CorruptStoreError, HdmfZarrError
 
+#: The node a message of HDMF's names: ``builder root/intervals/trials/start_time``.
+BUILDER_PATH = re.compile(r"builder (root(?:/[^\s,']*)?)")
 CONTENT_ERRORS = (ValueError, TypeError, LookupError)  # what a node's content makes a constructor raise
 
 
@@ -51,15 +54,20 @@ def building(exc: BaseException) -> Builder | None:
     return found
 
 
+def ours_within(exc: BaseException) -> HdmfZarrError | None:
+    """Our own error among ``exc`` and its causes (HDMF wraps what a dataset read raised), else ``None``."""
+    return next((link for link in chain(exc) if isinstance(link, HdmfZarrError)), None)
+
+
 def typed(exc: BaseException) -> HdmfZarrError | None:
     """The error to raise for ``exc``, raised while HDMF built containers (``None``: raise ``exc`` itself)."""
     links = list(chain(exc))
-    ours = next((link for link in links if isinstance(link, HdmfZarrError)), None)
+    ours = ours_within(exc)
     builder = building(exc)
     if ours is not None:
         return ours if builder is None else _while_building(ours, node_path(builder))
     if builder is None or not isinstance(links[-1], (ConstructError, *CONTENT_ERRORS)):
-        return None
+        return _unbuildable(exc)  # (HDMF's build machinery refusing with no builder it was building)
     data_type = builder.attributes.get("neurodata_type")
     what = f"a {data_type}" if isinstance(data_type, str) else "a container"
     innermost = links[-1]
@@ -85,3 +93,24 @@ def _while_building(ours: HdmfZarrError, node: str) -> HdmfZarrError:
         again.errno = ours.errno
     again.__cause__ = again.__context__ = None
     return again
+
+
+def _unbuildable(exc: BaseException) -> CorruptStoreError | None:
+    """``CorruptStoreError`` naming the node HDMF could not build a container from (``exc``, raised while HDMF's
+    build machinery ran: a ``neurodata_type`` missing where the specification needs one, a field of the wrong
+    kind), or ``None`` for an error raised elsewhere. The file holds what HDMF cannot build: its content is
+    what is wrong (HDMF's error stays chained, and a ``ValueError`` caught before still catches it)."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append(str(tb.tb_frame.f_globals.get("__name__", "")))
+        tb = tb.tb_next
+    if isinstance(exc, MemoryError) or not any(name.startswith("hdmf.build") for name in frames):
+        return None  # (memory running out says nothing of the file)
+    builder = exc.args[0] if isinstance(exc, ConstructError) and exc.args else None
+    named = builder.path if isinstance(builder, Builder) else BUILDER_PATH.search(str(exc))
+    where = named if isinstance(named, str) else named.group(1) if named is not None else "root"
+    path = "/" + where.partition("/")[2]  # (HDMF's paths start at the root builder, "root")
+    text = str(exc.args[1] if isinstance(exc, ConstructError) and len(exc.args) > 1 else exc)
+    return CorruptStoreError(
+        f"HDMF cannot build a container from what the file holds ({type(exc).__name__}: {text[-300:]})", path
+    )

@@ -4,13 +4,11 @@ datasets are given a :class:`~.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
-from hdmf.build.errors import ConstructError
 from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
@@ -23,9 +21,6 @@ from ..datasets import ZarrDataset
 from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet
 from .contexts import DatasetContext, ReadContext
-
-#: The node a message of HDMF's names: ``builder root/intervals/trials/start_time``.
-_BUILDER_PATH = re.compile(r"builder (root(?:/[^\s,']*)?)")
 
 if TYPE_CHECKING:
     from ..read import ForeignFiles
@@ -106,7 +101,7 @@ class FileReader:
         """The error to raise for ``exc``, raised while HDMF built containers (``None``: ``exc`` itself): ours,
         if HDMF wrapped one of ours; in a ``partial`` file, what it lacks; else HDMF's refusal of a node's
         content as ours naming the node (see :mod:`~hdmf_zarr3.backend.read.construct_errors`)."""
-        if not any(isinstance(link, HdmfZarrError) for link in construct_errors.chain(exc)):
+        if construct_errors.ours_within(exc) is None:
             if partial:
                 return integrity.unbuildable(
                     self.read_builder(), self.owner.manager.type_map, self.file.require_open().incomplete(), exc
@@ -114,7 +109,7 @@ class FileReader:
             stale = self.stale_copy(exc)  # (before HDMF's complaint: the disagreement is what is wrong)
             if stale is not None:
                 return stale
-        return construct_errors.typed(exc) or _unbuildable(exc)  # (HDMF's build refusing with no builder named)
+        return construct_errors.typed(exc)
 
     def construct(self, builder: Builder) -> Container:
         """HDMF's container of ``builder`` (built once); what fails while HDMF builds it is our typed error
@@ -238,24 +233,3 @@ class FileReader:
                 waiting.append(target)
                 return None
         return ReferenceEncoder(root, manager, self.file.require_open().directory)(obj)
-
-
-def _unbuildable(exc: Exception) -> CorruptStoreError | None:
-    """``CorruptStoreError`` naming the node HDMF could not build a container from (``exc``, raised while HDMF's
-    build machinery ran: a ``neurodata_type`` missing where the specification needs one, a field of the wrong
-    kind), or ``None`` for an error raised elsewhere. The file holds what HDMF cannot build: its content is
-    what is wrong (HDMF's error stays chained, and a ``ValueError`` caught before still catches it)."""
-    frames, tb = [], exc.__traceback__
-    while tb is not None:
-        frames.append(str(tb.tb_frame.f_globals.get("__name__", "")))
-        tb = tb.tb_next
-    if isinstance(exc, MemoryError) or not any(name.startswith("hdmf.build") for name in frames):
-        return None  # (memory running out says nothing of the file)
-    builder = exc.args[0] if isinstance(exc, ConstructError) and exc.args else None
-    named = builder.path if isinstance(builder, Builder) else _BUILDER_PATH.search(str(exc))
-    where = named if isinstance(named, str) else named.group(1) if named is not None else "root"
-    path = "/" + where.partition("/")[2]  # (HDMF's paths start at the root builder, "root")
-    text = str(exc.args[1] if isinstance(exc, ConstructError) and len(exc.args) > 1 else exc)
-    return CorruptStoreError(
-        f"HDMF cannot build a container from what the file holds ({type(exc).__name__}: {text[-300:]})", path
-    )
