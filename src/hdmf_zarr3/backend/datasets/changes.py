@@ -198,8 +198,8 @@ class DatasetChanges:
         handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
         handle.put_documents({path: new})  # (keeps the old document first)
         self._target.document_changed(new, storage)
-        with h5py_lock_released():
-            self._target.zarr_array()[...] = values
+        with h5py_lock_released():  # (through our sync, as an assignment: zarr's writes end before any undo)
+            selection_write(self._target.zarr_array(), ..., values, False)()
         handle.changed(path, new)
 
     # --- appending --------------------------------------------------------------------------
