@@ -104,7 +104,7 @@ def _zarr(data: np.ndarray, doc: dict[str, Any], path: Path, pipeline: str, evic
 
 def _creation(doc: dict[str, Any]) -> dict[str, Any]:
     """``zarr.create_array`` keywords that create the array ``doc`` describes (same grid, codecs, keys)."""
-    from hdmf_zarr3.format.documents.array_view import ArrayView
+    from hdmf_zarr3.format.vocabulary.array_view import ArrayView
 
     view = ArrayView.from_document(doc)
     out: dict[str, Any] = {

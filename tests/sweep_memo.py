@@ -36,7 +36,7 @@ from pynwb import get_manager, get_type_map
 
 from hdmf_zarr3.backend.specs import cache as spec_cache
 from hdmf_zarr3.backend.zarrio import nwb
-from hdmf_zarr3.format.specs import layout as speccache
+from hdmf_zarr3.format.specs import cache_layout as speccache
 
 
 @contextlib.contextmanager

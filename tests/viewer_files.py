@@ -166,7 +166,7 @@ def declare(target, node: str, shape, chunks) -> None:
     import shutil
     from pathlib import Path
 
-    from hdmf_zarr3.format.documents import ALL_CHUNKS_ATTR
+    from hdmf_zarr3.format.vocabulary import ALL_CHUNKS_ATTR
 
     def change(doc):
         doc["shape"] = list(shape)

@@ -37,8 +37,8 @@ from pynwb.ecephys import ElectricalSeries
 from zarr.codecs import BloscCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO, convert
-from hdmf_zarr3.format.data.dtypes import for_hdmf_dtype
 from hdmf_zarr3.format.layout.policy import chunk_shape, shard_shape
+from hdmf_zarr3.format.vocabulary.dtypes import for_hdmf_dtype
 
 int16 = for_hdmf_dtype("int16")
 for shape in [(300_000, 64), (1_398_000, 384), (20_000, 512, 512)]:

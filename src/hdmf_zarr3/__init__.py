@@ -36,7 +36,7 @@ from .errors import (
     UnsupportedCodecError,
     UnsupportedDataError,
 )
-from .format.documents.names import FORMAT_VERSION
+from .format.vocabulary.names import FORMAT_VERSION
 from .hdf5.conversion import convert
 from .inspection import FileInfo, NodeInfo, Problem, ValidationReport, info, validate
 from .storage.safety.locks import break_lock

@@ -15,10 +15,10 @@ from writing import write_nwb
 from zarr.storage import LocalStore
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
-from hdmf_zarr3.format.data import dtypes as D
 from hdmf_zarr3.format.dialects import Convention
-from hdmf_zarr3.format.documents.names import CHUNKLESS_ATTR, DTYPE_ATTR
 from hdmf_zarr3.format.layout import chunkless
+from hdmf_zarr3.format.vocabulary import dtypes as D
+from hdmf_zarr3.format.vocabulary.names import CHUNKLESS_ATTR, DTYPE_ATTR
 
 SCALARS = {
     "i8": (np.int8(-128), "int8"),

@@ -17,7 +17,7 @@ from zarr.codecs import GzipCodec, ZstdCodec
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
 from hdmf_zarr3.backend.write.layout_choice import from_zarr_settings
 from hdmf_zarr3.errors import LayoutWarning
-from hdmf_zarr3.format.data import dtypes as D
+from hdmf_zarr3.format.vocabulary import dtypes as D
 
 
 def _codecs(path, name="x"):

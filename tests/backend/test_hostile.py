@@ -846,7 +846,7 @@ REGION = "/acquisition/es/electrodes"
 def _huge_region(f, fill_value, chunk) -> None:
     """Make the electrodes region of the ephys file declare 2**33 int64 rows (64 GiB) in chunks of ``chunk`` rows,
     none stored, every one read as ``fill_value``."""
-    from hdmf_zarr3.format.documents import ALL_CHUNKS_ATTR
+    from hdmf_zarr3.format.vocabulary import ALL_CHUNKS_ATTR
 
     def change(doc):
         _array(shape=[2**33], chunks=[chunk])(doc)

@@ -32,7 +32,7 @@ from hypothesis.extra import numpy as hnp
 
 from hdmf_zarr3 import HdmfZarrError, InvalidNameError, ZarrDataIO, ZarrIO
 from hdmf_zarr3.format.documents.dimension_names import group_names
-from hdmf_zarr3.format.documents.names import RESERVED_ATTRS, check_name
+from hdmf_zarr3.format.vocabulary.names import RESERVED_ATTRS, check_name
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 
@@ -77,7 +77,7 @@ ASCII = st.text(st.characters(max_codepoint=127), max_size=6)
 
 
 def valid_name(name: str) -> bool:
-    """The format's own rule (src/hdmf_zarr3/format/documents/names.py), so the names tested follow it."""
+    """The format's own rule (src/hdmf_zarr3/format/vocabulary/names.py), so the names tested follow it."""
     try:
         check_name(name, "/")
     except InvalidNameError:

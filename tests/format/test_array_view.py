@@ -8,10 +8,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from hdmf_zarr3.format.data import dtypes as D
 from hdmf_zarr3.format.documents import zarr_json as docs
-from hdmf_zarr3.format.documents.array_view import VARIABLE_ITEM_BYTES, ArrayView, split_sharding
 from hdmf_zarr3.format.layout import policy
+from hdmf_zarr3.format.vocabulary import dtypes
+from hdmf_zarr3.format.vocabulary.array_view import VARIABLE_ITEM_BYTES, ArrayView, split_sharding
 
 BLOSC = {
     "name": "blosc",
@@ -62,7 +62,7 @@ def test_variable_length_elements_share_one_estimate():
     assert view.fixed_itemsize is None and view.itemsize == VARIABLE_ITEM_BYTES
     assert view.serializer == {"name": "vlen-utf8"} and view.compressors == ({"name": "zstd"},)
     # the layout policy sizes chunks of strings with the same estimate
-    assert policy.itemsize(D.for_hdmf_dtype("text")) == VARIABLE_ITEM_BYTES == docs.VARIABLE_ITEM_BYTES
+    assert policy.itemsize(dtypes.for_hdmf_dtype("text")) == VARIABLE_ITEM_BYTES == docs.VARIABLE_ITEM_BYTES
 
 
 def test_struct_item_size_is_the_sum_of_its_fields_unless_one_varies():
@@ -79,7 +79,7 @@ def test_struct_item_size_is_the_sum_of_its_fields_unless_one_varies():
 
 
 def test_written_documents_read_back_as_written():
-    storage = D.for_hdmf_dtype("float32")
+    storage = dtypes.for_hdmf_dtype("float32")
     doc = docs.array_document(
         (2000, 4),
         storage,
@@ -184,7 +184,7 @@ def test_an_nwb_file_detects_its_dialect_once_per_open(tmp_path, monkeypatch):
     ],
 )
 def test_the_key_of_the_first_chunk_follows_the_chunk_key_encoding(doc, key):
-    from hdmf_zarr3.format.documents import first_chunk_key
+    from hdmf_zarr3.format.vocabulary import first_chunk_key
 
     doc = {"chunk_key_encoding": docs.chunk_key_encoding("/"), **doc}
     assert first_chunk_key(doc) == key
@@ -192,10 +192,10 @@ def test_the_key_of_the_first_chunk_follows_the_chunk_key_encoding(doc, key):
 
 def test_retyped_codecs_give_every_blosc_the_new_element_size_inside_shards_too():
     """Issue #38: an index widened in place keeps its codecs, with blosc shuffling by the new element size."""
-    from hdmf_zarr3.format.data import dtypes
-    from hdmf_zarr3.format.documents import default_codecs, retyped_codecs
+    from hdmf_zarr3.format.layout import default_codecs, retyped_codecs
+    from hdmf_zarr3.format.vocabulary import from_attribute
 
-    narrow, wide = (dtypes.from_attribute(t, t, "/i") for t in ("uint8", "uint32"))
+    narrow, wide = (from_attribute(t, t, "/i") for t in ("uint8", "uint32"))
     plain = default_codecs(narrow)
     sharded = [{"name": "sharding_indexed", "configuration": {"chunk_shape": [4], "codecs": plain, "index_codecs": []}}]
     for codecs in (plain, sharded):

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from hdmf_zarr3 import FormatError, UnsupportedDataError
-from hdmf_zarr3.format.data import dtypes, references, values
+from hdmf_zarr3.format.data import references, values
 from hdmf_zarr3.format.data.references import Reference
+from hdmf_zarr3.format.vocabulary import dtypes, from_attribute
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_compound_with_strings_or_references_is_rows():
 )
 def test_inconsistent_stored_dtypes_are_format_errors(zarr_dtype, data_type):
     with pytest.raises(FormatError, match="/x"):
-        dtypes.from_attribute(zarr_dtype, data_type, "/x")
+        from_attribute(zarr_dtype, data_type, "/x")
 
 
 def _roundtrip(value):
@@ -139,7 +140,7 @@ def test_rows_roundtrip():
 def test_compound_zarr_dtype_must_match_data_type():
     numeric = [{"name": "a", "dtype": "int32"}]
     with pytest.raises(FormatError, match="/c"):
-        dtypes.from_attribute(numeric, "string", "/c")
+        from_attribute(numeric, "string", "/c")
     struct = {"name": "struct", "configuration": {"fields": [{"name": "b", "data_type": "int32"}]}}
     with pytest.raises(FormatError, match="/c"):
-        dtypes.from_attribute(numeric, struct, "/c")
+        from_attribute(numeric, struct, "/c")

@@ -8,8 +8,8 @@ from nwb_factories import small_nwbfile
 from pynwb import TimeSeries
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
-from hdmf_zarr3.format.data import dtypes
 from hdmf_zarr3.format.layout import policy
+from hdmf_zarr3.format.vocabulary import dtypes
 
 INT16 = dtypes.for_scalar_dtype("int16")
 TEXT = dtypes.for_scalar_dtype("text")

@@ -170,7 +170,7 @@ def test_a_crafted_source_record_outside_the_allowed_directories_is_not_probed(c
     be refused as gone if it were looked at) is ignored; its chunks could not be read anyway."""
     import icechunk
 
-    from hdmf_zarr3.format.documents.names import VIRTUAL_SOURCES_ATTR
+    from hdmf_zarr3.format.vocabulary.names import VIRTUAL_SOURCES_ATTR
 
     _, dst, _ = converted
     repo = icechunk.Repository.open(icechunk.local_filesystem_storage(str(dst)))

@@ -126,7 +126,7 @@ def test_a_crafted_source_record_through_a_symlink_leading_out_is_not_probed(tmp
     through a symlink leading out (here a missing one, refused as gone if it were looked at) is ignored."""
     import icechunk
 
-    from hdmf_zarr3.format.documents.names import VIRTUAL_SOURCES_ATTR
+    from hdmf_zarr3.format.vocabulary.names import VIRTUAL_SOURCES_ATTR
     from hdmf_zarr3.storage.stores import nodes
 
     (tmp_path / "data").mkdir()

@@ -3,7 +3,7 @@
 - ``hdmf_zarr3.format`` is pure rules: it imports only itself, the standard library, numpy, HDMF and
   zarr's public types, and :mod:`hdmf_zarr3.errors` (a leaf that imports nothing of ours), never a
   module above it (IO, storage, the writer, the command line). Imports inside functions count.
-- Whether an array is sharded is decided in one place: only ``format/documents/array_view.py`` spells the
+- Whether an array is sharded is decided in one place: only ``format/vocabulary/array_view.py`` spells the
   sharding codec's name (everything else uses its ``SHARDING_CODEC`` or asks an ``ArrayView``).
 - The store layer takes the version from ``hdmf_zarr3._version``, not from the package root, so it
   never imports back through ``hdmf_zarr3/__init__.py``.
@@ -53,7 +53,7 @@ def ours(target: str) -> bool:
 def test_the_resolver_sees_relative_and_nested_imports():
     # the checker must resolve what the format's modules actually write, or the rule proves nothing
     v3 = {m for _, m in imported(FORMAT / "dialects" / "hdmf_zarr_v3.py")}
-    assert {"hdmf_zarr3.format.data.dtypes", "hdmf_zarr3.errors", "hdmf_zarr3.format.dialects.base"} <= v3
+    assert {"hdmf_zarr3.format.vocabulary.dtypes", "hdmf_zarr3.errors", "hdmf_zarr3.format.dialects.base"} <= v3
     assert "hdmf.build" in {m for _, m in imported(FORMAT / "data" / "values.py")}  # imported inside a function only
     # ``from ..format import references as R`` names the module too, not only its package
     assert "hdmf_zarr3.format.data.references" in {m for _, m in imported(PACKAGE / "backend" / "datasets" / "lazy.py")}
@@ -123,7 +123,7 @@ def _string_constants(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 
 def test_only_the_array_view_spells_the_sharding_codec():
-    allowed = {FORMAT / "documents" / "array_view.py"}
+    allowed = {FORMAT / "vocabulary" / "array_view.py"}
     wrong = [
         f"{path.relative_to(PACKAGE)}:{line}"
         for path in sorted(PACKAGE.rglob("*.py"))
@@ -135,6 +135,6 @@ def test_only_the_array_view_spells_the_sharding_codec():
     assert any(
         "sharding_indexed" in text
         for _, text in _string_constants(
-            ast.parse((FORMAT / "documents" / "array_view.py").read_text(encoding="utf-8"))
+            ast.parse((FORMAT / "vocabulary" / "array_view.py").read_text(encoding="utf-8"))
         )
     )

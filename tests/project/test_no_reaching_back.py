@@ -178,7 +178,8 @@ def test_the_checkers_see_what_they_look_for():
     assert (
         "hdmf_zarr3.backend.specs.cache" in graph["hdmf_zarr3.backend.zarrio.zarr_io"]
     )  # ``from . import spec_cache``
-    assert "hdmf_zarr3.format.specs.dtypes" in graph["hdmf_zarr3.backend.read.reader"]  # imported inside a function
+    # imported inside a function
+    assert "hdmf_zarr3.format.specs.attribute_types" in graph["hdmf_zarr3.backend.read.reader"]
 
 
 def test_no_module_reads_the_private_attributes_of_another_object():

@@ -3,7 +3,8 @@
 - ``lint-imports``: the import-linter contracts in ``pyproject.toml`` (``[tool.importlinter]``): the layers
   (cli > hdf5.conversion > backend > integrations | h5py_adapters > storage > format > errors | _version; no
   module imports a layer above its own, directly or through others), the
-  integrations independent of each other, and storage and format free of pynwb, h5py and dask.
+  integrations independent of each other, storage and format free of pynwb, h5py and dask, and the rooms of
+  the format in one order (vocabulary < layout < documents < data < dialects | specs).
 - ``mypy``: the settings in ``pyproject.toml`` (``[tool.mypy]``); the package ships ``py.typed``.
 
 Both tools come with the ``test`` extra; they are run from the interpreter's own ``bin`` directory, on the
@@ -25,6 +26,7 @@ SRC = REPO / "src"
 LAYERS = "layers: cli > conversion > backend > adapters > storage > format > errors"
 INDEPENDENT = "the integrations (dask, hdmf shims, html) are independent of each other"
 NO_NWB_BELOW = "storage and format know neither NWB, HDF5 nor dask"
+FORMAT_ROOMS = "format rooms: dialects | specs > data > documents > layout > vocabulary"
 
 
 def _tool(name: str) -> Path:
@@ -50,7 +52,7 @@ def _lint_imports(src: Path = SRC) -> subprocess.CompletedProcess[str]:
 def test_import_contracts_are_kept():
     proc = _lint_imports()
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW):
+    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW, FORMAT_ROOMS):
         assert f"{name} KEPT" in proc.stdout, proc.stdout
 
 
@@ -61,14 +63,15 @@ def test_the_import_contracts_catch_what_they_forbid(tmp_path):
     breaking = {
         "storage/safety/audit.py": "from ..backend import integrity",  # a layer reaching up (as it once did)
         "integrations/html.py": "from . import dask_arrays",  # one adapter using another
-        "format/documents/names.py": "import h5py",  # the pure format knowing HDF5
+        "format/vocabulary/names.py": "import h5py",  # the pure format knowing HDF5
+        "format/vocabulary/dtypes.py": "from ..data import values",  # the format's bottom room reaching up
     }
     for module, line in breaking.items():
         path = copy / module
         path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     proc = _lint_imports(tmp_path / "src")
     assert proc.returncode != 0, proc.stdout
-    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW):
+    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW, FORMAT_ROOMS):
         assert f"{name} BROKEN" in proc.stdout, proc.stdout
 
 

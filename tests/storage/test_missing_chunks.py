@@ -23,8 +23,8 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataChunk
 from writing import StoreCase
 
 from hdmf_zarr3 import CorruptStoreError, NWBZarrIO, ZarrDataIO, ZarrIO
-from hdmf_zarr3.format.documents.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
 from hdmf_zarr3.format.layout.stored_chunks import chunk_coords, missing_chunks, missing_is_damage
+from hdmf_zarr3.format.vocabulary.names import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
 from hdmf_zarr3.inspection import validate
 
 #: Every array of the full file on each kind of store a reader opens (S3: ~50 opens over moto, about a minute).

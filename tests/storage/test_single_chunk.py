@@ -9,8 +9,8 @@ from zarr.core.buffer import default_buffer_prototype
 from zarr.core.sync import sync
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3.format.data import dtypes
 from hdmf_zarr3.format.documents import zarr_json as documents
+from hdmf_zarr3.format.vocabulary import dtypes
 from hdmf_zarr3.storage.codecs.single_chunk import encode_single_chunk
 from hdmf_zarr3.storage.stores.nodes import dump_document
 

@@ -29,8 +29,9 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ..errors import CorruptStoreError, HdmfZarrError, MetadataLimitError
-from ..format.documents import ArrayView, data_type_itemsize, load_json
+from ..format.documents import data_type_itemsize, load_json
 from ..format.layout import tensorstore_rules
+from ..format.vocabulary import ArrayView
 from ..storage.stores import get_keys, list_objects, object_sizes
 from .findings import ERROR, TENSORSTORE_ISSUE, UPLOAD_ANYWAY, WARNING, DandiFinding
 

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from ..backend.datasets import ZarrDataset
 from ..backend.zarrio import ZarrIO
-from ..format.documents import SPECLOC_ATTR, VIRTUAL_ATTR, completion
+from ..format.documents import completion
+from ..format.vocabulary import SPECLOC_ATTR, VIRTUAL_ATTR
 
 #: Attributes that name a node's HDMF type (NWB and hdmf-common).
 TYPE_ATTRS = ("neurodata_type", "data_type")

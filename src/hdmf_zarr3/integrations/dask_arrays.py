@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ..format.documents import ArrayView
+from ..format.vocabulary import ArrayView
 from ..storage.codecs import UnitDecoder, UnitEncoder, read_key, read_picked
 from ..storage.safety import Lifetime
 from ..storage.stores import WorkPools, nodes, sync

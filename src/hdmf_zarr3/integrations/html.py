@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..format.documents import ArrayView
+from ..format.vocabulary import ArrayView
 
 #: Arrays up to this many (logical) bytes also show their values, as HDMF's own table does.
 PREVIEW_BYTES = 100

@@ -18,7 +18,9 @@ import numpy as np
 
 from ...errors import ModeError, UnsupportedDataError
 from ...format.data import touched_cells
-from ...format.documents import ArrayView, chunk_key, key_separator, retyped_codecs, store_key
+from ...format.documents import chunk_key
+from ...format.layout import retyped_codecs
+from ...format.vocabulary import ArrayView, key_separator, store_key
 from ...integrations import h5py_lock_released
 from ...storage.safety import failures
 from ...storage.stores import ZARR_JSON, selection_write, sync
@@ -27,7 +29,7 @@ from ...storage.writes import RowAppend, row_appends
 if TYPE_CHECKING:
     import zarr
 
-    from ...format.data import StorageType
+    from ...format.vocabulary import StorageType
     from ...storage.stores import StoreHandle
     from ..zarrio import DatasetContext, DatasetOwner
 
@@ -187,9 +189,9 @@ class DatasetChanges:
         self.store()  # the rows held so far, in the old type
         doc = self._target.stored_document
         values = np.asarray(self._target.zarr_array()[...]).astype(wider[0])
-        from ...format.data import dtypes
+        from ...format.vocabulary import from_attribute
 
-        storage = dtypes.from_attribute(wider[0].name, wider[0].name, path)
+        storage = from_attribute(wider[0].name, wider[0].name, path)
         attributes = {**doc.get("attributes", {}), "zarr_dtype": wider[0].name}
         new = {**doc, "data_type": wider[0].name, "attributes": attributes}
         new["codecs"] = retyped_codecs(doc.get("codecs", []), storage)

@@ -21,7 +21,7 @@ from hdmf.query import HDMFDataset
 from ...errors import ClosedFileError
 from ...format.data import references as R
 from ...format.dialects import ArrayLayout
-from ...format.documents import ArrayView
+from ...format.vocabulary import ArrayView
 from ...integrations import h5py_lock_released
 from ...storage.codecs import UnitDecoder, basic_selection, read_key, read_picked
 from ...storage.safety import LivingStore
@@ -30,7 +30,7 @@ from .changes import DatasetChanges
 from .info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
-    from ...format.data import StorageType
+    from ...format.vocabulary import StorageType
     from ..zarrio import DatasetContext, DatasetOwner
 
 #: Arrays of one chunk up to this size are read whole on first access and then served from memory.

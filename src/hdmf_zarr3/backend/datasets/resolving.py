@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from hdmf.query import BuilderResolver, ContainerResolver
 
-from ...format.data import dtypes as D
 from ...format.data import references as R
 from ...format.dialects import ArrayLayout
+from ...format.vocabulary import dtypes as D
 from .lazy import RegionSelection, ZarrDataset
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, ReferenceBuilder, 
 
 from ...errors import CorruptStoreError, IncompleteFileError, IncompleteFileWarning, UnknownTypeError
 from ...format.documents import completion
-from ...format.documents import names as N
+from ...format.vocabulary import names as N
 from . import container_rules
 
 

@@ -21,12 +21,13 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, Refer
 
 from ...errors import CorruptStoreError, IncompleteFileWarning
 from ...format.data import Reference, decode_links
-from ...format.data import dtypes as D
 from ...format.data import values as V
 from ...format.dialects import ArrayLayout, Dialect
-from ...format.documents import ArrayView, orphans
-from ...format.documents import names as N
-from ...format.specs import layout as speccache
+from ...format.documents import orphans
+from ...format.specs import cache_layout as speccache
+from ...format.vocabulary import ArrayView
+from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import names as N
 from ...storage.stores import nodes
 from ..datasets import wrap
 from .builders import add_child, new_dataset, new_group, set_group_attributes
@@ -75,9 +76,9 @@ class BuilderReader:
             self._finish(builder, path, attrs)
         self._deferred.clear()
         if not self.dialect.typed_attributes:
-            from ...format.specs import dtypes as spec_dtypes
+            from ...format.specs import attribute_types
 
-            spec_dtypes.restore(root, self.context.manager.namespace_catalog)
+            attribute_types.restore(root, self.context.manager.namespace_catalog)
         return root
 
     def _check_orphans(self) -> None:

@@ -101,7 +101,7 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     when the spec's dtype is known)."""
     from hdmf.data_utils import AbstractDataChunkIterator
 
-    from ...format.data import dtypes as D
+    from ...format.vocabulary import dtypes as D
 
     if isinstance(data, AbstractDataChunkIterator):
         return None
@@ -346,7 +346,7 @@ class ZarrDataIO(DataIO):
     def hdf5_to_zarr_filters(h5dataset: Any) -> list[Any]:
         """The zarr v3 codec objects that compress as ``h5dataset``'s HDF5 filters do.
 
-        The mapping is the one used on export from HDF5 (:mod:`.format.layout.hdf5`); filters it cannot
+        The mapping is the one used on export from HDF5 (:mod:`.format.layout.hdf5_filters`); filters it cannot
         carry over are left out with a :class:`LayoutWarning`.
         """
         from .sources import hdf5_codecs

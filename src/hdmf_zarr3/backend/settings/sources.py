@@ -4,7 +4,7 @@
   that stores the same bytes (``blosc``, ``zstd``, ``gzip``), or else zarr's own ``numcodecs.*``
   wrapper, which runs that very codec.
 - An ``h5py.Dataset``'s chunks and filters become Zarr v3 codecs through
-  :mod:`.format.layout.hdf5`, the same mapping used when a file is exported from HDF5.
+  :mod:`.format.layout.hdf5_filters`, the same mapping used when a file is exported from HDF5.
 - A ``zarr.Array`` to be linked to must live in a store with a location (a directory, a zip or a
   URL) and below the root of that store: a link names a file and a path inside it.
 """
@@ -70,8 +70,8 @@ def hdf5_codecs(dset: Any) -> list[Any]:
     """
     from zarr.registry import get_codec_class
 
-    from ...format.data import dtypes as D
     from ...format.layout import zarr_layout
+    from ...format.vocabulary import dtypes as D
     from ..write import from_h5py
 
     if not is_h5py_dataset(dset):

@@ -1,4 +1,4 @@
-"""Reading and writing the cached specifications (layout in :mod:`.format.specs.layout`)."""
+"""Reading and writing the cached specifications (layout in :mod:`.format.specs.cache_layout`)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from hdmf.backends.utils import NamespaceToBuilderHelper
 from hdmf.spec import NamespaceCatalog, SpecReader, SpecWriter
 
 from ...errors import CorruptStoreError, HdmfZarrError, MetadataLimitError, SpecificationError
-from ...format.data import dtypes as D
 from ...format.dialects import Convention
-from ...format.documents import first_chunk_key, limits
-from ...format.documents import names as N
+from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import chunkless
+from ...format.specs import cache_layout as S
 from ...format.specs import check as spec_check
-from ...format.specs import layout as S
+from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import first_chunk_key
+from ...format.vocabulary import names as N
 from ...storage.stores import StoreHandle, nodes, stored_sizes
 
 _TEXT = D.for_scalar_dtype(D.TEXT)

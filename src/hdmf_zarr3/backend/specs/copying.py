@@ -6,7 +6,7 @@ namespace loaded from a cache comes back renamed (``ndx-ophys-devices.extensions
 ``ndx-ophys-devices``) and altered (HDMF 6.2 writes resolved specs and drops a type the extension
 redefines), so a converted file can read back with containers missing. Here the source's cached
 documents are copied exactly as stored instead, and only namespaces the written file uses but the
-source does not cache at all come from the type map (:func:`.format.specs.layout.namespaces_to_add`).
+source does not cache at all come from the type map (:func:`.format.specs.cache_layout.namespaces_to_add`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hdmf.backends.io import HDMFIO
 from hdmf.spec import NamespaceCatalog
 
 from ...errors import CorruptStoreError
-from ...format.specs import layout as S
+from ...format.specs import cache_layout as S
 from . import cache as spec_cache
 
 #: Root attribute of an HDF5 file referencing its cached specifications (HDMF's ``SPEC_LOC_ATTR``).

@@ -15,10 +15,10 @@ from typing import Any
 from hdmf.build import GroupBuilder
 
 from ...errors import LayoutWarning, UnsupportedDataError
-from ...format.data import dtypes as D
-from ...format.documents import names as N
 from ...format.documents import zarr_json as docs
 from ...format.layout import HDF5Layout, Relayout, ZarrLayout, kept_layout, policy, zarr_layout
+from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import names as N
 from ...storage.codecs import array_check
 
 #: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.

@@ -44,7 +44,7 @@ from hdmf.data_utils import GenericDataChunkIterator
 from zarr.storage import LocalStore
 
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
-from ...format.data import dtypes as D
+from ...format.vocabulary import dtypes as D
 from ...storage.codecs import direct_write as direct
 from ...storage.safety import GuardedLocalStore
 from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ...format.documents import names as N
+from ...format.vocabulary import names as N
 from ...integrations import dask_arrays
 from ...storage.codecs import UnitEncoder, encode_single_chunk
 from ...storage.stores import StoreHandle, WorkPools, nodes

@@ -8,7 +8,7 @@ from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, Referen
 
 from ...errors import ReferenceError_, UnsupportedDataError
 from ...format.data import Reference, references
-from ...format.documents import names as N
+from ...format.vocabulary import names as N
 from ...storage.stores import locations
 
 

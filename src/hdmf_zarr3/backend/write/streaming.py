@@ -15,12 +15,12 @@ from zarr import AsyncArray
 from zarr.abc.store import Store
 
 from ...errors import UnsupportedDataError
-from ...format.data import dtypes as D
 from ...format.data import printable
 from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import policy as layout_policy
 from ...format.layout import stored_chunks
+from ...format.vocabulary import dtypes as D
 from ...storage.codecs import UnitEncoder
 from ...storage.stores import WorkPools, nodes, sync
 from ...storage.writes import UnitWriter

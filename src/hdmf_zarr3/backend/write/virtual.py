@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ...format.data import dtypes as D
-from ...format.documents import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
 from ...format.documents import zarr_json as docs
 from ...format.layout import NotVirtual
+from ...format.vocabulary import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
+from ...format.vocabulary import dtypes as D
 from ...h5py_adapters import VirtualArray, describe, plan_virtual
 from ...storage.virtual import Source
 from ...storage.virtual import repo as virtual_repo
@@ -77,7 +77,7 @@ def virtual_document(
     source: Source,
 ) -> dict[str, Any]:
     """The ``zarr.json`` of a virtual array: HDF5's chunk shape, fill value and codecs, and where its
-    bytes live (:data:`~hdmf_zarr3.format.documents.names.VIRTUAL_ATTR`, which ``hdmf-zarr3 info`` shows)."""
+    bytes live (:data:`~hdmf_zarr3.format.vocabulary.names.VIRTUAL_ATTR`, which ``hdmf-zarr3 info`` shows)."""
     where = {
         "location": source.url,
         "chunks": len(planned.chunks),

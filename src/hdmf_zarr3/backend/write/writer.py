@@ -19,12 +19,12 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ...errors import ReservedNameError, UnsupportedDataError
 from ...format.data import Link, Reference, is_lazy_source, source_shape
-from ...format.data import dtypes as D
 from ...format.data import values as V
-from ...format.documents import names as N
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout, ZarrLayout, chunkless
 from ...format.layout import policy as layout_policy
+from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import names as N
 from ...h5py_adapters import regions
 from ...integrations import dask_arrays
 from ...storage.stores import WorkPools, locations

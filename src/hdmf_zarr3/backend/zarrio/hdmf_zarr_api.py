@@ -22,7 +22,7 @@ from hdmf.build import Builder
 from zarr.abc.store import Store
 
 from ...errors import NotZarrError
-from ...format.documents import store_key
+from ...format.vocabulary import store_key
 from ...storage.safety import open_files
 from ...storage.stores import StoreHandle, local_paths, locations, sync
 from ..write import ParallelOptions, builder_path

@@ -13,7 +13,7 @@ from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
 from ...format.data import Reference
-from ...format.documents import names as N
+from ...format.vocabulary import names as N
 from ...integrations import dask_arrays
 from ...storage.safety import audit
 from ...storage.stores import CREATE_MODES, locations

@@ -22,7 +22,7 @@ from ...format import dialects
 from ...format.dialects import Dialect
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout
-from ...format.specs import layout as S
+from ...format.specs import cache_layout as S
 from ...integrations import dataset_html, hdmf_shims
 from ...storage.remote import ready_store
 from ...storage.safety import failures, locks

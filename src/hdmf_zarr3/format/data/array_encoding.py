@@ -19,11 +19,11 @@ from typing import Any, cast
 import numpy as np
 
 from ...errors import UnsupportedDataError
-from . import dtypes as D
-from . import references as R
-from . import values as V
+from ..vocabulary import dtypes
+from .references import Reference, encode_element
+from .values import encode_row, encode_string
 
-RefEncoder = Callable[[Any], R.Reference | None]
+RefEncoder = Callable[[Any], Reference | None]
 
 
 def is_lazy_source(data: Any) -> bool:
@@ -37,7 +37,7 @@ def source_shape(data: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in data.shape)
 
 
-def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str) -> np.ndarray:
+def encode_values(data: Any, storage: dtypes.StorageType, ref: RefEncoder, where: str) -> np.ndarray:
     """``data`` as a numpy array of the stored values (object arrays of ``str`` for strings)."""
     kind = storage.kind
     if kind == "numeric":
@@ -45,21 +45,21 @@ def encode_values(data: Any, storage: D.StorageType, ref: RefEncoder, where: str
     if kind == "struct":
         return _struct(data, storage, where)
     if kind == "string":
-        return _elementwise(data, lambda x: V.encode_string(x, cast(str, storage.zarr_dtype), where), where)
+        return _elementwise(data, lambda x: encode_string(x, cast(str, storage.zarr_dtype), where), where)
     if kind == "reference":
         return _elementwise(
-            data, lambda x: R.encode_element(None if x is None else ref(x)), where, scalar_types=_ref_scalar_types()
+            data, lambda x: encode_element(None if x is None else ref(x)), where, scalar_types=_ref_scalar_types()
         )
     if kind == "rows":
 
         def row(x: Any) -> str:
-            return json.dumps(V.encode_row(x, storage.fields, ref, where), separators=(",", ":"), allow_nan=False)
+            return json.dumps(encode_row(x, storage.fields, ref, where), separators=(",", ":"), allow_nan=False)
 
         return _rows(data, row, where)
     raise UnsupportedDataError(f"unknown storage kind {kind}", where)
 
 
-def _numeric(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
+def _numeric(data: Any, storage: dtypes.StorageType, where: str) -> np.ndarray:
     target = storage.numpy_dtype
     try:
         # Python numbers go straight to the target type: via float64, uint64 values above 2**63 would be lost.
@@ -71,7 +71,7 @@ def _numeric(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
         raise UnsupportedDataError(f"cannot store {type(data).__name__} as {target}: {exc}", where) from exc
 
 
-def _struct(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
+def _struct(data: Any, storage: dtypes.StorageType, where: str) -> np.ndarray:
     target = storage.numpy_dtype
     if isinstance(data, np.ndarray) and data.dtype.names is not None:
         out = np.empty(data.shape, dtype=target)
@@ -87,7 +87,7 @@ def _struct(data: Any, storage: D.StorageType, where: str) -> np.ndarray:
         raise UnsupportedDataError(f"compound rows do not fit fields {storage.zarr_dtype}: {exc}", where) from exc
 
 
-def _row_tuple(row: Any, fields: tuple[D.Field, ...]) -> tuple:
+def _row_tuple(row: Any, fields: tuple[dtypes.Field, ...]) -> tuple:
     if isinstance(row, dict):
         return tuple(row[f.name] for f in fields)
     if isinstance(row, np.void):

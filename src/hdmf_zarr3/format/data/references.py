@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import CorruptStoreError
-from ..documents import SAME_FILE, limits, normalize
+from ..documents import limits
+from ..vocabulary import SAME_FILE, normalize
 
 _REF_KEYS = ("source", "path", "object_id", "source_object_id")
 #: Characters no location of a file holds: NUL, which no operating system takes in a path (Python raises

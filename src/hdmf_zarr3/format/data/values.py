@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptStoreError, UnsupportedDataError
-from ..documents import DTYPE_ATTR
-from . import dtypes as D
+from ..vocabulary import DTYPE_ATTR, dtypes
 from .references import Reference
 
 RefEncoder = Callable[[Any], Reference | None]
@@ -77,17 +76,17 @@ def encode_attribute(value: Any, ref: RefEncoder, where: str) -> Any:
         return value
     # an attribute's reference is never deferred (only dataset elements are): ``ref`` gives a Reference here
     if is_reference_like(value):
-        return {DTYPE_ATTR: D.OBJECT, "value": ref(value).to_json()}  # type: ignore[union-attr]
+        return {DTYPE_ATTR: dtypes.OBJECT, "value": ref(value).to_json()}  # type: ignore[union-attr]
     if isinstance(value, list) and value and all(is_reference_like(v) for v in value):
-        return {DTYPE_ATTR: D.OBJECT, "value": [ref(v).to_json() for v in value]}  # type: ignore[union-attr]
+        return {DTYPE_ATTR: dtypes.OBJECT, "value": [ref(v).to_json() for v in value]}  # type: ignore[union-attr]
     if isinstance(value, float):
         return {DTYPE_ATTR: "float64", "value": json_float(value)}
     if isinstance(value, (bytes, np.bytes_)):
-        return {DTYPE_ATTR: D.ASCII, "value": _decode_bytes(value, where)}
+        return {DTYPE_ATTR: dtypes.ASCII, "value": _decode_bytes(value, where)}
     if isinstance(value, np.str_):
         return str(value)
     if isinstance(value, (_dt.datetime, _dt.date)):
-        return {DTYPE_ATTR: D.ISODATETIME, "value": value.isoformat()}
+        return {DTYPE_ATTR: dtypes.ISODATETIME, "value": value.isoformat()}
     if isinstance(value, np.generic):
         value = np.asarray(value)
     if isinstance(value, list):
@@ -113,12 +112,12 @@ def _list_to_array(value: list, where: str) -> np.ndarray:
 def _encode_array(arr: np.ndarray, where: str) -> Any:
     if arr.dtype.names is not None:
         raise UnsupportedDataError("compound attributes are not supported", where)
-    name: str | tuple[D.Field, ...] | None = D.canonical(arr.dtype)
+    name: str | tuple[dtypes.Field, ...] | None = dtypes.canonical(arr.dtype)
     if name is None and arr.dtype.kind == "O":
-        name = D.infer(arr) if arr.size else D.TEXT
-    if name is None or name not in D.NUMERIC_NAMES + (D.TEXT, D.ASCII, D.ISODATETIME):
+        name = dtypes.infer(arr) if arr.size else dtypes.TEXT
+    if name is None or name not in dtypes.NUMERIC_NAMES + (dtypes.TEXT, dtypes.ASCII, dtypes.ISODATETIME):
         raise UnsupportedDataError(f"cannot store attribute array of dtype {arr.dtype}", where)
-    if name in D.NUMERIC_NAMES:
+    if name in dtypes.NUMERIC_NAMES:
         flat = [json_float(x) for x in arr.ravel().tolist()] if arr.dtype.kind == "f" else arr.ravel().tolist()
     else:
         flat = [encode_string(x, name, where) for x in arr.ravel().tolist()]
@@ -164,26 +163,26 @@ def decode_attribute(value: Any, resolve: RefDecoder, where: str) -> Any:
     if DTYPE_ATTR not in value or "value" not in value:
         raise CorruptStoreError(f"attribute object without '{DTYPE_ATTR}'/'value': {str(value)[:80]}", where)
     dtype, inner = value[DTYPE_ATTR], value["value"]
-    if dtype in (D.OBJECT, D.REGION):
+    if dtype in (dtypes.OBJECT, dtypes.REGION):
         if isinstance(inner, list):
             return [resolve(Reference.from_json(v, where)) for v in inner]
         return resolve(Reference.from_json(inner, where))
-    name = D.canonical(dtype) if isinstance(dtype, str) else None
-    if name is None or name in D.REFERENCE_DTYPES:
+    name = dtypes.canonical(dtype) if isinstance(dtype, str) else None
+    if name is None or name in dtypes.REFERENCE_DTYPES:
         raise CorruptStoreError(f"unknown attribute dtype {dtype!r}", where)
     if not isinstance(inner, list):
-        if name in D.NUMERIC_NAMES:
+        if name in dtypes.NUMERIC_NAMES:
             return np.dtype(name).type(_scalar_from_json(inner, name, where))
         if not isinstance(inner, str):
             raise CorruptStoreError(f"{name} attribute value must be a string, got {inner!r}", where)
         return inner
     shape = value.get("shape")
     elements = _map_nested(
-        inner, lambda x: _scalar_from_json(x, name, where) if name in D.NUMERIC_NAMES else _check_str(x, where)
+        inner, lambda x: _scalar_from_json(x, name, where) if name in dtypes.NUMERIC_NAMES else _check_str(x, where)
     )
     if not _rectangular(elements):
         raise CorruptStoreError(f"{name} attribute value is a ragged list: {str(inner)[:80]}", where)
-    arr = np.array(elements, dtype=name if name in D.NUMERIC_NAMES else object)
+    arr = np.array(elements, dtype=name if name in dtypes.NUMERIC_NAMES else object)
     if shape is not None:
         if (
             not isinstance(shape, list)
@@ -248,7 +247,7 @@ def encode_string(x: Any, dtype: str, where: str) -> str:
         return _decode_bytes(x, where)
     if isinstance(x, (_dt.datetime, _dt.date)):
         return x.isoformat()
-    if dtype == D.TEXT and x is not None:
+    if dtype == dtypes.TEXT and x is not None:
         return str(x)
     raise UnsupportedDataError(f"expected a string for dtype {dtype}, got {type(x).__name__}", where)
 
@@ -256,17 +255,17 @@ def encode_string(x: Any, dtype: str, where: str) -> str:
 # --- compound rows ----------------------------------------------------------------------------
 
 
-def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: str) -> str | list:
+def encode_row(row: Any, fields: tuple[dtypes.Field, ...], ref: RefEncoder, where: str) -> str | list:
     """A compound row as a JSON list (one entry per field, in field order)."""
     values = _row_values(row, fields, where)
     out: list[Any] = []
     for field, v in zip(fields, values):
         if isinstance(field.dtype, tuple):  # a compound field: a JSON array of its own fields, by the same rules
             out.append(encode_row(v, field.dtype, ref, where))
-        elif field.dtype in D.REFERENCE_DTYPES:
+        elif field.dtype in dtypes.REFERENCE_DTYPES:
             encoded = None if v is None else ref(v)  # None: filled in later (see backend/write/pending_references.py)
             out.append(None if encoded is None else encoded.to_json())
-        elif field.dtype in D.STRING_DTYPES:
+        elif field.dtype in dtypes.STRING_DTYPES:
             out.append(encode_string(v, field.dtype, where))
         elif field.dtype == "bool":
             out.append(bool(v))
@@ -277,7 +276,7 @@ def encode_row(row: Any, fields: tuple[D.Field, ...], ref: RefEncoder, where: st
     return out
 
 
-def _row_values(row: Any, fields: tuple[D.Field, ...], where: str) -> list:
+def _row_values(row: Any, fields: tuple[dtypes.Field, ...], where: str) -> list:
     if isinstance(row, dict):
         return [row[f.name] for f in fields]
     if isinstance(row, np.void):
@@ -288,7 +287,7 @@ def _row_values(row: Any, fields: tuple[D.Field, ...], where: str) -> list:
     return values
 
 
-def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
+def decode_row(obj: Any, fields: tuple[dtypes.Field, ...], where: str) -> list:
     """Field values of a stored row (a compound field's as a tuple); references stay :class:`Reference`
     (resolved by the caller)."""
     if not isinstance(obj, list) or len(obj) != len(fields):
@@ -297,9 +296,9 @@ def decode_row(obj: Any, fields: tuple[D.Field, ...], where: str) -> list:
     for field, v in zip(fields, obj):
         if isinstance(field.dtype, tuple):  # a compound field
             out.append(tuple(decode_row(v, field.dtype, where)))
-        elif field.dtype in D.REFERENCE_DTYPES:
+        elif field.dtype in dtypes.REFERENCE_DTYPES:
             out.append(None if v is None else Reference.from_json(v, where))
-        elif field.dtype in D.STRING_DTYPES:
+        elif field.dtype in dtypes.STRING_DTYPES:
             out.append(_check_str(v, where))
         else:
             out.append(np.dtype(field.dtype).type(_scalar_from_json(v, field.dtype, where)))

@@ -11,11 +11,21 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from ...errors import CorruptStoreError
-from ..data import Reference, decode_element
-from ..data import dtypes as D
-from ..data import values as V
-from ..documents import SAME_FILE, limits, normalize
-from ..documents import SPECLOC_ATTR as SPECLOC
+from ..data import Reference, decode_element, decode_row, encode_attribute, encode_links, encode_values
+from ..documents import limits
+from ..layout import chunkless_document, marked, one_object_keys
+from ..vocabulary import (
+    CHUNKLESS_ATTR,
+    DTYPE_ATTR,
+    FORMAT_ATTR,
+    FORMAT_VERSION,
+    LINK_ATTR,
+    SAME_FILE,
+    dtypes,
+    from_attribute,
+    normalize,
+)
+from ..vocabulary import SPECLOC_ATTR as SPECLOC
 
 #: How one object reference is stored in an array: a JSON record string (ours), a plain in-file
 #: path string (hdmf-zarr 0.14) or a decoded record dict (hdmf-zarr ≤0.13 object codecs).
@@ -26,7 +36,7 @@ ReferenceForm = Literal["json", "path", "record"]
 class ArrayLayout:
     """How one stored array holds its HDMF dataset."""
 
-    storage: D.StorageType
+    storage: dtypes.StorageType
     #: A 0-d dataset (stored 0-d, or as one element with hdmf-zarr ≤0.13's ``"scalar"`` marker).
     scalar: bool = False
     references: ReferenceForm = "json"
@@ -55,12 +65,10 @@ class Dialect:
         return raw
 
     def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
-        from ..documents import DTYPE_ATTR
-
         attrs = doc["attributes"]
         if DTYPE_ATTR not in attrs:
             raise CorruptStoreError(f"array has no '{DTYPE_ATTR}' attribute (not written by an HDMF backend?)", path)
-        storage = D.from_attribute(attrs[DTYPE_ATTR], doc.get("data_type"), path)
+        storage = from_attribute(attrs[DTYPE_ATTR], doc.get("data_type"), path)
         return ArrayLayout(storage, scalar=doc.get("shape") == [])
 
     def source(self, source: str) -> str:
@@ -95,15 +103,15 @@ class Dialect:
             if not isinstance(raw, (str, bytes)):
                 raise CorruptStoreError(f"compound row is not text: {str(raw)[:80]!r}", where)
             obj = limits.load_json(raw, "compound row", where, max_values=limits.MAX_ELEMENT_VALUES)
-            return V.decode_row(obj, fields, where)
+            return decode_row(obj, fields, where)
         values = list(raw.tolist() if isinstance(raw, np.void) else raw)
         if len(values) != len(fields):
             raise CorruptStoreError(f"compound row has {len(values)} values for {len(fields)} fields", where)
         out: list[Any] = []
         for field, value in zip(fields, values):
-            if field.dtype in D.REFERENCE_DTYPES:
+            if field.dtype in dtypes.REFERENCE_DTYPES:
                 out.append(self.reference(value, layout, where))
-            elif field.dtype in D.STRING_DTYPES:
+            elif field.dtype in dtypes.STRING_DTYPES:
                 out.append(value.decode("utf-8") if isinstance(value, bytes) else str(value))
             else:
                 out.append(np.dtype(cast(str, field.dtype)).type(value))  # a number: compounds are not nested here
@@ -172,62 +180,46 @@ class Convention:
         """The array document with its chunk-key encoding settled: ours keeps the one chunk (or shard) of an
         array stored as one object beside its document (:func:`..layout_policy.one_object_keys`), unless the
         user chose a separator (``chosen``)."""
-        from ..layout import one_object_keys
-
         return doc if chosen else one_object_keys(doc)
 
     def root_attributes(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        from ..documents import FORMAT_ATTR, FORMAT_VERSION
-
         return {**attrs, FORMAT_ATTR: FORMAT_VERSION}
 
     def link_attribute(self, links: list[Any]) -> tuple[str, Any]:
         """The attribute (name and value) listing a group's links."""
-        from ..data import encode_links
-        from ..documents import LINK_ATTR
-
         return LINK_ATTR, encode_links(links)
 
     def attribute(self, value: Any, ref: Any, where: str) -> Any:
         """The JSON of one attribute value (``ref`` turns a container or builder into a Reference)."""
-        return V.encode_attribute(value, ref, where)
+        return encode_attribute(value, ref, where)
 
     def region_attributes(self) -> bool:
         """Whether region references can be stored (in attributes and datasets)."""
         return True
 
-    def dataset_attributes(self, storage: D.StorageType) -> dict[str, Any]:
+    def dataset_attributes(self, storage: dtypes.StorageType) -> dict[str, Any]:
         """Reserved attributes recording a dataset's HDMF dtype, and (ours) that every chunk is stored:
         the writer stores fill-valued chunks too, and drops the promise where it cannot keep it
         (:mod:`..stored_chunks`)."""
-        from ..documents import DTYPE_ATTR
-        from ..layout import marked
-
         return marked({DTYPE_ATTR: storage.zarr_dtype})
 
-    def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
+    def encode(self, data: Any, storage: dtypes.StorageType, ref: Any, where: str) -> np.ndarray:
         """A dataset's in-memory values as the array stored (see :func:`..array_encoding.encode_values`)."""
-        from ..data import encode_values
-
         return encode_values(data, storage, ref, where)
 
-    def needs_values(self, storage: D.StorageType) -> bool:
+    def needs_values(self, storage: dtypes.StorageType) -> bool:
         """Whether a dataset's whole values are needed to write its document (not streamed)."""
         return False
 
-    def finish_document(self, doc: dict[str, Any], storage: D.StorageType, values: Any = None) -> dict[str, Any]:
+    def finish_document(self, doc: dict[str, Any], storage: dtypes.StorageType, values: Any = None) -> dict[str, Any]:
         """The array document, adjusted to the convention once its values are known."""
         return doc
 
-    def scalar_document(self, doc: dict[str, Any], storage: D.StorageType, values: np.ndarray) -> dict[str, Any]:
+    def scalar_document(self, doc: dict[str, Any], storage: dtypes.StorageType, values: np.ndarray) -> dict[str, Any]:
         """The document of a 0-d array holding ``values``: ours holds a number or a string as its
         ``fill_value``, with no chunk (:mod:`..chunkless`)."""
-        from ..layout import chunkless_document
-
         return chunkless_document(doc, storage, values)
 
     def spec_attributes(self) -> dict[str, Any]:
         """Attributes of the arrays holding cached spec documents (ours: chunkless, :mod:`..chunkless`)."""
-        from ..documents import CHUNKLESS_ATTR, DTYPE_ATTR
-
-        return {DTYPE_ATTR: D.TEXT, CHUNKLESS_ATTR: True}
+        return {DTYPE_ATTR: dtypes.TEXT, CHUNKLESS_ATTR: True}

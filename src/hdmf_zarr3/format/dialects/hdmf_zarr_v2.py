@@ -25,20 +25,19 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptStoreError
-from ..data import dtypes as D
-from ..documents import names as N
+from ..vocabulary import DTYPE_ATTR, LINK_ATTR, dtypes
 from .base import ArrayLayout, HdmfZarrDialect
 
 SCALAR = "scalar"
 ARRAY_DIMENSIONS = "_ARRAY_DIMENSIONS"
 OBJECT_CODECS = frozenset({"pickle", "json2", "json"})
 _FIELD_NAMES = {
-    "str_": D.TEXT,
-    "str": D.TEXT,
-    "unicode": D.TEXT,
-    "bytes_": D.ASCII,
-    "bytes": D.ASCII,
-    "object": D.OBJECT,
+    "str_": dtypes.TEXT,
+    "str": dtypes.TEXT,
+    "unicode": dtypes.TEXT,
+    "bytes_": dtypes.ASCII,
+    "bytes": dtypes.ASCII,
+    "object": dtypes.OBJECT,
     "bool_": "bool",
 }
 
@@ -67,14 +66,14 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
         if raw["/"].get("zarr_format") != 2:
             return False
         return cls.hdmf_root(raw) or any(
-            N.DTYPE_ATTR in d.get("attributes", {}) or N.LINK_ATTR in d.get("attributes", {}) for d in raw.values()
+            DTYPE_ATTR in d.get("attributes", {}) or LINK_ATTR in d.get("attributes", {}) for d in raw.values()
         )
 
     def _document(self, path: str, doc: dict[str, Any]) -> dict[str, Any]:
         out = dict(doc)
         attrs: dict[str, Any] = {}
         for key, value in doc.get("attributes", {}).items():
-            if key == N.DTYPE_ATTR:
+            if key == DTYPE_ATTR:
                 continue
             if key == ARRAY_DIMENSIONS:
                 if (
@@ -85,16 +84,16 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
                 ):
                     out["dimension_names"] = value
                 continue
-            if key == N.LINK_ATTR:
+            if key == LINK_ATTR:
                 if not isinstance(value, list):
                     raise CorruptStoreError(f"zarr_link must be a list, got {type(value).__name__}", path)
                 attrs[key] = [self._record(link, path) for link in value]
-            elif isinstance(value, dict) and value.get(N.DTYPE_ATTR) == D.OBJECT and "value" in value:
+            elif isinstance(value, dict) and value.get(DTYPE_ATTR) == dtypes.OBJECT and "value" in value:
                 inner = value["value"]
                 records = (
                     [self._record(v, path) for v in inner] if isinstance(inner, list) else self._record(inner, path)
                 )
-                attrs[key] = {N.DTYPE_ATTR: D.OBJECT, "value": records}
+                attrs[key] = {DTYPE_ATTR: dtypes.OBJECT, "value": records}
             else:
                 attrs[key] = value
         out["attributes"] = attrs
@@ -103,7 +102,7 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
         return out
 
     def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
-        zarr_dtype = self.raw[path].get("attributes", {}).get(N.DTYPE_ATTR)
+        zarr_dtype = self.raw[path].get("attributes", {}).get(DTYPE_ATTR)
         npd = numpy_dtype(doc, path)
         filters = filter_ids(doc)
         objects = any(f in OBJECT_CODECS for f in filters)
@@ -111,16 +110,16 @@ class HdmfZarrV2Dialect(HdmfZarrDialect):
         scalar = shape == [] or (zarr_dtype == SCALAR and shape == [1])
         if isinstance(zarr_dtype, list):
             fields = tuple(_field(f, path) for f in zarr_dtype)
-            return ArrayLayout(D.for_compound(fields), scalar, references="record", objects=objects)
-        if zarr_dtype == D.OBJECT:
+            return ArrayLayout(dtypes.for_compound(fields), scalar, references="record", objects=objects)
+        if zarr_dtype == dtypes.OBJECT:
             if not objects:
                 raise CorruptStoreError("object references stored without the Pickle or JSON codec", path)
-            return ArrayLayout(D.for_scalar_dtype(D.OBJECT), scalar, references="record", objects=True)
+            return ArrayLayout(dtypes.for_scalar_dtype(dtypes.OBJECT), scalar, references="record", objects=True)
         if npd.names is not None:  # a compound without its zarr_dtype: fields from the dtype
-            fields = tuple(D.Field(n, _element(npd[n], [], None, path)) for n in npd.names)
-            return ArrayLayout(D.for_compound(fields), scalar, references="record", objects=objects)
+            fields = tuple(dtypes.Field(n, _element(npd[n], [], None, path)) for n in npd.names)
+            return ArrayLayout(dtypes.for_compound(fields), scalar, references="record", objects=objects)
         element = _element(npd, filters, zarr_dtype, path)
-        return ArrayLayout(D.for_scalar_dtype(element), scalar, references="record", objects=objects)
+        return ArrayLayout(dtypes.for_scalar_dtype(element), scalar, references="record", objects=objects)
 
 
 def _element(npd: np.dtype, filters: list[str], zarr_dtype: Any, path: str) -> str:
@@ -128,18 +127,18 @@ def _element(npd: np.dtype, filters: list[str], zarr_dtype: Any, path: str) -> s
     if npd.kind in "biuf":
         return npd.name
     if npd.kind == "U":
-        return D.TEXT
+        return dtypes.TEXT
     if npd.kind == "S" or zarr_dtype in ("bytes", "ascii") or "vlen-bytes" in filters:
-        return D.ASCII
+        return dtypes.ASCII
     if npd.kind == "O":
-        return D.TEXT
+        return dtypes.TEXT
     raise CorruptStoreError(f"unsupported Zarr v2 dtype {npd}", path)
 
 
-def _field(spec: Any, path: str) -> D.Field:
+def _field(spec: Any, path: str) -> dtypes.Field:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str) or not isinstance(spec.get("dtype"), str):
         raise CorruptStoreError(f"malformed compound zarr_dtype field {str(spec)[:80]}", path)
-    name = _FIELD_NAMES.get(spec["dtype"]) or D.canonical(spec["dtype"])
+    name = _FIELD_NAMES.get(spec["dtype"]) or dtypes.canonical(spec["dtype"])
     if name is None:
         raise CorruptStoreError(f"unknown compound field dtype {spec['dtype']!r}", path)
-    return D.Field(spec["name"], name)
+    return dtypes.Field(spec["name"], name)

@@ -24,11 +24,8 @@ from typing import Any, cast
 import numpy as np
 
 from ...errors import CorruptStoreError, UnsupportedDataError
-from ..data import Reference
-from ..data import dtypes as D
-from ..data import values as V
-from ..documents import SAME_FILE
-from ..documents import names as N
+from ..data import Reference, encode_attribute, encode_values
+from ..vocabulary import DTYPE_ATTR, LINK_ATTR, SAME_FILE, SPECLOC_ATTR, dtypes
 from .base import ArrayLayout, Convention, HdmfZarrDialect
 
 DTYPE = "_DTYPE"
@@ -67,8 +64,8 @@ class HdmfZarrV3Dialect(HdmfZarrDialect):
                     out["dimension_names"] = value
                 continue
             if key == LINKS:
-                attrs[N.LINK_ATTR] = [self._record(link, path) for link in _list(value, key, path)]
-            elif key == N.SPECLOC_ATTR and isinstance(value, dict) and REFERENCE in value:
+                attrs[LINK_ATTR] = [self._record(link, path) for link in _list(value, key, path)]
+            elif key == SPECLOC_ATTR and isinstance(value, dict) and REFERENCE in value:
                 attrs[key] = str(value[REFERENCE].get("path", ""))
             else:
                 attrs[key] = self._value(value, f"{path}@{key}")
@@ -77,9 +74,9 @@ class HdmfZarrV3Dialect(HdmfZarrDialect):
 
     def _value(self, value: Any, where: str) -> Any:
         if isinstance(value, dict) and REFERENCE in value:
-            return {N.DTYPE_ATTR: D.OBJECT, "value": self._record(value[REFERENCE], where)}
+            return {DTYPE_ATTR: dtypes.OBJECT, "value": self._record(value[REFERENCE], where)}
         if isinstance(value, list) and value and all(isinstance(v, dict) and REFERENCE in v for v in value):
-            return {N.DTYPE_ATTR: D.OBJECT, "value": [self._record(v[REFERENCE], where) for v in value]}
+            return {DTYPE_ATTR: dtypes.OBJECT, "value": [self._record(v[REFERENCE], where) for v in value]}
         return value
 
     def _layout(self, path: str, doc: dict[str, Any]) -> ArrayLayout:
@@ -91,33 +88,33 @@ class HdmfZarrV3Dialect(HdmfZarrDialect):
             fields = tuple(_field(f, refs, path) for f in data_type.get("configuration", {}).get("fields", []))
             if not fields:
                 raise CorruptStoreError("struct data type without fields", path)
-            return ArrayLayout(D.for_compound(fields), scalar=scalar, references="path")
+            return ArrayLayout(dtypes.for_compound(fields), scalar=scalar, references="path")
         name = data_type.get("name") if isinstance(data_type, dict) else data_type
-        if raw_attrs.get(DTYPE) in (REFERENCE_DTYPE, D.OBJECT) and name in _TEXT_TYPES:
-            return ArrayLayout(D.for_scalar_dtype(D.OBJECT), scalar=scalar, references="path")
+        if raw_attrs.get(DTYPE) in (REFERENCE_DTYPE, dtypes.OBJECT) and name in _TEXT_TYPES:
+            return ArrayLayout(dtypes.for_scalar_dtype(dtypes.OBJECT), scalar=scalar, references="path")
         if name in _TEXT_TYPES:
-            kind = D.ASCII if raw_attrs.get(DTYPE) == "bytes" else D.TEXT
-            return ArrayLayout(D.for_scalar_dtype(kind), scalar=scalar)
+            kind = dtypes.ASCII if raw_attrs.get(DTYPE) == "bytes" else dtypes.TEXT
+            return ArrayLayout(dtypes.for_scalar_dtype(kind), scalar=scalar)
         if name in _BYTES_TYPES:
-            return ArrayLayout(D.for_scalar_dtype(D.ASCII), scalar=scalar)
-        if name in D.NUMERIC_NAMES:
-            return ArrayLayout(D.for_scalar_dtype(name), scalar=scalar)
+            return ArrayLayout(dtypes.for_scalar_dtype(dtypes.ASCII), scalar=scalar)
+        if name in dtypes.NUMERIC_NAMES:
+            return ArrayLayout(dtypes.for_scalar_dtype(name), scalar=scalar)
         raise CorruptStoreError(f"unsupported Zarr data type {data_type!r} in an hdmf-zarr 0.14 file", path)
 
 
-def _field(spec: Any, refs: list, path: str) -> D.Field:
+def _field(spec: Any, refs: list, path: str) -> dtypes.Field:
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
         raise CorruptStoreError(f"malformed struct field {str(spec)[:80]}", path)
     data_type = spec.get("data_type")
     name = data_type.get("name") if isinstance(data_type, dict) else data_type
     if spec["name"] in refs:
-        return D.Field(spec["name"], D.OBJECT)
+        return dtypes.Field(spec["name"], dtypes.OBJECT)
     if name in _TEXT_TYPES:
-        return D.Field(spec["name"], D.TEXT)
+        return dtypes.Field(spec["name"], dtypes.TEXT)
     if name in _BYTES_TYPES:
-        return D.Field(spec["name"], D.ASCII)
-    if name in D.NUMERIC_NAMES:
-        return D.Field(spec["name"], name)
+        return dtypes.Field(spec["name"], dtypes.ASCII)
+    if name in dtypes.NUMERIC_NAMES:
+        return dtypes.Field(spec["name"], name)
     raise CorruptStoreError(f"unsupported struct field type {data_type!r}", path)
 
 
@@ -167,25 +164,25 @@ class HdmfZarrV3Convention(Convention):
         return False
 
     def attribute(self, value: Any, ref: Any, where: str) -> Any:
-        encoded = V.encode_attribute(value, ref, where)
+        encoded = encode_attribute(value, ref, where)
         return self._plain(encoded, where)
 
     def _plain(self, encoded: Any, where: str) -> Any:
         """Our typed envelopes as hdmf-zarr's plain JSON (their numpy type is lost, as theirs)."""
         if not isinstance(encoded, dict):
             return encoded
-        dtype, inner = encoded.get(N.DTYPE_ATTR), cast(Any, encoded.get("value"))  # as our envelope holds it
-        if dtype == D.OBJECT:
+        dtype, inner = encoded.get(DTYPE_ATTR), cast(Any, encoded.get("value"))  # as our envelope holds it
+        if dtype == dtypes.OBJECT:
             if isinstance(inner, list):
                 raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a list of references in an attribute", where)
             return {REFERENCE: {"source": relative_to_store(inner["source"]), "path": inner["path"]}}
-        if dtype == D.REGION:
+        if dtype == dtypes.REGION:
             raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references", where)
-        return _nonfinite(inner) if dtype in D.NUMERIC_NAMES else inner
+        return _nonfinite(inner) if dtype in dtypes.NUMERIC_NAMES else inner
 
-    def dataset_attributes(self, storage: D.StorageType) -> dict[str, Any]:
+    def dataset_attributes(self, storage: dtypes.StorageType) -> dict[str, Any]:
         if storage.kind == "reference":
-            if storage.zarr_dtype == D.REGION:
+            if storage.zarr_dtype == dtypes.REGION:
                 raise UnsupportedDataError("hdmf-zarr 0.14 cannot store region references")
             return {DTYPE: REFERENCE_DTYPE}
         if storage.kind == "rows":
@@ -195,20 +192,18 @@ class HdmfZarrV3Convention(Convention):
                     f"the hdmf-zarr convention has no compound fields that are compounds "
                     f"({', '.join(nested)}); write this file in the hdmf_zarr3 format"
                 )
-            return {REFERENCE_FIELDS: [f.name for f in storage.fields if f.dtype in D.REFERENCE_DTYPES]}
+            return {REFERENCE_FIELDS: [f.name for f in storage.fields if f.dtype in dtypes.REFERENCE_DTYPES]}
         if storage.kind == "struct":
             return {}
         if storage.kind == "string":
             return {DTYPE: "str"}
         return {DTYPE: str(storage.data_type)}
 
-    def needs_values(self, storage: D.StorageType) -> bool:
+    def needs_values(self, storage: dtypes.StorageType) -> bool:
         # field widths come from the longest value; references become paths in memory
         return storage.kind in ("rows", "reference")
 
-    def encode(self, data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
-        from ..data import encode_values
-
+    def encode(self, data: Any, storage: dtypes.StorageType, ref: Any, where: str) -> np.ndarray:
         def path_of(obj: Any) -> Reference:
             target = ref(obj)
             if target.source != SAME_FILE:
@@ -226,7 +221,7 @@ class HdmfZarrV3Convention(Convention):
             return _struct_rows(data, storage, path_of, where)
         return encode_values(data, storage, ref, where)
 
-    def finish_document(self, doc: dict[str, Any], storage: D.StorageType, values: Any = None) -> dict[str, Any]:
+    def finish_document(self, doc: dict[str, Any], storage: dtypes.StorageType, values: Any = None) -> dict[str, Any]:
         names = doc.get("dimension_names")
         if names and all(isinstance(n, str) for n in names):
             doc["attributes"][ARRAY_DIMENSIONS] = list(names)
@@ -238,19 +233,19 @@ class HdmfZarrV3Convention(Convention):
                 numpy_field = values.dtype.fields[f.name][0]
                 data_type: Any = (
                     f.dtype
-                    if f.dtype in D.NUMERIC_NAMES
+                    if f.dtype in dtypes.NUMERIC_NAMES
                     else {"name": "fixed_length_utf32", "configuration": {"length_bytes": numpy_field.itemsize}}
                 )
                 fields.append({"name": f.name, "data_type": data_type})
             doc["data_type"] = {"name": "struct", "configuration": {"fields": fields}}
-            doc["fill_value"] = {f.name: (0 if f.dtype in D.NUMERIC_NAMES else "") for f in storage.fields}
+            doc["fill_value"] = {f.name: (0 if f.dtype in dtypes.NUMERIC_NAMES else "") for f in storage.fields}
             doc["codecs"] = [
                 {"name": "bytes", "configuration": {"endian": "little"}},
                 {"name": "zstd", "configuration": {"level": 0, "checksum": False}},
             ]
         return doc
 
-    def scalar_document(self, doc: dict[str, Any], storage: D.StorageType, values: np.ndarray) -> dict[str, Any]:
+    def scalar_document(self, doc: dict[str, Any], storage: dtypes.StorageType, values: np.ndarray) -> dict[str, Any]:
         return doc  # hdmf-zarr writes a chunk for every scalar
 
     def spec_attributes(self) -> dict[str, Any]:
@@ -271,23 +266,21 @@ def _map(values: np.ndarray, fn: Any) -> np.ndarray:
     return out
 
 
-def _struct_rows(data: Any, storage: D.StorageType, ref: Any, where: str) -> np.ndarray:
+def _struct_rows(data: Any, storage: dtypes.StorageType, ref: Any, where: str) -> np.ndarray:
     """Compound rows as a numpy structured array: numbers as they are, strings and reference paths
     as fixed-width unicode (at least MIN_FIXED_CHARS, as hdmf-zarr sizes them)."""
-    from ..data import encode_values
-
     rows = [json.loads(r) for r in encode_values(data, storage, ref, where).reshape(-1)]
     columns: list[list[Any]] = [[] for _ in storage.fields]
     for row in rows:
         for i, (field, value) in enumerate(zip(storage.fields, row)):
-            if field.dtype in D.REFERENCE_DTYPES:
+            if field.dtype in dtypes.REFERENCE_DTYPES:
                 if value is None:
                     raise UnsupportedDataError("hdmf-zarr 0.14 cannot store a null reference", where)
                 value = value["path"]
             columns[i].append(value)
     dtype = []
     for field, column in zip(storage.fields, columns):
-        if field.dtype in D.NUMERIC_NAMES:
+        if field.dtype in dtypes.NUMERIC_NAMES:
             dtype.append((field.name, field.dtype))
         else:
             dtype.append((field.name, f"U{max([MIN_FIXED_CHARS] + [len(v) for v in column])}"))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from .names import INCOMPLETE_ATTR
+from ..vocabulary import INCOMPLETE_ATTR
 
 OPERATIONS = ("write", "append")
 

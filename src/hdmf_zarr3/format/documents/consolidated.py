@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CorruptStoreError
+from ..vocabulary import check_node_path
 from . import limits
-from .names import check_node_path
 
 KEY = limits.CONSOLIDATED_KEY
 

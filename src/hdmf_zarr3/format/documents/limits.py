@@ -45,7 +45,7 @@ import numpy as np
 
 from ...errors import CorruptStoreError, MetadataLimitError, UnsafeCodecError
 from ..layout import codec_rules
-from .array_view import SHARDING_CODEC
+from ..vocabulary import SHARDING_CODEC
 
 MAX_ARRAY_BYTES = 2**50
 MAX_CHUNKS = 2**40

@@ -1,4 +1,4 @@
-"""The ``zarr.json`` documents of groups and arrays (Zarr v3 core metadata), with layout defaults.
+"""The ``zarr.json`` documents of groups and arrays (Zarr v3 core metadata), with the layout defaults.
 
 An HDMF group is a Zarr v3 group; an HDMF dataset is a Zarr v3 array (a scalar is a 0-d array, an
 empty dataset keeps its dtype with a zero-length shape). Documents are plain dicts ready to be
@@ -11,11 +11,20 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...errors import UnsupportedDataError
-from ..data import StorageType
-from ..layout import TARGET_CHUNK_BYTES, chunk_shape, itemsize
-from .array_view import SEPARATORS, SHARDING_CODEC, VARIABLE_ITEM_BYTES, key_separator
+from ..layout import TARGET_CHUNK_BYTES, chunk_shape, default_codecs, itemsize, with_blosc_typesize
+from ..vocabulary import SEPARATORS, VARIABLE_ITEM_BYTES, StorageType, key_separator
 
-__all__ = ["SEPARATORS", "TARGET_CHUNK_BYTES", "VARIABLE_ITEM_BYTES", "itemsize", "key_separator"]
+# The writer spells these ``zarr_json.<name>`` beside the documents they go into; each is defined once, in
+# the vocabulary (separators, item sizes) or the layout policy (default chunks and codecs).
+__all__ = [
+    "SEPARATORS",
+    "TARGET_CHUNK_BYTES",
+    "VARIABLE_ITEM_BYTES",
+    "default_codecs",
+    "itemsize",
+    "key_separator",
+    "with_blosc_typesize",
+]
 
 
 def chunk_key_encoding(separator: str = "/") -> dict[str, Any]:
@@ -32,56 +41,6 @@ def group_document(attributes: dict[str, Any]) -> dict[str, Any]:
 def default_chunks(shape: Sequence[int], storage: StorageType, target_bytes: int | None = None) -> tuple[int, ...]:
     """The default chunk shape (see :mod:`.layout_policy`)."""
     return chunk_shape(shape, storage, target_bytes)
-
-
-def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
-    """Serializer and compressors: blosc-lz4 with bit-shuffle for numbers, zstd for strings."""
-    if storage.kind in ("string", "reference", "rows"):
-        return [
-            {"name": "vlen-utf8", "configuration": {}},
-            {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
-        ]
-    return [
-        {"name": "bytes", "configuration": {"endian": "little"}},
-        {
-            "name": "blosc",
-            "configuration": {
-                "cname": "lz4",
-                "clevel": 5,
-                "shuffle": "bitshuffle",
-                "typesize": blosc_typesize(storage),
-                "blocksize": 0,
-            },
-        },
-    ]
-
-
-def retyped_codecs(codecs: list[dict[str, Any]], storage: StorageType) -> list[dict[str, Any]]:
-    """``codecs`` of an array whose elements become ``storage``: every blosc ``typesize`` (those inside a
-    shard's codecs too) made that of the new element; nothing else of a codec depends on the type."""
-    out = []
-    for codec in codecs:
-        config = codec.get("configuration")
-        if codec.get("name") == SHARDING_CODEC and isinstance(config, dict):
-            codec = {**codec, "configuration": {**config, "codecs": retyped_codecs(config.get("codecs", []), storage)}}
-        out.append(with_blosc_typesize(codec, storage))
-    return out
-
-
-def blosc_typesize(storage: StorageType) -> int:
-    """The element size blosc shuffles by: the stored element's, or 1 for variable-length data.
-
-    The blosc codec spec requires ``typesize`` whenever it shuffles, and readers such as TensorStore
-    rely on it; 1 for variable-length data is also what zarr-python records.
-    """
-    return storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
-
-
-def with_blosc_typesize(codec: dict[str, Any], storage: StorageType) -> dict[str, Any]:
-    """``codec`` with the ``typesize`` of ``storage`` if it is blosc; any other codec unchanged."""
-    if codec.get("name") != "blosc":
-        return codec
-    return {**codec, "configuration": {**codec.get("configuration", {}), "typesize": blosc_typesize(storage)}}
 
 
 def array_document(

@@ -1,19 +1,26 @@
-"""Every layout rule: chunks, shards and codecs, default, from HDF5, or refused."""
+"""Every layout rule: chunks, shards and codecs, default, from HDF5, or refused.
 
-from typing import TYPE_CHECKING
+Above :mod:`..vocabulary` only; the documents, the data and the dialects use these rules.
+"""
 
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from . import chunkless, codec_rules, policy, stored_chunks, tensorstore_rules, virtual_codecs
-    from .chunkless import chunkless_document, stored_value
-    from .codec_rules import stored_bound
-    from .hdf5 import HDF5Layout, hdf5_settings, zarr_layout
-    from .policy import TARGET_CHUNK_BYTES, chunk_shape, itemsize, one_object_keys
-    from .relayout import AUTO, EVERY, Relayout, kept_layout
-    from .stored_chunks import all_chunks_stored, grid, marked, missing_chunks, missing_is_damage
-    from .types import ZarrLayout
-    from .virtual_codecs import Filter, NotVirtual
+from . import chunkless, codec_rules, policy, stored_chunks, tensorstore_rules, virtual_codecs
+from .chunkless import chunkless_document, stored_value
+from .codec_rules import stored_bound
+from .hdf5_filters import HDF5Layout, hdf5_settings, zarr_layout
+from .policy import (
+    TARGET_CHUNK_BYTES,
+    blosc_typesize,
+    chunk_shape,
+    default_codecs,
+    itemsize,
+    one_object_keys,
+    retyped_codecs,
+    with_blosc_typesize,
+)
+from .relayout import AUTO, EVERY, Relayout, kept_layout
+from .stored_chunks import all_chunks_stored, grid, marked, missing_chunks, missing_is_damage
+from .types import ZarrLayout
+from .virtual_codecs import Filter, NotVirtual
 
 __all__ = [
     "AUTO",
@@ -25,10 +32,12 @@ __all__ = [
     "TARGET_CHUNK_BYTES",
     "ZarrLayout",
     "all_chunks_stored",
+    "blosc_typesize",
     "chunk_shape",
     "chunkless",
     "chunkless_document",
     "codec_rules",
+    "default_codecs",
     "grid",
     "hdf5_settings",
     "itemsize",
@@ -38,11 +47,12 @@ __all__ = [
     "missing_is_damage",
     "one_object_keys",
     "policy",
+    "retyped_codecs",
     "stored_bound",
     "stored_chunks",
     "stored_value",
     "tensorstore_rules",
     "virtual_codecs",
+    "with_blosc_typesize",
     "zarr_layout",
 ]
-__getattr__ = door(__name__, __file__)

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import StorageType
-from ..documents import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR
+from ..vocabulary import ALL_CHUNKS_ATTR, CHUNKLESS_ATTR, StorageType
 
 #: Strings longer than this (in UTF-8 bytes) keep their chunk: every open reads the consolidated root,
 #: which holds every document. The cached specifications of NWB (the largest is ~100 KB) fit.

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import CorruptStoreError
-from ..documents import ARRAY_TO_BYTES, SHARDING_CODEC, fixed_itemsize, v2_fixed_itemsize
+from ..vocabulary import ARRAY_TO_BYTES, SHARDING_CODEC, fixed_itemsize, v2_fixed_itemsize
 
 ARRAY_TO_ARRAY = frozenset({"transpose"})
 #: General-purpose compressors: at worst they add a little to their input (stored blocks, headers).

@@ -37,8 +37,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ..data import StorageType
-from ..documents import SHARDING_CODEC, VARIABLE_ITEM_BYTES
+from ..vocabulary import SHARDING_CODEC, VARIABLE_ITEM_BYTES, StorageType
 from .stored_chunks import grid
 
 __all__ = [
@@ -49,13 +48,18 @@ __all__ = [
     "TARGET_CHUNK_BYTES",
     "TARGET_SHARD_BYTES",
     "VARIABLE_ITEM_BYTES",
+    "blosc_typesize",
     "chunk_key_separator",
     "chunk_shape",
+    "default_codecs",
     "itemsize",
     "nested_key_depth",
+    "one_object_keys",
+    "retyped_codecs",
     "shard_shape",
     "sharded_by_default",
     "sharding_codec",
+    "with_blosc_typesize",
 ]
 
 #: Target size of one uncompressed chunk.
@@ -145,6 +149,56 @@ def shard_shape(
     rows = min(per_shard, math.ceil(max(1, int(shape[0])) / chunk_rows)) * chunk_rows
     shards = (rows, *trailing)
     return None if tuple(shards) == tuple(chunks) else shards
+
+
+def default_codecs(storage: StorageType) -> list[dict[str, Any]]:
+    """Serializer and compressors: blosc-lz4 with bit-shuffle for numbers, zstd for strings."""
+    if storage.kind in ("string", "reference", "rows"):
+        return [
+            {"name": "vlen-utf8", "configuration": {}},
+            {"name": "zstd", "configuration": {"level": 3, "checksum": False}},
+        ]
+    return [
+        {"name": "bytes", "configuration": {"endian": "little"}},
+        {
+            "name": "blosc",
+            "configuration": {
+                "cname": "lz4",
+                "clevel": 5,
+                "shuffle": "bitshuffle",
+                "typesize": blosc_typesize(storage),
+                "blocksize": 0,
+            },
+        },
+    ]
+
+
+def retyped_codecs(codecs: list[dict[str, Any]], storage: StorageType) -> list[dict[str, Any]]:
+    """``codecs`` of an array whose elements become ``storage``: every blosc ``typesize`` (those inside a
+    shard's codecs too) made that of the new element; nothing else of a codec depends on the type."""
+    out = []
+    for codec in codecs:
+        config = codec.get("configuration")
+        if codec.get("name") == SHARDING_CODEC and isinstance(config, dict):
+            codec = {**codec, "configuration": {**config, "codecs": retyped_codecs(config.get("codecs", []), storage)}}
+        out.append(with_blosc_typesize(codec, storage))
+    return out
+
+
+def blosc_typesize(storage: StorageType) -> int:
+    """The element size blosc shuffles by: the stored element's, or 1 for variable-length data.
+
+    The blosc codec spec requires ``typesize`` whenever it shuffles, and readers such as TensorStore
+    rely on it; 1 for variable-length data is also what zarr-python records.
+    """
+    return storage.numpy_dtype.itemsize if storage.kind in ("numeric", "struct") else 1
+
+
+def with_blosc_typesize(codec: dict[str, Any], storage: StorageType) -> dict[str, Any]:
+    """``codec`` with the ``typesize`` of ``storage`` if it is blosc; any other codec unchanged."""
+    if codec.get("name") != "blosc":
+        return codec
+    return {**codec, "configuration": {**codec.get("configuration", {}), "typesize": blosc_typesize(storage)}}
 
 
 def one_object_keys(doc: dict[str, Any]) -> dict[str, Any]:

@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import UnsupportedDataError
-from ..data import StorageType
-from ..documents import ArrayView, default_codecs, split_sharding, with_blosc_typesize
+from ..vocabulary import ArrayView, StorageType, split_sharding
 from . import policy
+from .policy import default_codecs, with_blosc_typesize
 from .types import ZarrLayout
 
 #: The rule key that applies to every array no path-specific rule names.

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ..documents import ALL_CHUNKS_ATTR, key_separator
+from ..vocabulary import ALL_CHUNKS_ATTR, key_separator
 
 
 def all_chunks_stored(doc: Any) -> bool:

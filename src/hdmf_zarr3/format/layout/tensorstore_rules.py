@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..documents import SHARDING_CODEC
+from ..vocabulary import SHARDING_CODEC
 
 #: TensorStore 0.1.86's own list, from its error message for an unknown data type.
 DATA_TYPES = frozenset(

@@ -1,15 +1,16 @@
-"""Cached specifications as stored, and checked before HDMF sees them."""
+"""Cached specifications as stored, and checked before HDMF sees them.
 
-from typing import TYPE_CHECKING
+Above :mod:`..vocabulary` only; nothing else of the format uses it.
 
-from ..._doors import door
+- :mod:`.cache_layout` -- where a file keeps its cached specifications, and which a conversion adds.
+- :mod:`.check` -- a cached specification checked before HDMF reads it.
+- :mod:`.attribute_types` -- attribute numbers of older files given the numpy type their spec declares.
+"""
 
-if TYPE_CHECKING:
-    from . import check, dtypes, layout
+from . import attribute_types, cache_layout, check
 
 __all__ = [
+    "attribute_types",
+    "cache_layout",
     "check",
-    "dtypes",
-    "layout",
 ]
-__getattr__ = door(__name__, __file__)

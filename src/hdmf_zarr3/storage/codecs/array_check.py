@@ -23,7 +23,7 @@ import numpy as np
 from zarr.dtype import data_type_registry
 
 from ...errors import UnsupportedDataError
-from ...format.data import StorageType
+from ...format.vocabulary import StorageType
 from ..stores import array_metadata_as_zarr_writes_it
 
 

@@ -24,7 +24,8 @@ from zarr.storage import LocalStore
 
 from ...errors import CorruptStoreError
 from ...format.data import Picks, orthogonal_picks
-from ...format.documents import chunk_key, store_key
+from ...format.documents import chunk_key
+from ...format.vocabulary import store_key
 from ..stores import WorkPools, sync
 from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
 from .direct_write import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer

@@ -28,8 +28,9 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore
 
-from ...format.documents import ArrayView, chunk_key, store_key
+from ...format.documents import chunk_key
 from ...format.layout import all_chunks_stored, stored_bound
+from ...format.vocabulary import ArrayView, store_key
 from ..stores import WorkPools
 from .single_chunk import bytes_to_bytes
 

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import CorruptStoreError
-from ...format.documents import ALL_CHUNKS_ATTR
 from ...format.layout import all_chunks_stored, missing_is_damage
+from ...format.vocabulary import ALL_CHUNKS_ATTR
 
 #: The keys of an array document the check needs (what a copy of the store sent to another process keeps).
 _KEPT = ("zarr_format", "node_type", "shape", "chunk_grid", "chunk_key_encoding")

@@ -19,7 +19,8 @@ import numcodecs
 import numpy as np
 from numcodecs.vlen import VLenUTF8
 
-from ...format.documents import ArrayView, chunk_key
+from ...format.documents import chunk_key
+from ...format.vocabulary import ArrayView
 from .decoding import check_blosc_frame
 
 _SHUFFLE = {"noshuffle": 0, "shuffle": 1, "bitshuffle": 2}

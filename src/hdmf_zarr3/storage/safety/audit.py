@@ -30,8 +30,9 @@ from zarr.abc.store import Store
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import HdmfZarrError
-from ...format.documents import MetadataBudget, consolidated, data_type_itemsize, normalize, orphans
+from ...format.documents import MetadataBudget, consolidated, data_type_itemsize, orphans
 from ...format.layout import all_chunks_stored, grid, missing_chunks
+from ...format.vocabulary import normalize
 from ..stores import (
     INTERRUPTED_WRITE,
     ZARR_JSON,

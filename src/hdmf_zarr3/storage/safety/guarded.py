@@ -32,8 +32,8 @@ from zarr.storage import LocalStore, ZipStore
 
 from ...errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDataError, UnsupportedCodecError
 from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
-from ...format.documents import normalize
 from ...format.layout import stored_bound
+from ...format.vocabulary import normalize
 from ..codecs import ChunkPromises
 from ..paths import kind_of
 from .guarded_writes import ConfinedWrites

@@ -23,8 +23,9 @@ from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
 from ...errors import CorruptStoreError, UnsupportedCodecError
-from ...format.documents import chunk_key, key_separator, limits, names, normalize, store_key
+from ...format.documents import chunk_key, limits
 from ...format.layout import all_chunks_stored, stored_value
+from ...format.vocabulary import key_separator, names, normalize, store_key
 from ..codecs import DECODE_ERRORS, checked_pipeline, decode_error
 from ..writes import local_root, put_files
 from .zarr_adapter import store_supports_sync_io, sync

@@ -27,7 +27,7 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import IncompleteFileError, ModeError, StoreError
-from ...format.documents import VIRTUAL_SOURCES_ATTR
+from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..codecs import decoding
 from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
 from ..safety import (

@@ -25,7 +25,8 @@ from zarr.buffer import default_buffer_prototype
 from ...errors import CorruptStoreError, UnsafeDataError
 from ...format.data import safe_pickle
 from ...format.dialects import OBJECT_CODECS, filter_ids, numpy_dtype
-from ...format.documents import limits, normalize
+from ...format.documents import limits
+from ...format.vocabulary import normalize
 from ..codecs import DECODE_ERRORS, decode_error
 from .zarr_adapter import sync
 

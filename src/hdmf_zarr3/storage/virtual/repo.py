@@ -27,7 +27,7 @@ from typing import Any
 from zarr.storage import WrapperStore
 
 from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
-from ...format.documents import VIRTUAL_SOURCES_ATTR
+from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
 from ..stores import locations, nodes
 from ..writes import remove_tree, until_done

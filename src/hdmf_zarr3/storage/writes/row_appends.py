@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ...format.documents import ArrayView, chunk_key, key_separator, store_key
+from ...format.documents import chunk_key
+from ...format.vocabulary import ArrayView, key_separator, store_key
 from ..codecs import DECODE_ERRORS, bytes_to_bytes, decode_chunk, decode_error, encode_chunk
 from ..stores import ZARR_JSON, dump_document, get_keys, put_keys
 

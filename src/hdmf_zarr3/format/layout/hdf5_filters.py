@@ -28,8 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..data import StorageType
-from ..documents import blosc_typesize
+from ..vocabulary import StorageType
+from .policy import blosc_typesize, default_codecs
 from .types import ZarrLayout
 
 _BLOSC_FILTER, _LZ4_FILTER, _BITSHUFFLE_FILTER, _ZSTD_FILTER = 32001, 32004, 32008, 32015
@@ -104,8 +104,6 @@ def zarr_layout(layout: HDF5Layout, storage: StorageType, shape: tuple[int, ...]
         warnings.append("HDF5 scale-offset filter is not carried over; values are stored as read")
     if compressor is None and not layout.fletcher32:
         return ZarrLayout(chunks, None, warnings)
-    from ..documents import default_codecs
-
     codecs = [_serializer(storage)] + ([compressor] if compressor else default_codecs(storage)[1:])
     if layout.fletcher32:
         codecs.append({"name": "crc32c"})

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ...errors import CorruptStoreError
-from ..documents import SPECLOC_ATTR
+from ..vocabulary import SPECLOC_ATTR
 
 #: The raw cached specifications of a file: ``{namespace: {version: {document name: JSON text}}}``.
 Cached = dict[str, dict[str, dict[str, str]]]

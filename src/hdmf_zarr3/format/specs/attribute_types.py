@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data import dtypes as D
+from ..vocabulary import dtypes
 
 
 def restore(root: Any, catalog: Any) -> None:
@@ -57,8 +57,8 @@ def _child_spec(spec: Any, name: str, getter: str) -> Any:
 
 
 def _convert(value: Any, spec_dtype: Any) -> Any:
-    name = D.canonical(spec_dtype) if isinstance(spec_dtype, str) else None
-    if name is None or name not in D.NUMERIC_NAMES:
+    name = dtypes.canonical(spec_dtype) if isinstance(spec_dtype, str) else None
+    if name is None or name not in dtypes.NUMERIC_NAMES:
         return value
     if _plain_number(value, name):
         return np.dtype(name).type(value)

@@ -16,7 +16,7 @@ from typing import Any, Self
 
 import numpy as np
 
-from ..data import FIXED_SIZE_TYPES
+from .dtypes import FIXED_SIZE_TYPES
 
 #: Name of the Zarr v3 sharding codec (the only place the package spells it).
 SHARDING_CODEC = "sharding_indexed"
