@@ -1,8 +1,9 @@
 """The ``hdmf-zarr3`` command line: move NWB files between HDF5 and Zarr, and look inside them.
 
-Each sub-command lives in its own module and adds its parser with ``add_parser(subparsers)``; the
-parsed arguments carry the function that runs it. Errors are reported in one line (the error type
-and its message, which names the file and the node), with the traceback only under ``--debug``.
+Each sub-command lives in its own module (``<command>_command.py``) and adds its parser with
+``add_parser(subparsers)``; the parsed arguments carry the function that runs it. Errors are reported in
+one line (the error type and its message, which names the file and the node), with the traceback only
+under ``--debug``.
 Output cut short by its reader (``hdmf-zarr3 info | head``) ends the command quietly with status 1,
 as Python's documentation recommends for a closed pipe (SIGPIPE is ignored by Python).
 """
@@ -15,7 +16,14 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import IncompleteFileError
-from . import check_dandi, convert, info, recover, validate, view
+from . import (
+    check_dandi_command,
+    convert_command,
+    info_command,
+    recover_command,
+    validate_command,
+    view_command,
+)
 from .arguments import incomplete_hint
 from .output import escaped_warnings, say
 
@@ -28,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (convert, info, validate, check_dandi, recover, view):
+    for module in (convert_command, info_command, validate_command, check_dandi_command, recover_command, view_command):
         module.add_parser(commands)
     return parser
 

@@ -1,4 +1,4 @@
-"""h5py below the backend: region references, layout text, virtual chunks, destinations."""
+"""h5py below the backend: region references, virtual chunks, destinations, a conversion's source."""
 
 from typing import TYPE_CHECKING
 
@@ -7,7 +7,6 @@ from .._doors import door
 if TYPE_CHECKING:
     from . import regions
     from .destination import Written, refuse_nul_attributes, write_replacing
-    from .relayout_text import parse_codec, parse_shape
     from .source import source_error, source_errors
     from .virtual_chunks import VirtualArray, describe, plan_virtual
 
@@ -15,8 +14,6 @@ __all__ = [
     "VirtualArray",
     "Written",
     "describe",
-    "parse_codec",
-    "parse_shape",
     "plan_virtual",
     "refuse_nul_attributes",
     "regions",

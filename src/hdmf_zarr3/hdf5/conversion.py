@@ -37,11 +37,9 @@ from zarr.abc.store import Store
 from ..backend.datasets import ZarrDataset
 from ..backend.specs import copying as spec_copy
 from ..errors import UnsupportedDataError
-from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings
+from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings, parse_codec, parse_shape
 from ..h5py_adapters import (
     Written,
-    parse_codec,
-    parse_shape,
     refuse_nul_attributes,
     source_error,
     source_errors,

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget
-from .opened import OpenedFile
+from .viewed_file import ViewedFile
 
 #: Pixel columns of a plot, at most (and at least).
 MAX_WIDTH, MIN_WIDTH = 4000, 10
@@ -94,7 +94,7 @@ class _Times:
 
 
 def window(
-    opened: OpenedFile,
+    opened: ViewedFile,
     path: str,
     start: float | None = None,
     stop: float | None = None,
@@ -139,7 +139,7 @@ def window(
     return out
 
 
-def _plotted(opened: OpenedFile, path: str) -> Any:
+def _plotted(opened: ViewedFile, path: str) -> Any:
     """The TimeSeries at ``path``, once it is known to be one this view plots within its budget."""
     from pynwb import TimeSeries
 

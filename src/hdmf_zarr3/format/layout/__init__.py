@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from .hdf5 import HDF5Layout, hdf5_settings, zarr_layout
     from .policy import TARGET_CHUNK_BYTES, chunk_shape, itemsize, one_object_keys
     from .relayout import AUTO, EVERY, Relayout, kept_layout
+    from .relayout_text import parse_codec, parse_shape
     from .stored_chunks import all_chunks_stored, grid, marked, missing_chunks, missing_is_damage
     from .types import ZarrLayout
     from .virtual_codecs import Filter, NotVirtual
@@ -37,6 +38,8 @@ __all__ = [
     "missing_chunks",
     "missing_is_damage",
     "one_object_keys",
+    "parse_codec",
+    "parse_shape",
     "policy",
     "stored_bound",
     "stored_chunks",

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
 def parse_rule(text: str) -> tuple[str, str]:
     """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array.
 
-    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.h5py_adapters.relayout_text`), as it does the
+    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.format.layout.relayout_text`), as it does the
     same strings given from Python.
     """
     from ..format.layout import EVERY
