@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ..errors import IncompleteFileError
+from .. import IncompleteFileError
 from . import (
     check_dandi_command,
     convert_command,

@@ -109,7 +109,7 @@ def parse_rule(text: str) -> tuple[str, str]:
     The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.format.layout.relayout_text`), as it does the
     same strings given from Python.
     """
-    from ..format.layout import EVERY
+    from ..hdf5 import EVERY
 
     if text.startswith("/") and "=" in text:
         path, _, value = text.partition("=")
