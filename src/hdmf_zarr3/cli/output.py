@@ -1,9 +1,9 @@
 """What the commands print: every line escaped for the terminal, warnings too.
 
 Lines the commands print hold names, types, attribute values and messages from the file; each goes through
-:func:`~hdmf_zarr3.format.data.terminal_text.printable` (offered by the
-:mod:`hdmf_zarr3.inspection` door, as the CLI imports only the public API) (control characters and bidirectional overrides shown as escapes),
-so a file cannot erase, rewrite or reorder what a command says about it. ``--json`` prints JSON, whose
+:func:`~hdmf_zarr3.format.data.terminal_text.printable` (control characters and bidirectional overrides shown
+as escapes; offered by the :mod:`hdmf_zarr3.inspection` door, as the CLI imports only the public API), so a
+file cannot erase, rewrite or reorder what a command says about it. ``--json`` prints JSON, whose
 encoder escapes the same characters.
 """
 

@@ -45,6 +45,7 @@ from ..h5py_adapters import (
     source_errors,
     write_replacing,
 )
+from ..integrations import hdf5io_file
 from ..storage.safety import refuse_self_overwrite
 from ..storage.stores import locations
 from .virtual_conversion import convert_virtual
@@ -327,7 +328,7 @@ def _convert_open(
                 written.watch(dst_io)
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
                 spec_copy.cache_in_hdf5(
-                    dst_io._file,
+                    hdf5io_file(dst_io),
                     spec_copy.source_specifications(src_io),
                     spec_copy.merged_catalog(dst_io, src_io),
                     rebuilt=True,
@@ -354,7 +355,7 @@ def _convert_open(
             written.watch(dst_io)
             dst_io.write_builder(root, link_data=True, export_source=src_io.source)
             spec_copy.cache_in_hdf5(
-                dst_io._file,
+                hdf5io_file(dst_io),
                 spec_copy.source_specifications(src_io),
                 src_io.manager.namespace_catalog,
                 rebuilt=False,
