@@ -1,15 +1,11 @@
-"""h5py below the backend: region references, virtual chunks, destinations, a conversion's source."""
+"""h5py below the backend: region references, virtual chunks, destinations, a conversion's source, and h5py's
+private names."""
 
-from typing import TYPE_CHECKING
-
-from .._doors import door
-
-if TYPE_CHECKING:
-    from . import regions
-    from .destination import Written, refuse_nul_attributes, write_replacing
-    from .h5py_private import dataset_filters
-    from .source import source_error, source_errors
-    from .virtual_chunks import VirtualArray, describe, plan_virtual
+from . import regions
+from .destination import Written, refuse_nul_attributes, write_replacing
+from .h5py_private import dataset_filters
+from .source import source_error, source_errors
+from .virtual_chunks import VirtualArray, describe, plan_virtual
 
 __all__ = [
     "VirtualArray",
@@ -23,4 +19,3 @@ __all__ = [
     "source_errors",
     "write_replacing",
 ]
-__getattr__ = door(__name__, __file__)
