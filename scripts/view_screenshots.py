@@ -17,7 +17,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from viewer_files import write_viewer_file  # noqa: E402
 
-from hdmf_zarr3.view.opened import OpenedFile  # noqa: E402
+from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
 from hdmf_zarr3.view.server import ViewServer  # noqa: E402
 
 SHOTS = {
@@ -32,7 +32,7 @@ def main() -> None:
     browser = shutil.which("chromium") or sys.exit("chromium is not installed")
     with tempfile.TemporaryDirectory() as tmp:
         path = write_viewer_file(Path(tmp) / "session.nwb.zarr")
-        with ViewServer(OpenedFile(str(path))) as server:
+        with ViewServer(ViewedFile(str(path))) as server:
             for name, hash_ in SHOTS.items():
                 out = REPO / "docs" / "view" / name
                 argv = [browser, "--headless", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp}/p"]

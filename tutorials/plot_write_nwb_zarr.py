@@ -75,10 +75,10 @@ print(arr.shape, arr.dtype, arr.attrs["zarr_dtype"], arr.chunks)
 # electrodes and trials tables, the ElectricalSeries plotted with pan and zoom (see the viewer's page of
 # this documentation). The view models it serves are plain functions too, here the first 100 ms of the
 # recording, as the minimum and maximum of 50 pixel columns per channel:
-from hdmf_zarr3.view import OpenedFile  # noqa: E402
+from hdmf_zarr3.view import ViewedFile  # noqa: E402
 from hdmf_zarr3.view.series import window  # noqa: E402
 
-opened = OpenedFile("tutorial.nwb.zarr")
+opened = ViewedFile("tutorial.nwb.zarr")
 shown = window(opened, "/acquisition/ephys", start=0.0, stop=0.1, channels=[0, 1], width=50)
 print(shown["decimation"], len(shown["t"]), "points per channel, in", shown["unit"])
 opened.close()

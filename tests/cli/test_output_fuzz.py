@@ -78,11 +78,11 @@ def check_cli(path: Path, capsys) -> None:
 
 
 def check_viewer(path: Path, node: str, capsys) -> None:
-    from hdmf_zarr3.view.opened import OpenedFile
     from hdmf_zarr3.view.server import ViewServer
+    from hdmf_zarr3.view.viewed_file import ViewedFile
 
     try:
-        opened = OpenedFile(str(path))
+        opened = ViewedFile(str(path))
     except hdmf_zarr3.errors.HdmfZarrError:  # a file read() refuses: our typed error (validate says why)
         return
     viewer = ViewServer(opened)
@@ -204,8 +204,8 @@ def test_arrays_huge_by_their_metadata_are_answered_as_json_in_bounded_memory(
     """An array of the viewer's file declared ``rows`` long (its other axes ``across`` wide), in chunks of the
     default size or one chunk for all of it, none stored: every view of it answers JSON or a PNG, every error
     ours, each request within the traced-memory, time and side-effect limits of tests/hostile_corpus.py."""
-    from hdmf_zarr3.view.opened import OpenedFile
     from hdmf_zarr3.view.server import ViewServer
+    from hdmf_zarr3.view.viewed_file import ViewedFile
 
     top = tmp_path_factory.mktemp("fuzz-huge")
     path = top / "v.nwb.zarr"
@@ -219,7 +219,7 @@ def test_arrays_huge_by_their_metadata_are_answered_as_json_in_bounded_memory(
         warnings.simplefilter("ignore")
         try:
             with bounded(top):
-                opened = OpenedFile(str(path))
+                opened = ViewedFile(str(path))
         except hdmf_zarr3.errors.HdmfZarrError:  # refused when opened (too many chunks, ...): our typed error
             return
         viewer = ViewServer(opened)

@@ -14,11 +14,11 @@ from writing import write_nwb
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO, ZarrIO, convert
 from hdmf_zarr3.cli import main
-from hdmf_zarr3.cli.convert import parse_rule
+from hdmf_zarr3.cli.convert_command import parse_rule
 from hdmf_zarr3.format.layout.relayout import Relayout, kept_layout
+from hdmf_zarr3.format.layout.relayout_text import parse_codec, parse_shape
 from hdmf_zarr3.format.layout.types import ZarrLayout
 from hdmf_zarr3.format.vocabulary import dtypes as D
-from hdmf_zarr3.h5py_adapters.relayout_text import parse_codec, parse_shape
 
 DATA = "/acquisition/ts/data"
 ZSTD9 = {"name": "zstd", "configuration": {"level": 9, "checksum": False}}

@@ -20,15 +20,14 @@ from source_tree import PACKAGE, imported_from, module_name, package_of
 
 #: (file relative to the package, expression) -> why reaching into that private is unavoidable.
 THIRD_PARTY_PRIVATES = {
-    ("backend/write/parallel.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
+    ("integrations/hdmf_private.py", "iterator._get_data"): "hdmf GenericDataChunkIterator's contract for subclasses",
     ("integrations/dask_arrays.py", "array._meta"): "dask's array metadata (the chunk type); no public name",
     ("integrations/h5py_lock.py", "lock._is_owned"): "ownership test of h5py's global RLock; no public name",
     ("integrations/hdmf_shims.py", "DynamicTableRegion._check_indices_in_bounds"): (
         "the hdmf method the region shim replaces (it reads a region whole); its name and parameters checked first"
     ),
-    ("backend/specs/copying.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
-    ("hdf5/conversion.py", "dst_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
-    ("backend/write/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
+    ("integrations/hdmf_private.py", "io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
+    ("h5py_adapters/h5py_private.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
     ("storage/codecs/decoding.py", "decode._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/codecs/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/safety/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",

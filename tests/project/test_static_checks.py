@@ -82,3 +82,41 @@ def test_mypy_passes():
 
 def test_the_package_says_it_is_typed():
     assert (SRC / "hdmf_zarr3" / "py.typed").is_file()
+
+
+#: The room contracts of the upper layers (issue #39) -> a module of that layer and an import breaking its order:
+#: one at module level, one inside a function, one under ``if TYPE_CHECKING:`` (each kind counts).
+UPPER_ROOMS = {
+    "cli: the command line > its commands > arguments, output": (
+        "cli/arguments.py",
+        "def _up():\n    from . import convert_command\n",
+    ),
+    "view: server > view models > the viewed file and the budget": (
+        "view/budget.py",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import server\n",
+    ),
+    "dandi: checks > zarr rules, content > findings": ("dandi/content.py", "from . import zarr_rules\n"),
+    "inspection: validation and file info, independent": ("inspection/file_info.py", "from . import validation\n"),
+    "hdf5: conversion > virtual conversion": ("hdf5/virtual_conversion.py", "def f():\n    from . import conversion\n"),
+    "integrations: every adapter independent": ("integrations/hdmf_private.py", "from . import h5py_lock\n"),
+    "h5py_adapters: destination, source > the other adapters": ("h5py_adapters/regions.py", "from . import source\n"),
+}
+
+
+def test_the_upper_rooms_keep_their_order():
+    proc = _lint_imports()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for name in UPPER_ROOMS:
+        assert f"{name} KEPT" in proc.stdout, proc.stdout
+
+
+def test_the_upper_room_contracts_catch_what_they_forbid(tmp_path):
+    copy = tmp_path / "src" / "hdmf_zarr3"
+    shutil.copytree(SRC / "hdmf_zarr3", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    for module, lines in UPPER_ROOMS.values():
+        path = copy / module
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n" + lines, encoding="utf-8")
+    proc = _lint_imports(tmp_path / "src")
+    assert proc.returncode != 0, proc.stdout
+    for name in UPPER_ROOMS:
+        assert f"{name} BROKEN" in proc.stdout, proc.stdout

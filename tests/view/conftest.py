@@ -13,8 +13,8 @@ def viewer_file(tmp_path_factory) -> str:
 
 @pytest.fixture
 def opened(viewer_file):
-    from hdmf_zarr3.view.opened import OpenedFile
+    from hdmf_zarr3.view.viewed_file import ViewedFile
 
-    opened = OpenedFile(viewer_file)
+    opened = ViewedFile(viewer_file)
     yield opened
     opened.close()

@@ -10,8 +10,8 @@ import subprocess
 
 import pytest
 
-from hdmf_zarr3.view.opened import OpenedFile
 from hdmf_zarr3.view.server import ViewServer
+from hdmf_zarr3.view.viewed_file import ViewedFile
 
 
 def chromium() -> str:
@@ -36,7 +36,7 @@ def render(url: str, tmp_path, *extra: str) -> str:
 
 @pytest.fixture(scope="module")
 def viewer(viewer_file):
-    with ViewServer(OpenedFile(viewer_file)) as server:
+    with ViewServer(ViewedFile(viewer_file)) as server:
         yield server
 
 

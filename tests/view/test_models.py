@@ -141,7 +141,7 @@ def test_a_timestamps_search_reads_each_chunk_once(tmp_path):
     from pynwb import TimeSeries
 
     from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
-    from hdmf_zarr3.view.opened import OpenedFile
+    from hdmf_zarr3.view.viewed_file import ViewedFile
 
     nwb = viewer_nwbfile()
     stamps = np.arange(100_000) * 0.001 + 0.5
@@ -149,7 +149,7 @@ def test_a_timestamps_search_reads_each_chunk_once(tmp_path):
     nwb.add_acquisition(TimeSeries(name="stamped", data=data, timestamps=ZarrDataIO(stamps, chunks=(1000,)), unit="V"))
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
         io.write(nwb)
-    opened = OpenedFile(str(tmp_path / "f.nwb.zarr"))
+    opened = ViewedFile(str(tmp_path / "f.nwb.zarr"))
     try:
         timestamps = opened.nwbfile.acquisition["stamped"].timestamps
         reads = []

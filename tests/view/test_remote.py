@@ -9,8 +9,8 @@ from s3_faults import fault_proxy, through
 from s3_server import new_bucket
 from viewer_files import CHANNELS, write_viewer_file
 
-from hdmf_zarr3.view.opened import OpenedFile
 from hdmf_zarr3.view.server import ViewServer
+from hdmf_zarr3.view.viewed_file import ViewedFile
 
 
 def _get(server, route):
@@ -22,7 +22,7 @@ def test_a_file_on_s3_is_browsed_and_one_window_reads_only_its_chunks(s3):
     url = f"s3://{new_bucket(s3)}/session.nwb.zarr"
     write_viewer_file(url, storage_options=s3["options"])
     with fault_proxy(s3) as proxy:
-        with ViewServer(OpenedFile(url, through(proxy, s3["options"]))) as server:
+        with ViewServer(ViewedFile(url, through(proxy, s3["options"]))) as server:
             opening = len(proxy.requests)
             assert _get(server, "/api/tree?x=1")["root"]["path"] == "/"
             assert len(proxy.requests) == opening  # the tree is the metadata read at open

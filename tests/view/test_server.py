@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from viewer_files import CHANNELS, decode_png
 
-from hdmf_zarr3.view.opened import OpenedFile
 from hdmf_zarr3.view.server import ViewServer
+from hdmf_zarr3.view.viewed_file import ViewedFile
 
 
 @pytest.fixture
 def viewer(viewer_file):
-    with ViewServer(OpenedFile(viewer_file)) as server:
+    with ViewServer(ViewedFile(viewer_file)) as server:
         yield server
 
 
@@ -51,7 +51,7 @@ def test_the_page_and_its_files_are_served_with_the_token_in_their_links(viewer)
     assert viewer.token.encode() in body and b"__TOKEN__" not in body
     assert headers["Cache-Control"] == "no-store" and headers["Referrer-Policy"] == "no-referrer"
     assert get(viewer, "/static/app.js")[0] == 200
-    assert get(viewer, "/static/../opened.py")[0] == 404 and get(viewer, "/static/nothing.js")[0] == 404
+    assert get(viewer, "/static/../viewed_file.py")[0] == 404 and get(viewer, "/static/nothing.js")[0] == 404
 
 
 def test_tree_and_node_endpoints(viewer):
@@ -152,7 +152,7 @@ def test_a_damaged_chunk_is_our_typed_error_for_that_node_and_the_file_stays_bro
     damaged = tmp_path / "damaged.nwb.zarr"
     shutil.copytree(viewer_file, damaged)
     (damaged / "acquisition/ElectricalSeries/data/c/0/0").write_bytes(b"not a blosc chunk at all")
-    with ViewServer(OpenedFile(str(damaged))) as server:
+    with ViewServer(ViewedFile(str(damaged))) as server:
         status, error = get_json(server, "/api/series", path="/acquisition/ElectricalSeries", start=2, stop=2.5)
         assert status == 500 and error["error"] == "CorruptStoreError"
         assert error["path"].startswith("/acquisition/ElectricalSeries/data") and "c/0/0" in error["message"]

@@ -2,6 +2,6 @@
 
 import sys
 
-from . import main
+from .command_line import main
 
 sys.exit(main())

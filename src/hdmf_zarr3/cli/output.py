@@ -1,8 +1,9 @@
 """What the commands print: every line escaped for the terminal, warnings too.
 
 Lines the commands print hold names, types, attribute values and messages from the file; each goes through
-:func:`~hdmf_zarr3.format.data.printable` (control characters and bidirectional overrides shown as escapes),
-so a file cannot erase, rewrite or reorder what a command says about it. ``--json`` prints JSON, whose
+:func:`~hdmf_zarr3.format.data.terminal_text.printable` (control characters and bidirectional overrides shown
+as escapes; offered by the :mod:`hdmf_zarr3.inspection` door, as the CLI imports only the public API), so a
+file cannot erase, rewrite or reorder what a command says about it. ``--json`` prints JSON, whose
 encoder escapes the same characters.
 """
 
@@ -14,7 +15,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from ..format.data import printable
+from ..inspection import printable
 
 
 def say(*parts: Any, file: TextIO | None = None, flush: bool = False) -> None:

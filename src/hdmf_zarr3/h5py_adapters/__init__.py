@@ -1,22 +1,17 @@
-"""h5py below the backend: region references, layout text, virtual chunks, destinations."""
+"""h5py below the backend: region references, virtual chunks, destinations, a conversion's source, and h5py's
+private names."""
 
-from typing import TYPE_CHECKING
-
-from .._doors import door
-
-if TYPE_CHECKING:
-    from . import regions
-    from .destination import Written, refuse_nul_attributes, write_replacing
-    from .relayout_text import parse_codec, parse_shape
-    from .source import source_error, source_errors
-    from .virtual_chunks import VirtualArray, describe, plan_virtual
+from . import regions
+from .destination import Written, refuse_nul_attributes, write_replacing
+from .h5py_private import dataset_filters
+from .source import source_error, source_errors
+from .virtual_chunks import VirtualArray, describe, plan_virtual
 
 __all__ = [
     "VirtualArray",
     "Written",
+    "dataset_filters",
     "describe",
-    "parse_codec",
-    "parse_shape",
     "plan_virtual",
     "refuse_nul_attributes",
     "regions",
@@ -24,4 +19,3 @@ __all__ = [
     "source_errors",
     "write_replacing",
 ]
-__getattr__ = door(__name__, __file__)

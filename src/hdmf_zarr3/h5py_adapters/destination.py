@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import HdmfZarrError, StoreError, UnsupportedDataError
 from ..storage.paths import private_directory, remove_private_directory, replace_side_file, side_stem
-from .failures import is_h5py_failure
+from .h5py_failures import is_h5py_failure
 
 #: h5py's refusal of a text holding a NUL (variable-length strings are NUL-terminated C strings in HDF5).
 _NUL_REFUSED = "embedded NULL"
@@ -100,7 +100,7 @@ def write_replacing(
     ------
     StoreError
         The file could not be written or moved into place (a full disk, an I/O error, any failure h5py
-        reports: :func:`.failures.is_h5py_failure`), naming ``dst`` and the node being written; or
+        reports: :func:`.h5py_failures.is_h5py_failure`), naming ``dst`` and the node being written; or
         ``reading``'s error.
     UnsupportedDataError
         A value HDF5 cannot hold: a text with an embedded NUL (see :func:`nul_error`).
@@ -175,7 +175,7 @@ def _write_replacing(
 
 def translate(exc: BaseException, dst: str, node: str | None, existed: bool) -> BaseException:
     """Our error for ``exc`` raised while writing the HDF5 file ``dst`` at ``node`` (``exc`` itself when
-    neither it nor what caused it is a failure h5py reports (:func:`.failures.is_h5py_failure`: an ``OSError``,
+    neither it nor what caused it is a failure h5py reports (:func:`.h5py_failures.is_h5py_failure`: an ``OSError``,
     or a ``RuntimeError``, ``KeyError`` or ``ValueError`` of h5py's code), a NUL refused, or already ours)."""
     chain = _chain(exc)
     for cause in chain:

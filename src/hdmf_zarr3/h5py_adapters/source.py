@@ -19,9 +19,9 @@ import h5py
 import numpy as np
 
 from ..errors import HdmfZarrError, StoreError
-from .failures import is_h5py_failure
+from .h5py_failures import is_h5py_failure
 
-#: What h5py raises for a failed read (and, raised in h5py's code, :data:`.failures.H5PY_FAILURES`).
+#: What h5py raises for a failed read (and, raised in h5py's code, :data:`.h5py_failures.H5PY_FAILURES`).
 _H5PY_ERRORS = (OSError, RuntimeError)
 
 

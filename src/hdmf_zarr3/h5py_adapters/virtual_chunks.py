@@ -176,21 +176,11 @@ def plan_virtual(
     stat = _source_stat(dset) if source_stat is None else source_stat
     if isinstance(stat, NotVirtual):
         return stat
-    if plist.get_layout() == _CHUNKED:
-        chunk_shape = tuple(int(n) for n in dset.chunks)
-        unfiltered_size = math.prod(chunk_shape) * dtype.itemsize if plist.get_nfilters() else None
-        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape, unfiltered_size)
-    else:
-        axis, steps = _contiguous_cut(shape, dtype.itemsize, contiguous_chunk_bytes)
-        chunk_shape = (1,) * axis + (steps,) + shape[axis + 1 :]
-        chunks, copies = _contiguous_chunks(dset.id.get_offset(), shape, axis, steps, dtype.itemsize)
     size, mtime_ns = stat
-    past = next((c for c in chunks if c.offset + c.length > size), None)
-    if past is not None:
-        return NotVirtual(
-            f"its chunk {past.cell} ends at byte {past.offset + past.length}, past the end of the file "
-            f"({size} bytes; not flushed, or truncated)"
-        )
+    located = _located_chunks(dset, plist, contiguous_chunk_bytes, size)
+    if isinstance(located, NotVirtual):
+        return located
+    chunk_shape, chunks, copies = located
     return VirtualArray(
         shape=shape,
         dtype=dtype,
@@ -202,6 +192,30 @@ def plan_virtual(
         source_size=int(size),
         source_mtime_ns=int(mtime_ns),
     )
+
+
+def _located_chunks(
+    dset: Any, plist: Any, contiguous_chunk_bytes: int, size: int
+) -> tuple[tuple[int, ...], list[VirtualChunk], list[tuple[int, ...]]] | NotVirtual:
+    """The chunk shape, the chunks read in place and the cells to copy of ``dset`` (its stored chunks, or cuts of
+    a contiguous dataset), or why not: a chunk ending past the ``size`` bytes of the file."""
+    dtype = np.dtype(dset.dtype)
+    shape = tuple(int(n) for n in dset.shape)
+    if plist.get_layout() == _CHUNKED:
+        chunk_shape = tuple(int(n) for n in dset.chunks)
+        unfiltered_size = math.prod(chunk_shape) * dtype.itemsize if plist.get_nfilters() else None
+        chunks, copies = _stored_chunks(dset.id, shape, chunk_shape, unfiltered_size)
+    else:
+        axis, steps = _contiguous_cut(shape, dtype.itemsize, contiguous_chunk_bytes)
+        chunk_shape = (1,) * axis + (steps,) + shape[axis + 1 :]
+        chunks, copies = _contiguous_chunks(dset.id.get_offset(), shape, axis, steps, dtype.itemsize)
+    past = next((c for c in chunks if c.offset + c.length > size), None)
+    if past is not None:
+        return NotVirtual(
+            f"its chunk {past.cell} ends at byte {past.offset + past.length}, past the end of the file "
+            f"({size} bytes; not flushed, or truncated)"
+        )
+    return chunk_shape, chunks, copies
 
 
 def describe(result: VirtualArray | NotVirtual) -> str:

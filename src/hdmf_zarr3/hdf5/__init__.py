@@ -1,14 +1,10 @@
-"""HDF5 specifics: h5py's region references and layouts met by the writer, and :func:`~.conversion.convert`,
-which copies whole files between HDF5 and Zarr through the two backends."""
+"""Whole files between HDF5 and Zarr: :func:`~.conversion.convert` copies them through the two backends
+(``virtual=True``: into an icechunk repository whose chunks stay in the HDF5 file). ``EVERY`` is the key of
+``convert``'s ``chunks``/``shards``/``codec`` mappings standing for every other dataset (``"*"``)."""
 
-from typing import TYPE_CHECKING
-
-from .._doors import door
-
-if TYPE_CHECKING:
-    from .conversion import convert
+from .conversion import EVERY, convert
 
 __all__ = [
+    "EVERY",
     "convert",
 ]
-__getattr__ = door(__name__, __file__)

@@ -5,6 +5,17 @@ do on their own is carry a Zarr array's chunks and compression back to HDF5 (HDF
 data contiguously and uncompressed) or stream a large Zarr array into HDF5 (h5py would read it whole).
 :func:`convert` wraps each Zarr dataset in an iterator that reads it chunk-aligned, with the HDF5
 settings that match its codecs, before HDF5IO writes it.
+
+Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
+a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, the builders read
+from ``src`` are written as they are, so nothing is rebuilt through containers: region
+references, chunking and compression survive, and large arrays stream with bounded memory.
+HDF5 → HDF5 is PyNWB's own export, which copies linked data in. The destination caches the
+source's specifications exactly as stored (:mod:`hdmf_zarr3.backend.specs.copying`), not those PyNWB has loaded.
+
+Every array keeps its layout (chunks, shards, compression) unless ``chunks``, ``shards`` or
+``codec`` say otherwise, for a Zarr destination. Each is one setting for every array, or a
+mapping from dataset paths (and ``"*"`` for all others) to settings.
 """
 
 from __future__ import annotations
@@ -26,16 +37,15 @@ from zarr.abc.store import Store
 from ..backend.datasets import ZarrDataset
 from ..backend.specs import copying as spec_copy
 from ..errors import UnsupportedDataError
-from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings
+from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings, parse_codec, parse_shape
 from ..h5py_adapters import (
     Written,
-    parse_codec,
-    parse_shape,
     refuse_nul_attributes,
     source_error,
     source_errors,
     write_replacing,
 )
+from ..integrations import hdf5io_file
 from ..storage.safety import refuse_self_overwrite
 from ..storage.stores import locations
 from .virtual_conversion import convert_virtual
@@ -183,16 +193,7 @@ def convert(
     file; anything else is HDF5. A Zarr source may be in any convention this package reads (ours, hdmf-zarr 0.14, or
     hdmf-zarr <= 0.13's Zarr v2); a Zarr destination is written in ours unless ``io_kwargs`` say
     ``convention="hdmf-zarr"``.
-    Every dataset of ``src`` is copied; links into other files stay links (to Zarr or HDF5 files for
-    a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, the builders read
-    from ``src`` are written as they are, so nothing is rebuilt through containers: region
-    references, chunking and compression survive, and large arrays stream with bounded memory.
-    HDF5 → HDF5 is PyNWB's own export, which copies linked data in. The destination caches the
-    source's specifications exactly as stored (:mod:`.spec_copy`), not those PyNWB has loaded.
-
-    Every array keeps its layout (chunks, shards, compression) unless ``chunks``, ``shards`` or
-    ``codec`` say otherwise, for a Zarr destination. Each is one setting for every array, or a
-    mapping from dataset paths (and ``"*"`` for all others) to settings.
+    What is kept (datasets, links, layouts, specifications) is in the module docstring.
 
     Parameters
     ----------
@@ -225,26 +226,34 @@ def convert(
         Passed to the destination's IO (``NWBZarrIO``: ``storage_options``, ``convention``,
         ``chunk_key_separator``; ``NWBHDF5IO`` for an HDF5 destination).
     """
+    refuse_self_overwrite(src, dst)
+    if virtual:
+        return _convert_virtual(src, dst, (chunks, shards, codec), progress, src_storage_options, io_kwargs)
+    _convert_files(src, dst, (chunks, shards, codec), progress, src_storage_options, io_kwargs)
+    return None
+
+
+def _convert_files(
+    src: str | Path | Store,
+    dst: str | Path | Store,
+    layout: tuple[Any, Any, Any],
+    progress: bool,
+    src_storage_options: dict[str, Any] | None,
+    io_kwargs: dict[str, Any],
+) -> None:
+    """:func:`convert` without ``virtual``: ``src`` opened (its failures named, .source), then converted."""
     from pynwb import NWBHDF5IO
 
     from ..backend.zarrio import NWBZarrIO
 
-    refuse_self_overwrite(src, dst)
-    if virtual:
-        if isinstance(src, Store) or isinstance(dst, Store) or _is_zarr(src):
-            raise ValueError(
-                "virtual=True reads an HDF5 file (a path, s3:// or http(s):// URL) into a new icechunk repository"
-            )
-        if make_relayout(chunks, shards, codec):
-            raise ValueError("a virtual array keeps the HDF5 layout: chunks, shards and codec do not apply")
-        return convert_virtual(src, dst, progress=progress, src_storage_options=src_storage_options, **io_kwargs)
-    src_cls = NWBZarrIO if _is_zarr(src) else NWBHDF5IO
+    src_is_zarr = _is_zarr(src)
+    src_cls = NWBZarrIO if src_is_zarr else NWBHDF5IO
     dst_path = None if isinstance(dst, Store) else os.fspath(dst)  # (a Store is Zarr)
     to_zarr = dst_path is None or dst_path.rstrip("/").endswith(ZARR_SUFFIXES)
-    relayout = make_relayout(chunks, shards, codec)
+    relayout = make_relayout(*layout)
     if relayout and not to_zarr:
         raise ValueError(f"chunks, shards and codec apply to a Zarr destination; {dst} is HDF5")
-    for path, is_zarr in ((src, src_cls is NWBZarrIO), (dst, to_zarr)):  # a Store is Zarr
+    for path, is_zarr in ((src, src_is_zarr), (dst, to_zarr)):  # a Store is Zarr
         if not is_zarr and not isinstance(path, Store) and locations.is_url(os.fspath(path)):
             raise ValueError(
                 f"{path}: HDF5 files are converted from and to local paths only (a URL must name "
@@ -269,7 +278,24 @@ def convert(
     finally:
         with guard(opening=True, finished=finished):
             src_io.close()
-    return None
+
+
+def _convert_virtual(
+    src: str | Path | Store,
+    dst: str | Path | Store,
+    layout: tuple[Any, Any, Any],
+    progress: bool,
+    src_storage_options: dict[str, Any] | None,
+    io_kwargs: dict[str, Any],
+) -> dict[str, str]:
+    """:func:`convert` with ``virtual=True``, once the arguments (``layout``: chunks, shards, codec) allow it."""
+    if isinstance(src, Store) or isinstance(dst, Store) or _is_zarr(src):
+        raise ValueError(
+            "virtual=True reads an HDF5 file (a path, s3:// or http(s):// URL) into a new icechunk repository"
+        )
+    if make_relayout(*layout):
+        raise ValueError("a virtual array keeps the HDF5 layout: chunks, shards and codec do not apply")
+    return convert_virtual(src, dst, progress=progress, src_storage_options=src_storage_options, **io_kwargs)
 
 
 @contextlib.contextmanager
@@ -302,7 +328,7 @@ def _convert_open(
                 written.watch(dst_io)
                 dst_io.export(src_io=src_io, write_args={"link_data": False}, cache_spec=False)
                 spec_copy.cache_in_hdf5(
-                    dst_io._file,
+                    hdf5io_file(dst_io),
                     spec_copy.source_specifications(src_io),
                     spec_copy.merged_catalog(dst_io, src_io),
                     rebuilt=True,
@@ -329,7 +355,7 @@ def _convert_open(
             written.watch(dst_io)
             dst_io.write_builder(root, link_data=True, export_source=src_io.source)
             spec_copy.cache_in_hdf5(
-                dst_io._file,
+                hdf5io_file(dst_io),
                 spec_copy.source_specifications(src_io),
                 src_io.manager.namespace_catalog,
                 rebuilt=False,

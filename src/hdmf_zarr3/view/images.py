@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget
-from .opened import OpenedFile
+from .viewed_file import ViewedFile
 
 #: Pixels of a picture sent, at most (larger frames are shown every n-th pixel).
 MAX_PIXELS = budget.PICTURE_PIXELS
@@ -36,13 +36,13 @@ PALETTE = np.array(
 MEAN_NAMES = ("mean", "average", "avg", "reference", "max")
 
 
-def image_info(opened: OpenedFile, path: str) -> dict[str, Any]:
+def image_info(opened: ViewedFile, path: str) -> dict[str, Any]:
     """How many frames the node at ``path`` shows and their names (an ``Images``' image names)."""
     source = _source(opened, path)
     return {"path": path, "kind": source["kind"], "frames": source["frames"], "names": source.get("names")}
 
 
-def frame_png(opened: OpenedFile, path: str, index: int = 0) -> bytes:
+def frame_png(opened: ViewedFile, path: str, index: int = 0) -> bytes:
     """Frame ``index`` of the node at ``path`` as a PNG (at most :data:`MAX_PIXELS` pixels)."""
     source = _source(opened, path)
     if not 0 <= index < max(source["frames"], 1):
@@ -52,7 +52,7 @@ def frame_png(opened: OpenedFile, path: str, index: int = 0) -> bytes:
     return png(_picture(source["read"](index), path))
 
 
-def _source(opened: OpenedFile, path: str) -> dict[str, Any]:
+def _source(opened: ViewedFile, path: str) -> dict[str, Any]:
     from pynwb.base import Image, Images
     from pynwb.image import ImageSeries
     from pynwb.ophys import PlaneSegmentation

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget
-from .opened import OpenedFile
+from .viewed_file import ViewedFile
 
 #: Pixel columns of a plot, at most (and at least).
 MAX_WIDTH, MIN_WIDTH = 4000, 10
@@ -94,7 +94,7 @@ class _Times:
 
 
 def window(
-    opened: OpenedFile,
+    opened: ViewedFile,
     path: str,
     start: float | None = None,
     stop: float | None = None,
@@ -131,25 +131,7 @@ def window(
         "width": width,
     }
     tiles = _Tiles(data, chosen)
-    chunk_rows = tiles.chunk_rows_between(first, last)
-    # the chunks read are bounded too: a window over 2**27 one-row chunks is sampled, not read chunk by chunk
-    whole = chunk_rows * len(tiles.groups) <= budget.REQUEST_CHUNKS
-    if last - first <= 2 * width and whole:
-        low = high = _all_rows(tiles, data, first, last, len(chosen))
-        t = times.block(first, last)
-        out["decimation"] = "none"
-    else:
-        limit = max(1, budget.REQUEST_CHUNKS // len(tiles.groups))
-        runs = max(1, min(max(MIN_RUNS, min(width, DECODE_BYTES // tiles.run_bytes())), limit, last - first))
-        if whole and (chunk_rows * tiles.run_bytes() <= DECODE_BYTES or chunk_rows <= runs):
-            edges = first + (np.arange(width + 1, dtype=np.int64) * (last - first)) // width
-            low, high = _exact(data, tiles, edges, len(chosen))
-            out["decimation"] = "minmax"
-        else:
-            edges = first + (np.arange(runs + 1, dtype=np.int64) * (last - first)) // runs
-            low, high = _sampled(data, tiles, edges, len(chosen))
-            out["decimation"] = "minmax-sampled"
-        t = times.at(edges[:-1])
+    low, high, t, out["decimation"] = _decimated(data, tiles, times, (first, last), width, len(chosen))
     scale, shift = _scaling(series, chosen)
     out["t"] = _floats(np.asarray(t, dtype=np.float64))
     out["min"] = [_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
@@ -157,7 +139,7 @@ def window(
     return out
 
 
-def _plotted(opened: OpenedFile, path: str) -> Any:
+def _plotted(opened: ViewedFile, path: str) -> Any:
     """The TimeSeries at ``path``, once it is known to be one this view plots within its budget."""
     from pynwb import TimeSeries
 
@@ -273,6 +255,30 @@ def _sampled(data: Any, tiles: _Tiles, edges: np.ndarray, count: int) -> tuple[n
             low[k, where] = np.fmin(low[k, where], np.fmin.reduce(block, axis=0))
             high[k, where] = np.fmax(high[k, where], np.fmax.reduce(block, axis=0))
     return low, high
+
+
+def _decimated(
+    data: Any, tiles: _Tiles, times: _Times, rows: tuple[int, int], width: int, count: int
+) -> tuple[np.ndarray, np.ndarray, Any, str]:
+    """The low and high values of ``count`` channels, their times and the decimation used for ``rows``
+    (first, last) of ``data`` in ``width`` pixel columns: every row if few, else the exact min and max of each
+    column if every chunk touched may be decoded within the budget, else sampled runs."""
+    first, last = rows
+    chunk_rows = tiles.chunk_rows_between(first, last)
+    # the chunks read are bounded too: a window over 2**27 one-row chunks is sampled, not read chunk by chunk
+    whole = chunk_rows * len(tiles.groups) <= budget.REQUEST_CHUNKS
+    if last - first <= 2 * width and whole:
+        low = high = _all_rows(tiles, data, first, last, count)
+        return low, high, times.block(first, last), "none"
+    limit = max(1, budget.REQUEST_CHUNKS // len(tiles.groups))
+    runs = max(1, min(max(MIN_RUNS, min(width, DECODE_BYTES // tiles.run_bytes())), limit, last - first))
+    if whole and (chunk_rows * tiles.run_bytes() <= DECODE_BYTES or chunk_rows <= runs):
+        edges = first + (np.arange(width + 1, dtype=np.int64) * (last - first)) // width
+        low, high = _exact(data, tiles, edges, count)
+        return low, high, times.at(edges[:-1]), "minmax"
+    edges = first + (np.arange(runs + 1, dtype=np.int64) * (last - first)) // runs
+    low, high = _sampled(data, tiles, edges, count)
+    return low, high, times.at(edges[:-1]), "minmax-sampled"
 
 
 def _scaling(series: Any, chosen: list[int]) -> tuple[np.ndarray, float]:

@@ -25,7 +25,7 @@ from urllib.parse import parse_qs, urlsplit
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
 from . import images, series, tables, tree
-from .opened import OpenedFile
+from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
 STATIC = {
@@ -51,7 +51,7 @@ class ViewServer:
 
     Parameters
     ----------
-    opened : OpenedFile
+    opened : ViewedFile
         The file to show (closed by :meth:`close`).
     port : int
         The port; 0 lets the system choose.
@@ -59,7 +59,7 @@ class ViewServer:
         The secret the URL carries (a fresh ``secrets.token_urlsafe(32)`` by default).
     """
 
-    def __init__(self, opened: OpenedFile, port: int = 0, token: str | None = None):
+    def __init__(self, opened: ViewedFile, port: int = 0, token: str | None = None):
         self.opened = opened
         self.token = token or secrets.token_urlsafe(32)
         try:
@@ -125,7 +125,7 @@ class ViewServer:
         path = query.get("path", "/")
         # the answer is encoded inside the handling too: a value JSON cannot hold is an answer, not a hang-up
         try:
-            with self.opened.lock:  # one read at a time (see OpenedFile)
+            with self.opened.lock:  # one read at a time (see ViewedFile)
                 result = handler(self.opened, query)
             if isinstance(result, bytes):
                 return 200, "image/png", result
@@ -181,7 +181,7 @@ def _channel_range(part: str, text: str, path: str | None) -> tuple[int, int]:
         raise ViewRequestError(f"channels={text[:40]!r}: give numbers and ranges, e.g. 0-3,7", path) from None
 
 
-ROUTES: dict[str, Callable[[OpenedFile, dict[str, str]], Any]] = {
+ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
     "/api/tree": lambda opened, q: tree.tree(opened),
     "/api/node": lambda opened, q: tree.node(opened, q.get("path", "/")),
     "/api/table": lambda opened, q: tables.table_page(
@@ -280,7 +280,7 @@ def serve(
     server is ready, and the browser is opened on it unless ``open_browser`` is false.
     """
     _return_large_buffers()
-    opened = OpenedFile(location, storage_options)
+    opened = ViewedFile(location, storage_options)
     try:
         viewer = ViewServer(opened, port=port)
     except BaseException:

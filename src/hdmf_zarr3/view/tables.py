@@ -17,8 +17,8 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget
-from .opened import OpenedFile
 from .tree import plain
+from .viewed_file import ViewedFile
 
 #: Rows of one page, at most.
 PAGE_ROWS = 500
@@ -37,7 +37,7 @@ PAGE_COLUMNS = 200
 
 
 def table_page(
-    opened: OpenedFile,
+    opened: ViewedFile,
     path: str,
     start: int = 0,
     count: int = 50,
@@ -87,7 +87,7 @@ def table_page(
     }
 
 
-def _column(opened: OpenedFile, column: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
+def _column(opened: ViewedFile, column: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
     """What the column is (``kind``, and the table a region points into) and its cells in ``rows``."""
     from hdmf.common import DynamicTableRegion, VectorIndex
 
@@ -106,7 +106,7 @@ def _column(opened: OpenedFile, column: Any, rows: np.ndarray) -> tuple[dict[str
     return {"kind": "values"}, [_cell(opened, v) for v in _read(column.data, rows)]
 
 
-def _ragged(opened: OpenedFile, index: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
+def _ragged(opened: ViewedFile, index: Any, rows: np.ndarray) -> tuple[dict[str, Any], list[Any]]:
     from hdmf.common import DynamicTableRegion, VectorIndex
 
     target = index.target
@@ -152,7 +152,7 @@ def _read(data: Any, rows: np.ndarray) -> list[Any]:
     return [data[int(r)] for r in rows]
 
 
-def _cell(opened: OpenedFile, value: Any) -> Any:
+def _cell(opened: ViewedFile, value: Any) -> Any:
     """One cell: numbers and text as they are, an object it refers to as its name and path."""
     if hasattr(value, "object_id") and hasattr(value, "name"):  # a reference resolved to a container
         return {"text": value.name, "ref": opened.path_of(value)}
@@ -166,7 +166,7 @@ def _cell(opened: OpenedFile, value: Any) -> Any:
     return shown[:CELL_CHARS] if isinstance(shown, str) else shown
 
 
-def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
+def _order(opened: ViewedFile, table: Any, name: str, path: str) -> np.ndarray:
     """The row order that sorts the table by column ``name`` (ragged columns by their length)."""
     from hdmf.common import VectorIndex
 
@@ -192,7 +192,7 @@ def _order(opened: OpenedFile, table: Any, name: str, path: str) -> np.ndarray:
     return np.argsort(keys, kind="stable")
 
 
-def _sort_key(opened: OpenedFile, value: Any) -> Any:
+def _sort_key(opened: ViewedFile, value: Any) -> Any:
     cell = _cell(opened, value)
     if isinstance(cell, dict):
         return str(cell.get("text"))

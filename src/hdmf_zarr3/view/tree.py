@@ -14,7 +14,7 @@ from hdmf.build import DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuild
 
 from ..errors import HdmfZarrError
 from . import budget
-from .opened import OpenedFile, file_path
+from .viewed_file import ViewedFile, file_path
 
 #: Values of an array shown in a node's details, at most.
 PREVIEW_ITEMS = 20
@@ -52,13 +52,13 @@ def neurodata_type(builder: Any) -> str | None:
     return None
 
 
-def tree(opened: OpenedFile) -> dict[str, Any]:
+def tree(opened: ViewedFile) -> dict[str, Any]:
     """The whole tree of the file: for each node its name, path, kind, type, views and children; arrays with
     shape and dtype, links with their target path."""
     return {"location": opened.location, "root": _entry(opened, opened.root)}
 
 
-def _entry(opened: OpenedFile, builder: Any) -> dict[str, Any]:
+def _entry(opened: ViewedFile, builder: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": builder.name if builder.parent is not None else "/", "path": file_path(builder)}
     if isinstance(builder, LinkBuilder):
         entry.update(kind="link", target=file_path(builder.builder))
@@ -79,7 +79,7 @@ def _entry(opened: OpenedFile, builder: Any) -> dict[str, Any]:
     return entry
 
 
-def node(opened: OpenedFile, path: str) -> dict[str, Any]:
+def node(opened: ViewedFile, path: str) -> dict[str, Any]:
     """The details of the node at ``path``: attributes (references as paths), an array's shape, dtype, chunks,
     shards, codecs, logical and stored size and first values; a link's target; a group's children."""
     builder = opened.builder_at(path)

@@ -20,6 +20,7 @@ from hdmf.spec import NamespaceCatalog
 
 from ...errors import CorruptStoreError
 from ...format.specs import cache_layout as S
+from ...integrations import hdf5io_file
 from . import cache as spec_cache
 
 #: Root attribute of an HDF5 file referencing its cached specifications (HDMF's ``SPEC_LOC_ATTR``).
@@ -33,8 +34,8 @@ def source_specifications(src_io: HDMFIO) -> S.Cached | None:
     cached_specifications = getattr(src_io, "cached_specifications", None)  # a ZarrIO's (not imported here)
     if callable(cached_specifications):
         return cached_specifications()
-    if isinstance(src_io, HDF5IO) and src_io._file is not None:
-        return read_hdf5(src_io._file)
+    if isinstance(src_io, HDF5IO) and hdf5io_file(src_io) is not None:
+        return read_hdf5(hdf5io_file(src_io))
     return None
 
 

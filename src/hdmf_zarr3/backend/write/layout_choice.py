@@ -19,6 +19,7 @@ from ...format.documents import zarr_json as docs
 from ...format.layout import HDF5Layout, Relayout, ZarrLayout, kept_layout, policy, zarr_layout
 from ...format.vocabulary import dtypes as D
 from ...format.vocabulary import names as N
+from ...h5py_adapters import dataset_filters
 from ...storage.codecs import array_check
 
 #: ``ZarrDataIO(shards=POLICY)``, the default: shard when the layout policy says so.
@@ -32,7 +33,7 @@ _NAMED = {"gzip", "lzf", "szip", "shuffle", "fletcher32", "scaleoffset"}
 def from_h5py(dset: Any) -> HDF5Layout:
     """The storage layout of an ``h5py.Dataset``."""
     plugins = {}
-    for key, cd in (getattr(dset, "_filters", None) or {}).items():
+    for key, cd in dataset_filters(dset).items():
         if key not in _NAMED:
             try:
                 plugins[int(key)] = tuple(cd or ())

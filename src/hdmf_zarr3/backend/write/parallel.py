@@ -45,6 +45,7 @@ from zarr.storage import LocalStore
 
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
 from ...format.vocabulary import dtypes as D
+from ...integrations import iterator_block
 from ...storage.codecs import direct_write as direct
 from ...storage.safety import GuardedLocalStore
 from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
@@ -284,7 +285,7 @@ def _write_task(path: str, region: Region) -> int:
     """Read ``region`` of the dataset at ``path`` from its iterator and store it (whole write units)."""
     iterator, document, cast = _WORKER["datasets"][path]
     store = _WORKER["store"]
-    values = np.asarray(iterator._get_data(selection=region))
+    values = np.asarray(iterator_block(iterator, region))
     shape = tuple(r.stop - r.start for r in region)
     if values.shape != shape:
         if values.size != math.prod(shape):

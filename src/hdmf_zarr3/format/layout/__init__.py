@@ -18,6 +18,7 @@ from .policy import (
     with_blosc_typesize,
 )
 from .relayout import AUTO, EVERY, Relayout, kept_layout
+from .relayout_text import parse_codec, parse_shape
 from .stored_chunks import all_chunks_stored, grid, marked, missing_chunks, missing_is_damage
 from .types import ZarrLayout
 from .virtual_codecs import Filter, NotVirtual
@@ -46,6 +47,8 @@ __all__ = [
     "missing_chunks",
     "missing_is_damage",
     "one_object_keys",
+    "parse_codec",
+    "parse_shape",
     "policy",
     "retyped_codecs",
     "stored_bound",

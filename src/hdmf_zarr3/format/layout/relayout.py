@@ -15,8 +15,8 @@ default layout.
 
 Scalars are never re-chunked. Everything here is pure: it rewrites layouts, never touches a store.
 The text forms of these settings (``30000,64``, ``zstd:5``, ``blosc-lz4``) are parsed above the
-format, by :mod:`hdmf_zarr3.h5py_adapters.relayout_text` (``convert()`` and the command line accept them) and
-:mod:`hdmf_zarr3.cli.convert` (``/PATH=VALUE``, the command line's only).
+format, by :mod:`.relayout_text` (``convert()`` and the command line accept them) and
+:mod:`hdmf_zarr3.cli.convert_command` (``/PATH=VALUE``, the command line's only).
 """
 
 from __future__ import annotations

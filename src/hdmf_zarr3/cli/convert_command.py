@@ -27,6 +27,23 @@ def add_parser(commands: Any) -> None:
         default=None,
         help="for a Zarr DST: this package's format (default) or hdmf-zarr 0.14's",
     )
+    _add_layout_options(parser)
+    parser.add_argument(
+        "--virtual",
+        action="store_true",
+        help="SRC is an HDF5 file (a path, or an s3:// or http(s):// URL with --src-storage-options), DST a new "
+        "icechunk repository (a local directory, or an s3:// prefix with --storage-options; never "
+        "replacing anything there): large numeric datasets read their chunks in place from SRC (nothing "
+        "copied); prints what became of each dataset",
+    )
+    add_storage_options(parser, "DST")
+    add_storage_options(parser, "SRC", flag="--src-storage-options")
+    parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
+    parser.set_defaults(run=run)
+
+
+def _add_layout_options(parser: Any) -> None:
+    """The options choosing a Zarr DST's layout: chunks, shards, codec and the chunk key separator."""
     layout = parser.add_argument_group(
         "layout of a Zarr DST",
         "Arrays keep their chunks, shards and compression unless told otherwise. Each "
@@ -59,18 +76,6 @@ def add_parser(commands: Any) -> None:
         help="'.' keeps chunk keys one level under their array, '/' nests one level per axis "
         "(default: '/' unless that is deeper than DANDI's 7 levels, then '.')",
     )
-    parser.add_argument(
-        "--virtual",
-        action="store_true",
-        help="SRC is an HDF5 file (a path, or an s3:// or http(s):// URL with --src-storage-options), DST a new "
-        "icechunk repository (a local directory, or an s3:// prefix with --storage-options; never "
-        "replacing anything there): large numeric datasets read their chunks in place from SRC (nothing "
-        "copied); prints what became of each dataset",
-    )
-    add_storage_options(parser, "DST")
-    add_storage_options(parser, "SRC", flag="--src-storage-options")
-    parser.add_argument("--no-progress", action="store_true", help="do not show progress bars")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,10 +106,10 @@ def run(args: argparse.Namespace) -> int:
 def parse_rule(text: str) -> tuple[str, str]:
     """``"/path=VALUE"`` → ``("/path", "VALUE")``; a bare ``"VALUE"`` applies to every array.
 
-    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.h5py_adapters.relayout_text`), as it does the
+    The value stays text: ``convert()`` parses it (:mod:`hdmf_zarr3.format.layout.relayout_text`), as it does the
     same strings given from Python.
     """
-    from ..format.layout import EVERY
+    from ..hdf5 import EVERY
 
     if text.startswith("/") and "=" in text:
         path, _, value = text.partition("=")

@@ -22,8 +22,12 @@ def file_path(builder: Any) -> str:
     return "/" + "/".join(parts)
 
 
-class OpenedFile:
-    """An NWB Zarr file open for reading by the viewer.
+class ViewedFile:
+    """An NWB Zarr file read by the viewer: the NWBFile and its builder tree, with nodes found by path.
+
+    Not the backend's ``OpenFile`` (what one io holds of its open store) nor storage's ``StoreHandle`` (one open
+    store, its mode and lock): a ViewedFile holds an :class:`~hdmf_zarr3.NWBZarrIO` opened read-only and what
+    it has read, for the view models to look up.
 
     Parameters
     ----------

@@ -1,8 +1,9 @@
 """The text forms of a conversion's layout settings: shapes (``30000,64``) and codecs (``zstd:5``).
 
-``convert()`` accepts these strings as well as the command line, so they are parsed here, below
-the public API and above the format, which holds only the typed :class:`~.format.layout.relayout.Relayout`
-and its rules. (The command line's ``/PATH=VALUE`` form is parsed in :mod:`.cli.convert`.)
+``convert()`` accepts these strings as well as the command line, so they are parsed here, beside the
+typed :class:`~.relayout.Relayout` they become: pure rules, no I/O (the module lived in ``h5py_adapters``
+until issue #39, though it holds nothing of h5py). (The command line's ``/PATH=VALUE`` form is parsed in
+:mod:`hdmf_zarr3.cli.convert_command`.)
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import UnsupportedDataError
-from ..format.layout import AUTO
+from ...errors import UnsupportedDataError
+from .relayout import AUTO
 
 #: Compressor names :func:`parse_codec` knows as ``blosc-CNAME``, besides JSON documents.
 BLOSC_CNAMES = ("lz4", "lz4hc", "zstd", "zlib", "blosclz")
