@@ -128,7 +128,7 @@ def test_the_alias_check_sees_module_aliases_only(tmp_path):
     found = list(one_letter_module_aliases(sample))
     assert [line.partition(":")[0] for line in found] == ["2", "3", "5"]
     # our own modules are found from the tree, relative imports resolved
-    assert _is_module("hdmf_zarr3.format.data") and _is_module("hdmf_zarr3.format.data.dtypes")
+    assert _is_module("hdmf_zarr3.format.data") and _is_module("hdmf_zarr3.format.vocabulary.dtypes")
     assert not _is_module("hdmf_zarr3.format.data.nothing_here")
 
 
