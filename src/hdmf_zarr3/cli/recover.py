@@ -29,7 +29,7 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..storage.safety import recover
+    from ..storage.handles import recover
 
     say(recover(args.path, storage_options=args.storage_options, break_lock=args.break_lock))
     return 0

@@ -19,7 +19,8 @@ from ...format.documents import zarr_json as docs
 from ...format.layout import chunkless
 from ...format.specs import check as spec_check
 from ...format.specs import layout as S
-from ...storage.stores import StoreHandle, nodes, stored_sizes
+from ...storage.handles import StoreHandle
+from ...storage.stores import nodes, stored_sizes
 
 _TEXT = D.for_scalar_dtype(D.TEXT)
 

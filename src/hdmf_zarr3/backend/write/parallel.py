@@ -46,8 +46,9 @@ from zarr.storage import LocalStore
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
 from ...format.data import dtypes as D
 from ...storage.codecs import direct_write as direct
+from ...storage.handles import StoreHandle
 from ...storage.safety import GuardedLocalStore
-from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
+from ...storage.stores import WorkPools, locations, nodes, sync
 from ...storage.zip import ZipOverlayStore
 from .streaming import StreamPlan, plan_stream
 

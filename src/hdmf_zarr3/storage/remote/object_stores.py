@@ -7,8 +7,9 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ...errors import StoreError
-from ..stores import locations, sync, to_obstore
-from .errors import RemoteObjectStore, bounded, object_store_url
+from ..stores import locations, object_store_url, sync
+from .options import to_obstore
+from .remote_object_store import RemoteObjectStore, bounded
 
 
 def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:

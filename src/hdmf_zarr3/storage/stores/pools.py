@@ -14,7 +14,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
-from ..writes import ShieldingExecutor
+from .task_groups import ShieldingExecutor
 
 #: Threads of the prefix every pool here names its threads with.
 THREAD_PREFIX = "hdmf_zarr3-"

@@ -26,7 +26,7 @@ from ...errors import CorruptStoreError, UnsafeDataError
 from ...format.data import safe_pickle
 from ...format.dialects import OBJECT_CODECS, filter_ids, numpy_dtype
 from ...format.documents import limits, normalize
-from ..codecs import DECODE_ERRORS, decode_error
+from .decoding import DECODE_ERRORS, decode_error
 from .zarr_adapter import sync
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"

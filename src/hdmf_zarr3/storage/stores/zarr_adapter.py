@@ -22,7 +22,7 @@ from zarr.core.indexing import BasicIndexer, OrthogonalIndexer, ensure_tuple, re
 from zarr.core.metadata.v3 import ArrayV3Metadata
 from zarr.core.sync import _get_loop
 
-from ..writes import Group, install, settled
+from .task_groups import Group, install, settled
 
 __all__ = ["array_metadata_as_zarr_writes_it", "selection_write", "store_supports_sync_io", "sync"]
 

@@ -29,10 +29,9 @@ from zarr.storage import WrapperStore
 from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
 from ...format.documents import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
-from ..stores import locations, nodes
-from ..writes import remove_tree, until_done
-from . import sources as virtual_sources
-from .sources import Source, is_s3, path_of
+from ..stores import locations, nodes, remove_tree, until_done
+from . import source_files as virtual_sources
+from .source_files import Source, is_s3, path_of
 
 #: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
 #: an object store, the common prefix) ``snapshots``.

@@ -12,9 +12,11 @@ from zarr.abc.store import Store
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
 from ..paths import RootDirectory
-from ..stores import INTERRUPTED_WRITE, locations, open_store, read_root
+from ..safety import journal, store_failures
+from ..stores import INTERRUPTED_WRITE, locations, read_root
 from ..zip import zipped
-from . import failures, journal, locks
+from . import lock_breaking
+from .store_opening import open_store
 
 
 def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> str:
@@ -50,7 +52,7 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
         A writer holds the lock (pass ``break_lock=True`` if it is known to be dead).
     """
     if break_lock:
-        locks.break_lock(path, storage_options)
+        lock_breaking.break_lock(path, storage_options)
     local = os.fspath(path) if isinstance(path, (str, Path)) and not locations.is_remote(os.fspath(path)) else ""
     # (the record lies beside the zip itself, however it is spelled: a symlink to it, file://, x/../)
     real = os.path.realpath(locations.local_path(local)) if local.endswith(".zip") else ""
@@ -85,7 +87,7 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
             f"{f' started at {started}' if isinstance(started, str) else ''}"
         )
     except OSError as exc:  # a full disk, an I/O error: the journal stays, and a later run finishes the job
-        error = failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
+        error = store_failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
         if error is exc:
             raise
         raise error from exc

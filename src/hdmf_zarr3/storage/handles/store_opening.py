@@ -28,7 +28,6 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import IncompleteFileError, ModeError, StoreError
 from ...format.documents import VIRTUAL_SOURCES_ATTR
-from ..codecs import decoding
 from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
 from ..safety import (
     IN_STORE_KEY,
@@ -41,15 +40,11 @@ from ..safety import (
     replace_in_place,
     working_directory,
 )
+from ..stores import DocumentCache, decoding, locations, parse_document, remove_tree, store_location, sync
 from ..virtual import repo as virtual_repo
-from ..writes import remove_tree
 from ..zip import ZipOverlayStore, zipped
-from . import local_paths, locations
-from .document_cache import DocumentCache
+from . import local_paths
 from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
-from .locations import store_location
-from .nodes import parse_document
-from .zarr_adapter import sync
 
 
 def exists(store: Store) -> bool:
@@ -58,7 +53,7 @@ def exists(store: Store) -> bool:
 
 
 def _v2_present(store: Store) -> bool:
-    from .v2 import ZARRAY, ZGROUP, ZMETADATA
+    from ..stores import ZARRAY, ZGROUP, ZMETADATA
 
     try:
         return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
@@ -212,7 +207,7 @@ def _lock(
 ) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None
-    place = lock_place(path, storage_options)
+    place = lock_place(path, lambda url: remote_store(url, "a", storage_options))
     return None if place is None else WriteLock.acquire(place, location or repr(store), writer_name())
 
 

@@ -13,9 +13,8 @@ from zarr.abc.store import Store
 from ..._version import __version__
 from ...errors import IncompleteFileError
 from ...format.documents import completion, consolidated, dimension_names, group_document, within_document_limits
-from ..safety import LocalReplacement, Rollback, WriteLock, failures, open_files, transactional
-from . import locations
-from .document_cache import DocumentCache
+from ..safety import LocalReplacement, Rollback, WriteLock, open_files, store_failures, transactional
+from ..stores import ZARR_JSON, DocumentCache, dump_document, locations, put_documents, put_keys
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
@@ -125,8 +124,6 @@ class StoreHandle:
             if root is not None:
                 self.documents()["/"] = root
             return
-        from .nodes import put_documents
-
         if self._replace_later is not None:  # mode w over a file in a store that cannot be swapped
             replace, self._replace_later = self._replace_later, None
             replace()
@@ -155,8 +152,6 @@ class StoreHandle:
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents and remember them. The root is only remembered: :meth:`will_change`
         stored it marked incomplete, and :meth:`commit` stores it once, complete."""
-        from .nodes import ZARR_JSON, put_documents
-
         self.will_change()
         current = self.documents()
         if self.names_dimensions:
@@ -192,7 +187,7 @@ class StoreHandle:
         except BaseException as exc:  # (the store refused the undo: the journal stays in the file, for recover)
             self.failed = True  # never committed, never undone again
             self.undo_log.clear()
-            error = failures.undo_failed(exc, self.location)
+            error = store_failures.undo_failed(exc, self.location)
             if error is exc:
                 raise
             raise error from exc
@@ -219,8 +214,6 @@ class StoreHandle:
         documents = self.cache.loaded
         if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
-        from .nodes import ZARR_JSON, dump_document, put_keys
-
         if self._resized_groups:  # arrays whose length changed (appends): their groups named again
             groups, self._resized_groups = self._resized_groups, set()
             renamed = dimension_names.renamed_documents(documents, groups) if self.names_dimensions else {}

@@ -20,7 +20,7 @@ from typing import Any
 from ...errors import StoreError
 
 #: obstore's kinds of store (``obstore.parse_scheme``) that a URL of ours opens.
-from ..remote import (
+from .obstore_keys import (
     ARGUMENTS,
     CLIENT_KEYS,
     FSSPEC_AS_OBSTORE,
