@@ -33,8 +33,8 @@ THIRD_PARTY_PRIVATES = {
     ("storage/stores/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/safety/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
     ("storage/safety/guarded.py", "store._bounds"): "a new store of its own class taking over its state (storage/)",
-    ("storage/safety/locks.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
-    ("storage/handles/handle.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name",
+    ("storage/stores/pools.py", "threading._register_atexit"): "CPython's one hook at exit before thread pools stop",
+    ("storage/stores/zarr_adapter.py", "store._store"): "the store a zarr WrapperStore wraps; zarr has no public name",
     ("storage/stores/zarr_adapter.py", "target._chunk_grid"): "the grid zarr's own setters index with; no public name",
     ("storage/stores/zarr_adapter.py", "target._set_selection"): "zarr's assignment coroutine; no public async setter",
 }

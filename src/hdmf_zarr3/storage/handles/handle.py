@@ -14,11 +14,26 @@ from ..._version import __version__
 from ...errors import IncompleteFileError
 from ...format.documents import completion, consolidated, dimension_names, group_document, within_document_limits
 from ..safety import LocalReplacement, Rollback, WriteLock, open_files, store_failures, transactional
-from ..stores import ZARR_JSON, DocumentCache, dump_document, locations, put_documents, put_keys
+from ..stores import ZARR_JSON, DocumentCache, dump_document, locations, put_documents, put_keys, wrapped_store
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
 CREATE_MODES = frozenset({"w", "w-", "x"})
+
+
+@dataclass(frozen=True)
+class HandleEnding:
+    """What ends an open store beyond releasing its lock, as its opening decided: packing a zip (``on_close``),
+    dropping a working copy (``on_discard``, ``on_abandon``), dropping a zip's changes (``on_undo``), moving a
+    mode-``w`` replacement into place (``replacement``) or clearing the old file at the first change
+    (``replace_later``, in a store that cannot swap files)."""
+
+    on_close: Callable[[], None] | None = None
+    on_discard: Callable[[], None] | None = None
+    on_abandon: Callable[[], None] | None = None
+    on_undo: Callable[[], None] | None = None
+    replacement: LocalReplacement | None = None
+    replace_later: Callable[[], None] | None = None
 
 
 @dataclass(eq=False)  # compared (and hashed) by identity: one handle per open
@@ -59,6 +74,33 @@ class StoreHandle:
         self.life = open_files.Lifetime(self.location or repr(self.store))
         open_files.register(self, self.location, self.store)
 
+    @classmethod
+    def opened(
+        cls,
+        store: Store,
+        mode: str,
+        location: str | None,
+        *,
+        ending: HandleEnding | None = None,
+        **settings: Any,
+    ) -> StoreHandle:
+        """The handle of a store just opened, with what its closing does (``ending``) and its public settings
+        (``cache``, ``owned``, ``lock``, ``allow_incomplete``, ``use_consolidated``): how opening builds one,
+        every field set here, none changed after."""
+        ending = ending or HandleEnding()
+        return cls(
+            store,
+            mode,
+            location,
+            _on_close=ending.on_close,
+            _on_discard=ending.on_discard,
+            _on_abandon=ending.on_abandon,
+            _on_undo=ending.on_undo,
+            _replacement=ending.replacement,
+            _replace_later=ending.replace_later,
+            **settings,
+        )
+
     @property
     def writable(self) -> bool:
         return self.mode in WRITE_MODES
@@ -70,7 +112,7 @@ class StoreHandle:
         while store is not None:
             if type(store).__module__.split(".")[0] == "icechunk":
                 return True
-            store = getattr(store, "_store", None)  # (zarr's WrapperStore keeps the store it wraps so)
+            store = wrapped_store(store)
         return False
 
     @property

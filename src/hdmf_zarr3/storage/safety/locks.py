@@ -29,7 +29,6 @@ import json
 import os
 import re
 import socket
-import threading
 import uuid
 import warnings
 import weakref
@@ -42,7 +41,7 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import CorruptStoreError, FileLockedError, StoreError
 from ...format.documents import load_json
-from ..stores import sync, until_done
+from ..stores import before_threads_stop, sync, until_done
 from .lock_places import (
     IN_STORE_KEY,
     SUFFIX,
@@ -267,7 +266,7 @@ def guard(owner: object, abandon: Callable[[], None], before_exit: Callable[[], 
         atexit.register(_abandon_all)
         # zarr's stores run on thread pools that refuse work once the main thread has ended, before atexit
         # hooks run: what must still be stored is stored from CPython's hook before that (its only one)
-        threading._register_atexit(_before_exit_all)  # type: ignore[attr-defined]  # (not in typeshed)
+        before_threads_stop(_before_exit_all)
         _exit_hook.append(True)
     _guarded[owner] = weakref.finalize(owner, abandon)
     if before_exit is not None:

@@ -22,11 +22,11 @@ from .nodes import (
     read_root,
     reserved_key,
 )
-from .pools import WorkPools
+from .pools import WorkPools, before_threads_stop
 from .single_chunk import bytes_to_bytes, decode_chunk, decode_single_chunk, encode_chunk, encode_single_chunk
 from .task_groups import Group, ShieldingExecutor, install, settled, until_done
 from .v2 import ZARRAY, ZGROUP, ZMETADATA
-from .zarr_adapter import array_metadata_as_zarr_writes_it, selection_write, sync
+from .zarr_adapter import array_metadata_as_zarr_writes_it, selection_write, sync, wrapped_store
 
 __all__ = [
     "BUCKETS",
@@ -42,6 +42,7 @@ __all__ = [
     "ZGROUP",
     "ZMETADATA",
     "array_metadata_as_zarr_writes_it",
+    "before_threads_stop",
     "bounded",
     "bytes_to_bytes",
     "check_document",
@@ -75,5 +76,6 @@ __all__ = [
     "store_location",
     "stored_sizes",
     "sync",
+    "wrapped_store",
     "until_done",
 ]

@@ -73,6 +73,15 @@ def selection_write(array: zarr.Array, selection: Any, values: Any, orthogonal: 
     return write
 
 
+def wrapped_store(store: Any) -> Any:
+    """The store that ``store`` wraps, if it is a zarr ``WrapperStore`` (ours: :class:`..safety.LivingStore`,
+    the virtual repository's reader), else ``None``.
+
+    Why private: zarr-python 3.4.2's ``WrapperStore`` keeps the store it wraps as ``_store`` and has no public
+    name for it; subclasses reach it through here (tests/project/test_zarr_adapter.py checks the name)."""
+    return getattr(store, "_store", None)
+
+
 def store_supports_sync_io(store: Store) -> bool:
     """Whether ``store`` serves zarr's whole synchronous IO surface (``get_sync``, ``set_sync``,
     ``delete_sync``) right now: local files, memory, and wrappers of them.

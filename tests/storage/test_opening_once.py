@@ -1,0 +1,89 @@
+"""Each decision of an opening made once (issue #39): ``open_store`` wraps a store of another library once
+(``ready_store``), checks once that a creating mode replaces no file this process reads
+(``check_replaceable``), and builds the handle with every setting it keeps (mode ``r-`` included): nothing is
+changed on a handle after it is built."""
+
+from __future__ import annotations
+
+import pytest
+from zarr.storage import MemoryStore
+
+from hdmf_zarr3 import ModeError
+from hdmf_zarr3.storage.handles import open_store
+from hdmf_zarr3.storage.handles import store_opening as opening_module
+from hdmf_zarr3.storage.safety import open_files
+
+KINDS = ["local", "zip", "memory"]
+
+
+def _target(kind, tmp_path):
+    return {"local": tmp_path / "f.nwb.zarr", "zip": tmp_path / "f.nwb.zarr.zip", "memory": MemoryStore()}[kind]
+
+
+def _counting(monkeypatch, owner, name):
+    calls = []
+    original = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _write_one(target):
+    handle = open_store(target, "w")
+    handle.will_change()
+    handle.commit()
+    handle.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mode", ["r", "r-", "r+", "a", "w", "w-"])
+def test_a_store_is_made_ready_once_per_open(kind, mode, tmp_path, monkeypatch):
+    target = _target(kind, tmp_path)
+    if mode != "w-":
+        _write_one(target)
+    calls = _counting(monkeypatch, opening_module, "ready_store")
+    open_store(target, mode).close()
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("mode", ["w", "w-", "x"])
+def test_a_creating_mode_checks_once_that_nothing_read_is_replaced(kind, mode, tmp_path, monkeypatch):
+    target = _target(kind, tmp_path)
+    calls = _counting(monkeypatch, open_files, "check_replaceable")
+    open_store(target, mode).close()
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_mode_r_minus_is_decided_before_the_handle_is_built(kind, tmp_path, monkeypatch):
+    """``r-`` reads without the consolidated metadata: the handle is built so, its setting never flipped."""
+    target = _target(kind, tmp_path)
+    _write_one(target)
+    built = []
+    original = opening_module.StoreHandle.opened.__func__
+
+    def recording(cls, *args, **kwargs):
+        handle = original(cls, *args, **kwargs)
+        built.append(handle.use_consolidated)
+        return handle
+
+    monkeypatch.setattr(opening_module.StoreHandle, "opened", classmethod(recording))
+    handle = open_store(target, "r-")
+    try:
+        assert built == [False] and handle.use_consolidated is False and handle.mode == "r"
+    finally:
+        handle.close()
+
+
+def test_the_decisions_of_an_opening_are_refused_before_anything_is_opened(tmp_path):
+    with pytest.raises(ModeError, match="invalid mode"):
+        opening_module.decide(tmp_path / "f.nwb.zarr", "q")
+    with pytest.raises(ModeError, match="allow_incomplete"):
+        opening_module.decide(tmp_path / "f.nwb.zarr", "a", allow_incomplete=True)
+    decided = opening_module.decide(tmp_path / "f.nwb.zarr", "r-", external_roots=["/data"])
+    assert (decided.mode, decided.use_consolidated, decided.external_roots) == ("r", False, ("/data",))
