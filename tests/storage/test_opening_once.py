@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3 import ModeError
+from hdmf_zarr3 import ModeError, StoreError
 from hdmf_zarr3.storage.handles import open_store
 from hdmf_zarr3.storage.handles import store_opening as opening_module
 from hdmf_zarr3.storage.safety import open_files
@@ -87,3 +87,47 @@ def test_the_decisions_of_an_opening_are_refused_before_anything_is_opened(tmp_p
         opening_module.decide(tmp_path / "f.nwb.zarr", "a", allow_incomplete=True)
     decided = opening_module.decide(tmp_path / "f.nwb.zarr", "r-", external_roots=["/data"])
     assert (decided.mode, decided.use_consolidated, decided.external_roots) == ("r", False, ("/data",))
+
+
+# ---- storage_options: translated once, reused by the lock; refused where nothing would use them -------------
+
+
+def test_an_object_store_file_translates_its_options_once_and_its_lock_reuses_them(s3, monkeypatch):
+    """A writer on S3 opens two object stores (the file's, and the one beside it holding its lock): both are
+    made from one translation of ``storage_options``, the lock's with the very same obstore arguments."""
+    pytest.importorskip("moto")
+    from s3_server import new_bucket
+
+    from hdmf_zarr3.storage.remote import object_stores
+
+    translations = _counting(monkeypatch, object_stores, "to_obstore")
+    made = []
+    original = object_stores.remote_store
+
+    def recording(url, mode, options):
+        made.append((url, options))
+        return original(url, mode, options)
+
+    monkeypatch.setattr(opening_module, "remote_store", recording)
+    url = f"s3://{new_bucket(s3)}/f.nwb.zarr"
+    handle = open_store(url, "w", dict(s3["options"]))
+    try:
+        assert handle.lock is not None and handle.lock.place.key == "f.nwb.zarr.lock"
+    finally:
+        handle.close()
+    assert len(translations) == 1
+    assert [u for u, _ in made] == [url, url.rsplit("/", 1)[0]]  # the file's store, then its lock's
+    assert made[0][1] is made[1][1]  # one translated value, handed to both
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_options_nothing_would_use_are_refused_naming_them(kind, tmp_path):
+    """A local directory, a local zip and a Store passed in use no ``storage_options`` (zarr-python refuses
+    unused ones too): refused with our error naming each key and the file, before anything is created."""
+    target = _target(kind, tmp_path)
+    for mode in ("r", "w", "a"):
+        with pytest.raises(StoreError, match=r"storage_options 'anon', 'region' would not be use") as caught:
+            open_store(target, mode, {"anon": True, "region": "x"})
+        assert caught.value.path
+    assert not any(tmp_path.iterdir())
+    open_store(target, "w", {}).close()  # (none given: nothing to refuse)

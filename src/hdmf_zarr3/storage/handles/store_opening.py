@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,14 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import IncompleteFileError, ModeError, StoreError
 from ...format.documents import VIRTUAL_SOURCES_ATTR
-from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
+from ..remote import (
+    read_root_and_top,
+    read_root_bytes,
+    ready_store,
+    refuse_other_objects,
+    remote_store,
+    translate_options,
+)
 from ..safety import (
     IN_STORE_KEY,
     GuardedLocalStore,
@@ -73,6 +80,11 @@ class Opening:
     use_consolidated: bool = True
     external_roots: tuple[str, ...] = ()
     storage_options: dict[str, Any] | None = None
+
+
+#: What the opening found: the store, where it is, whether it holds a file (its root's bytes when read) and,
+#: for a URL, how the object store its write lock lies in is made.
+_Found = tuple[Store, str | None, Any, Callable[[str], Store] | None]
 
 
 def decide(
@@ -122,9 +134,9 @@ def open_store(
     decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
     opening = decide(path, mode, storage_options, allow_incomplete, external_roots)
     path = ready_store(path, opening.mode)
-    found: tuple[Store, str | None, Any] | StoreHandle
+    found: _Found | StoreHandle
     if isinstance(path, Store):
-        found = _given_store(path, opening.mode)
+        found = _given_store(path, opening)
     elif locations.is_remote(os.fspath(path)):
         found = _remote(os.fspath(path), opening)
     else:
@@ -134,35 +146,41 @@ def open_store(
     return _handle(path, *found, opening)
 
 
-def _given_store(store: Store, mode: str) -> tuple[Store, str | None, Any]:
+def _given_store(store: Store, opening: Opening) -> _Found:
     """A Store passed in: where it is and whether it holds a file (its root's bytes when read)."""
-    location = store_location(store)
+    mode, location = opening.mode, store_location(store)
+    _refuse_options(
+        opening, location or repr(store), "a Store passed in is used as it is: configure it when you make it"
+    )
     present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
     if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
         refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
-    return store, location, present
+    return store, location, present, None
 
 
-def _remote(text: str, opening: Opening) -> tuple[Store, str | None, Any] | StoreHandle:
-    """A URL: its object store, where it is and whether it holds a file; a virtual repository, opened."""
+def _remote(text: str, opening: Opening) -> _Found | StoreHandle:
+    """A URL: its object store, where it is and whether it holds a file, and how its lock's object store is
+    made (with the same options, translated once); a virtual repository, opened."""
     _check_remote(text)
-    store, location = remote_store(text, opening.mode, opening.storage_options), locations.absolute(text)
+    options = translate_options(text, opening.storage_options)
+    store, location = remote_store(text, opening.mode, options), locations.absolute(text)
     root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
     if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
         return _open_repository(location, opening)
     present = root if root is not None else _v2_present(store)
     if not present and opening.mode in WRITE_MODES:
         refuse_other_objects(store, location, IN_STORE_KEY, top)
-    return store, location, present
+    return store, location, present, lambda url: remote_store(url, "a", options)
 
 
-def _local(text: str, opening: Opening) -> tuple[Store, str | None, Any] | StoreHandle:
+def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     """A local path: its guarded store, where it is and whether it holds a file; a zip or a virtual
     repository, opened. Whether it may be replaced is checked here, before anything is created."""
     mode = opening.mode
     location = locations.local_path(text)
     if virtual_repo.is_repository(location):
         return _open_repository(location, opening)
+    _refuse_options(opening, location, "they configure object stores (s3://, gs://, az://, https://), not a local file")
     local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
     if mode in CREATE_MODES:
         open_files.check_replaceable(location, None, mode)
@@ -171,11 +189,23 @@ def _local(text: str, opening: Opening) -> tuple[Store, str | None, Any] | Store
     _check_local(location, mode)
     store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
     present = exists(store) if os.path.isdir(location) else False
-    return store, location, present
+    return store, location, present, None
+
+
+def _refuse_options(opening: Opening, where: str, why: str) -> None:
+    """Refuse ``storage_options`` that nothing would use (zarr-python refuses them too), naming the keys."""
+    if opening.storage_options:
+        keys = ", ".join(repr(key) for key in opening.storage_options)
+        raise StoreError(f"storage_options {keys} would not be used: {why}", where)
 
 
 def _handle(
-    path: str | Path | Store, store: Store, location: str | None, present: Any, opening: Opening
+    path: str | Path | Store,
+    store: Store,
+    location: str | None,
+    present: Any,
+    object_store_at: Callable[[str], Store] | None,
+    opening: Opening,
 ) -> StoreHandle:
     """The handle of a directory, an object store or a Store passed in: presence checked, the lock taken,
     a mode-``w`` replacement prepared."""
@@ -186,7 +216,7 @@ def _handle(
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
     if mode in CREATE_MODES and not checked:
         open_files.check_replaceable(location, store, mode)
-    lock = _lock(path, store, location, mode, opening.storage_options)
+    lock = _lock(path, store, location, mode, object_store_at)
     try:
         if lock is not None:
             # what was read before the lock may be stale (another writer committed meanwhile): an append
@@ -263,11 +293,11 @@ def _lock(
     store: Store | None,
     location: str | None,
     mode: str,
-    storage_options: dict[str, Any] | None,
+    object_store_at: Callable[[str], Store] | None,
 ) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None
-    place = lock_place(path, lambda url: remote_store(url, "a", storage_options))
+    place = lock_place(path, object_store_at)
     return None if place is None else WriteLock.acquire(place, location or repr(store), writer_name())
 
 

@@ -2,7 +2,15 @@
 
 from . import http_sources
 from .http_sources import is_http, unfit
-from .object_stores import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
+from .object_stores import (
+    ObjectStoreOptions,
+    read_root_and_top,
+    read_root_bytes,
+    ready_store,
+    refuse_other_objects,
+    remote_store,
+    translate_options,
+)
 from .obstore_keys import (
     ARGUMENTS,
     CLIENT_KEYS,
@@ -20,6 +28,8 @@ from .options import to_obstore
 from .ranged_file import BlockCachedFile
 
 __all__ = [
+    "ObjectStoreOptions",
+    "translate_options",
     "ARGUMENTS",
     "BlockCachedFile",
     "CLIENT_KEYS",
