@@ -107,3 +107,19 @@ def test_the_storage_contract_is_kept_and_counts_imports_inside_functions(tmp_pa
     )
     proc = _lint_imports(tmp_path / "src")
     assert f"{CONTRACT} BROKEN" in " ".join(proc.stdout.split()), proc.stdout
+
+
+def test_storage_has_no_function_over_60_lines_and_no_module_over_400():
+    """Small pieces (issue #39): a function's lines counted from its ``def`` (decorators aside) to its end."""
+    too_long = []
+    for path in sorted(STORAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(STORAGE)
+        if len(text.splitlines()) > 400:
+            too_long.append(f"{where}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 60:
+                    too_long.append(f"{where}: {node.name} {length} lines")
+    assert too_long == []

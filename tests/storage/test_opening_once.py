@@ -9,7 +9,7 @@ import pytest
 from zarr.storage import MemoryStore
 
 from hdmf_zarr3 import ModeError, StoreError
-from hdmf_zarr3.storage.handles import open_store
+from hdmf_zarr3.storage.handles import open_store, opening_decisions
 from hdmf_zarr3.storage.handles import store_opening as opening_module
 from hdmf_zarr3.storage.safety import open_files
 
@@ -82,10 +82,10 @@ def test_mode_r_minus_is_decided_before_the_handle_is_built(kind, tmp_path, monk
 
 def test_the_decisions_of_an_opening_are_refused_before_anything_is_opened(tmp_path):
     with pytest.raises(ModeError, match="invalid mode"):
-        opening_module.decide(tmp_path / "f.nwb.zarr", "q")
+        opening_decisions.decide(tmp_path / "f.nwb.zarr", "q")
     with pytest.raises(ModeError, match="allow_incomplete"):
-        opening_module.decide(tmp_path / "f.nwb.zarr", "a", allow_incomplete=True)
-    decided = opening_module.decide(tmp_path / "f.nwb.zarr", "r-", external_roots=["/data"])
+        opening_decisions.decide(tmp_path / "f.nwb.zarr", "a", allow_incomplete=True)
+    decided = opening_decisions.decide(tmp_path / "f.nwb.zarr", "r-", external_roots=["/data"])
     assert (decided.mode, decided.use_consolidated, decided.external_roots) == ("r", False, ("/data",))
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import os
 import zipfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,12 @@ from ..stores import DocumentCache, decoding, locations, parse_document, remove_
 from ..virtual import repo as virtual_repo
 from ..zip import ZipOverlayStore, zipped
 from . import local_paths
-from .handle import CREATE_MODES, MODES, WRITE_MODES, HandleEnding, StoreHandle, writer_name
+from .handle import CREATE_MODES, WRITE_MODES, HandleEnding, StoreHandle, writer_name
+from .opening_decisions import Opening, decide, refuse_options
+
+#: What the opening found: the store, where it is, whether it holds a file (its root's bytes when read) and,
+#: for a URL, how the object store its write lock lies in is made.
+_Found = tuple[Store, str | None, Any, Callable[[str], Store] | None]
 
 
 def exists(store: Store) -> bool:
@@ -67,46 +71,6 @@ def _v2_present(store: Store) -> bool:
         return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
     except Exception:  # stores that hold Zarr v3 only (icechunk) refuse v2 keys outright
         return False
-
-
-@dataclass(frozen=True)
-class Opening:
-    """What one call of :func:`open_store` decided, once, before anything is opened: the mode (``r-`` read as
-    ``r`` without the consolidated metadata), whether an incomplete file may be read, the roots of a virtual
-    repository's chunks, the ``storage_options`` as given."""
-
-    mode: str
-    allow_incomplete: bool = False
-    use_consolidated: bool = True
-    external_roots: tuple[str, ...] = ()
-    storage_options: dict[str, Any] | None = None
-
-
-#: What the opening found: the store, where it is, whether it holds a file (its root's bytes when read) and,
-#: for a URL, how the object store its write lock lies in is made.
-_Found = tuple[Store, str | None, Any, Callable[[str], Store] | None]
-
-
-def decide(
-    path: Any,
-    mode: str,
-    storage_options: dict[str, Any] | None = None,
-    allow_incomplete: bool = False,
-    external_roots: Sequence[str] | None = None,
-) -> Opening:
-    """The :class:`Opening` of ``open_store(path, mode, ...)``, or the error its arguments earn."""
-    use_consolidated = mode != "r-"
-    mode = "r" if mode == "r-" else mode
-    if mode not in MODES:
-        raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)} (or r-)")
-    if path is None:
-        raise ValueError("a path, a URL or a zarr Store is required")
-    if allow_incomplete and mode != "r":
-        raise ModeError(
-            f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
-            "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
-        )
-    return Opening(mode, allow_incomplete, use_consolidated, tuple(external_roots or ()), storage_options)
 
 
 def open_store(
@@ -149,7 +113,7 @@ def open_store(
 def _given_store(store: Store, opening: Opening) -> _Found:
     """A Store passed in: where it is and whether it holds a file (its root's bytes when read)."""
     mode, location = opening.mode, store_location(store)
-    _refuse_options(
+    refuse_options(
         opening, location or repr(store), "a Store passed in is used as it is: configure it when you make it"
     )
     present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
@@ -180,7 +144,7 @@ def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     location = locations.local_path(text)
     if virtual_repo.is_repository(location):
         return _open_repository(location, opening)
-    _refuse_options(opening, location, "they configure object stores (s3://, gs://, az://, https://), not a local file")
+    refuse_options(opening, location, "they configure object stores (s3://, gs://, az://, https://), not a local file")
     local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
     if mode in CREATE_MODES:
         open_files.check_replaceable(location, None, mode)
@@ -190,13 +154,6 @@ def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
     present = exists(store) if os.path.isdir(location) else False
     return store, location, present, None
-
-
-def _refuse_options(opening: Opening, where: str, why: str) -> None:
-    """Refuse ``storage_options`` that nothing would use (zarr-python refuses them too), naming the keys."""
-    if opening.storage_options:
-        keys = ", ".join(repr(key) for key in opening.storage_options)
-        raise StoreError(f"storage_options {keys} would not be used: {why}", where)
 
 
 def _handle(
