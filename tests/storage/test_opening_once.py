@@ -131,3 +131,21 @@ def test_options_nothing_would_use_are_refused_naming_them(kind, tmp_path):
         assert caught.value.path
     assert not any(tmp_path.iterdir())
     open_store(target, "w", {}).close()  # (none given: nothing to refuse)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_breaking_a_lock_refuses_options_nothing_would_use_and_leaves_the_lock(kind, tmp_path):
+    """``break_lock`` (and ``recover(..., break_lock=True)``, which breaks the lock first) refuse them as opening
+    does, before the lock is touched."""
+    from hdmf_zarr3 import break_lock, recover
+
+    target = _target(kind, tmp_path)
+    held = open_store(target, "w")  # a writer holding the lock
+    try:
+        with pytest.raises(StoreError, match=r"storage_options 'anon' would not be used"):
+            break_lock(target, {"anon": True})
+        with pytest.raises(StoreError, match=r"storage_options 'anon' would not be used"):
+            recover(target, {"anon": True}, break_lock=True)
+        assert held.lock is None or held.lock.ours()
+    finally:
+        held.close()

@@ -14,8 +14,9 @@ from zarr.abc.store import Store
 from ...errors import FileLockedError
 from ..remote import remote_store
 from ..safety import LockPlace, WriteLock, lock_place, locks
-from ..stores import locations
+from ..stores import locations, store_location
 from ..zip import zipped
+from .opening_decisions import GIVEN_STORE, LOCAL_FILE, refuse_options
 
 
 def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -40,6 +41,10 @@ def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None 
     StoreError
         The lock's place holds a directory with files in it (nothing we made: it is left alone).
     """
+    if isinstance(path, Store):
+        refuse_options(storage_options, store_location(path) or repr(path), GIVEN_STORE)
+    elif not locations.is_remote(os.fspath(path)):
+        refuse_options(storage_options, os.fspath(path), LOCAL_FILE)
     place = lock_place(path, lambda url: remote_store(url, "a", storage_options))
     if place is None:
         return None

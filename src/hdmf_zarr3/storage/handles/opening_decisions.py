@@ -3,7 +3,7 @@ the refusal of ``storage_options`` that nothing would use."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,8 +46,13 @@ def decide(
     return Opening(mode, allow_incomplete, use_consolidated, tuple(external_roots or ()), storage_options)
 
 
-def refuse_options(opening: Opening, where: str, why: str) -> None:
+#: Why ``storage_options`` go unused, by what they were given for.
+LOCAL_FILE = "they configure object stores (s3://, gs://, az://, https://), not a local file"
+GIVEN_STORE = "a Store passed in is used as it is (configure it when made)"
+
+
+def refuse_options(options: Mapping[str, Any] | None, where: str, why: str) -> None:
     """Refuse ``storage_options`` that nothing would use (zarr-python refuses them too), naming the keys."""
-    if opening.storage_options:
-        keys = ", ".join(repr(key) for key in opening.storage_options)
+    if options:
+        keys = ", ".join(repr(key) for key in options)
         raise StoreError(f"storage_options {keys} would not be used: {why}", where)

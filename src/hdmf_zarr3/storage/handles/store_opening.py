@@ -52,7 +52,7 @@ from ..virtual import repo as virtual_repo
 from ..zip import ZipOverlayStore, zipped
 from . import local_paths
 from .handle import CREATE_MODES, WRITE_MODES, HandleEnding, StoreHandle, writer_name
-from .opening_decisions import Opening, decide, refuse_options
+from .opening_decisions import GIVEN_STORE, LOCAL_FILE, Opening, decide, refuse_options
 
 #: What the opening found: the store, where it is, whether it holds a file (its root's bytes when read) and,
 #: for a URL, how the object store its write lock lies in is made.
@@ -113,9 +113,7 @@ def open_store(
 def _given_store(store: Store, opening: Opening) -> _Found:
     """A Store passed in: where it is and whether it holds a file (its root's bytes when read)."""
     mode, location = opening.mode, store_location(store)
-    refuse_options(
-        opening, location or repr(store), "a Store passed in is used as it is: configure it when you make it"
-    )
+    refuse_options(opening.storage_options, location or repr(store), GIVEN_STORE)
     present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
     if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
         refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
@@ -144,7 +142,7 @@ def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     location = locations.local_path(text)
     if virtual_repo.is_repository(location):
         return _open_repository(location, opening)
-    refuse_options(opening, location, "they configure object stores (s3://, gs://, az://, https://), not a local file")
+    refuse_options(opening.storage_options, location, LOCAL_FILE)
     local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
     if mode in CREATE_MODES:
         open_files.check_replaceable(location, None, mode)
