@@ -20,7 +20,7 @@ from _common import Timer, evict_tree, fmt, fmt_spread, quiet, ratio, ratio_line
 from _data import many_small
 from _measure import small_write_read
 
-from hdmf_zarr3.storage.writes.local import WRITER_THREADS
+from hdmf_zarr3.storage.stores.local import WRITER_THREADS
 
 BACKENDS = ["ours", "hdf5", "hdmf-zarr 0.14"]
 #: Ours in the other containers a user may choose for a file of many small objects.

@@ -24,11 +24,11 @@ WRITE_STAGES = [
     ("HDMF build (containers -> builders)", "hdmf/build/manager.py", "build"),
     ("ours: walk the builders into a plan", "hdmf_zarr3/backend/write/writer.py", "_group"),
     ("ours: store the plan", "hdmf_zarr3/backend/write/plan.py", "store_plan"),
-    ("  node documents (zarr.json)", "hdmf_zarr3/storage/stores/handle.py", "put_documents"),
+    ("  node documents (zarr.json)", "hdmf_zarr3/storage/handles/handle.py", "put_documents"),
     ("  single-chunk arrays", "hdmf_zarr3/storage/stores/nodes.py", "put_keys"),
     ("  other chunk jobs", "hdmf_zarr3/storage/stores/nodes.py", "run_jobs"),
     ("ours: cache the specifications", "hdmf_zarr3/backend/specs/cache.py", "cache_specifications"),
-    ("ours: commit (consolidated root)", "hdmf_zarr3/storage/stores/handle.py", "commit"),
+    ("ours: commit (consolidated root)", "hdmf_zarr3/storage/handles/handle.py", "commit"),
     ("HDF5: write_builder", "hdmf/backends/hdf5/h5tools.py", "write_builder"),
 ]
 READ_STAGES = [

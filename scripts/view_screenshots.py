@@ -17,8 +17,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from viewer_files import write_viewer_file  # noqa: E402
 
-from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
 from hdmf_zarr3.view.server import ViewServer  # noqa: E402
+from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
 
 SHOTS = {
     "plot.png": "#node=/acquisition/ElectricalSeries",

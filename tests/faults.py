@@ -2,7 +2,7 @@
 
 :class:`Faults` counts every operation the backend makes of a local directory or zip (zarr's
 ``LocalStore`` reads, writes, deletes and listings, in the writer's thread and on zarr's I/O threads; the
-writer-thread key writes of ``storage/writes/local.py`` through their ``os.replace``; hard links, renames,
+writer-thread key writes of ``storage/stores/local.py`` through their ``os.replace``; hard links, renames,
 removals, truncations and ``fsync`` as the storage code makes them; the members a zip is packed from) and
 makes the ``at``-th one fail with one of :data:`KINDS`:
 

@@ -76,7 +76,7 @@ def state(directory: Path) -> dict[str, object]:
 
 def interrupted_append(path: Path) -> None:
     """Leave ``path`` as an append killed half way would: journal kept, root marked, new nodes written."""
-    from hdmf_zarr3.storage.stores import opening as stores
+    from hdmf_zarr3.storage import handles as stores
 
     commit = stores.StoreHandle.commit
     stores.StoreHandle.commit = lambda self: None  # the commit never happens: as if killed before it

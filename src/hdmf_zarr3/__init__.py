@@ -39,8 +39,7 @@ from .errors import (
 from .format.vocabulary.names import FORMAT_VERSION
 from .hdf5.conversion import convert
 from .inspection import FileInfo, NodeInfo, Problem, ValidationReport, info, validate
-from .storage.safety.locks import break_lock
-from .storage.safety.recovery import recover
+from .storage.handles import break_lock, recover
 
 __all__ = [
     "FORMAT_VERSION",

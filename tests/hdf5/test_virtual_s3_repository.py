@@ -137,7 +137,7 @@ def test_an_unfinished_conversion_on_s3_is_refused_as_incomplete_and_replaced(s3
 
     from hdmf_zarr3 import IncompleteFileError
     from hdmf_zarr3.storage.virtual import repo
-    from hdmf_zarr3.storage.virtual.sources import repository_storage
+    from hdmf_zarr3.storage.virtual.source_files import repository_storage
 
     src = hdf5_source(tmp_path / "s.nwb")
     dst = f"s3://{new_bucket(s3)}/s.icechunk"
@@ -153,7 +153,7 @@ def test_an_unfinished_conversion_on_s3_is_refused_as_incomplete_and_replaced(s3
 def test_an_empty_repository_on_s3_that_no_conversion_made_is_not_replaced(s3, tmp_path):
     import icechunk
 
-    from hdmf_zarr3.storage.virtual.sources import repository_storage
+    from hdmf_zarr3.storage.virtual.source_files import repository_storage
 
     src = hdf5_source(tmp_path / "s.nwb")
     dst = f"s3://{new_bucket(s3)}/s.icechunk"
@@ -216,7 +216,7 @@ def test_telling_a_repository_from_a_zarr_file_costs_no_request(s3_to_s3, caplog
     listing made anyway when the root is absent (to tell a missing file from a missing bucket)."""
     from writing import write_nwb
 
-    from hdmf_zarr3.storage.stores.opening import open_store
+    from hdmf_zarr3.storage.handles.store_opening import open_store
 
     s3, bucket, _, dst = s3_to_s3
     plain = f"s3://{bucket}/plain.nwb.zarr"

@@ -14,7 +14,7 @@ from virtual_files import EPHYS, hdf5_source
 
 from hdmf_zarr3 import NWBZarrIO, SourceChangedError, UnsafeLinkError, convert
 from hdmf_zarr3.storage.virtual import repo as virtual_repo
-from hdmf_zarr3.storage.virtual import sources as virtual_sources
+from hdmf_zarr3.storage.virtual import source_files as virtual_sources
 
 pytest.importorskip("icechunk")
 

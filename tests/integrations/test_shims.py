@@ -57,7 +57,7 @@ def test_opening_a_store_checks_blosc_frames(tmp_path):
         """
         import sys
         from numcodecs.blosc import Blosc
-        from hdmf_zarr3.storage.stores.opening import open_store
+        from hdmf_zarr3.storage.handles.store_opening import open_store
         assert not getattr(Blosc.decode, "_hdmf_zarr3_checked", False)
         open_store(sys.argv[1], "w").close()
         assert Blosc.decode._hdmf_zarr3_checked

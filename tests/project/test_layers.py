@@ -95,7 +95,7 @@ def test_the_store_layer_does_not_import_the_package_root():
         if t == "hdmf_zarr3" or t.removeprefix("hdmf_zarr3.") in ("__version__", "__init__")
     ]
     assert found == []
-    assert "hdmf_zarr3._version" in {t for _, t in imported(PACKAGE / "storage" / "stores" / "handle.py")}
+    assert "hdmf_zarr3._version" in {t for _, t in imported(PACKAGE / "storage" / "handles" / "handle.py")}
     assert hdmf_zarr3.__version__ == importlib.import_module("hdmf_zarr3._version").__version__
 
 

@@ -147,3 +147,42 @@ def test_array_metadata_as_zarr_writes_it_fills_defaults_and_refuses_what_zarr_r
     doc["codecs"] = [{"name": "bytes"}]  # a multi-byte type needs its byte order
     with pytest.raises(ValueError, match="endian"):
         zarr_adapter.array_metadata_as_zarr_writes_it(doc)
+
+
+def test_wrapped_store_is_the_store_zarrs_wrapper_store_wraps():
+    """zarr's ``WrapperStore`` keeps what it wraps as ``_store`` (no public name): if zarr renames it, this
+    fails here rather than our wrappers (LivingStore, the virtual repository's reader) at a read."""
+    from zarr.storage import WrapperStore
+
+    from hdmf_zarr3.storage.safety import LivingStore
+
+    inner = MemoryStore()
+    assert zarr_adapter.wrapped_store(WrapperStore(inner)) is inner
+    assert zarr_adapter.wrapped_store(inner) is None
+    assert issubclass(LivingStore, WrapperStore)
+
+
+def test_before_threads_stop_is_cpythons_hook_before_thread_pools_stop():
+    """CPython's ``threading._register_atexit`` (no public name, used only by storage/stores/pools.py): a
+    hook registered through it runs at exit before ``atexit`` hooks (and before zarr's pools refuse work)."""
+    import subprocess
+    import sys
+
+    from hdmf_zarr3.storage.stores import pools
+
+    assert callable(getattr(threading_module(), "_register_atexit", None))
+    code = (
+        "import atexit\n"
+        "from hdmf_zarr3.storage.stores import before_threads_stop\n"
+        "atexit.register(lambda: print('atexit', flush=True))\n"
+        "before_threads_stop(lambda: print('before', flush=True))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.split() == ["before", "atexit"], done.stderr
+    assert "_register_atexit" in Path(pools.__file__).read_text(encoding="utf-8")
+
+
+def threading_module():
+    import threading
+
+    return threading

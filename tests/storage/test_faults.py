@@ -55,9 +55,9 @@ from sweep_pool import pool, run_all
 from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, recover
 from hdmf_zarr3.backend.datasets import changes
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError, StoreError
+from hdmf_zarr3.storage.handles.handle import StoreHandle
 from hdmf_zarr3.storage.safety import journal
-from hdmf_zarr3.storage.stores.handle import StoreHandle
-from hdmf_zarr3.storage.writes import local as local_writes
+from hdmf_zarr3.storage.stores import local as local_writes
 
 SPREAD = int(os.environ.get("HDMF_ZARR3_FAULT_SPREAD", "4"))  # operations tried besides the first and last
 SEED = int(os.environ.get("HDMF_ZARR3_FAULT_SEED", "20261126"))
@@ -176,7 +176,7 @@ def test_fault_at_every_operation(bases, scenario, kind, runs, workers):
     _sweep(bases, scenario, kind, runs, every=True, workers=workers)
 
 
-#: Write paths whose batches of keys the writer's threads store (``storage/writes/local.py``) once a batch is
+#: Write paths whose batches of keys the writer's threads store (``storage/stores/local.py``) once a batch is
 #: large enough (the scenarios' files are smaller: the tests below make every batch of two keys large enough).
 THREADED = [(s, k) for s in ("write", "replace", "append", "rows", "export", "convert_zarr") for k in KINDS]
 

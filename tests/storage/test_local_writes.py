@@ -1,4 +1,4 @@
-"""Small keys written into a local directory by the writer's threads (``storage.writes.local``): each whole,
+"""Small keys written into a local directory by the writer's threads (``storage.stores.local``): each whole,
 through a temporary name a killed writer's leftovers are recognized by, nothing left behind on error, and
 every thread ended before the batch returns or raises."""
 
@@ -15,8 +15,8 @@ import zarr
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3.errors import StoreError
+from hdmf_zarr3.storage.stores import local as local_writes
 from hdmf_zarr3.storage.stores import nodes
-from hdmf_zarr3.storage.writes import local as local_writes
 
 
 def _full(name, dir_fd=None):

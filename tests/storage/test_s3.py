@@ -95,7 +95,7 @@ class DepthStore(WrapperStore):
 
 
 def _depth_of_read(url, options):
-    from hdmf_zarr3.storage.stores.opening import open_store
+    from hdmf_zarr3.storage.handles.store_opening import open_store
 
     store = DepthStore(open_store(url, "r", options).store)
     with NWBZarrIO(store, mode="r") as io:
@@ -219,7 +219,7 @@ def test_node_documents_downloading_at_once_stay_within_an_allowance(s3, monkeyp
     within its limit, and together the bodies downloading at once stay within the store's allowance (two
     documents at their limit), while ordinary documents still download side by side."""
     from hdmf_zarr3.storage.remote import allowance
-    from hdmf_zarr3.storage.remote.errors import RemoteObjectStore
+    from hdmf_zarr3.storage.remote.remote_object_store import RemoteObjectStore
 
     bucket = new_bucket(s3)
     url = f"s3://{bucket}/a.nwb.zarr"

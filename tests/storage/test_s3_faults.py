@@ -15,8 +15,8 @@ from s3_faults import fault_proxy, through
 from s3_server import new_bucket
 from writing import write_builder
 
-from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrDataIO, ZarrIO
-from hdmf_zarr3.storage.remote.errors import DEFAULT_RETRY
+from hdmf_zarr3 import FileLockedError, RemoteStoreError, StoreError, ZarrDataIO, ZarrIO, break_lock
+from hdmf_zarr3.storage.remote.remote_object_store import DEFAULT_RETRY
 from hdmf_zarr3.storage.safety import locks
 
 pytest.importorskip("moto", reason="the S3 tests need moto (pip install '.[test]')")
@@ -417,7 +417,7 @@ def test_a_write_whose_endpoint_fails_at_every_write_request_is_complete_or_dete
                 write_builder(url, _root("n", "m"), mode=mode, storage_options=through(proxy, s3["options"], **fast))
             except HdmfZarrError as exc:
                 assert isinstance(exc, StoreError), (k, exc)
-        locks.break_lock(url, s3["options"])
+        break_lock(url, s3["options"])
         try:
             after = _snapshot(url, s3["options"])
         except IncompleteFileError:

@@ -11,8 +11,8 @@ from zarr.storage import MemoryStore
 
 from hdmf_zarr3.format.documents import zarr_json as documents
 from hdmf_zarr3.format.vocabulary import dtypes
-from hdmf_zarr3.storage.codecs.single_chunk import encode_single_chunk
 from hdmf_zarr3.storage.stores.nodes import dump_document
+from hdmf_zarr3.storage.stores.single_chunk import encode_single_chunk
 
 CASES = [
     ("int16", np.arange(12, dtype="int16").reshape(3, 4), None),
@@ -60,7 +60,7 @@ def test_multi_chunk_arrays_are_left_to_zarr():
 
 @pytest.mark.parametrize("dtype,values,codecs", CASES, ids=[c[0] for c in CASES])
 def test_direct_decode_inverts_direct_encode(dtype, values, codecs):
-    from hdmf_zarr3.storage.codecs.single_chunk import decode_single_chunk
+    from hdmf_zarr3.storage.stores.single_chunk import decode_single_chunk
 
     storage = dtypes.for_scalar_dtype(dtype)
     doc = documents.array_document(values.shape, storage, {"zarr_dtype": dtype}, codecs=codecs)

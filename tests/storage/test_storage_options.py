@@ -21,9 +21,10 @@ from writing import write_nwb
 from zarr.storage import ObjectStore
 
 from hdmf_zarr3 import NWBZarrIO, StoreError
-from hdmf_zarr3.storage.stores import options as opts
-from hdmf_zarr3.storage.stores.opening import open_store
-from hdmf_zarr3.storage.stores.options import AwsProfile, to_obstore
+from hdmf_zarr3.storage.handles.store_opening import open_store
+from hdmf_zarr3.storage.remote import options as opts
+from hdmf_zarr3.storage.remote.aws_profile import AwsProfile
+from hdmf_zarr3.storage.remote.options import to_obstore
 
 obstore = pytest.importorskip("obstore")
 

@@ -351,7 +351,7 @@ def test_a_file_url_is_percent_decoded(tmp_path):
 def test_a_zip_on_an_object_store_is_refused_saying_so(url, mode, monkeypatch):
     """A prefix ending ``.zip`` was written as loose objects; a real zip object was read as "no Zarr group found".
     Refused before any store is made (no request)."""
-    from hdmf_zarr3.storage.stores import opening
+    from hdmf_zarr3.storage.handles import store_opening as opening
 
     monkeypatch.setattr(opening, "remote_store", lambda *a: pytest.fail("a store was made"))
     with pytest.raises(StoreError, match="zip file on an object store or web server is not supported"):
@@ -364,7 +364,7 @@ MALFORMED_URLS = ["https://[::1/x.nwb.zarr", "s3://b/x y.nwb.zarr", "s3://b/x\x0
 @pytest.mark.parametrize("url", MALFORMED_URLS)
 @pytest.mark.parametrize("mode", ["r", "w"])
 def test_a_url_no_store_opens_is_our_error(url, mode, monkeypatch):
-    from hdmf_zarr3.storage.stores import opening
+    from hdmf_zarr3.storage.handles import store_opening as opening
 
     monkeypatch.setattr(opening, "remote_store", lambda *a: pytest.fail("a store was made"))
     with pytest.raises(StoreError, match="URL"):

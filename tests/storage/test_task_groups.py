@@ -1,5 +1,5 @@
 """Every store operation started by one synchronous call has ended before the call returns or raises
-(``storage/writes/task_groups.py``): a rollback that follows never races the failed write's operations."""
+(``storage/stores/task_groups.py``): a rollback that follows never races the failed write's operations."""
 
 from __future__ import annotations
 

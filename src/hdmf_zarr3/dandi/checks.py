@@ -31,7 +31,7 @@ def check_dandi(path: str | Path, storage_options: dict[str, Any] | None = None)
     DandiReport
         Its findings, errors first; ``report.refused`` is True when there is any error.
     """
-    from ..storage.stores import open_store
+    from ..storage.handles import open_store
     from .content import content_findings, layout_findings
     from .zarr_rules import zarr_findings
 

@@ -21,10 +21,11 @@ from typing import Any
 
 from ..backend.write import MIN_VIRTUAL_BYTES, VirtualOptions
 from ..errors import StoreError
-from ..storage.safety import WriteLock, failures, lock_place
+from ..storage.remote import remote_store
+from ..storage.safety import WriteLock, lock_place, store_failures
 from ..storage.stores import locations
 from ..storage.virtual import repo as virtual_repo
-from ..storage.virtual import sources as virtual_sources
+from ..storage.virtual import source_files as virtual_sources
 
 
 def convert_virtual(
@@ -63,7 +64,7 @@ def convert_virtual(
         source = virtual_sources.local_source(source_text)
     if virtual_sources.is_s3(target):  # (a missing bucket or wrong credentials: said of the destination)
         virtual_sources.holds_anything(target, target_options)
-    place = lock_place(target, target_options)
+    place = lock_place(target, lambda url: remote_store(url, "a", target_options))
     if place is None:  # (a path or URL always has one)
         raise StoreError("no place for the destination's write lock", target)
     lock = WriteLock.acquire(place, target, "hdmf_zarr3 convert (virtual)")
@@ -77,7 +78,9 @@ def convert_virtual(
             with contextlib.suppress(Exception):
                 virtual_repo.remove_unfinished(target, target_options)
             error = _named(
-                failures.typed(virtual_repo.storage_failure(exc, target), target, "the virtual conversion failed"),
+                store_failures.typed(
+                    virtual_repo.storage_failure(exc, target), target, "the virtual conversion failed"
+                ),
                 target,
             )
             if error is exc:

@@ -21,8 +21,8 @@ from ..backend.read import integrity
 from ..backend.zarrio import NWBZarrIO
 from ..errors import HdmfZarrError
 from ..format.documents import completion
+from ..storage.handles import open_store
 from ..storage.safety import audit
-from ..storage.stores import open_store
 
 #: What a problem is about: ``"storage"`` the store and its documents (the listing, an unfinished write,
 #: a ``zarr.json`` differing from its consolidated copy, missing or out of the tree, a missing chunk, an

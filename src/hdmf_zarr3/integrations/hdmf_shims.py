@@ -34,7 +34,7 @@ process (idempotent, under a lock), when it is first needed:
   warns that the rest was not checked (on read hdmf only warns about indices out of range anyway; indexing the
   region still refuses them). Any other data goes to hdmf's original. :func:`activate` checks the method's
   signature first (``RuntimeError`` if hdmf renamed or changed it: the shim would otherwise do nothing).
-- the blosc frame check (:func:`hdmf_zarr3.storage.codecs.decoding.install`), when this package first opens a store
+- the blosc frame check (:func:`hdmf_zarr3.storage.stores.decoding.install`), when this package first opens a store
   (``open_store``, so by every ZarrIO and the CLI): numcodecs decodes a blosc frame by the sizes its header
   declares, reading past the end of a truncated frame (numcodecs issue #228, open). Not version-gated: the
   check is harmless where numcodecs validates frames itself.
@@ -228,7 +228,7 @@ def activate(dataset_type: type[Any]) -> None:
             return
         from hdmf.build import ObjectMapper
 
-        from ..storage.codecs import decoding
+        from ..storage.stores import decoding
 
         _EXTENDED_IN_PLACE = (dataset_type,)
         ObjectMapper.no_convert(dataset_type)  # hdmf's registration: read datasets are kept as they are

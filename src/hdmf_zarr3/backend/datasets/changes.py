@@ -22,7 +22,7 @@ from ...format.documents import chunk_key
 from ...format.layout import retyped_codecs
 from ...format.vocabulary import ArrayView, key_separator, store_key
 from ...integrations import h5py_lock_released
-from ...storage.safety import failures
+from ...storage.safety import store_failures
 from ...storage.stores import ZARR_JSON, selection_write, sync
 from ...storage.writes import RowAppend, row_appends
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import zarr
 
     from ...format.vocabulary import StorageType
-    from ...storage.stores import StoreHandle
+    from ...storage.handles import StoreHandle
     from ..zarrio import DatasetContext, DatasetOwner
 
 #: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
@@ -135,7 +135,7 @@ class DatasetChanges:
             yield
         except BaseException as exc:
             self._context.undo_changes()
-            error = failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
+            error = store_failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
             if error is exc:
                 raise
             raise error from exc
@@ -148,7 +148,7 @@ class DatasetChanges:
         try:
             yield
         except OSError as exc:
-            error = failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
+            error = store_failures.typed(exc, self._target.io.source, f"storing the change of {self.path} failed")
             if error is exc:
                 raise
             raise error from exc

@@ -20,7 +20,8 @@ from ...format.specs import check as spec_check
 from ...format.vocabulary import dtypes as D
 from ...format.vocabulary import first_chunk_key
 from ...format.vocabulary import names as N
-from ...storage.stores import StoreHandle, nodes, stored_sizes
+from ...storage.handles import StoreHandle
+from ...storage.stores import nodes, stored_sizes
 
 _TEXT = D.for_scalar_dtype(D.TEXT)
 

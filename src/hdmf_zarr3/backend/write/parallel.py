@@ -47,8 +47,9 @@ from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataE
 from ...format.vocabulary import dtypes as D
 from ...integrations import iterator_block
 from ...storage.codecs import direct_write as direct
+from ...storage.handles import StoreHandle
 from ...storage.safety import GuardedLocalStore
-from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
+from ...storage.stores import WorkPools, locations, nodes, sync
 from ...storage.zip import ZipOverlayStore
 from .streaming import StreamPlan, plan_stream
 

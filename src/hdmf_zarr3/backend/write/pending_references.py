@@ -24,7 +24,7 @@ from .reference_targets import link_target
 if TYPE_CHECKING:
     from hdmf.build import BuildManager, GroupBuilder
 
-    from ...storage.stores import StoreHandle
+    from ...storage.handles import StoreHandle
     from ..datasets import DatasetChanges
 
 

@@ -4,7 +4,7 @@ The writer (:mod:`.writer`) touches no store while it walks the tree; it collect
 the jobs that write chunks. Here they are stored in the order that keeps a file readable if the writer is
 killed part-way: the root marked incomplete (with its attributes) first, groups before arrays, node
 documents before their chunks (transactional stores such as icechunk insist), streams last. The commit
-(:meth:`~hdmf_zarr3.storage.stores.handle.StoreHandle.commit`) then stores the root once, complete.
+(:meth:`~hdmf_zarr3.storage.handles.handle.StoreHandle.commit`) then stores the root once, complete.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from zarr.abc.store import Store
 
 from ...format.vocabulary import names as N
 from ...integrations import dask_arrays
-from ...storage.codecs import UnitEncoder, encode_single_chunk
-from ...storage.stores import StoreHandle, WorkPools, nodes
+from ...storage.codecs import UnitEncoder
+from ...storage.handles import StoreHandle
+from ...storage.stores import WorkPools, encode_single_chunk, nodes
 from .parallel import ParallelOptions, write_streams
 from .streaming import copy_blocks, stream_iterator
 

@@ -164,7 +164,7 @@ class BuilderWriter:
     def _source_documents(self, source: str) -> dict[str, Any]:
         if locations.same(source, self.context.source):
             return self.context.documents()  # appending to this very file
-        from ...storage.stores import open_store
+        from ...storage.handles import open_store
 
         try:
             return open_store(source, "r", self.context.storage_options).documents()

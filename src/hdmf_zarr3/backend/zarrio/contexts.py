@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
     from ...format.data import Reference
     from ...format.dialects import Convention, Dialect
-    from ...storage.stores import StoreHandle, WorkPools
+    from ...storage.handles import StoreHandle
+    from ...storage.stores import WorkPools
 
 
 class HeldRows(Protocol):

@@ -23,8 +23,9 @@ from zarr.abc.store import Store
 
 from ...errors import NotZarrError
 from ...format.vocabulary import store_key
+from ...storage.handles import StoreHandle, local_paths
 from ...storage.safety import open_files
-from ...storage.stores import StoreHandle, local_paths, locations, sync
+from ...storage.stores import locations, sync
 from ..write import ParallelOptions, builder_path
 
 if TYPE_CHECKING:

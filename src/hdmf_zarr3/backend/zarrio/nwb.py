@@ -14,8 +14,9 @@ from zarr.abc.store import Store
 
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
+from ...storage.handles import CREATE_MODES, StoreHandle, open_store
 from ...storage.remote import ready_store
-from ...storage.stores import CREATE_MODES, StoreHandle, locations, open_store
+from ...storage.stores import locations
 from ..specs import cache as spec_cache
 from .opening import dialect_of
 from .zarr_io import ZarrIO

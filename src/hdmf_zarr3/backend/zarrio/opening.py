@@ -13,8 +13,9 @@ from ...errors import DialectError, IncompleteFileError, ModeError
 from ...format import dialects
 from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
+from ...storage.handles import CREATE_MODES, StoreHandle, open_store
 from ...storage.safety import limit_reads
-from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
+from ...storage.stores import WorkPools, locations
 
 if TYPE_CHECKING:
     from ..datasets import RowTally

@@ -15,8 +15,9 @@ from ...errors import CorruptStoreError, HdmfZarrError
 from ...format.data import Reference
 from ...format.vocabulary import names as N
 from ...integrations import dask_arrays
+from ...storage.handles import CREATE_MODES
 from ...storage.safety import audit
-from ...storage.stores import CREATE_MODES, locations
+from ...storage.stores import locations
 from ..datasets import ZarrDataset
 from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet

@@ -15,7 +15,7 @@ from hdmf.container import Container
 
 from ...errors import ModeError, StoreError
 from ...format.layout import Relayout
-from ...storage.safety import failures, refuse_self_overwrite
+from ...storage.safety import refuse_self_overwrite, store_failures
 from ...storage.stores import locations
 from ..datasets import AppendedRows
 from ..settings import bridge as dataio_bridge
@@ -26,7 +26,7 @@ from . import closed_files, hdmf_zarr_api
 from .contexts import WriteContext
 
 if TYPE_CHECKING:
-    from ...storage.stores import StoreHandle
+    from ...storage.handles import StoreHandle
     from ..write import VirtualOptions
     from .contexts import DatasetOwner
     from .opening import OpenFile
@@ -112,8 +112,8 @@ class FileWriter:
             try:
                 self.discard(self.file.handle)
             except BaseException as undo_error:  # (the store refused the undo too: a read-only file system)
-                raise failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
-            error = failures.typed(exc, self.owner.source)
+                raise store_failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
+            error = store_failures.typed(exc, self.owner.source)
             if error is exc:
                 raise
             raise error from exc
@@ -131,8 +131,8 @@ class FileWriter:
             try:
                 handle.rollback()  # (nothing left to undo once the commit stored the complete root)
             except BaseException as undo_error:  # (the store refused the undo too: a read-only file system)
-                raise failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
-            error = failures.typed(exc, self.owner.source)
+                raise store_failures.with_undo_failure(exc, undo_error, self.owner.source) from exc
+            error = store_failures.typed(exc, self.owner.source)
             if error is exc:
                 raise
             raise error from exc

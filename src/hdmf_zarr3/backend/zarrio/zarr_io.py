@@ -24,9 +24,10 @@ from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout
 from ...format.specs import cache_layout as S
 from ...integrations import dataset_html, hdmf_shims
+from ...storage.handles import StoreHandle, open_store
 from ...storage.remote import ready_store
-from ...storage.safety import failures, locks
-from ...storage.stores import StoreHandle, WorkPools, locations, open_store
+from ...storage.safety import locks, store_failures
+from ...storage.stores import WorkPools, locations
 from ..datasets import ZarrDataset
 from ..read import ForeignFiles
 from ..specs import cache as spec_cache
@@ -177,9 +178,9 @@ class ZarrIO(HDMFIO):
             self.close()  # (also when the rollback failed: the lock is released)
         if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
             error = (
-                failures.typed(exc_value, self.source)
+                store_failures.typed(exc_value, self.source)
                 if undo_error is None
-                else failures.with_undo_failure(exc_value, undo_error, self.source)
+                else store_failures.with_undo_failure(exc_value, undo_error, self.source)
             )
             if error is not exc_value:
                 raise error from exc_value
@@ -209,7 +210,7 @@ class ZarrIO(HDMFIO):
 
     @property
     def store_handle(self) -> StoreHandle:
-        """The open store (:class:`~hdmf_zarr3.storage.stores.opening.StoreHandle`); raises hdmf's
+        """The open store (:class:`~hdmf_zarr3.storage.handles.store_opening.StoreHandle`); raises hdmf's
         ``UnsupportedOperation`` once the file is closed (:attr:`file` gives ``None`` then)."""
         return self._open_file.require_open()
 

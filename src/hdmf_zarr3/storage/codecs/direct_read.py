@@ -26,8 +26,7 @@ from ...errors import CorruptStoreError
 from ...format.data import Picks, orthogonal_picks
 from ...format.documents import chunk_key
 from ...format.vocabulary import store_key
-from ..stores import WorkPools, sync
-from .decoding import DECODE_ERRORS, check_blosc_frame, decode_error
+from ..stores import DECODE_ERRORS, WorkPools, check_blosc_frame, decode_error, sync
 from .direct_write import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer
 
 #: Fetch a whole shard from a store other than a local directory when the selection needs at least

@@ -31,8 +31,7 @@ from zarr.storage import LocalStore
 from ...format.documents import chunk_key
 from ...format.layout import all_chunks_stored, stored_bound
 from ...format.vocabulary import ArrayView, store_key
-from ..stores import WorkPools
-from .single_chunk import bytes_to_bytes
+from ..stores import WorkPools, bytes_to_bytes
 
 #: Shards encoded at once by one block write (each holds its encoded chunks until stored).
 UNITS_IN_FLIGHT = 2

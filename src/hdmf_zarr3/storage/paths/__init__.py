@@ -1,24 +1,19 @@
 """Every path a write touches, one safe way: below the file's real root, never through a symlink, only
 regular files and directories, never waiting on a FIFO; side files beside the file created exclusively."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from .confined import RootDirectory, under
-    from .file_ops import split_key, temporary_name, write_all
-    from .refusals import AUDIT_EVENT, kind_of
-    from .side_files import (
-        create_side_file,
-        link_side_file,
-        open_side_file,
-        private_directory,
-        remove_private_directory,
-        remove_side_file,
-        replace_side_file,
-        side_stem,
-    )
+from .confined import RootDirectory, under
+from .file_ops import split_key, temporary_name, write_all
+from .refusals import AUDIT_EVENT, kind_of
+from .side_files import (
+    create_side_file,
+    link_side_file,
+    open_side_file,
+    private_directory,
+    remove_private_directory,
+    remove_side_file,
+    replace_side_file,
+    side_stem,
+)
 
 __all__ = [
     "AUDIT_EVENT",
@@ -37,4 +32,3 @@ __all__ = [
     "under",
     "write_all",
 ]
-__getattr__ = door(__name__, __file__)

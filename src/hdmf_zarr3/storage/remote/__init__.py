@@ -1,32 +1,36 @@
 """Object stores and web servers: opening, options, retries, one version per reader."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from . import http_sources
-    from .errors import BUCKETS, object_store_url
-    from .http_sources import is_http, unfit
-    from .object_stores import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
-    from .obstore_keys import (
-        ARGUMENTS,
-        CLIENT_KEYS,
-        FSSPEC_AS_OBSTORE,
-        HTTP_ARGUMENTS,
-        HTTP_IGNORED,
-        IGNORED,
-        KINDS,
-        OBSTORE_KEYS,
-        PREFIXES,
-        STORE_NAMES,
-        canonical,
-    )
-    from .ranged_file import BlockCachedFile
+from . import http_sources
+from .http_sources import is_http, unfit
+from .object_stores import (
+    ObjectStoreOptions,
+    read_root_and_top,
+    read_root_bytes,
+    ready_store,
+    refuse_other_objects,
+    remote_store,
+    translate_options,
+)
+from .obstore_keys import (
+    ARGUMENTS,
+    CLIENT_KEYS,
+    FSSPEC_AS_OBSTORE,
+    HTTP_ARGUMENTS,
+    HTTP_IGNORED,
+    IGNORED,
+    KINDS,
+    OBSTORE_KEYS,
+    PREFIXES,
+    STORE_NAMES,
+    canonical,
+)
+from .options import to_obstore
+from .ranged_file import BlockCachedFile
 
 __all__ = [
+    "ObjectStoreOptions",
+    "translate_options",
     "ARGUMENTS",
-    "BUCKETS",
     "BlockCachedFile",
     "CLIENT_KEYS",
     "FSSPEC_AS_OBSTORE",
@@ -40,12 +44,11 @@ __all__ = [
     "canonical",
     "http_sources",
     "is_http",
-    "object_store_url",
     "read_root_and_top",
     "read_root_bytes",
     "ready_store",
     "refuse_other_objects",
     "remote_store",
+    "to_obstore",
     "unfit",
 ]
-__getattr__ = door(__name__, __file__)

@@ -43,7 +43,7 @@ from typing import Any
 from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 from ...errors import StoreError
-from ..stores import to_obstore
+from .options import to_obstore
 
 #: Redirects followed from the URL given to the file (DANDI's asset URLs take one).
 MAX_REDIRECTS = 5

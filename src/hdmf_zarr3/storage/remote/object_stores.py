@@ -2,26 +2,47 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from zarr.abc.store import Store
 
 from ...errors import StoreError
-from ..stores import locations, sync, to_obstore
-from .errors import RemoteObjectStore, bounded, object_store_url
+from ..stores import locations, object_store_url, sync
+from .options import to_obstore
+from .remote_object_store import RemoteObjectStore, bounded
 
 
-def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
-    """The zarr ``ObjectStore`` of ``url``, configured by ``storage_options`` in fsspec's or obstore's
-    convention (see :mod:`.options`)."""
+@dataclass(frozen=True)
+class ObjectStoreOptions:
+    """``storage_options`` translated once (fsspec's or obstore's convention, see :mod:`.options`) into obstore's
+    keyword arguments, our bounded retries included: what every object store of one opening is made with (the
+    file's own, the one its write lock lies in)."""
+
+    kind: str  # obstore's kind of store: "s3", "gcs", "azure" or "http"
+    arguments: Mapping[str, Any]  # (read-only)
+
+
+def _obstore(url: str) -> Any:
     try:
         import obstore
         import obstore.store
     except ImportError as exc:  # an optional dependency
         raise ImportError(f"opening {url} needs obstore: pip install 'hdmf_zarr3[remote]'") from exc
-    given, url = url, url.rstrip("/")
-    if url[:6].lower() == "gcs://":  # gcsfs's spelling, which obstore does not know
-        url = "gs://" + url[6:]
+    return obstore
+
+
+def _plain_url(url: str) -> str:
+    url = url.rstrip("/")
+    return "gs://" + url[6:] if url[:6].lower() == "gcs://" else url  # (gcsfs's spelling, unknown to obstore)
+
+
+def translate_options(url: str, options: Mapping[str, Any] | None) -> ObjectStoreOptions:
+    """``storage_options`` for the object store at ``url``, translated and checked (:class:`StoreError` naming
+    the option): done once per opening, the result handed to :func:`remote_store` for each store it opens."""
+    obstore, given, url = _obstore(url), url, _plain_url(url)
     try:
         kind = obstore.parse_scheme(url)
     except Exception as exc:  # a URL obstore cannot place
@@ -32,8 +53,16 @@ def remote_store(url: str, mode: str, options: dict[str, Any] | None) -> Store:
             problem = locations.url_problem(value, frozenset({"http", "https"}))
             if problem is not None:
                 raise StoreError(f"cannot open it: the endpoint {value[:300]!r} ({key}) {problem}", given)
+    return ObjectStoreOptions(kind, MappingProxyType(kwargs))
+
+
+def remote_store(url: str, mode: str, options: Mapping[str, Any] | ObjectStoreOptions | None) -> Store:
+    """The zarr ``ObjectStore`` of ``url``, configured by ``storage_options`` in fsspec's or obstore's
+    convention (see :mod:`.options`), or by what :func:`translate_options` made of them (not translated again)."""
+    settings = options if isinstance(options, ObjectStoreOptions) else translate_options(url, options)
+    obstore, given, url = _obstore(url), url, _plain_url(url)
     try:
-        backend = obstore.store.from_url(url, **kwargs)
+        backend = obstore.store.from_url(url, **settings.arguments)
     except Exception as exc:  # obstore raises its own error types for bad URLs and options
         raise StoreError(f"cannot open {given}: {exc}") from exc
     return _for_mode(RemoteObjectStore(backend, read_only=(mode == "r"), location=url), mode)

@@ -1,43 +1,37 @@
-"""Nothing lost, nothing read that should not be: locks, journal, rollback, recovery."""
+"""Nothing lost, nothing read that should not be: locks, journal, rollback, guarded reads, audit."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from . import audit, failures, locks, open_files
-    from .guarded import DOCUMENT_NAMES, GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads, too_large
-    from .living_store import LivingStore
-    from .lock_places import IN_STORE_KEY, lock_place, transactional
-    from .locks import WriteLock
-    from .open_files import Lifetime
-    from .recovery import recover
-    from .replacing import LocalReplacement, replace_in_place, working_directory
-    from .rollback import Rollback
-    from .self_overwrite import refuse_self_overwrite
+from . import audit, journal, locks, open_files, store_failures
+from .guarded import DOCUMENT_NAMES, GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads, too_large
+from .living_store import LivingStore
+from .lock_places import IN_STORE_KEY, LockPlace, lock_place, transactional
+from .locks import WriteLock
+from .open_files import Lifetime
+from .replacing import LocalReplacement, replace_in_place, working_directory
+from .rollback import Rollback
+from .self_overwrite import refuse_self_overwrite
 
 __all__ = [
     "DOCUMENT_NAMES",
-    "ReadBounds",
-    "too_large",
     "GuardedLocalStore",
     "GuardedZipStore",
     "IN_STORE_KEY",
     "Lifetime",
     "LivingStore",
     "LocalReplacement",
+    "LockPlace",
+    "ReadBounds",
     "Rollback",
     "WriteLock",
     "audit",
-    "failures",
+    "journal",
     "limit_reads",
     "lock_place",
     "locks",
     "open_files",
-    "recover",
     "refuse_self_overwrite",
     "replace_in_place",
+    "store_failures",
+    "too_large",
     "transactional",
     "working_directory",
 ]
-__getattr__ = door(__name__, __file__)

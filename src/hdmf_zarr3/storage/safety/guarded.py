@@ -34,8 +34,8 @@ from ...errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDa
 from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ...format.layout import stored_bound
 from ...format.vocabulary import normalize
-from ..codecs import ChunkPromises
 from ..paths import kind_of
+from ..stores import ChunkPromises
 from .guarded_writes import ConfinedWrites
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated

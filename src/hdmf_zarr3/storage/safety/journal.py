@@ -57,8 +57,7 @@ from zarr.buffer import default_buffer_prototype
 from ...errors import CorruptStoreError, MetadataLimitError, StoreError, UnsafeDataError
 from ...format.documents import MAX_DOCUMENT_BYTES, load_json
 from ..paths import RootDirectory, kind_of
-from ..stores import sync
-from ..writes import finish_cleanup, local_root
+from ..stores import finish_cleanup, local_root, sync
 
 PREFIX = "__hdmf_zarr3_journal"
 ROOT = f"{PREFIX}/root"

@@ -15,6 +15,7 @@ from typing import Any, Self
 from zarr.abc.store import Store
 from zarr.storage import WrapperStore
 
+from ..stores import wrapped_store
 from .open_files import Lifetime
 
 
@@ -40,11 +41,11 @@ class LivingStore(WrapperStore[Any]):
     @property
     def wrapped(self) -> Store:
         """The file's store."""
-        return self._store
+        return wrapped_store(self)
 
     def _alive(self) -> Store:
-        self.life.check(self._store, self.path)
-        return self._store
+        self.life.check(wrapped_store(self), self.path)
+        return wrapped_store(self)
 
     def close(self) -> None:
         """Nothing: the store is its io's, closed with it."""

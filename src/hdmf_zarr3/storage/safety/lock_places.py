@@ -10,6 +10,7 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +28,8 @@ from ..paths import (
     side_stem,
     write_all,
 )
-from ..remote import BUCKETS, object_store_url
-from ..stores import locations
-from . import failures
+from ..stores import BUCKETS, locations, object_store_url
+from . import store_failures
 
 #: Key of the lock inside a Store the caller opened.
 IN_STORE_KEY = "hdmf_zarr3.lock"
@@ -51,8 +51,11 @@ def transactional(store: Store) -> bool:
     return type(store).__module__.split(".")[0] == "icechunk"
 
 
-def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> LockPlace | None:
-    """Where the write lock of the file at ``path`` lives (``None``: a store that is not locked)."""
+def lock_place(path: str | Path | Store, object_store_at: Callable[[str], Store] | None = None) -> LockPlace | None:
+    """Where the write lock of the file at ``path`` lives (``None``: a store that is not locked).
+
+    ``object_store_at(url)``, for a URL: the object store at ``url`` (a writable one, its storage options
+    already translated by whoever opened the file), so that the lock is reached as the file is."""
     if isinstance(path, LocalStore):  # the directory's own lock, as a writer given its path takes (one per file)
         path = str(path.root)
     if isinstance(path, Store):
@@ -70,11 +73,11 @@ def lock_place(path: str | Path | Store, storage_options: dict[str, Any] | None 
     if not locations.is_remote(location):
         lock = side_stem(location) + SUFFIX  # (a name that fits, however long the file's own)
         return LockPlace(LocalStore(parent), os.path.basename(lock), lock)
-    from ..remote import remote_store
-
+    if object_store_at is None:
+        raise ValueError(f"the write lock of {location} is on an object store: object_store_at is required")
     if not name or parent == location:  # a whole bucket: nothing beside it
-        return LockPlace(remote_store(location, "a", storage_options), IN_STORE_KEY, f"{location}/{IN_STORE_KEY}")
-    return LockPlace(remote_store(parent, "a", storage_options), name + SUFFIX, location + SUFFIX)
+        return LockPlace(object_store_at(location), IN_STORE_KEY, f"{location}/{IN_STORE_KEY}")
+    return LockPlace(object_store_at(parent), name + SUFFIX, location + SUFFIX)
 
 
 def _beside_object_store(store: Store) -> LockPlace | None:
@@ -115,7 +118,7 @@ def read_local(path: str, size: int) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise failures.typed(exc, path, "cannot examine the write lock") from exc
+        raise store_failures.typed(exc, path, "cannot examine the write lock") from exc
     if not stat.S_ISREG(found.st_mode):
         what = kind_of(found.st_mode)
         if stat.S_ISLNK(found.st_mode):
@@ -161,7 +164,7 @@ def create_local(path: str, body: bytes) -> None:
     """Create the local lock ``path`` holding ``body``, whole at once and only if nothing is there: written
     into a fresh temporary file beside it (created exclusively, never through a symlink), then hard-linked to
     the lock's name, which fails when anything is there (a lock held by another writer: nothing to do here)."""
-    temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as locks._remove_temporaries knows)
+    temporary = f"{os.path.splitext(path)[0]}.{secrets.token_hex(16)}.partial"  # (as locks.remove_temporaries knows)
     os.makedirs(os.path.dirname(path), exist_ok=True)  # (a new file's missing directories: creating modes make them)
     fd = create_side_file(temporary, 0o644)
     try:

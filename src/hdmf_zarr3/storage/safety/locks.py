@@ -29,23 +29,19 @@ import json
 import os
 import re
 import socket
-import threading
 import uuid
 import warnings
 import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from zarr.abc.store import RangeByteRequest, Store
+from zarr.abc.store import RangeByteRequest
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import CorruptStoreError, FileLockedError, StoreError
 from ...format.documents import load_json
-from ..stores import locations, sync
-from ..writes import until_done
-from ..zip import zipped
+from ..stores import before_threads_stop, sync, until_done
 from .lock_places import (
     IN_STORE_KEY,
     SUFFIX,
@@ -58,7 +54,7 @@ from .lock_places import (
     transactional,
 )
 
-__all__ = ["IN_STORE_KEY", "SUFFIX", "LockPlace", "WriteLock", "break_lock", "lock_place", "transactional"]
+__all__ = ["IN_STORE_KEY", "SUFFIX", "LockPlace", "WriteLock", "lock_place", "transactional"]
 
 
 def _holder(writer: str) -> dict[str, Any]:
@@ -79,7 +75,7 @@ MAX_LOCK_BYTES = 4096
 MAX_LOCK_VALUES = 64
 
 
-def _read(place: LockPlace) -> dict[str, Any] | None:
+def read_holder(place: LockPlace) -> dict[str, Any] | None:
     """What the lock says (``None``: no lock). A lock that is not a JSON object (or is larger than any
     lock), or not a regular file, is still a lock: ``{"corrupt": why}``."""
     try:
@@ -132,7 +128,7 @@ def _get(place: LockPlace) -> bytes | None:
     return None if buf is None else buf.to_bytes()
 
 
-def _delete(place: LockPlace) -> None:
+def delete_lock(place: LockPlace) -> None:
     path = _local_path(place)
     if path is not None:
         delete_local(path, place.description)
@@ -146,7 +142,7 @@ def _delete(place: LockPlace) -> None:
     sync(place.store.delete(place.key))
 
 
-def _temporaries(place: LockPlace) -> list[str]:
+def temporaries(place: LockPlace) -> list[str]:
     """The temporary files zarr's ``LocalStore`` writes a lock through (``<name>.<32 hex>.partial``) beside it."""
     path = _local_path(place)
     if path is None:
@@ -160,10 +156,10 @@ def _temporaries(place: LockPlace) -> list[str]:
     return [e.path for e in entries if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
 
 
-def _remove_temporaries(place: LockPlace) -> None:
+def remove_temporaries(place: LockPlace) -> None:
     """Remove the lock's :func:`_temporaries`, left when the lock's creation was interrupted between its link
     and its removal (or its writer was killed there)."""
-    for path in _temporaries(place):
+    for path in temporaries(place):
         with contextlib.suppress(OSError):
             os.remove(path)
 
@@ -175,9 +171,9 @@ def _release(place: LockPlace, token: str) -> None:
     interrupted: BaseException | None = None
     for _ in range(2):
         try:
-            found = _read(place)
+            found = read_holder(place)
             if found is not None and found.get("token") == token:
-                _delete(place)
+                delete_lock(place)
             break
         except Exception:
             break
@@ -219,10 +215,10 @@ class WriteLock:
                 create_local(local, body.to_bytes())
             else:  # (a request cut short by Ctrl-C may land all the same: made again to its end, it finds it)
                 until_done(lambda: sync(place.store.set_if_not_exists(place.key, body)))
-            found = _read(place)
+            found = read_holder(place)
         except BaseException as exc:  # e.g. a directory we may not write in, a full disk, Ctrl-C
             _release(place, holder["token"])  # (it may have been made before the failure)
-            _remove_temporaries(place)
+            remove_temporaries(place)
             if not isinstance(exc, Exception):
                 raise
             raise _creation_failed(exc, place) from exc
@@ -246,69 +242,9 @@ class WriteLock:
         """Whether the lock is held and still the one this writer took (nobody broke it). Needs no event
         loop."""
         try:
-            return self.held and (_read(self.place) or {}).get("token") == self.holder["token"]
+            return self.held and (read_holder(self.place) or {}).get("token") == self.holder["token"]
         except Exception:
             return False
-
-
-def break_lock(path: str | Path | Store, storage_options: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """Remove the write lock of the file at ``path``, whoever holds it, and return what it said.
-
-    Use it after a writer crashed or was killed (its lock stays behind). Breaking the lock of a writer
-    that is still running lets a second writer in: check first. The file itself may be incomplete
-    (:class:`~hdmf_zarr3.IncompleteFileError` on reading); its content is not changed here. For a local
-    ``.zip`` file or a local directory, the working directories (and half-packed zip) that killed writers
-    left beside it are removed too (only while no live writer can be using them: before the lock goes, or under a lock
-    taken for the purpose when there was none).
-
-    Returns
-    -------
-    dict or None
-        The holder (``host``, ``pid``, ``started``, ``writer``); ``{"corrupt": why}`` for a lock file
-        that was not a JSON object (empty, truncated, binary, an empty directory); ``None`` if the file
-        was not locked.
-
-    Raises
-    ------
-    StoreError
-        The lock's place holds a directory with files in it (nothing we made: it is left alone).
-    """
-    place = lock_place(path, storage_options)
-    if place is None:
-        return None
-    local_location = _local_file(path)
-    found = _read(place)
-    if found is None:
-        if local_location is not None and (zipped.leftovers(local_location) or _temporaries(place)):
-            _clean_unlocked(place, local_location)
-        return None
-    if local_location is not None:
-        zipped.remove_leftovers(local_location)  # while the lock still keeps new writers out
-        _remove_temporaries(place)  # (a writer killed while it stored or released the lock leaves one)
-    _delete(place)
-    return found
-
-
-def _local_file(path: str | Path | Store) -> str | None:
-    """The resolved local path of a file opened by path (a zip or a directory: both leave working
-    directories beside them when a writer is killed), else None."""
-    if isinstance(path, Store) or locations.is_remote(os.fspath(path)):
-        return None
-    return os.path.realpath(locations.local_path(os.fspath(path)))
-
-
-def _clean_unlocked(place: LockPlace, location: str) -> None:
-    """Remove a file's leftovers when it is not locked, under a lock of our own (a writer starting
-    meanwhile would otherwise lose its working directory)."""
-    try:
-        lock = WriteLock.acquire(place, location, "hdmf_zarr3 break_lock")
-    except FileLockedError:  # a writer started meanwhile: what is there may be its own
-        return
-    try:
-        zipped.remove_leftovers(location)
-        _remove_temporaries(place)  # (a killed writer's: one starting now finds the lock taken by ours)
-    finally:
-        lock.release()
 
 
 # --- writers never closed ---------------------------------------------------------------------------
@@ -330,7 +266,7 @@ def guard(owner: object, abandon: Callable[[], None], before_exit: Callable[[], 
         atexit.register(_abandon_all)
         # zarr's stores run on thread pools that refuse work once the main thread has ended, before atexit
         # hooks run: what must still be stored is stored from CPython's hook before that (its only one)
-        threading._register_atexit(_before_exit_all)  # type: ignore[attr-defined]  # (not in typeshed)
+        before_threads_stop(_before_exit_all)
         _exit_hook.append(True)
     _guarded[owner] = weakref.finalize(owner, abandon)
     if before_exit is not None:

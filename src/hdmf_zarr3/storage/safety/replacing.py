@@ -30,8 +30,7 @@ from zarr.storage import LocalStore
 from ...errors import StoreError
 from ...format.documents import completion, group_document
 from ..paths import RootDirectory, private_directory, side_stem
-from ..stores import sync
-from ..writes import remove_tree
+from ..stores import remove_tree, sync
 from .guarded import GuardedLocalStore
 from .locks import IN_STORE_KEY, transactional
 

@@ -7,7 +7,7 @@ from typing import Any
 from zarr.abc.store import Store
 
 from ...format.vocabulary import store_key
-from ..writes import finish_cleanup
+from ..stores import finish_cleanup
 from .journal import Journal
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from zarr.abc.store import Store
@@ -161,3 +162,17 @@ def store_location(store: Store) -> str | None:
     """Where a store the caller opened lives, when it says (local directories)."""
     root = getattr(store, "root", None)
     return os.path.abspath(root) if isinstance(store, LocalStore) and root is not None else None
+
+
+#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
+BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
+
+
+def object_store_url(backend: Any) -> str | None:
+    """The URL of an obstore S3/GCS/Azure store (``s3://bucket/prefix``), ``None`` for other stores."""
+    kind = BUCKETS.get(type(backend).__name__)
+    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
+        return None
+    bucket = backend.config.get(kind[1])
+    prefix = (backend.prefix or "").strip("/")
+    return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")

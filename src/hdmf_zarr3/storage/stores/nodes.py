@@ -26,8 +26,8 @@ from ...errors import CorruptStoreError, UnsupportedCodecError
 from ...format.documents import chunk_key, limits
 from ...format.layout import all_chunks_stored, stored_value
 from ...format.vocabulary import key_separator, names, normalize, store_key
-from ..codecs import DECODE_ERRORS, checked_pipeline, decode_error
-from ..writes import local_root, put_files
+from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
+from .local import local_root, put_files
 from .zarr_adapter import store_supports_sync_io, sync
 
 ZARR_JSON = "zarr.json"
@@ -237,8 +237,8 @@ def read_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[A
 
 def _read_stored_arrays(store: Store, items: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """:func:`read_arrays` of arrays whose values are in chunks."""
-    from ..codecs import decode_single_chunk
     from . import v2
+    from .single_chunk import decode_single_chunk
 
     out: list[Any] = [None] * len(items)
     objects = [i for i, (_, doc) in enumerate(items) if v2.is_object_array(doc)]

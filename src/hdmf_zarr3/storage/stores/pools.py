@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
-from ..writes import ShieldingExecutor
+from .task_groups import ShieldingExecutor
 
 #: Threads of the prefix every pool here names its threads with.
 THREAD_PREFIX = "hdmf_zarr3-"
 #: Threads reading sources of a copy at once.
 SOURCE_THREADS = 4
+
+
+def before_threads_stop(hook: Callable[[], None]) -> None:
+    """Run ``hook`` at interpreter exit before thread pools refuse work (zarr's stores run on them): after the
+    main thread ends, before ``atexit`` hooks run.
+
+    Why private: CPython 3.12's ``threading._register_atexit`` is its only hook at that moment, and has no
+    public name (not in typeshed either); tests/project/test_zarr_adapter.py checks that it is there."""
+    threading._register_atexit(hook)  # type: ignore[attr-defined]
 
 
 def default_encoder_threads() -> int:

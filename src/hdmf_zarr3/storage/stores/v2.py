@@ -27,7 +27,7 @@ from ...format.data import safe_pickle
 from ...format.dialects import OBJECT_CODECS, filter_ids, numpy_dtype
 from ...format.documents import limits
 from ...format.vocabulary import normalize
-from ..codecs import DECODE_ERRORS, decode_error
+from .decoding import DECODE_ERRORS, decode_error
 from .zarr_adapter import sync
 
 ZGROUP, ZARRAY, ZATTRS, ZMETADATA = ".zgroup", ".zarray", ".zattrs", ".zmetadata"

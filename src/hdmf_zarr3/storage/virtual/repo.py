@@ -29,10 +29,9 @@ from zarr.storage import WrapperStore
 from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
-from ..stores import locations, nodes
-from ..writes import remove_tree, until_done
-from . import sources as virtual_sources
-from .sources import Source, is_s3, path_of
+from ..stores import locations, nodes, remove_tree, until_done, wrapped_store
+from . import source_files as virtual_sources
+from .source_files import Source, is_s3, path_of
 
 #: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
 #: an object store, the common prefix) ``snapshots``.
@@ -297,7 +296,7 @@ class VirtualReadStore(WrapperStore[Any]):
 
     async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
         try:
-            return await self._store.get(key, prototype, byte_range)
+            return await wrapped_store(self).get(key, prototype, byte_range)
         except Exception as exc:
             ours = translate(exc, key)
             if ours is exc:
@@ -306,7 +305,7 @@ class VirtualReadStore(WrapperStore[Any]):
 
     async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
         try:
-            return await self._store.get_partial_values(prototype, key_ranges)
+            return await wrapped_store(self).get_partial_values(prototype, key_ranges)
         except Exception as exc:
             ours = translate(exc, "/")
             if ours is exc:

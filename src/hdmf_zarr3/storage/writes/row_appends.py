@@ -26,8 +26,17 @@ from zarr.abc.store import Store
 
 from ...format.documents import chunk_key
 from ...format.vocabulary import ArrayView, key_separator, store_key
-from ..codecs import DECODE_ERRORS, bytes_to_bytes, decode_chunk, decode_error, encode_chunk
-from ..stores import ZARR_JSON, dump_document, get_keys, put_keys
+from ..stores import (
+    DECODE_ERRORS,
+    ZARR_JSON,
+    bytes_to_bytes,
+    decode_chunk,
+    decode_error,
+    dump_document,
+    encode_chunk,
+    get_keys,
+    put_keys,
+)
 
 
 @dataclass(frozen=True)

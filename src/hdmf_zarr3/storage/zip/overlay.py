@@ -17,7 +17,7 @@ from zarr.abc.buffer import Buffer, BufferPrototype
 from zarr.abc.store import ByteRequest, Store
 
 from ..safety import GuardedLocalStore, GuardedZipStore
-from ..writes import remove_tree
+from ..stores import remove_tree
 
 
 class ZipOverlayStore(Store):

@@ -45,7 +45,7 @@ from typing import BinaryIO
 from ...errors import CorruptStoreError, StoreError
 from ...format.documents import MAX_DOCUMENT_BYTES, completion, load_json
 from ..paths import create_side_file, open_side_file, remove_side_file, replace_side_file, side_stem, write_all
-from ..writes import finish_cleanup, remove_tree
+from ..stores import finish_cleanup, remove_tree
 
 #: What follows ``<zip name>.`` in a working directory's name (tempfile.mkdtemp's random part, then the
 #: suffix); no dots, so another zip's ``<zip name>.<more>.zip.<random>.partial`` never matches.

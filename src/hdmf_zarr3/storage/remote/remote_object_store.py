@@ -25,24 +25,10 @@ from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, Suf
 from zarr.storage import ObjectStore
 
 from ...errors import RemoteStoreError
-from ..codecs import ChunkPromises
 from ..safety import DOCUMENT_NAMES, ReadBounds, too_large
+from ..stores import ChunkPromises, object_store_url
 from .allowance import ByteAllowance
 from .generations import GENERATION, ROOT_KEY, check_generation, new_generation
-
-#: obstore's kinds of store -> the URL scheme and the config key naming the bucket (container)
-BUCKETS = {"S3Store": ("s3", "bucket"), "GCSStore": ("gs", "bucket"), "AzureStore": ("az", "container_name")}
-
-
-def object_store_url(backend: Any) -> str | None:
-    """The URL of an obstore S3/GCS/Azure store (``s3://bucket/prefix``), ``None`` for other stores."""
-    kind = BUCKETS.get(type(backend).__name__)
-    if kind is None or type(backend).__module__.split(".")[0] != "obstore":
-        return None
-    bucket = backend.config.get(kind[1])
-    prefix = (backend.prefix or "").strip("/")
-    return None if not bucket else f"{kind[0]}://{bucket}" + (f"/{prefix}" if prefix else "")
-
 
 #: Retries of a failed request (5xx, dropped connection, timeout), unless ``storage_options`` give
 #: ``retry_config``: at most 5, none started 30 s after the first attempt; then a ``RemoteStoreError``.

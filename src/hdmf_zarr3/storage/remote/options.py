@@ -20,7 +20,8 @@ from typing import Any
 from ...errors import StoreError
 
 #: obstore's kinds of store (``obstore.parse_scheme``) that a URL of ours opens.
-from ..remote import (
+from .aws_profile import AwsProfile
+from .obstore_keys import (
     ARGUMENTS,
     CLIENT_KEYS,
     FSSPEC_AS_OBSTORE,
@@ -33,31 +34,6 @@ from ..remote import (
     STORE_NAMES,
     canonical,
 )
-
-
-class AwsProfile:
-    """Credentials (and region) of a named AWS profile, read with boto3 when obstore first asks for them:
-    s3fs's ``profile``. obstore itself reads no profile."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self._provider: Any = None
-
-    def _load(self) -> Any:
-        if self._provider is None:
-            import boto3
-            from obstore.auth.boto3 import Boto3CredentialProvider
-
-            self._provider = Boto3CredentialProvider(boto3.Session(profile_name=self.name))
-        return self._provider
-
-    @property
-    def config(self) -> dict[str, Any]:
-        """The profile's region, which obstore uses unless ``region`` is given."""
-        return self._load().config
-
-    def __call__(self) -> Any:
-        return self._load()()
 
 
 class _Options:

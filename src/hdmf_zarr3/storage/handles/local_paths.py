@@ -28,8 +28,8 @@ import zipfile
 
 from ...errors import NotZarrError, StoreError
 from ..paths import kind_of
+from ..stores import INTERRUPTED_WRITE
 from ..zip import zipped
-from .nodes import INTERRUPTED_WRITE
 
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 

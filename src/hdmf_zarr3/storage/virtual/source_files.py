@@ -20,8 +20,7 @@ from typing import Any, BinaryIO
 from urllib.request import url2pathname
 
 from ...errors import SourceChangedError, StoreError
-from ..remote import BlockCachedFile, http_sources, is_http, remote_store
-from ..stores import to_obstore
+from ..remote import BlockCachedFile, http_sources, is_http, remote_store, to_obstore
 
 
 @dataclass(frozen=True)

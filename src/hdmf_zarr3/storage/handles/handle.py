@@ -13,13 +13,27 @@ from zarr.abc.store import Store
 from ..._version import __version__
 from ...errors import IncompleteFileError
 from ...format.documents import completion, consolidated, dimension_names, group_document, within_document_limits
-from ..safety import LocalReplacement, Rollback, WriteLock, failures, open_files, transactional
-from . import locations
-from .document_cache import DocumentCache
+from ..safety import LocalReplacement, Rollback, WriteLock, open_files, store_failures, transactional
+from ..stores import ZARR_JSON, DocumentCache, dump_document, locations, put_documents, put_keys, wrapped_store
 
 MODES = ("r", "r+", "a", "w", "w-", "x")
 WRITE_MODES = frozenset({"r+", "a", "w", "w-", "x"})
 CREATE_MODES = frozenset({"w", "w-", "x"})
+
+
+@dataclass(frozen=True)
+class HandleEnding:
+    """What ends an open store beyond releasing its lock, as its opening decided: packing a zip (``on_close``),
+    dropping a working copy (``on_discard``, ``on_abandon``), dropping a zip's changes (``on_undo``), moving a
+    mode-``w`` replacement into place (``replacement``) or clearing the old file at the first change
+    (``replace_later``, in a store that cannot swap files)."""
+
+    on_close: Callable[[], None] | None = None
+    on_discard: Callable[[], None] | None = None
+    on_abandon: Callable[[], None] | None = None
+    on_undo: Callable[[], None] | None = None
+    replacement: LocalReplacement | None = None
+    replace_later: Callable[[], None] | None = None
 
 
 @dataclass(eq=False)  # compared (and hashed) by identity: one handle per open
@@ -60,6 +74,33 @@ class StoreHandle:
         self.life = open_files.Lifetime(self.location or repr(self.store))
         open_files.register(self, self.location, self.store)
 
+    @classmethod
+    def opened(
+        cls,
+        store: Store,
+        mode: str,
+        location: str | None,
+        *,
+        ending: HandleEnding | None = None,
+        **settings: Any,
+    ) -> StoreHandle:
+        """The handle of a store just opened, with what its closing does (``ending``) and its public settings
+        (``cache``, ``owned``, ``lock``, ``allow_incomplete``, ``use_consolidated``): how opening builds one,
+        every field set here, none changed after."""
+        ending = ending or HandleEnding()
+        return cls(
+            store,
+            mode,
+            location,
+            _on_close=ending.on_close,
+            _on_discard=ending.on_discard,
+            _on_abandon=ending.on_abandon,
+            _on_undo=ending.on_undo,
+            _replacement=ending.replacement,
+            _replace_later=ending.replace_later,
+            **settings,
+        )
+
     @property
     def writable(self) -> bool:
         return self.mode in WRITE_MODES
@@ -71,7 +112,7 @@ class StoreHandle:
         while store is not None:
             if type(store).__module__.split(".")[0] == "icechunk":
                 return True
-            store = getattr(store, "_store", None)  # (zarr's WrapperStore keeps the store it wraps so)
+            store = wrapped_store(store)
         return False
 
     @property
@@ -125,8 +166,6 @@ class StoreHandle:
             if root is not None:
                 self.documents()["/"] = root
             return
-        from .nodes import put_documents
-
         if self._replace_later is not None:  # mode w over a file in a store that cannot be swapped
             replace, self._replace_later = self._replace_later, None
             replace()
@@ -155,8 +194,6 @@ class StoreHandle:
     def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
         """Store node documents and remember them. The root is only remembered: :meth:`will_change`
         stored it marked incomplete, and :meth:`commit` stores it once, complete."""
-        from .nodes import ZARR_JSON, put_documents
-
         self.will_change()
         current = self.documents()
         if self.names_dimensions:
@@ -192,7 +229,7 @@ class StoreHandle:
         except BaseException as exc:  # (the store refused the undo: the journal stays in the file, for recover)
             self.failed = True  # never committed, never undone again
             self.undo_log.clear()
-            error = failures.undo_failed(exc, self.location)
+            error = store_failures.undo_failed(exc, self.location)
             if error is exc:
                 raise
             raise error from exc
@@ -219,8 +256,6 @@ class StoreHandle:
         documents = self.cache.loaded
         if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
-        from .nodes import ZARR_JSON, dump_document, put_keys
-
         if self._resized_groups:  # arrays whose length changed (appends): their groups named again
             groups, self._resized_groups = self._resized_groups, set()
             renamed = dimension_names.renamed_documents(documents, groups) if self.names_dimensions else {}

@@ -72,6 +72,67 @@ def put_files(root: str, items: Mapping[str, bytes | memoryview]) -> None:
     _in_threads([functools.partial(_put, root, token, share) for share in shares])
 
 
+class _JobThreads:
+    """The threads of one :func:`_in_threads` call: each job in its own thread, counted as begun under a lock."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.failures: list[BaseException] = []
+        self.gate = threading.Condition()
+        self.begun: list[threading.Thread] = []
+        self.running: set[threading.Thread] = set()  # begun, not ended
+        self.ended = 0
+        self.workers: list[threading.Thread] = []
+
+    def run_here(self, job: Callable[[threading.Event], None]) -> None:
+        try:
+            job(self.stop)
+        except BaseException as exc:  # handed to the calling thread
+            self.failures.append(exc)
+            self.stop.set()
+
+    def run(self, job: Callable[[threading.Event], None]) -> None:
+        me = threading.current_thread()
+        try:
+            with self.gate:
+                if self.stop.is_set():
+                    return  # stopped before it began: it writes nothing
+                self.begun.append(me)
+                self.running.add(me)
+            self.run_here(job)
+        finally:
+            with self.gate:
+                self.running.discard(me)
+                self.ended += 1
+                self.gate.notify_all()
+
+    def halt(self) -> None:
+        with self.gate:
+            self.stop.set()
+
+    def wait(self) -> None:
+        with self.gate:
+            self.gate.wait_for(lambda: not self.running and (self.stop.is_set() or self.ended >= len(self.workers)))
+            lost = [worker for worker in self.begun if worker not in self.workers]  # (a start() cut short)
+        _join_all(self.workers + lost)  # (their keys are written: this only lets the threads exit)
+
+    def start(self, jobs: list[Callable[[threading.Event], None]]) -> BaseException | None:
+        """Start a thread per job (a job no thread can be started for runs here); what interrupted it, if anything."""
+        try:
+            for job in jobs:
+                worker = threading.Thread(target=self.run, args=(job,), name="hdmf_zarr3-put-files", daemon=True)
+                try:
+                    worker.start()
+                except RuntimeError:  # no new thread (e.g. a file left open, written at exit): this one does it
+                    self.run_here(job)
+                    continue
+                self.workers.append(worker)
+        except BaseException as exc:  # a Ctrl-C, also one inside a start()
+            self.halt()
+            return exc
+        return None
+
+
 def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
     """Run each job (given a stop event) in its own thread; raise the first failure once all have ended.
 
@@ -79,67 +140,16 @@ def _in_threads(jobs: list[Callable[[threading.Event], None]]) -> None:
     short can mark a running thread as ended, and a ``start()`` it cuts short loses count of a worker
     that runs. So a worker counts itself as begun, under a lock, before its first key, unless the stop
     event was set (also under that lock); once it is set, the begun workers are all that ever write."""
-    stop = threading.Event()
-    failures: list[BaseException] = []
-    gate = threading.Condition()
-    begun: list[threading.Thread] = []
-    running: set[threading.Thread] = set()  # begun, not ended
-    ended = [0]
-
-    def run_here(job: Callable[[threading.Event], None]) -> None:
-        try:
-            job(stop)
-        except BaseException as exc:  # handed to the calling thread
-            failures.append(exc)
-            stop.set()
-
-    def run(job: Callable[[threading.Event], None]) -> None:
-        me = threading.current_thread()
-        try:
-            with gate:
-                if stop.is_set():
-                    return  # stopped before it began: it writes nothing
-                begun.append(me)
-                running.add(me)
-            run_here(job)
-        finally:
-            with gate:
-                running.discard(me)
-                ended[0] += 1
-                gate.notify_all()
-
-    def halt() -> None:
-        with gate:
-            stop.set()
-
-    def wait() -> None:
-        with gate:
-            gate.wait_for(lambda: not running and (stop.is_set() or ended[0] >= len(workers)))
-            lost = [worker for worker in begun if worker not in workers]  # (a start() cut short)
-        _join_all(workers + lost)  # (their keys are written: this only lets the threads exit)
-
-    workers: list[threading.Thread] = []
-    interrupted: BaseException | None = None
-    try:
-        for job in jobs:
-            worker = threading.Thread(target=run, args=(job,), name="hdmf_zarr3-put-files", daemon=True)
-            try:
-                worker.start()
-            except RuntimeError:  # no new thread (e.g. a file left open, written at exit): this one does it
-                run_here(job)
-                continue
-            workers.append(worker)
-    except BaseException as exc:  # a Ctrl-C, also one inside a start()
-        interrupted = exc
-        halt()
+    threads = _JobThreads()
+    interrupted = threads.start(jobs)
     try:  # the keys being written end first, a Ctrl-C meanwhile stops the rest
-        until_done(wait, halt)
+        until_done(threads.wait, threads.halt)
     except KeyboardInterrupt as exc:
         interrupted = interrupted or exc
     if interrupted is not None:
         raise interrupted
-    if failures:
-        raise failures[0]
+    if threads.failures:
+        raise threads.failures[0]
 
 
 def _join_all(workers: list[threading.Thread]) -> None:

@@ -12,9 +12,12 @@ from zarr.abc.store import Store
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
 from ..paths import RootDirectory
-from ..stores import INTERRUPTED_WRITE, locations, open_store, read_root
+from ..safety import journal, store_failures
+from ..stores import INTERRUPTED_WRITE, locations, read_root
 from ..zip import zipped
-from . import failures, journal, locks
+from . import lock_breaking
+from .handle import StoreHandle
+from .store_opening import open_store
 
 
 def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = None, break_lock: bool = False) -> str:
@@ -50,7 +53,7 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
         A writer holds the lock (pass ``break_lock=True`` if it is known to be dead).
     """
     if break_lock:
-        locks.break_lock(path, storage_options)
+        lock_breaking.break_lock(path, storage_options)
     local = os.fspath(path) if isinstance(path, (str, Path)) and not locations.is_remote(os.fspath(path)) else ""
     # (the record lies beside the zip itself, however it is spelled: a symlink to it, file://, x/../)
     real = os.path.realpath(locations.local_path(local)) if local.endswith(".zip") else ""
@@ -58,39 +61,45 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
     handle = open_store(path, "r+", storage_options)
     where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
     try:
-        root = read_root(handle.store)
-        if root is None:
-            raise CorruptStoreError("no Zarr v3 root (zarr.json) to recover", where)
-        mark = completion.incomplete(root)
-        _remove_interrupted_writes(handle.store)
-        if mark is None:
-            if journal.exists(handle.store):
-                journal.discard(handle.store)
-                handle.committed = True  # a zip is packed again without the stale journal
-                return f"{where}: the file is complete; removed the journal of an append that had finished"
-            if zip_cut:
-                return f"{where}: cut the zip back to what it was before a change that did not finish"
-            return f"{where}: the file is complete; nothing to recover"
-        if not journal.undo(handle.store):
-            raise IncompleteFileError(
-                f"{completion.describe(mark)}. It was the first write of this file (or a replacement that could "
-                "not keep the old file), so there is no earlier complete state to go back to: write the file "
-                "again, or read what is there with allow_incomplete=True",
-                where,
-            )
-        handle.committed = True
-        started = mark.get("started")
-        return (
-            f"{where}: restored the file as it was before the append"
-            f"{f' started at {started}' if isinstance(started, str) else ''}"
-        )
+        return _recover_open(handle, where, zip_cut)
     except OSError as exc:  # a full disk, an I/O error: the journal stays, and a later run finishes the job
-        error = failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
+        error = store_failures.typed(exc, where, "recovery did not finish; run it again (the journal is kept)")
         if error is exc:
             raise
         raise error from exc
     finally:
         handle.close()
+
+
+def _recover_open(handle: StoreHandle, where: str, zip_cut: bool) -> str:
+    """Recover the file open in ``handle`` (mode ``r+``): what was done, in one sentence (``zip_cut``: opening it
+    cut a zip back to what it was before a change that did not finish)."""
+    root = read_root(handle.store)
+    if root is None:
+        raise CorruptStoreError("no Zarr v3 root (zarr.json) to recover", where)
+    mark = completion.incomplete(root)
+    _remove_interrupted_writes(handle.store)
+    if mark is None:
+        if journal.exists(handle.store):
+            journal.discard(handle.store)
+            handle.committed = True  # a zip is packed again without the stale journal
+            return f"{where}: the file is complete; removed the journal of an append that had finished"
+        if zip_cut:
+            return f"{where}: cut the zip back to what it was before a change that did not finish"
+        return f"{where}: the file is complete; nothing to recover"
+    if not journal.undo(handle.store):
+        raise IncompleteFileError(
+            f"{completion.describe(mark)}. It was the first write of this file (or a replacement that could "
+            "not keep the old file), so there is no earlier complete state to go back to: write the file "
+            "again, or read what is there with allow_incomplete=True",
+            where,
+        )
+    handle.committed = True
+    started = mark.get("started")
+    return (
+        f"{where}: restored the file as it was before the append"
+        f"{f' started at {started}' if isinstance(started, str) else ''}"
+    )
 
 
 def _remove_interrupted_writes(store: Store) -> None:

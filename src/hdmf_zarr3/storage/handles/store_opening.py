@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,14 @@ from zarr.storage import LocalStore, ObjectStore
 
 from ...errors import IncompleteFileError, ModeError, StoreError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
-from ..codecs import decoding
-from ..remote import read_root_and_top, read_root_bytes, ready_store, refuse_other_objects, remote_store
+from ..remote import (
+    read_root_and_top,
+    read_root_bytes,
+    ready_store,
+    refuse_other_objects,
+    remote_store,
+    translate_options,
+)
 from ..safety import (
     IN_STORE_KEY,
     GuardedLocalStore,
@@ -41,15 +47,16 @@ from ..safety import (
     replace_in_place,
     working_directory,
 )
+from ..stores import DocumentCache, decoding, locations, parse_document, remove_tree, store_location, sync
 from ..virtual import repo as virtual_repo
-from ..writes import remove_tree
 from ..zip import ZipOverlayStore, zipped
-from . import local_paths, locations
-from .document_cache import DocumentCache
-from .handle import CREATE_MODES, MODES, WRITE_MODES, StoreHandle, writer_name
-from .locations import store_location
-from .nodes import parse_document
-from .zarr_adapter import sync
+from . import local_paths
+from .handle import CREATE_MODES, WRITE_MODES, HandleEnding, StoreHandle, writer_name
+from .opening_decisions import GIVEN_STORE, LOCAL_FILE, Opening, decide, refuse_options
+
+#: What the opening found: the store, where it is, whether it holds a file (its root's bytes when read) and,
+#: for a URL, how the object store its write lock lies in is made.
+_Found = tuple[Store, str | None, Any, Callable[[str], Store] | None]
 
 
 def exists(store: Store) -> bool:
@@ -58,7 +65,7 @@ def exists(store: Store) -> bool:
 
 
 def _v2_present(store: Store) -> bool:
-    from .v2 import ZARRAY, ZGROUP, ZMETADATA
+    from ..stores import ZARRAY, ZGROUP, ZMETADATA
 
     try:
         return any(sync(store.exists(key)) for key in (ZGROUP, ZMETADATA, ZARRAY))
@@ -84,69 +91,98 @@ def open_store(
     An icechunk repository (``convert(..., virtual=True)``; a local directory, or an ``s3://`` prefix
     reached with ``storage_options``) opens read-only, its virtual chunks read only from the directory
     holding it and ``external_roots`` (see :mod:`.virtual_repo`).
+
+    Mode, lock and replacement are decided here, once per call (:func:`decide`, then one of the three kinds
+    of what is opened, then :func:`_handle`); a store of another library is wrapped once (``ready_store``).
     """
     decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
-    if mode == "r-":
-        handle = open_store(path, "r", storage_options, allow_incomplete, external_roots)
-        handle.use_consolidated = False
-        return handle
-    if mode not in MODES:
-        raise ModeError(f"invalid mode {mode!r}; use one of {', '.join(MODES)} (or r-)")
-    if path is None:
-        raise ValueError("a path, a URL or a zarr Store is required")
-    path = ready_store(path, mode)
-    if allow_incomplete and mode != "r":
-        raise ModeError(
-            f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
-            "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
-        )
+    opening = decide(path, mode, storage_options, allow_incomplete, external_roots)
+    path = ready_store(path, opening.mode)
+    found: _Found | StoreHandle
     if isinstance(path, Store):
-        store, location = path, store_location(path)
-        present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
-        if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
-            refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
+        found = _given_store(path, opening)
+    elif locations.is_remote(os.fspath(path)):
+        found = _remote(os.fspath(path), opening)
     else:
-        text = os.fspath(path)
-        if locations.is_remote(text):
-            _check_remote(text)
-            store, location = remote_store(text, mode, storage_options), locations.absolute(text)
-            root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
-            if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
-                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
-            present = root if root is not None else _v2_present(store)
-            if not present and mode in WRITE_MODES:
-                refuse_other_objects(store, location, IN_STORE_KEY, top)
-        else:
-            location = locations.local_path(text)
-            if virtual_repo.is_repository(location):
-                return _open_repository(location, mode, allow_incomplete, external_roots, storage_options)
-            local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
-            if mode in CREATE_MODES:
-                open_files.check_replaceable(location, None, mode)
-            if location.endswith(".zip"):
-                return _open_zip(location, mode, allow_incomplete)
-            _check_local(location, mode)
-            store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
-            present = exists(store) if os.path.isdir(location) else False
+        found = _local(os.fspath(path), opening)
+    if isinstance(found, StoreHandle):  # a zip or a virtual repository, opened whole
+        return found
+    return _handle(path, *found, opening)
+
+
+def _given_store(store: Store, opening: Opening) -> _Found:
+    """A Store passed in: where it is and whether it holds a file (its root's bytes when read)."""
+    mode, location = opening.mode, store_location(store)
+    refuse_options(opening.storage_options, location or repr(store), GIVEN_STORE)
+    present = read_root_bytes(store, location or repr(store)) or _v2_present(store)
+    if not present and mode in WRITE_MODES and isinstance(store, ObjectStore):
+        refuse_other_objects(store, location or getattr(store, "location", None) or repr(store), IN_STORE_KEY)
+    return store, location, present, None
+
+
+def _remote(text: str, opening: Opening) -> _Found | StoreHandle:
+    """A URL: its object store, where it is and whether it holds a file, and how its lock's object store is
+    made (with the same options, translated once); a virtual repository, opened."""
+    _check_remote(text)
+    options = translate_options(text, opening.storage_options)
+    store, location = remote_store(text, opening.mode, options), locations.absolute(text)
+    root, top = read_root_and_top(store, location)  # whether the file exists, and its metadata
+    if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
+        return _open_repository(location, opening)
+    present = root if root is not None else _v2_present(store)
+    if not present and opening.mode in WRITE_MODES:
+        refuse_other_objects(store, location, IN_STORE_KEY, top)
+    return store, location, present, lambda url: remote_store(url, "a", options)
+
+
+def _local(text: str, opening: Opening) -> _Found | StoreHandle:
+    """A local path: its guarded store, where it is and whether it holds a file; a zip or a virtual
+    repository, opened. Whether it may be replaced is checked here, before anything is created."""
+    mode = opening.mode
+    location = locations.local_path(text)
+    if virtual_repo.is_repository(location):
+        return _open_repository(location, opening)
+    refuse_options(opening.storage_options, location, LOCAL_FILE)
+    local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
+    if mode in CREATE_MODES:
+        open_files.check_replaceable(location, None, mode)
+    if location.endswith(".zip"):
+        return _open_zip(location, opening)
+    _check_local(location, mode)
+    store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
+    present = exists(store) if os.path.isdir(location) else False
+    return store, location, present, None
+
+
+def _handle(
+    path: str | Path | Store,
+    store: Store,
+    location: str | None,
+    present: Any,
+    object_store_at: Callable[[str], Store] | None,
+    opening: Opening,
+) -> StoreHandle:
+    """The handle of a directory, an object store or a Store passed in: presence checked, the lock taken,
+    a mode-``w`` replacement prepared."""
+    mode, given = opening.mode, isinstance(path, Store)
+    checked = not isinstance(path, Store) and not locations.is_remote(os.fspath(path))  # (by _local, earlier)
     _check_presence(mode, present, location or store)
     if getattr(store, "read_only", False) and mode != "r":
         raise ModeError(f"store is read-only; cannot open it in mode {mode!r}")
-    if mode in CREATE_MODES:
+    if mode in CREATE_MODES and not checked:
         open_files.check_replaceable(location, store, mode)
-    lock = _lock(path, store, location, mode, storage_options)
-    replacement = None
+    lock = _lock(path, store, location, mode, object_store_at)
     try:
         if lock is not None:
             # what was read before the lock may be stale (another writer committed meanwhile): an append
             # built on it would drop that writer's changes, so the root is read again now that we hold it
-            present = _present(store, location, local=isinstance(store, LocalStore) and not isinstance(path, Store))
+            present = _present(store, location, local=isinstance(store, LocalStore) and not given)
             _check_presence(mode, present, location or store)
         if lock is not None and location is not None and not locations.is_remote(location):
             zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
-        if mode == "w" and present and isinstance(store, LocalStore) and not isinstance(path, Store):
-            # the old file stays until the new one commits (a LocalStore opened from a path has a location)
-            replacement = LocalReplacement(location)  # type: ignore[arg-type]
-            store = replacement.store()
+        ending = _ending(store, location, mode, present, swappable=isinstance(store, LocalStore) and not given)
+        if ending.replacement is not None:
+            store = ending.replacement.store()
     except BaseException:
         if lock is not None:
             lock.release()
@@ -157,23 +193,27 @@ def open_store(
         if mode in CREATE_MODES or (mode == "a" and not present)
         else DocumentCache(root_bytes=present if isinstance(present, bytes) else None)
     )
-    # mode w in a store that cannot be swapped: the old file stays untouched until the first node is written
-    replace_later = (
-        (lambda: replace_in_place(store, location, writer_name()))
-        if mode == "w" and present and replacement is None
-        else None
-    )
-    return StoreHandle(
+    return StoreHandle.opened(
         store,
         mode,
         location,
+        ending=ending,
         cache=cache,
-        owned=not isinstance(path, Store),
+        owned=not given,
         lock=lock,
-        allow_incomplete=allow_incomplete,
-        _replacement=replacement,
-        _replace_later=replace_later,
+        allow_incomplete=opening.allow_incomplete,
+        use_consolidated=opening.use_consolidated,
     )
+
+
+def _ending(store: Store, location: str | None, mode: str, present: Any, swappable: bool) -> HandleEnding:
+    """Mode ``w`` over a file that exists: a local directory's replacement, written beside it and moved into
+    place on commit; in a store that cannot be swapped, the old file cleared at the first change."""
+    if mode != "w" or not present:
+        return HandleEnding()
+    if swappable:  # the old file stays until the new one commits (a LocalStore opened from a path has a location)
+        return HandleEnding(replacement=LocalReplacement(location))  # type: ignore[arg-type]
+    return HandleEnding(replace_later=lambda: replace_in_place(store, location, writer_name()))
 
 
 def _check_remote(url: str) -> None:
@@ -208,11 +248,11 @@ def _lock(
     store: Store | None,
     location: str | None,
     mode: str,
-    storage_options: dict[str, Any] | None,
+    object_store_at: Callable[[str], Store] | None,
 ) -> WriteLock | None:
     if mode not in WRITE_MODES:
         return None
-    place = lock_place(path, storage_options)
+    place = lock_place(path, object_store_at)
     return None if place is None else WriteLock.acquire(place, location or repr(store), writer_name())
 
 
@@ -222,15 +262,10 @@ def _check_local(location: str, mode: str) -> None:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
 
 
-def _open_repository(
-    location: str,
-    mode: str,
-    allow_incomplete: bool,
-    external_roots: Sequence[str] | None,
-    storage_options: dict[str, Any] | None,
-) -> StoreHandle:
+def _open_repository(location: str, opening: Opening) -> StoreHandle:
     """An icechunk repository (a local directory or an ``s3://`` prefix), read-only (branch ``main``);
     ``storage_options`` reach it on S3 and read its S3 sources."""
+    mode, external_roots, storage_options = opening.mode, opening.external_roots, opening.storage_options
     if mode != "r":
         raise ModeError(
             f"an icechunk repository opens by its path or URL in mode 'r' only, not {mode!r}; to change it, open a "
@@ -251,12 +286,19 @@ def _open_repository(
     if record is not None:
         prefixes = virtual_repo.allowed_prefixes(location, external_roots or ())
         virtual_repo.check_sources(record, location, prefixes, storage_options)  # refused here, not read wrong
-    return StoreHandle(store, mode, location, allow_incomplete=allow_incomplete, cache=DocumentCache(root_bytes=raw))
+    return StoreHandle.opened(
+        store,
+        mode,
+        location,
+        allow_incomplete=opening.allow_incomplete,
+        use_consolidated=opening.use_consolidated,
+        cache=DocumentCache(root_bytes=raw),
+    )
 
 
-def _read_zip(location: str, real: str, allow_incomplete: bool) -> StoreHandle:
+def _read_zip(location: str, real: str, opening: Opening) -> StoreHandle:
     """A zip opened to be read (``real``: its real path, beside which an unfinished update's record lies)."""
-    if not allow_incomplete and zipped.update_unfinished(real):  # readers take no lock: see .zipped
+    if not opening.allow_incomplete and zipped.update_unfinished(real):  # readers take no lock: see .zipped
         raise IncompleteFileError(
             "the file is incomplete: a change being added to the zip did not finish (its writer was "
             f"killed, or is still running); run hdmf_zarr3.recover({location!r}) to go back to the zip "
@@ -266,23 +308,25 @@ def _read_zip(location: str, real: str, allow_incomplete: bool) -> StoreHandle:
     store = GuardedZipStore(location, mode="r")  # reads: see .guarded
     if not exists(store):
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
-    return StoreHandle(store, "r", location, allow_incomplete=allow_incomplete)
+    return StoreHandle.opened(
+        store, "r", location, allow_incomplete=opening.allow_incomplete, use_consolidated=opening.use_consolidated
+    )
 
 
-def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
+def _open_zip(location: str, opening: Opening) -> StoreHandle:
     """A zip file: read in place; written in a working directory that replaces the zip on close.
 
     What lies beside the zip (its lock, working directory, half-packed copy, the record of an update) lies beside
     the zip itself, a symlink to it resolved: every spelling of one zip meets them, and the zip a symlink leads to
     is the one changed or replaced (never the symlink)."""
-    real = os.path.realpath(location)
+    mode, real = opening.mode, os.path.realpath(location)
     present = os.path.isfile(location)
     if mode in ("r", "r+") and not present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File does not exist.")
     if mode in ("w-", "x") and present:
         raise UnsupportedOperation(f"Unable to open file {location} in '{mode}' mode. File already exists.")
     if mode == "r":
-        return _read_zip(location, real, allow_incomplete)
+        return _read_zip(location, real, opening)
     lock = _lock(location, None, location, mode, None)
     try:  # (a plant refused beside the zip, a full disk: the lock is released with the error)
         zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
@@ -304,26 +348,26 @@ def _open_zip(location: str, mode: str, allow_incomplete: bool) -> StoreHandle:
             if lock is not None:
                 lock.release()
             raise
-        return StoreHandle(
-            overlay,
-            mode,
-            location,
-            _on_close=lambda: zipped.update_zip(work, real, overlay.deleted, ours),
-            _on_discard=lambda: remove_tree(work),
-            lock=lock,
-            allow_incomplete=allow_incomplete,
-            _on_abandon=lambda: zipped.abandon_update(work, real, overlay.deleted, ours),
-            _on_undo=overlay.drop_changes,
+        changes = HandleEnding(
+            on_close=lambda: zipped.update_zip(work, real, overlay.deleted, ours),
+            on_discard=lambda: remove_tree(work),
+            on_abandon=lambda: zipped.abandon_update(work, real, overlay.deleted, ours),
+            on_undo=overlay.drop_changes,
         )
-    handle = StoreHandle(
+        return StoreHandle.opened(
+            overlay, mode, location, ending=changes, lock=lock, use_consolidated=opening.use_consolidated
+        )
+    replacing = HandleEnding(
+        on_close=lambda: zipped.replace_zip(work, real, ours),
+        on_discard=lambda: remove_tree(work),
+        on_abandon=lambda: zipped.abandon(work, real, ours),
+    )
+    return StoreHandle.opened(
         GuardedLocalStore(work),
         mode,
         location,
-        _on_close=lambda: zipped.replace_zip(work, real, ours),
-        _on_discard=lambda: remove_tree(work),
+        ending=replacing,
         lock=lock,
-        allow_incomplete=allow_incomplete,
-        _on_abandon=lambda: zipped.abandon(work, real, ours),
+        use_consolidated=opening.use_consolidated,
         cache=DocumentCache({} if mode in CREATE_MODES or not present else None),
     )
-    return handle
