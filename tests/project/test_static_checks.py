@@ -17,17 +17,47 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
-LAYERS = "layers: cli > conversion > backend > adapters > storage > format > errors"
-INDEPENDENT = "the integrations (dask, hdmf shims, html) are independent of each other"
-NO_NWB_BELOW = "storage and format know neither NWB, HDF5 nor dask"
-FORMAT_ROOMS = "format rooms: dialects | specs > data > documents > layout > vocabulary"
-
+#: For every import-linter contract in pyproject.toml: a module and what, appended to it, breaks the contract.
+#: Each kind of import counts: at module level, inside a function, under ``if TYPE_CHECKING:``.
+BREAKERS = {
+    "layers: cli > conversion > backend > adapters > storage > format > errors": (
+        "storage/safety/audit.py",
+        "from ..backend import integrity\n",  # a layer reaching up (as it once did)
+    ),
+    "the integrations (dask, hdmf shims, html) are independent of each other": (
+        "integrations/html.py",
+        "from . import dask_arrays\n",
+    ),
+    "storage and format know neither NWB, HDF5 nor dask": ("format/vocabulary/names.py", "import h5py\n"),
+    "format rooms: dialects | specs > data > documents > layout > vocabulary": (
+        "format/vocabulary/dtypes.py",
+        "from ..data import values\n",
+    ),
+    "storage: handles > virtual > remote | zip > codecs | writes > safety > stores > paths": (
+        "storage/stores/nodes.py",
+        "def _reaching_up():\n    from ..handles import open_store\n",
+    ),
+    "cli: the command line > its commands > arguments, output": (
+        "cli/arguments.py",
+        "def _up():\n    from . import convert_command\n",
+    ),
+    "view: server > view models > the viewed file and the budget": (
+        "view/budget.py",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import server\n",
+    ),
+    "dandi: checks > zarr rules, content > findings": ("dandi/content.py", "from . import zarr_rules\n"),
+    "inspection: validation and file info, independent": ("inspection/file_info.py", "from . import validation\n"),
+    "hdf5: conversion > virtual conversion": ("hdf5/virtual_conversion.py", "def f():\n    from . import conversion\n"),
+    "integrations: every adapter independent": ("integrations/hdmf_private.py", "from . import h5py_lock\n"),
+    "h5py_adapters: destination, source > the other adapters": ("h5py_adapters/regions.py", "from . import source\n"),
+}
 
 def _tool(name: str) -> Path:
     exe = Path(sys.executable).with_name(name)
@@ -49,30 +79,37 @@ def _lint_imports(src: Path = SRC) -> subprocess.CompletedProcess[str]:
     return _run([_tool("lint-imports"), "--config", REPO / "pyproject.toml", "--no-logo", "--no-cache"], src)
 
 
+def _contract_names() -> list[str]:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return [contract["name"] for contract in config["tool"]["importlinter"]["contracts"]]
+
+
+def _said(proc: subprocess.CompletedProcess[str]) -> str:
+    return " ".join(proc.stdout.split())  # import-linter wraps long contract names
+
+
+def test_every_contract_has_an_import_that_breaks_it():
+    assert sorted(_contract_names()) == sorted(BREAKERS)
+
+
 def test_import_contracts_are_kept():
     proc = _lint_imports()
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW, FORMAT_ROOMS):
-        assert f"{name} KEPT" in proc.stdout, proc.stdout
+    for name in _contract_names():
+        assert f"{name} KEPT" in _said(proc), proc.stdout
 
 
 def test_the_import_contracts_catch_what_they_forbid(tmp_path):
     """A copy of the package with one import breaking each contract fails each of them: the contracts bite."""
     copy = tmp_path / "src" / "hdmf_zarr3"
     shutil.copytree(SRC / "hdmf_zarr3", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    breaking = {
-        "storage/safety/audit.py": "from ..backend import integrity",  # a layer reaching up (as it once did)
-        "integrations/html.py": "from . import dask_arrays",  # one adapter using another
-        "format/vocabulary/names.py": "import h5py",  # the pure format knowing HDF5
-        "format/vocabulary/dtypes.py": "from ..data import values",  # the format's bottom room reaching up
-    }
-    for module, line in breaking.items():
+    for module, lines in BREAKERS.values():
         path = copy / module
-        path.write_text(path.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
+        path.write_text(path.read_text(encoding="utf-8") + "\n\n" + lines, encoding="utf-8")
     proc = _lint_imports(tmp_path / "src")
     assert proc.returncode != 0, proc.stdout
-    for name in (LAYERS, INDEPENDENT, NO_NWB_BELOW, FORMAT_ROOMS):
-        assert f"{name} BROKEN" in proc.stdout, proc.stdout
+    for name in BREAKERS:
+        assert f"{name} BROKEN" in _said(proc), proc.stdout
 
 
 def test_mypy_passes():
@@ -82,41 +119,3 @@ def test_mypy_passes():
 
 def test_the_package_says_it_is_typed():
     assert (SRC / "hdmf_zarr3" / "py.typed").is_file()
-
-
-#: The room contracts of the upper layers (issue #39) -> a module of that layer and an import breaking its order:
-#: one at module level, one inside a function, one under ``if TYPE_CHECKING:`` (each kind counts).
-UPPER_ROOMS = {
-    "cli: the command line > its commands > arguments, output": (
-        "cli/arguments.py",
-        "def _up():\n    from . import convert_command\n",
-    ),
-    "view: server > view models > the viewed file and the budget": (
-        "view/budget.py",
-        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import server\n",
-    ),
-    "dandi: checks > zarr rules, content > findings": ("dandi/content.py", "from . import zarr_rules\n"),
-    "inspection: validation and file info, independent": ("inspection/file_info.py", "from . import validation\n"),
-    "hdf5: conversion > virtual conversion": ("hdf5/virtual_conversion.py", "def f():\n    from . import conversion\n"),
-    "integrations: every adapter independent": ("integrations/hdmf_private.py", "from . import h5py_lock\n"),
-    "h5py_adapters: destination, source > the other adapters": ("h5py_adapters/regions.py", "from . import source\n"),
-}
-
-
-def test_the_upper_rooms_keep_their_order():
-    proc = _lint_imports()
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    for name in UPPER_ROOMS:
-        assert f"{name} KEPT" in proc.stdout, proc.stdout
-
-
-def test_the_upper_room_contracts_catch_what_they_forbid(tmp_path):
-    copy = tmp_path / "src" / "hdmf_zarr3"
-    shutil.copytree(SRC / "hdmf_zarr3", copy, ignore=shutil.ignore_patterns("__pycache__"))
-    for module, lines in UPPER_ROOMS.values():
-        path = copy / module
-        path.write_text(path.read_text(encoding="utf-8") + "\n\n" + lines, encoding="utf-8")
-    proc = _lint_imports(tmp_path / "src")
-    assert proc.returncode != 0, proc.stdout
-    for name in UPPER_ROOMS:
-        assert f"{name} BROKEN" in proc.stdout, proc.stdout
