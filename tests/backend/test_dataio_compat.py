@@ -15,7 +15,7 @@ from writing import nwbfile_with, write_nwb
 from zarr.codecs import GzipCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
-from hdmf_zarr3.backend.write.layout_choice import from_zarr_settings
+from hdmf_zarr3.backend.settings.layout_choice import from_zarr_settings
 from hdmf_zarr3.errors import LayoutWarning
 from hdmf_zarr3.format.data import dtypes as D
 

@@ -26,9 +26,13 @@ THIRD_PARTY_PRIVATES = {
     ("integrations/hdmf_shims.py", "DynamicTableRegion._check_indices_in_bounds"): (
         "the hdmf method the region shim replaces (it reads a region whole); its name and parameters checked first"
     ),
-    ("backend/specs/copying.py", "src_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
+    ("backend/cached_specs/copying.py", "src_io._file"): (
+        "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it"
+    ),
     ("hdf5/conversion.py", "dst_io._file"): "hdmf HDF5IO's open h5py.File; HDF5IO has no public name for it",
-    ("backend/write/layout_choice.py", "dset._filters"): "h5py Dataset's filter settings (plugin ids); no public name",
+    ("backend/settings/layout_choice.py", "dset._filters"): (
+        "h5py Dataset's filter settings (plugin ids); no public name"
+    ),
     ("storage/codecs/decoding.py", "decode._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/codecs/decoding.py", "original._hdmf_zarr3_checked"): "our marker on numcodecs' patched Blosc.decode",
     ("storage/safety/guarded.py", "store._documents"): "a new store of its own class taking over its state (storage/)",
@@ -176,7 +180,7 @@ def test_the_checkers_see_what_they_look_for():
     graph = import_graph()
     assert "hdmf_zarr3.backend.zarrio.zarr_io" in graph["hdmf_zarr3.backend.zarrio.nwb"]
     assert (
-        "hdmf_zarr3.backend.specs.cache" in graph["hdmf_zarr3.backend.zarrio.zarr_io"]
+        "hdmf_zarr3.backend.cached_specs.cache" in graph["hdmf_zarr3.backend.zarrio.zarr_io"]
     )  # ``from . import spec_cache``
     assert "hdmf_zarr3.format.specs.dtypes" in graph["hdmf_zarr3.backend.read.reader"]  # imported inside a function
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ...format.data import StorageType
     from ...storage.stores import StoreHandle
-    from ..zarrio import DatasetContext, DatasetOwner
+    from ..contexts import DatasetContext, DatasetOwner
 
 #: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
 #: a long stream of appends (samples to a TimeSeries) before any write() keeps memory bounded.

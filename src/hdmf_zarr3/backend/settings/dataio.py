@@ -9,7 +9,7 @@ import numpy as np
 from hdmf.data_utils import DataIO
 
 from ...errors import UnsupportedDataError
-from ..write import AUTO, POLICY, checked, from_zarr_settings
+from .layout_choice import AUTO, POLICY, checked, from_zarr_settings
 
 CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configuration": {...}}
 
@@ -19,7 +19,7 @@ def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
     from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
     from zarr.registry import get_codec_class
 
-    from .sources import is_numcodecs_codec, numcodecs_json
+    from .hdmf_zarr_inputs import is_numcodecs_codec, numcodecs_json
 
     if is_numcodecs_codec(codec):  # a Zarr v2-style codec, as older hdmf-zarr took
         codec = numcodecs_json(codec)
@@ -101,7 +101,7 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     when the spec's dtype is known)."""
     from hdmf.data_utils import AbstractDataChunkIterator
 
-    from ...format.data import dtypes as D
+    from ...format.data import dtypes
 
     if isinstance(data, AbstractDataChunkIterator):
         return None
@@ -116,7 +116,7 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
             or (data is not None and not isinstance(data, np.ndarray) and np.dtype(data_dtype).kind == "O")
         ):
             return None  # object data of a lazy source: its type is known only once read
-        storage = getattr(data, "storage", None) or D.for_hdmf_dtype(data_dtype, data)
+        storage = getattr(data, "storage", None) or dtypes.for_hdmf_dtype(data_dtype, data)
         return storage, tuple(int(s) for s in data_shape)
     except (UnsupportedDataError, TypeError, ValueError):
         return None  # left to the writer, which knows the spec's dtype
@@ -179,7 +179,7 @@ def _given_settings(
 
 
 def _is_zarr_array(data: Any) -> bool:
-    from .sources import is_zarr_array
+    from .hdmf_zarr_inputs import is_zarr_array
 
     return is_zarr_array(data)
 
@@ -204,7 +204,7 @@ class ZarrDataIO(DataIO):
         ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
-        :mod:`.dataio_sources` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
+        :mod:`.hdmf_zarr_inputs` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
         none. (:attr:`io_settings` spells "none" ``compressors: None``, as hdmf-zarr does.)
     filters : codec or sequence of codecs, optional
         Array-to-array filters, in the same forms.
@@ -297,7 +297,7 @@ class ZarrDataIO(DataIO):
             raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
         if link_data:  # a link to a zarr array is made on write: check now that it can be
-            from .sources import zarr_array_location
+            from .hdmf_zarr_inputs import zarr_array_location
 
             if _is_zarr_array(self.data):
                 zarr_array_location(self.data)
@@ -338,7 +338,7 @@ class ZarrDataIO(DataIO):
     @staticmethod
     def is_h5py_dataset(obj: Any) -> bool:
         """True for an ``h5py.Dataset`` (h5py is not imported)."""
-        from .sources import is_h5py_dataset
+        from .hdmf_zarr_inputs import is_h5py_dataset
 
         return is_h5py_dataset(obj)
 
@@ -349,7 +349,7 @@ class ZarrDataIO(DataIO):
         The mapping is the one used on export from HDF5 (:mod:`.format.layout.hdf5`); filters it cannot
         carry over are left out with a :class:`LayoutWarning`.
         """
-        from .sources import hdf5_codecs
+        from .hdmf_zarr_inputs import hdf5_codecs
 
         return hdf5_codecs(h5dataset)
 
@@ -360,7 +360,7 @@ class ZarrDataIO(DataIO):
         Keyword arguments are passed on to ``ZarrDataIO``; ``chunks``, ``fill_value``/``fillvalue``,
         ``compressors`` and ``filters`` given there replace what the HDF5 dataset says.
         """
-        from .sources import h5py_fill_value, hdf5_codecs, is_h5py_dataset
+        from .hdmf_zarr_inputs import h5py_fill_value, hdf5_codecs, is_h5py_dataset
 
         if not is_h5py_dataset(h5dataset):
             raise UnsupportedDataError(f"from_h5py_dataset: expected an h5py.Dataset, got {type(h5dataset).__name__}")

@@ -44,7 +44,7 @@ from hdmf.data_utils import GenericDataChunkIterator
 from zarr.storage import LocalStore
 
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
-from ...format.data import dtypes as D
+from ...format.data import dtypes
 from ...storage.codecs import direct_write as direct
 from ...storage.safety import GuardedLocalStore
 from ...storage.stores import StoreHandle, WorkPools, locations, nodes, sync
@@ -247,7 +247,7 @@ def _failure(path: str, region: Region, error: BaseException) -> ParallelWriteEr
     )
 
 
-def _cast_to(storage: D.StorageType) -> str | None:
+def _cast_to(storage: dtypes.StorageType) -> str | None:
     """The dtype values are cast to before they are stored, as the serial writer casts them (numbers)."""
     return storage.numpy_dtype.str if storage.kind == "numeric" else None
 

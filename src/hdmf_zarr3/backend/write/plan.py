@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ...format.documents import names as N
+from ...format.documents import names as node_names
 from ...integrations import dask_arrays
 from ...storage.codecs import UnitEncoder, encode_single_chunk
 from ...storage.stores import StoreHandle, WorkPools, nodes
@@ -50,7 +50,7 @@ def plan_fill(
     (encoded now, stored with the other small keys in one batch), or a job."""
     single = encode_single_chunk(doc, values)
     if single is not None:  # one chunk: its bytes, skipping zarr's per-array setup
-        plan.chunk_bytes[N.store_key(path, single[0])] = single[1]
+        plan.chunk_bytes[node_names.store_key(path, single[0])] = single[1]
         return
     direct = UnitEncoder.for_document(store, path, doc) if values.dtype.kind in "biuf" else None
 

@@ -15,8 +15,7 @@ from zarr import AsyncArray
 from zarr.abc.store import Store
 
 from ...errors import UnsupportedDataError
-from ...format.data import dtypes as D
-from ...format.data import printable
+from ...format.data import dtypes, printable
 from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import policy as layout_policy
@@ -108,11 +107,11 @@ def _progress_bar(description: str, total: int | None, unit: str = "block") -> A
 
 
 def stream_layout(
-    path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType, options: dict[str, Any]
+    path: str, iterator: AbstractDataChunkIterator, storage: dtypes.StorageType, options: dict[str, Any]
 ) -> tuple[Any, tuple[int, ...], list[int], list[int | None]]:
-    """The layout of a stream (checked, see :func:`.layout_choice.choose`), the shape it is sized for, its
-    initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
-    from . import layout_choice
+    """The layout of a stream (checked, see :func:`~hdmf_zarr3.backend.settings.layout_choice.choose`), the shape
+    it is sized for, its initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
+    from ..settings import layout_choice
 
     maxshape = tuple(getattr(iterator, "maxshape", None) or ())
     recommended = iterator.recommended_chunk_shape()
@@ -137,7 +136,7 @@ class StreamPlan:
     """What a stream is stored as, decided before anything is read from it (see :func:`plan_stream`)."""
 
     path: str
-    storage: D.StorageType
+    storage: dtypes.StorageType
     attrs: dict[str, Any]
     layout: Any
     chunks: tuple[int, ...]  # the grid: shards when sharded, else chunks (the write unit)
@@ -172,7 +171,7 @@ class StreamPlan:
 def plan_stream(
     path: str,
     iterator: AbstractDataChunkIterator,
-    storage: D.StorageType,
+    storage: dtypes.StorageType,
     attrs: dict[str, Any],
     options: dict[str, Any],
     dimension_names: list[str | None] | None = None,
@@ -194,7 +193,7 @@ def stream_iterator(
     store: Store,
     path: str,
     iterator: AbstractDataChunkIterator,
-    storage: D.StorageType,
+    storage: dtypes.StorageType,
     attrs: dict[str, Any],
     options: dict[str, Any],
     pools: WorkPools,
@@ -204,9 +203,9 @@ def stream_iterator(
 ) -> dict[str, Any]:
     """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
 
-    The layout follows :func:`.layout_choice.choose` (the iterator's recommended chunk shape counts as an
-    explicit chunk setting). Blocks are assembled into whole write units, each written once while
-    the iterator produces the next block. Arrays whose length is not known in advance are not
+    The layout follows :func:`~hdmf_zarr3.backend.settings.layout_choice.choose` (the iterator's recommended
+    chunk shape counts as an explicit chunk setting). Blocks are assembled into whole write units, each
+    written once while the iterator produces the next block. Arrays whose length is not known in advance are not
     sharded by default (the policy cannot tell how large they will be). Chunks are encoded on
     ``pools.encoders``.
     """

@@ -30,7 +30,7 @@ from ..write import ParallelOptions, builder_path
 if TYPE_CHECKING:
     from hdmf.backends.utils import WriteStatusTracker
 
-    from .opening import OpenFile
+    from .file_owner import FileOwner
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
@@ -76,13 +76,13 @@ class HdmfZarrApi:
 
     Parameters
     ----------
-    file : OpenFile
+    file : FileOwner
         The io's file (its ``path``, ``source`` and open store).
     written : WriteStatusTracker
         The builders the io wrote (or read).
     """
 
-    def __init__(self, file: OpenFile, written: WriteStatusTracker) -> None:
+    def __init__(self, file: FileOwner, written: WriteStatusTracker) -> None:
         self.file = file
         self.written = written
 

@@ -16,8 +16,8 @@ from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
 from ...storage.remote import ready_store
 from ...storage.stores import CREATE_MODES, StoreHandle, locations, open_store
-from ..specs import cache as spec_cache
-from .opening import dialect_of
+from ..cached_specs import cache as spec_cache
+from .file_owner import dialect_of
 from .zarr_io import ZarrIO
 
 

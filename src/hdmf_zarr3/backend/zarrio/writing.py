@@ -1,5 +1,5 @@
 """Writing and exporting a file: :class:`FileWriter`, the write half of :class:`~hdmf_zarr3.ZarrIO` (the work is
-done by :class:`~.writer.BuilderWriter`, given a :class:`~.contexts.WriteContext`)."""
+done by :class:`~.writer.BuilderWriter`, given a :class:`~hdmf_zarr3.backend.contexts.WriteContext`)."""
 
 from __future__ import annotations
 
@@ -17,19 +17,19 @@ from ...errors import ModeError, StoreError
 from ...format.layout import Relayout
 from ...storage.safety import failures, refuse_self_overwrite
 from ...storage.stores import locations
+from ..cached_specs import cache as spec_cache
+from ..cached_specs import copying as spec_copy
+from ..contexts import WriteContext, closed_files
 from ..datasets import AppendedRows
 from ..settings import bridge as dataio_bridge
-from ..specs import cache as spec_cache
-from ..specs import copying as spec_copy
 from ..write import BuilderWriter, PendingReferences
-from . import closed_files, hdmf_zarr_api
-from .contexts import WriteContext
+from . import hdmf_zarr_api
 
 if TYPE_CHECKING:
     from ...storage.stores import StoreHandle
+    from ..contexts import DatasetOwner
     from ..write import VirtualOptions
-    from .contexts import DatasetOwner
-    from .opening import OpenFile
+    from .file_owner import FileOwner
 
 
 class FileWriter:
@@ -40,13 +40,13 @@ class FileWriter:
     ----------
     owner : DatasetOwner
         The io this writes for (its public face: ``source``, ``manager``).
-    file : OpenFile
+    file : FileOwner
         The file written.
     chunk_key_separator : {"/", "."}, optional
         As given to :class:`~hdmf_zarr3.ZarrIO`.
     """
 
-    def __init__(self, owner: DatasetOwner, file: OpenFile, chunk_key_separator: str | None) -> None:
+    def __init__(self, owner: DatasetOwner, file: FileOwner, chunk_key_separator: str | None) -> None:
         self.owner = owner
         self.file = file
         self.chunk_key_separator = chunk_key_separator

@@ -1,8 +1,8 @@
 """``ZarrIO``: the HDMFIO backend for Zarr format v3, one class that reads as a table of contents. Its state
-lives in collaborators made in ``__init__``, each owning its fields: :class:`~.opening.OpenFile` (the open
+lives in collaborators made in ``__init__``, each owning its fields: :class:`~.file_owner.FileOwner` (the open
 store, its dialect, the pools), :class:`~.reading.FileReader`, :class:`~.writing.FileWriter` and
 :class:`~.hdmf_zarr_api.HdmfZarrApi` (hdmf-zarr 0.14's extra methods); its methods delegate to them. The
-writer, the reader and the lazy datasets are handed explicit contexts (:mod:`.contexts`)."""
+writer, the reader and the lazy datasets are handed explicit contexts (:mod:`hdmf_zarr3.backend.contexts`)."""
 
 from __future__ import annotations
 
@@ -22,18 +22,18 @@ from ...format import dialects
 from ...format.dialects import Dialect
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout
-from ...format.specs import layout as S
+from ...format.specs import layout as spec_layout
 from ...integrations import dataset_html, hdmf_shims
 from ...storage.remote import ready_store
 from ...storage.safety import failures, locks
 from ...storage.stores import StoreHandle, WorkPools, locations, open_store
+from ..cached_specs import cache as spec_cache
+from ..contexts import DatasetContext, DatasetOwner, ReadContext, WriteContext
 from ..datasets import ZarrDataset
 from ..read import ForeignFiles
-from ..specs import cache as spec_cache
 from ..write import VirtualOptions
 from . import hdmf_zarr_api
-from .contexts import DatasetContext, DatasetOwner, ReadContext, WriteContext
-from .opening import OpenFile, abandon_unclosed, dialect_of
+from .file_owner import FileOwner, abandon_unclosed, dialect_of
 from .reading import FileReader
 from .writing import FileWriter
 
@@ -115,7 +115,7 @@ class ZarrIO(HDMFIO):
         roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
         adopted = None if self._opened is None else (self._opened, self._opened_dialect)
         self._opened = self._opened_dialect = None
-        self._open_file = OpenFile(
+        self._open_file = FileOwner(
             path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention), adopted
         )
         owner = cast(DatasetOwner, self)  # the collaborators see the io's public face only
@@ -158,14 +158,14 @@ class ZarrIO(HDMFIO):
         reader: FileReader | None = getattr(self, "_reader", None)
         if reader is not None:
             reader.foreign_files.close()
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
+        open_file: FileOwner | None = getattr(self, "_open_file", None)
         if open_file is not None:
             open_file.close(self._writer.finish)  # the held rows stored and committed, then the lock released
 
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         # An error inside ``with`` undoes what was changed since the last write (rows a table appended
         # on its own, say), as a failed write would: close() alone would commit it.
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
+        open_file: FileOwner | None = getattr(self, "_open_file", None)
         undo_error: BaseException | None = None
         try:
             if exc_type is not None and open_file is not None and open_file.handle is not None:
@@ -185,7 +185,7 @@ class ZarrIO(HDMFIO):
                 raise error from exc_value
 
     def is_open(self) -> bool:
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
+        open_file: FileOwner | None = getattr(self, "_open_file", None)
         return open_file is not None and open_file.handle is not None
 
     def _require_open(self) -> StoreHandle:
@@ -222,7 +222,7 @@ class ZarrIO(HDMFIO):
         caller closes it); used to read datasets of a closed file while a container is built."""
         return self._open_file.reopen_for_reading()
 
-    def cached_specifications(self) -> S.Cached:
+    def cached_specifications(self) -> spec_layout.Cached:
         """The specifications cached in the open file, exactly as stored (``{}`` if it caches none)."""
         return spec_cache.read_cached(self._open_file.require_open(), self._open_file.documents)
 
@@ -271,7 +271,8 @@ class ZarrIO(HDMFIO):
 
     @property
     def dataset_context(self) -> DatasetContext:
-        """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
+        """What the lazy datasets read from this file are given of it
+        (:class:`~hdmf_zarr3.backend.contexts.DatasetContext`)."""
         return self._reader.dataset_context
 
     def get_builder(self, obj: Any) -> Builder:

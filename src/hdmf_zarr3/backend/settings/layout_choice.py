@@ -15,8 +15,8 @@ from typing import Any
 from hdmf.build import GroupBuilder
 
 from ...errors import LayoutWarning, UnsupportedDataError
-from ...format.data import dtypes as D
-from ...format.documents import names as N
+from ...format.data import dtypes
+from ...format.documents import names as node_names
 from ...format.documents import zarr_json as docs
 from ...format.layout import HDF5Layout, Relayout, ZarrLayout, kept_layout, policy, zarr_layout
 from ...storage.codecs import array_check
@@ -69,7 +69,7 @@ def from_io_settings(settings: dict[str, Any]) -> HDF5Layout | None:
 
 def choose(
     path: str,
-    storage: D.StorageType,
+    storage: dtypes.StorageType,
     shape: tuple[int, ...],
     settings: dict[str, Any],
     source: Any = None,
@@ -88,7 +88,7 @@ def choose(
     return checked(path, storage, shape, result) if settings.get("zarr") or relayout else result
 
 
-def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], layout: ZarrLayout) -> ZarrLayout:
+def checked(path: str | None, storage: dtypes.StorageType, shape: tuple[int, ...], layout: ZarrLayout) -> ZarrLayout:
     """``layout`` once zarr has parsed the array document it gives (an :class:`UnsupportedDataError`
     naming ``path`` if zarr refuses it), with its codecs and fill value as they are stored."""
     fill = None if layout.fill_value is None else array_check.fill_value_json(layout.fill_value, storage, path)
@@ -111,7 +111,12 @@ def checked(path: str | None, storage: D.StorageType, shape: tuple[int, ...], la
 
 
 def _choose(
-    path: str, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any], source: Any, auto_shards: bool
+    path: str,
+    storage: dtypes.StorageType,
+    shape: tuple[int, ...],
+    settings: dict[str, Any],
+    source: Any,
+    auto_shards: bool,
 ) -> ZarrLayout:
     if settings.get("zarr"):
         if not auto_shards and settings.get("shards", POLICY) == POLICY:
@@ -128,7 +133,7 @@ def _choose(
     return with_default_shards(result, storage, shape) if auto_shards else result
 
 
-def with_default_shards(layout: ZarrLayout, storage: D.StorageType, shape: tuple[int, ...]) -> ZarrLayout:
+def with_default_shards(layout: ZarrLayout, storage: dtypes.StorageType, shape: tuple[int, ...]) -> ZarrLayout:
     """``layout`` grouped into shards when the policy shards an array of this size."""
     sharded = policy.sharded_by_default(shape, storage)
     chunks = layout.chunks or policy.chunk_shape(shape, storage, sharded=sharded)
@@ -144,7 +149,7 @@ def _is_h5py(obj: Any) -> bool:
 
 
 def from_zarr_settings(
-    path: str | None, storage: D.StorageType, shape: tuple[int, ...], settings: dict[str, Any]
+    path: str | None, storage: dtypes.StorageType, shape: tuple[int, ...], settings: dict[str, Any]
 ) -> ZarrLayout:
     """The layout a ``ZarrDataIO`` asks for, checked against the dataset's shape."""
     ndim = len(shape)
@@ -205,7 +210,7 @@ def check_relayout_paths(relayout: Relayout, root: GroupBuilder) -> None:
     stack = [("/", root)]
     while stack:
         path, group = stack.pop()
-        stack.extend((N.join(path, g.name), g) for g in group.groups.values())
-        found.update(N.join(path, d) for d in group.datasets)
+        stack.extend((node_names.join(path, g.name), g) for g in group.groups.values())
+        found.update(node_names.join(path, d) for d in group.datasets)
     for path in sorted(relayout.paths() - found):
         raise UnsupportedDataError("no dataset at this path to re-chunk or re-compress", path)

@@ -1,5 +1,5 @@
 """Opening a file: which dialect an opened file is read in (and whether it may be changed in place), and
-:class:`OpenFile`, the one owner of a :class:`~hdmf_zarr3.ZarrIO`'s open store."""
+:class:`FileOwner`, the one owner of a :class:`~hdmf_zarr3.ZarrIO`'s open store."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def dialect_of(handle: StoreHandle) -> Dialect:
     return dialect
 
 
-class OpenFile:
+class FileOwner:
     """The file a :class:`~hdmf_zarr3.ZarrIO` works on, and the one owner of opening and closing it: where
     it is, how it is opened, its open store, its dialect and the thread pools.
 
