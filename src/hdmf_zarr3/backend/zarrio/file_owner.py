@@ -61,9 +61,6 @@ class FileOwner:
         How HDMF names the file (its absolute path or URL; a store's name).
     storage_options, allow_incomplete, external_roots, convention
         As given to :class:`~hdmf_zarr3.ZarrIO`.
-    adopted : tuple of StoreHandle and Dialect, optional
-        A store a subclass opened before (NWBZarrIO, to load the cached namespaces) and the dialect it
-        detected there: :meth:`open` takes both over, so the file is read once.
     """
 
     def __init__(
@@ -75,7 +72,6 @@ class FileOwner:
         allow_incomplete: bool,
         external_roots: list[str] | None,
         convention: dialects.Convention,
-        adopted: tuple[StoreHandle, Dialect | None] | None = None,
     ) -> None:
         self.path = path
         self.mode = mode
@@ -84,32 +80,25 @@ class FileOwner:
         self.allow_incomplete = allow_incomplete
         self.external_roots = external_roots
         self.convention = convention
-        self.adopted = adopted
         self.handle: StoreHandle | None = None
         self.dialect: Dialect | None = None  # kept once closed (a closed file's root object id)
         self.work_pools: WorkPools | None = None  # started on first use, shut down by close()
 
     def open(self) -> StoreHandle | None:
-        """Open the store (or take over the adopted one) and detect its dialect; the handle if it was
-        opened now, ``None`` if it was open already."""
+        """Open the store and detect its dialect, once; the handle if it was opened now, ``None`` if it was
+        open already."""
         if self.handle is not None:
             return None
-        if self.adopted is not None:
-            handle, known = self.adopted
-        else:
-            handle, known = (
-                open_store(
-                    self.path,
-                    self.mode,
-                    self.storage_options,
-                    allow_incomplete=self.allow_incomplete,
-                    external_roots=self.external_roots,
-                ),
-                None,
-            )
-        self.handle, self.adopted = handle, None
+        handle = open_store(
+            self.path,
+            self.mode,
+            self.storage_options,
+            allow_incomplete=self.allow_incomplete,
+            external_roots=self.external_roots,
+        )
+        self.handle = handle
         try:
-            self.dialect = known if known is not None else dialect_of(handle)
+            self.dialect = dialect_of(handle)
             native = self.convention.name == dialects.Convention.name
             if handle.documents() and not native and self.mode not in CREATE_MODES:
                 raise ModeError(f"convention {self.convention.name!r} applies to new files only (modes w, w-, x)")

@@ -19,7 +19,6 @@ from zarr.abc.store import Store
 from zarr.storage import LocalStore
 
 from ...format import dialects
-from ...format.dialects import Dialect
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout
 from ...format.specs import layout as spec_layout
@@ -79,11 +78,6 @@ class ZarrIO(HDMFIO):
         file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
     """
 
-    #: A store a subclass opened before ``__init__`` (NWBZarrIO, to load the cached namespaces) and the
-    #: dialect it detected: :meth:`open` takes both over.
-    _opened: StoreHandle | None = None
-    _opened_dialect: Dialect | None = None
-
     def __init__(
         self,
         path: str | Path | Store | None = None,
@@ -113,10 +107,8 @@ class ZarrIO(HDMFIO):
             source = None if path is None else locations.absolute(os.fspath(path))
         # HDMFIO.__init__ calls open(): everything open() needs is made first.
         roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
-        adopted = None if self._opened is None else (self._opened, self._opened_dialect)
-        self._opened = self._opened_dialect = None
         self._open_file = FileOwner(
-            path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention), adopted
+            path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention)
         )
         owner = cast(DatasetOwner, self)  # the collaborators see the io's public face only
         self._writer = FileWriter(owner, self._open_file, chunk_key_separator)
