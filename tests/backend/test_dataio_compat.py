@@ -123,8 +123,8 @@ def test_io_settings_keep_codecs_and_shapes_as_given():
         "shards": "auto",
         "fill_value": -1,
     }
-    assert dataio.write_settings["compressors"] == [zstd.to_dict()]  # the writer's checked JSON forms
-    assert dataio.write_settings["filters"] == [filters[0].to_dict()]
+    assert dataio.write_settings.compressors == [zstd.to_dict()]  # the writer's checked JSON forms
+    assert dataio.write_settings.filters == [filters[0].to_dict()]
 
 
 def test_io_settings_are_a_copy():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,3 +63,56 @@ def test_a_new_nwb_file_is_opened_once(any_store: StoreCase, monkeypatch, mode):
 def test_the_io_classes_hand_nothing_on_through_class_attributes():
     for cls in (ZarrIO, NWBZarrIO):
         assert not [name for name in vars(cls) if name.startswith("_opened")]
+
+
+def _array() -> Any:
+    import numpy as np
+
+    return np.arange(4000, dtype="float64").reshape(1000, 4)
+
+
+def _iterator() -> Any:
+    from hdmf.data_utils import DataChunkIterator
+
+    return DataChunkIterator(data=_array(), buffer_size=100)
+
+
+def _generic_iterator() -> Any:
+    from parallel_iterators import ArrayIterator
+
+    return ArrayIterator(_array(), buffer_shape=(250, 4), chunk_shape=(50, 4))
+
+
+@pytest.mark.parametrize(
+    ("data", "write_args"),
+    [
+        (_array, {}),
+        (_iterator, {}),
+        (_generic_iterator, {}),
+        (_generic_iterator, {"number_of_jobs": 2}),
+    ],
+    ids=["array", "iterator", "generic-iterator", "generic-iterator-in-workers"],
+)
+def test_a_datasets_layout_is_checked_once_per_write(tmp_path, monkeypatch, data, write_args):
+    from writing import nwbfile_with
+
+    from hdmf_zarr3 import ZarrDataIO
+    from hdmf_zarr3.backend.settings import layout_choice
+
+    checks: list[str | None] = []
+    original = layout_choice.checked
+
+    def counting(path: str | None, *args: Any) -> Any:
+        checks.append(path)
+        return original(path, *args)
+
+    for name, module in list(sys.modules.items()):  # wherever the check is imported (ZarrDataIO, the writer...)
+        if name.startswith("hdmf_zarr3.backend") and getattr(module, "checked", None) is original:
+            monkeypatch.setattr(module, "checked", counting)
+    wrapped = ZarrDataIO(data(), chunks=(100, 4), shards=(200, 4), fill_value=-1.0)
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwbfile_with(wrapped), **write_args)
+    assert len(checks) == 1, checks
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        stored = io.read().acquisition["x"].data
+        assert stored.chunks == (100, 4) and stored.shape == (1000, 4)

@@ -96,7 +96,6 @@ def store_plan(
     pools: WorkPools,
     parallel: ParallelOptions,
     progress: bool,
-    separator: str | None,
 ) -> None:
     """Store everything ``plan`` holds through ``handle`` (see the module docstring for the order)."""
     store = handle.store
@@ -113,20 +112,9 @@ def store_plan(
         dask_arrays.write(data, store, path, doc, storage.numpy_dtype)
     for record in plan.virtual_writes:  # (their documents are stored: icechunk records chunks of arrays it knows)
         record()
-    streamed = write_streams(handle, plan.streams, parallel, progress, separator)
-    for path, (iterator, storage, attrs, options, names) in plan.streams:
+    streamed = write_streams(handle, plan.streams, parallel, progress)
+    for path, (iterator, stream) in plan.streams:
         if path not in streamed:  # (else written by worker processes)
-            streamed[path] = stream_iterator(
-                store,
-                path,
-                iterator,
-                storage,
-                attrs,
-                options,
-                pools,
-                progress=progress,
-                dimension_names=names,
-                separator=separator,
-            )
+            streamed[path] = stream_iterator(store, iterator, stream, pools, progress=progress)
     plan.arrays.update(streamed)
     handle.put_documents(streamed)

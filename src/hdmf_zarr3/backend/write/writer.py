@@ -35,7 +35,7 @@ from .hdf5_in_place import VirtualOptions
 from .parallel import ParallelOptions
 from .plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, plan_fill, store_plan
 from .reference_targets import ReferenceEncoder
-from .streaming import stream_layout
+from .streaming import plan_stream
 
 if TYPE_CHECKING:
     from ..contexts import WriteContext
@@ -240,9 +240,11 @@ class BuilderWriter:
             doc = self._plan_array(builder, path, shape, storage, attrs, layout)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
-            if options.get("zarr"):  # streams are written after the other nodes: check their settings now
-                stream_layout(path, data, storage, options)
-            self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
+            # written after the other nodes, laid out (and its settings checked) now, once
+            names = _dimension_names(builder, None)
+            self.plan.streams.append(
+                (path, (data, plan_stream(path, data, storage, attrs, options, names, self.separator)))
+            )
         elif is_lazy_source(data) and self.virtual is not None and (found := self.virtual.plan(data, path, storage)):
             ndim = len(found.shape)
             doc = hdf5_in_place.virtual_document(
@@ -360,7 +362,7 @@ class BuilderWriter:
         for h5file in self._h5files.values():
             if h5file is not None:
                 h5file.close()
-        store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.separator)
+        store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress)
 
 
 def _materialize(data: Any) -> Any:
