@@ -8,7 +8,6 @@ store during the walk; :func:`~.write_plan.store_plan` then stores the plan in b
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -19,7 +18,6 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ...errors import ReservedNameError, UnsupportedDataError
 from ...format.data import Link, Reference, dtypes, is_lazy_source, source_shape
-from ...format.data import values as data_values
 from ...format.documents import names as node_names
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout, ZarrLayout, chunkless
@@ -35,6 +33,7 @@ from .hdf5_in_place import VirtualOptions
 from .parallel import ParallelOptions
 from .plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, plan_fill, store_plan
 from .reference_targets import ReferenceEncoder
+from .region_sources import RegionSources
 from .streaming import plan_stream
 
 if TYPE_CHECKING:
@@ -67,11 +66,10 @@ class BuilderWriter:
         self.relayout = relayout
         self.parallel = parallel or ParallelOptions()
         self.virtual = virtual  # convert(virtual=True): large HDF5 datasets read in place
-        self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
-        self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, context.manager, context.handle.directory, export_source)
+        self.regions = RegionSources(context, self.reference_to, self.export_source)
         self.convention = context.convention
         self.separator = context.chunk_key_separator
 
@@ -114,7 +112,7 @@ class BuilderWriter:
                 continue
             if isinstance(value, DataIO):
                 value = value.data
-            region = self._region_attribute(builder, path, key, value)
+            region = self.regions.attribute(builder, path, key, value)
             if region is not None and not self.convention.region_attributes():
                 raise UnsupportedDataError(
                     f"the {self.convention.name} convention cannot store region references", f"{path}@{key}"
@@ -123,60 +121,6 @@ class BuilderWriter:
                 region if region is not None else self.convention.attribute(value, self.reference_to, f"{path}@{key}")
             )
         return out
-
-    # --- HDF5 region references (HDMF reads them as whole-dataset references) -----------------
-    def _hdf5_file(self, source: str | None) -> Any:
-        if not source or source in self._h5files and self._h5files[source] is None:
-            return None
-        if source not in self._h5files:
-            import h5py
-
-            self._h5files[source] = h5py.File(source, "r") if os.path.isfile(source) and h5py.is_hdf5(source) else None
-        return self._h5files[source]
-
-    def _region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
-        """The region envelope for an attribute read (as a plain reference) from a region reference."""
-        if not (
-            data_values.is_reference_like(value)
-            or (isinstance(value, list) and value and data_values.is_reference_like(value[0]))
-        ):
-            return None
-        source = builder.source
-        if source and (locations.is_remote(source) or os.path.isdir(source) or source.endswith(".zip")):
-            # read from a Zarr file: copy its region envelope verbatim
-            if source not in self._zarr_docs:
-                self._zarr_docs[source] = self._source_documents(source)
-            raw = self._zarr_docs[source].get(path, {}).get("attributes", {}).get(key)
-            return raw if isinstance(raw, dict) and raw.get(node_names.DTYPE_ATTR) == dtypes.REGION else None
-        h5file = self._hdf5_file(source)
-        if h5file is None:
-            return None
-        raw = regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
-        items = list(np.ravel(raw)) if isinstance(raw, np.ndarray) else [raw]
-        if not items or not all(regions.is_region(r) for r in items):
-            return None
-        records = [regions.reference(r, h5file, self._locate) for r in items]
-        stored = [r for r in records if r is not None]
-        if len(stored) != len(records):  # (HDMF reads no attribute of null region references this far)
-            raise UnsupportedDataError("an attribute of null region references cannot be stored", f"{path}@{key}")
-        value_json = [r.to_json() for r in stored] if isinstance(raw, np.ndarray) else stored[0].to_json()
-        return {node_names.DTYPE_ATTR: dtypes.REGION, "value": value_json}
-
-    def _source_documents(self, source: str) -> dict[str, Any]:
-        if locations.same(source, self.context.source):
-            return self.context.documents()  # appending to this very file
-        from ...storage.stores import open_store
-
-        try:
-            return open_store(source, "r", self.context.storage_options).documents()
-        except Exception:  # not (or no longer) a Zarr store: nothing to copy from
-            return {}
-
-    def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None, region: dict | None) -> Reference:
-        h5path = locations.absolute(h5path)
-        if self.export_source is not None and h5path == self.export_source:
-            return Reference(node_names.SAME_FILE, path, oid, self.reference_to.root_oid, region)
-        return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)
 
     def _link(self, builder: LinkBuilder, parent: str) -> Link:
         return Link(builder.name, self.reference_to(builder, node_names.join(parent, builder.name)))
@@ -190,15 +134,24 @@ class BuilderWriter:
             options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
+        link = self._link_to(builder, data, path, link_data)
+        if link is not None:
+            self._extra_links.setdefault(parent, []).append(link)
+        else:
+            self._plan_dataset(builder, data, path, options)
+        self.context.mark_written(builder)
+
+    def _link_to(self, builder: DatasetBuilder, data: Any, path: str, link_data: bool) -> Link | None:
+        """The link a dataset becomes instead of a copy (a zarr array or a dataset of another file), if it does."""
         if link_data and isinstance(builder.data, DataIO) and hdmf_zarr_inputs.is_zarr_array(data):
             # hdmf-zarr's ZarrDataIO(<zarr.Array>, link_data=True): a link to that array, in its own file
-            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_to_array(data)))
-            self.context.mark_written(builder)
-            return
+            return Link(builder.name, self._reference_to_array(data))
         if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
-            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
-            self.context.mark_written(builder)
-            return
+            return Link(builder.name, self._reference_from(data))
+        return None
+
+    def _plan_dataset(self, builder: DatasetBuilder, data: Any, path: str, options: Any) -> None:
+        """Add the array of a dataset to the plan: its document and what stores its values."""
         raw_regions = None if isinstance(data, ZarrDataset) else regions.raw_region_dataset(data)
         storage = (
             dtypes.for_scalar_dtype(dtypes.REGION) if raw_regions is not None else self._storage(builder, data, path)
@@ -229,12 +182,25 @@ class BuilderWriter:
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
         elif raw_regions is not None:
-            values = regions.encode_dataset(raw_regions, self._locate)
+            values = regions.encode_dataset(raw_regions, self.regions.locate)
             doc = docs.array_document(values.shape, storage, attrs, separator=self._separator(path, len(values.shape)))
             self.plan.arrays[path] = doc = self.convention.chunk_keys(doc, self.separator is not None)
             if values.size:
                 self._fill(path, doc, values)
-        elif dask_arrays.is_dask(data) and storage.kind == "numeric":
+        else:
+            self._plan_values(builder, data, path, storage, attrs, options)
+
+    def _plan_values(
+        self,
+        builder: DatasetBuilder,
+        data: Any,
+        path: str,
+        storage: dtypes.StorageType,
+        attrs: dict[str, Any],
+        options: Any,
+    ) -> None:
+        """Add to the plan an array of values: Dask's, an iterator's, a lazy source's or held in memory."""
+        if dask_arrays.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
             layout = layout_choice.choose(path, storage, shape, options, relayout=self.relayout)
             doc = self._plan_array(builder, path, shape, storage, attrs, layout)
@@ -259,12 +225,8 @@ class BuilderWriter:
             shape = source_shape(data)
             layout = layout_choice.choose(path, storage, shape, options, source=data, relayout=self.relayout)
             doc = self._plan_array(builder, path, shape, storage, attrs, layout)
-            jobs = (
-                self.plan.large_jobs
-                if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
-                else self.plan.chunk_jobs
-            )
-            jobs.append(self._copy_job(path, doc, data, storage))
+            large = math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
+            (self.plan.large_jobs if large else self.plan.chunk_jobs).append(self._copy_job(path, doc, data, storage))
         else:
             values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
@@ -273,7 +235,6 @@ class BuilderWriter:
                 self.plan.arrays[path] = doc = self.convention.scalar_document(doc, storage, values)
             if values.size and not chunkless.is_chunkless(doc):
                 self._fill(path, doc, values)
-        self.context.mark_written(builder)
 
     def _plan_array(
         self,
@@ -359,9 +320,7 @@ class BuilderWriter:
         return copy_job(self.context.handle.store, path, doc, source, encode, self.pools, self.progress, raw)
 
     def _flush(self) -> None:
-        for h5file in self._h5files.values():
-            if h5file is not None:
-                h5file.close()
+        self.regions.close()
         store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress)
 
 
