@@ -116,3 +116,27 @@ def test_a_datasets_layout_is_checked_once_per_write(tmp_path, monkeypatch, data
     with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
         stored = io.read().acquisition["x"].data
         assert stored.chunks == (100, 4) and stored.shape == (1000, 4)
+
+
+def test_the_backend_sets_no_flag_on_a_store_handle_after_it_is_built():
+    # consolidate_metadata and the convention's dimension names are arguments of what uses them
+    # (StoreHandle.commit, StoreHandle.put_documents), not flags flipped on an open handle
+    import ast
+    from dataclasses import fields
+    from pathlib import Path
+
+    import hdmf_zarr3
+    from hdmf_zarr3.storage.stores import StoreHandle
+
+    assert not {"consolidate", "names_dimensions"} & {f.name for f in fields(StoreHandle)}
+    flipped = []
+    backend = Path(hdmf_zarr3.__file__).parent / "backend"
+    for path in sorted(backend.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else []
+            flipped += [
+                f"{path.name}:{node.lineno} {ast.unparse(t)}"
+                for t in targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and "handle" in t.value.id
+            ]
+    assert flipped == []

@@ -247,10 +247,12 @@ def cache_specifications(
     catalog: NamespaceCatalog,
     attributes: dict[str, Any] | None = None,
     namespaces: list[str] | None = None,
+    names_dimensions: bool = False,
 ) -> None:
     """Write every namespace of ``catalog`` (or those named) not yet cached, then point ``.specloc`` at them.
 
-    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``); ``names_dimensions``:
+    as for ``StoreHandle.put_documents`` (the file's convention).
     """
     documents = handle.documents()
     specloc = (documents.get("/") or docs.group_document({}))["attributes"].get(
@@ -261,14 +263,20 @@ def cache_specifications(
         for ns in (catalog.namespaces if namespaces is None else namespaces)
         if spec_layout.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents
     ]
-    write_cached(handle, catalog_documents(catalog, todo), attributes)
+    write_cached(handle, catalog_documents(catalog, todo), attributes, names_dimensions)
 
 
-def write_cached(handle: StoreHandle, cached: spec_layout.Cached, attributes: dict[str, Any] | None = None) -> None:
+def write_cached(
+    handle: StoreHandle,
+    cached: spec_layout.Cached,
+    attributes: dict[str, Any] | None = None,
+    names_dimensions: bool = False,
+) -> None:
     """Write spec documents exactly as given (names and texts), each namespace version not yet cached,
     then point ``.specloc`` at them.
 
-    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``); ``names_dimensions``:
+    as for ``StoreHandle.put_documents`` (the file's convention).
     """
     documents = handle.documents()
     root = documents.get("/") or docs.group_document({})
@@ -298,14 +306,15 @@ def write_cached(handle: StoreHandle, cached: spec_layout.Cached, attributes: di
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items() if not chunkless.is_chunkless(new_docs[p])]
     if new_docs:
-        handle.put_documents(new_docs)  # documents before their chunks
+        handle.put_documents(new_docs, names_dimensions)  # documents before their chunks
     nodes.run_jobs(jobs)
     if "/" + specloc.strip("/") not in documents and not new_docs:  # nothing cached: .specloc would name no group
         if "/" not in documents:
-            handle.put_documents({"/": root})
+            handle.put_documents({"/": root}, names_dimensions)
         return
     if root["attributes"].get(node_names.SPECLOC_ATTR) != specloc or "/" not in documents:
-        handle.put_documents({"/": {**root, "attributes": {**root["attributes"], node_names.SPECLOC_ATTR: specloc}}})
+        specloc_root = {**root, "attributes": {**root["attributes"], node_names.SPECLOC_ATTR: specloc}}
+        handle.put_documents({"/": specloc_root}, names_dimensions)
 
 
 def _without_marker(attributes: dict[str, Any]) -> dict[str, Any]:

@@ -90,13 +90,21 @@ def merged_catalog(dst_io: HDMFIO, src_io: HDMFIO) -> NamespaceCatalog:
     return catalog
 
 
-def cache_in_zarr(dst_io: Any, src_io: HDMFIO, rebuilt: bool, attributes: dict[str, Any] | None = None) -> None:
+def cache_in_zarr(
+    dst_io: Any,
+    src_io: HDMFIO,
+    rebuilt: bool,
+    attributes: dict[str, Any] | None = None,
+    names_dimensions: bool = False,
+) -> None:
     """Cache specifications in a Zarr file (``dst_io``, a ZarrIO) just written from ``src_io``
-    (:func:`to_cache`); ``attributes``: those of each spec document array."""
+    (:func:`to_cache`); ``attributes``: those of each spec document array; ``names_dimensions``: the file's
+    convention names its arrays' dimensions."""
     handle = dst_io.store_handle
     kept = source_specifications(src_io)
     used = spec_layout.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
-    spec_cache.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)
+    cached = to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt)
+    spec_cache.write_cached(handle, cached, attributes, names_dimensions)
 
 
 # --- HDF5 ----------------------------------------------------------------------------------------

@@ -96,6 +96,7 @@ def store_plan(
     pools: WorkPools,
     parallel: ParallelOptions,
     progress: bool,
+    names_dimensions: bool,
 ) -> None:
     """Store everything ``plan`` holds through ``handle`` (see the module docstring for the order)."""
     store = handle.store
@@ -103,8 +104,8 @@ def store_plan(
     # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from.
     handle.will_change(plan.groups.get("/"))
     handle.touching([path for path, _ in plan.streams] + [w[0] for w in plan.dask_writes])
-    handle.put_documents(plan.groups)
-    handle.put_documents(plan.arrays)
+    handle.put_documents(plan.groups, names_dimensions)
+    handle.put_documents(plan.arrays, names_dimensions)
     nodes.put_keys(store, plan.chunk_bytes)
     nodes.run_jobs(plan.chunk_jobs)
     nodes.run_jobs(plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
@@ -117,4 +118,4 @@ def store_plan(
         if path not in streamed:  # (else written by worker processes)
             streamed[path] = stream_iterator(store, iterator, stream, pools, progress=progress)
     plan.arrays.update(streamed)
-    handle.put_documents(streamed)
+    handle.put_documents(streamed, names_dimensions)

@@ -321,7 +321,9 @@ class BuilderWriter:
 
     def _flush(self) -> None:
         self.regions.close()
-        store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress)
+        store_plan(
+            self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.context.names_dimensions
+        )
 
 
 def _materialize(data: Any) -> Any:

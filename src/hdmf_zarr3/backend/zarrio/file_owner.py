@@ -99,16 +99,19 @@ class FileOwner:
         self.handle = handle
         try:
             self.dialect = dialect_of(handle)
-            native = self.convention.name == dialects.Convention.name
-            if handle.documents() and not native and self.mode not in CREATE_MODES:
+            if handle.documents() and not self.names_dimensions and self.mode not in CREATE_MODES:
                 raise ModeError(f"convention {self.convention.name!r} applies to new files only (modes w, w-, x)")
-            # our files name every array's dimensions (format/documents/dimension_names.py); hdmf-zarr's as it does
-            handle.names_dimensions = native
         except BaseException:
             self.handle = None
             handle.close()  # releases the write lock
             raise
         return handle
+
+    @property
+    def names_dimensions(self) -> bool:
+        """Whether the file is written in our convention, which names every array's dimensions
+        (``format/documents/dimension_names.py``); hdmf-zarr's names them as it does."""
+        return self.convention.name == dialects.Convention.name
 
     def close(self, finish: Callable[[StoreHandle], None]) -> None:
         """Shut the pools down, call ``finish`` with the open handle (to store and commit what is held) and

@@ -24,7 +24,7 @@ from zarr.abc.store import Store
 from ...errors import NotZarrError
 from ...format.documents import store_key
 from ...storage.safety import open_files
-from ...storage.stores import StoreHandle, local_paths, locations, sync
+from ...storage.stores import local_paths, locations, sync
 from ..write import ParallelOptions, builder_path
 
 if TYPE_CHECKING:
@@ -36,17 +36,17 @@ if TYPE_CHECKING:
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
 
 
-def take_write_keywords(handle: StoreHandle, kwargs: dict[str, Any]) -> ParallelOptions:
-    """Remove hdmf-zarr's write keywords from ``kwargs``, apply ``consolidate_metadata`` to ``handle`` and
-    return the parallel-write keywords, checked (see :mod:`.parallel`).
+def take_write_keywords(kwargs: dict[str, Any]) -> tuple[bool, ParallelOptions]:
+    """Remove hdmf-zarr's write keywords from ``kwargs``; return ``consolidate_metadata`` and the
+    parallel-write keywords, checked (see :mod:`.parallel`).
 
     ``consolidate_metadata=False`` stores the root without the other nodes' metadata inlined (readers
     then list the store). ``number_of_jobs > 1`` writes ``GenericDataChunkIterator`` datasets in worker
     processes; a value of the wrong type or out of range raises ``TypeError`` or ``ValueError`` naming
     the keyword.
     """
-    handle.consolidate = bool(kwargs.pop("consolidate_metadata", True))
-    return ParallelOptions.take(kwargs)
+    consolidate = bool(kwargs.pop("consolidate_metadata", True))
+    return consolidate, ParallelOptions.take(kwargs)
 
 
 def clear_for_overwrite(path: str | Path | Store | None, mode: str, force_overwrite: bool) -> None:

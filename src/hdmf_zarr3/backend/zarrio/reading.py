@@ -180,6 +180,7 @@ class FileReader:
                 pending_references=self.writer.pending_refs,
                 appended_rows=self.writer.appended_rows,
                 undo_changes=lambda: self.writer.discard(file.handle),
+                names_dimensions=file.names_dimensions,
             )
         return self.datasets
 

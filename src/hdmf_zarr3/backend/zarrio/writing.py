@@ -54,6 +54,7 @@ class FileWriter:
         self.pending_refs = PendingReferences()  # appended rows whose targets the next write adds
         self.appended_rows = AppendedRows()  # datasets holding appended rows the next write stores
         self.pending_dataio: dict[Any, Any] = {}  # the DataIO settings of the container being written
+        self.consolidate = True  # hdmf-zarr's consolidate_metadata, as the last write_builder said
 
     def write(
         self,
@@ -93,7 +94,7 @@ class FileWriter:
             self.pending_refs.fill_in()
             if cache_spec:
                 self.cache_spec()
-            self.file.require_open().commit()
+            self.commit(self.file.require_open())
 
     def discard(self, handle: StoreHandle | None) -> None:
         """Forget the rows held and the references waiting, and undo what was changed since the last write."""
@@ -125,7 +126,8 @@ class FileWriter:
                 self.appended_rows.clear()
                 self.pending_refs.undo_if_waiting(handle)
             self.appended_rows.store()  # rows appended since the last write, once per dataset
-            handle.commit()  # consolidate what was changed since the last write (appends)
+            self.commit(handle)  # consolidate what was changed since the last write (appends)
+            self.consolidate = True  # (the file closed: a reopened one is consolidated unless told otherwise)
         except BaseException as exc:
             self.appended_rows.clear()
             try:
@@ -162,7 +164,7 @@ class FileWriter:
         handle = self.file.require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self.file.mode!r}", "/")
-        parallel = hdmf_zarr_api.take_write_keywords(handle, kwargs)
+        self.consolidate, parallel = hdmf_zarr_api.take_write_keywords(kwargs)
         dataio = dataio_bridge.by_builder(self.pending_dataio, self.owner.manager)
         with self.undo_on_failure():
             BuilderWriter(
@@ -197,11 +199,19 @@ class FileWriter:
             storage_options=file.storage_options,
             mark_written=self.mark_written,
             is_written=self.written.get_written,
+            names_dimensions=file.names_dimensions,
         )
+
+    def commit(self, handle: StoreHandle) -> None:
+        """Store the root, complete: consolidated unless the last ``write_builder`` said otherwise."""
+        handle.commit(self.consolidate, self.file.names_dimensions)
 
     def cache_spec(self) -> None:
         spec_cache.cache_specifications(
-            self.file.require_open(), self.owner.manager.namespace_catalog, self.file.convention.spec_attributes()
+            self.file.require_open(),
+            self.owner.manager.namespace_catalog,
+            self.file.convention.spec_attributes(),
+            names_dimensions=self.file.names_dimensions,
         )
 
     def export(
@@ -222,9 +232,7 @@ class FileWriter:
         if src_io.source is not None and source is not None:
             refuse_self_overwrite(src_io.source, source)
         write_args = {**(write_args or {}), **kwargs}
-        hdmf_zarr_api.take_write_keywords(
-            self.file.require_open(), dict(write_args)
-        )  # refused before anything is written
+        hdmf_zarr_api.take_write_keywords(dict(write_args))  # refused before anything is written
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         with self.undo_on_failure():
@@ -233,6 +241,10 @@ class FileWriter:
             if cache_spec:
                 # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
                 spec_copy.cache_in_zarr(
-                    self.owner, src_io, rebuilt=clear_cache, attributes=self.file.convention.spec_attributes()
+                    self.owner,
+                    src_io,
+                    rebuilt=clear_cache,
+                    attributes=self.file.convention.spec_attributes(),
+                    names_dimensions=self.file.names_dimensions,
                 )
-            self.file.require_open().commit()
+            self.commit(self.file.require_open())
