@@ -66,3 +66,46 @@ def test_no_backend_module_is_imported_under_a_one_letter_alias():
                     if a.asname and len(a.asname) == 1
                 ]
     assert short == []
+
+
+def _functions(path: Path) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.FunctionDef)]
+
+
+def test_no_backend_function_over_60_lines_nor_module_over_400():
+    long = []
+    for path in sorted(BACKEND.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > 400:
+            long.append(f"{path.relative_to(PACKAGE)}: {lines} lines")
+        long += [
+            f"{path.relative_to(PACKAGE)}:{f.lineno} {f.name}: {f.end_lineno - f.lineno + 1} lines"
+            for f in _functions(path)
+            if f.end_lineno is not None and f.end_lineno - f.lineno + 1 > 60
+        ]
+    assert long == []
+
+
+def test_no_method_of_the_io_classes_has_its_signature_written_twice():
+    # ZarrIO's collaborators take what a call asked for (an object, a dict), not a copy of its parameters
+    def parameters(function: ast.FunctionDef) -> tuple[str, ...]:
+        names = [a.arg for a in function.args.args + function.args.kwonlyargs]
+        return tuple(n for n in names if n != "self")
+
+    zarrio = BACKEND / "zarrio"
+    io_methods = {
+        (f.name, parameters(f))
+        for module in ("zarr_io.py", "io_file.py")
+        if (zarrio / module).is_file()
+        for f in _functions(zarrio / module)
+        if len(parameters(f)) >= 3
+    }
+    twice = [
+        f"{path.name}:{f.lineno} {f.name}{parameters(f)}"
+        for path in sorted(zarrio.glob("*.py"))
+        if path.name not in ("zarr_io.py", "io_file.py", "nwb.py")
+        for f in _functions(path)
+        for name, params in io_methods
+        if f.name == name and set(params) - {"path"} <= set(parameters(f))
+    ]
+    assert twice == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hdmf.backends.errors import UnsupportedOperation
@@ -32,6 +33,19 @@ if TYPE_CHECKING:
     from .file_owner import FileOwner
 
 
+@dataclass(frozen=True)
+class BuilderWrite:
+    """What one :meth:`ZarrIO.write_builder` asks for (its parameters, documented there; ``keywords``: its
+    ``**kwargs``, hdmf-zarr's write keywords)."""
+
+    link_data: bool
+    export_source: str | None
+    progress: bool
+    relayout: Relayout | None
+    virtual: VirtualOptions | None
+    keywords: dict[str, Any]
+
+
 class FileWriter:
     """``write``, ``write_builder`` and ``export`` of :class:`~hdmf_zarr3.ZarrIO`, and what is held between
     writes: the builders written, the appended rows and the references they wait for.
@@ -57,37 +71,23 @@ class FileWriter:
         self.consolidate = True  # hdmf-zarr's consolidate_metadata, as the last write_builder said
 
     def write(
-        self,
-        hdmf_write: Callable[..., None],
-        container: Container,
-        cache_spec: bool = True,
-        link_data: bool = True,
-        exhaust_dci: bool = True,
-        herd: Any = None,
-        progress: bool = False,
-        **kwargs: Any,
+        self, hdmf_write: Callable[..., None], container: Container, cache_spec: bool, write_args: dict[str, Any]
     ) -> None:
         """Write ``container`` through ``hdmf_write`` (HDMFIO's ``write`` of the io, which builds it and calls
-        back :meth:`write_builder`), then store the held rows, fill in references and commit."""
+        back :meth:`write_builder` with ``write_args``, see :meth:`ZarrIO.write`), then store the held rows,
+        fill in references and commit."""
         mode = self.file.mode
         if mode in ("r", "r-"):
             raise UnsupportedOperation(
                 f"Cannot write to file {self.owner.source} in mode {mode!r}. "
                 "Please use mode 'r+', 'w', 'w-', 'x', or 'a'"
             )
-        kwargs.pop("expandable", None)
+        write_args = {key: value for key, value in write_args.items() if key != "expandable"}
         self.pending_dataio = dataio_bridge.collect(container)
         with self.undo_on_failure():
             try:
                 with closed_files.during_build():  # HDMF's build probes arrays, also those of closed files
-                    hdmf_write(
-                        container=container,
-                        herd=herd,
-                        link_data=link_data,
-                        exhaust_dci=exhaust_dci,
-                        progress=progress,
-                        **kwargs,
-                    )
+                    hdmf_write(container=container, **write_args)
             finally:
                 self.pending_dataio = {}
             self.appended_rows.store()  # rows appended since the last write, once per dataset
@@ -148,36 +148,28 @@ class FileWriter:
     def mark_written(self, builder: Builder) -> None:
         self.written.set_written(builder)
 
-    def write_builder(
-        self,
-        builder: GroupBuilder,
-        link_data: bool = True,
-        exhaust_dci: bool = True,
-        export_source: str | None = None,
-        progress: bool = False,
-        relayout: Relayout | None = None,
-        virtual: VirtualOptions | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Write a GroupBuilder tree (the root of a file) to the file (see :meth:`ZarrIO.write_builder`)."""
+    def write_builder(self, builder: GroupBuilder, asked: BuilderWrite) -> None:
+        """Write a GroupBuilder tree (the root of a file) to the file as ``asked`` (see
+        :meth:`ZarrIO.write_builder`)."""
         closed_files.build_ended()  # the writer links to datasets of closed files; it never reads them
         handle = self.file.require_open()
         if not handle.writable:
             raise ModeError(f"cannot write in mode {self.file.mode!r}", "/")
-        self.consolidate, parallel = hdmf_zarr_api.take_write_keywords(kwargs)
+        keywords = dict(asked.keywords)
+        self.consolidate, parallel = hdmf_zarr_api.take_write_keywords(keywords)
         dataio = dataio_bridge.by_builder(self.pending_dataio, self.owner.manager)
         with self.undo_on_failure():
             BuilderWriter(
                 self.write_context(),
                 builder,
                 self.file.pools,
-                link_data=link_data,
-                export_source=export_source,
+                link_data=asked.link_data,
+                export_source=asked.export_source,
                 dataio=dataio,
-                progress=progress,
-                relayout=relayout,
+                progress=asked.progress,
+                relayout=asked.relayout,
                 parallel=parallel,
-                virtual=virtual,
+                virtual=asked.virtual,
             ).write()
 
     def write_context(self) -> WriteContext:
@@ -218,12 +210,11 @@ class FileWriter:
         self,
         hdmf_export: Callable[..., None],
         src_io: HDMFIO,
-        container: Container | None = None,
-        write_args: dict | None = None,
-        cache_spec: bool = True,
-        **kwargs: Any,
+        write_args: dict[str, Any],
+        cache_spec: bool,
     ) -> None:
-        """Export ``src_io`` through ``hdmf_export`` (HDMFIO's ``export`` of the io) into this new file."""
+        """Export ``src_io`` through ``hdmf_export`` (HDMFIO's ``export`` of the io, given the container to
+        export) into this new file, each builder written with ``write_args`` (see :meth:`ZarrIO.export`)."""
         source = self.owner.source
         if self.file.mode != "w":
             raise UnsupportedOperation(
@@ -231,13 +222,13 @@ class FileWriter:
             )
         if src_io.source is not None and source is not None:
             refuse_self_overwrite(src_io.source, source)
-        write_args = {**(write_args or {}), **kwargs}
+        write_args = dict(write_args)
         hdmf_zarr_api.take_write_keywords(dict(write_args))  # refused before anything is written
         write_args["export_source"] = locations.absolute(src_io.source) if src_io.source is not None else None
         clear_cache = not write_args.get("link_data", True)
         with self.undo_on_failure():
             with closed_files.during_build():
-                hdmf_export(src_io=src_io, container=container, write_args=write_args, clear_cache=clear_cache)
+                hdmf_export(src_io=src_io, write_args=write_args, clear_cache=clear_cache)
             if cache_spec:
                 # the source's cached specifications, exactly (HDMF's way re-generates the loaded ones)
                 spec_copy.cache_in_zarr(
