@@ -140,3 +140,35 @@ def test_the_backend_sets_no_flag_on_a_store_handle_after_it_is_built():
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and "handle" in t.value.id
             ]
     assert flipped == []
+
+
+def test_the_backend_decides_what_a_mode_means_in_one_module():
+    # backend/zarrio/file_modes.py FileMode: created, read only, replaced; nowhere else is a mode compared
+    import ast
+    from pathlib import Path
+
+    import hdmf_zarr3
+
+    def is_mode(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id == "mode") or (
+            isinstance(node, ast.Attribute) and node.attr == "mode"
+        )
+
+    def is_mode_value(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str)
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
+        return isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node).endswith("MODES")
+
+    compared = []
+    backend = Path(hdmf_zarr3.__file__).parent / "backend"
+    for path in sorted(backend.rglob("*.py")):
+        if path.name == "file_modes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(is_mode(s) for s in sides) and any(is_mode_value(s) for s in sides):
+                    compared.append(f"{path.relative_to(backend)}:{node.lineno} {ast.unparse(node)}")
+    assert compared == []

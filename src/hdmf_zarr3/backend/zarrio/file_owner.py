@@ -14,7 +14,8 @@ from ...format import dialects
 from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
 from ...storage.safety import limit_reads
-from ...storage.stores import CREATE_MODES, StoreHandle, WorkPools, locations, open_store
+from ...storage.stores import StoreHandle, WorkPools, locations, open_store
+from .file_modes import FileMode
 
 if TYPE_CHECKING:
     from ..datasets import RowTally
@@ -27,7 +28,7 @@ def dialect_of(handle: StoreHandle) -> Dialect:
     # no storage object is read beyond what its array allows; a missing chunk of an array that stores every
     # chunk is damage, unless the file is incomplete (a writer killed before it stored them)
     limit_reads(handle.store, documents, promised=handle.incomplete() is None)
-    if handle.mode in CREATE_MODES or not documents:
+    if FileMode(handle.mode).creates or not documents:
         return NativeDialect(documents)
     handle.check_complete()
     name = locations.basename(handle.location) if handle.location else None
@@ -75,6 +76,7 @@ class FileOwner:
     ) -> None:
         self.path = path
         self.mode = mode
+        self.file_mode = FileMode(mode)  # what the mode decides, once
         self.source = source
         self.storage_options = storage_options
         self.allow_incomplete = allow_incomplete
@@ -99,7 +101,7 @@ class FileOwner:
         self.handle = handle
         try:
             self.dialect = dialect_of(handle)
-            if handle.documents() and not self.names_dimensions and self.mode not in CREATE_MODES:
+            if handle.documents() and not self.names_dimensions and not self.file_mode.creates:
                 raise ModeError(f"convention {self.convention.name!r} applies to new files only (modes w, w-, x)")
         except BaseException:
             self.handle = None

@@ -32,6 +32,7 @@ from ..contexts import DatasetOwner
 from ..datasets import ZarrDataset
 from ..read import ForeignFiles
 from . import hdmf_zarr_api
+from .file_modes import FileMode
 from .file_owner import FileOwner, abandon_unclosed, dialect_of
 from .reading import FileReader
 from .writing import FileWriter
@@ -62,7 +63,7 @@ class ZarrFileIO(HDMFIO):
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
-        hdmf_zarr_api.clear_for_overwrite(path, mode, force_overwrite)
+        hdmf_zarr_api.clear_for_overwrite(path, FileMode(mode), force_overwrite)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
             source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)

@@ -14,7 +14,8 @@ from zarr.abc.store import Store
 
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
-from ...storage.stores import CREATE_MODES, StoreHandle
+from ...storage.stores import StoreHandle
+from .file_modes import FileMode
 from .zarr_io import ZarrIO
 
 
@@ -52,10 +53,11 @@ class NWBZarrIO(ZarrIO):
         extensions: str | list[str] | None = None,
         **kwargs: Any,
     ):
-        if mode in CREATE_MODES or manager is not None:
+        creates = FileMode(mode).creates
+        if creates or manager is not None:
             load_namespaces = False
         suffixes = (".zarr", ".zarr.zip")
-        if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
+        if creates and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
             warnings.warn(
                 f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
                 "files using the Zarr backend use the '.nwb.zarr' extension.",

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
 
@@ -17,7 +16,7 @@ from ...format.data import Reference
 from ...format.documents import names as node_names
 from ...integrations import dask_arrays
 from ...storage.safety import audit
-from ...storage.stores import CREATE_MODES, locations
+from ...storage.stores import locations
 from ..contexts import DatasetContext, ReadContext
 from ..datasets import ZarrDataset
 from ..read import BuilderReader, construct_errors, integrity
@@ -131,11 +130,7 @@ class FileReader:
         return handle.allow_incomplete and handle.incomplete() is not None
 
     def check_readable(self) -> None:
-        mode = self.file.mode
-        if mode in CREATE_MODES:
-            raise UnsupportedOperation(
-                f"Cannot read from file {self.owner.source} in mode '{mode}'. Please use mode 'r', 'r+', or 'a'."
-            )
+        self.file.file_mode.check_readable(self.owner.source)
 
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from hdmf.backends.errors import UnsupportedOperation
 from hdmf.backends.io import HDMFIO
 from hdmf.backends.utils import WriteStatusTracker
 from hdmf.build import Builder, GroupBuilder
@@ -76,12 +75,7 @@ class FileWriter:
         """Write ``container`` through ``hdmf_write`` (HDMFIO's ``write`` of the io, which builds it and calls
         back :meth:`write_builder` with ``write_args``, see :meth:`ZarrIO.write`), then store the held rows,
         fill in references and commit."""
-        mode = self.file.mode
-        if mode in ("r", "r-"):
-            raise UnsupportedOperation(
-                f"Cannot write to file {self.owner.source} in mode {mode!r}. "
-                "Please use mode 'r+', 'w', 'w-', 'x', or 'a'"
-            )
+        self.file.file_mode.check_writable(self.owner.source)
         write_args = {key: value for key, value in write_args.items() if key != "expandable"}
         self.pending_dataio = dataio_bridge.collect(container)
         with self.undo_on_failure():
@@ -216,10 +210,7 @@ class FileWriter:
         """Export ``src_io`` through ``hdmf_export`` (HDMFIO's ``export`` of the io, given the container to
         export) into this new file, each builder written with ``write_args`` (see :meth:`ZarrIO.export`)."""
         source = self.owner.source
-        if self.file.mode != "w":
-            raise UnsupportedOperation(
-                f"Cannot export to file {source} in mode '{self.file.mode}'. Please use mode 'w'."
-            )
+        self.file.file_mode.check_exportable(source)
         if src_io.source is not None and source is not None:
             refuse_self_overwrite(src_io.source, source)
         write_args = dict(write_args)
