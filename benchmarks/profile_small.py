@@ -27,7 +27,7 @@ WRITE_STAGES = [
     ("  node documents (zarr.json)", "hdmf_zarr3/storage/handles/handle.py", "put_documents"),
     ("  single-chunk arrays", "hdmf_zarr3/storage/stores/nodes.py", "put_keys"),
     ("  other chunk jobs", "hdmf_zarr3/storage/stores/nodes.py", "run_jobs"),
-    ("ours: cache the specifications", "hdmf_zarr3/backend/specs/cache.py", "cache_specifications"),
+    ("ours: cache the specifications", "hdmf_zarr3/backend/cached_specs/cache.py", "cache_specifications"),
     ("ours: commit (consolidated root)", "hdmf_zarr3/storage/handles/handle.py", "commit"),
     ("HDF5: write_builder", "hdmf/backends/hdf5/h5tools.py", "write_builder"),
 ]

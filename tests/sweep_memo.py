@@ -34,7 +34,7 @@ import pytest
 from hdmf.build import BuildManager, TypeMap
 from pynwb import get_manager, get_type_map
 
-from hdmf_zarr3.backend.specs import cache as spec_cache
+from hdmf_zarr3.backend.cached_specs import cache as spec_cache
 from hdmf_zarr3.backend.zarrio import nwb
 from hdmf_zarr3.format.specs import cache_layout as speccache
 

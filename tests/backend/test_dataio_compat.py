@@ -15,7 +15,7 @@ from writing import nwbfile_with, write_nwb
 from zarr.codecs import GzipCodec, ZstdCodec
 
 from hdmf_zarr3 import NWBZarrIO, UnsupportedDataError, ZarrDataIO
-from hdmf_zarr3.backend.write.layout_choice import from_zarr_settings
+from hdmf_zarr3.backend.settings.layout_choice import from_zarr_settings
 from hdmf_zarr3.errors import LayoutWarning
 from hdmf_zarr3.format.vocabulary import dtypes as D
 
@@ -123,8 +123,8 @@ def test_io_settings_keep_codecs_and_shapes_as_given():
         "shards": "auto",
         "fill_value": -1,
     }
-    assert dataio.write_settings["compressors"] == [zstd.to_dict()]  # the writer's checked JSON forms
-    assert dataio.write_settings["filters"] == [filters[0].to_dict()]
+    assert dataio.write_settings.compressors == [zstd.to_dict()]  # the writer's checked JSON forms
+    assert dataio.write_settings.filters == [filters[0].to_dict()]
 
 
 def test_io_settings_are_a_copy():

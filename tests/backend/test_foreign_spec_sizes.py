@@ -18,7 +18,7 @@ from bounded_calls import error_within
 from hostile_corpus import edit
 
 from hdmf_zarr3 import CorruptStoreError, MetadataLimitError, NWBZarrIO
-from hdmf_zarr3.backend.specs.cache import MAX_STORED_SPEC_BYTES
+from hdmf_zarr3.backend.cached_specs.cache import MAX_STORED_SPEC_BYTES
 from hdmf_zarr3.format.documents.limits import MAX_FILE_METADATA_BYTES
 from hdmf_zarr3.inspection import validate
 

@@ -29,8 +29,8 @@ from parallel_iterators import (
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import ParallelWriteError, ParallelWriteWarning, ZarrDataIO, ZarrIO
+from hdmf_zarr3.backend.settings.layout_choice import zarr_auto_shards
 from hdmf_zarr3.backend.write import parallel
-from hdmf_zarr3.backend.write.layout_choice import zarr_auto_shards
 
 FORK = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this platform")
 

@@ -47,7 +47,7 @@ def test_large_arrays_get_shards_of_whole_chunks_across_all_channels():
 
 
 def test_a_sharded_time_series_takes_small_chunks_and_an_unsharded_one_keeps_4_mib():
-    from hdmf_zarr3.backend.write.layout_choice import choose
+    from hdmf_zarr3.backend.settings.layout_choice import choose
 
     recording = (1_398_000, 384)  # 1 GiB of 384-channel ephys: sharded
     rows = policy.SHARDED_SERIES_CHUNK_BYTES // (64 * 2)
@@ -122,7 +122,7 @@ def test_written_array_is_sharded_and_readable_by_zarr(tmp_path, monkeypatch):
 
 def test_zarr_dataio_shards_auto_by_default_and_none_disables(monkeypatch):
     monkeypatch.setattr(policy, "SHARD_FROM_BYTES", 0)
-    from hdmf_zarr3.backend.write.layout_choice import choose
+    from hdmf_zarr3.backend.settings.layout_choice import choose
 
     auto = choose("/d", INT16, (100_000, 384), ZarrDataIO(np.zeros(1)).write_settings)
     assert auto.codecs[0]["name"] == "sharding_indexed"

@@ -55,7 +55,7 @@ from hdmf.testing import TestCase
 from pynwb import NWBHDF5IO, validate
 
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
-from hdmf_zarr3.backend.specs import copying as spec_copy
+from hdmf_zarr3.backend.cached_specs import copying as spec_copy
 
 FILES = back_compat_files()
 PYNWB = f"PyNWB {pynwb.__version__}"

@@ -239,7 +239,7 @@ def test_unknown_separator_is_refused(tmp_path):
 def test_auto_chunks_of_a_large_series_are_the_default_layouts_own_when_it_is_sharded():
     """chunks="auto" on a series large enough to be sharded gives the default layout's smaller chunks
     (what a fresh write of the same shape gets), not the unsharded default."""
-    from hdmf_zarr3.backend.write.layout_choice import with_default_shards
+    from hdmf_zarr3.backend.settings.layout_choice import with_default_shards
 
     storage = D.for_hdmf_dtype("int16", None)
     shape = (1_398_000, 384)  # 1 GiB: sharded by default

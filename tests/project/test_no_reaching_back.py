@@ -175,7 +175,7 @@ def test_the_checkers_see_what_they_look_for():
     graph = import_graph()
     assert "hdmf_zarr3.backend.zarrio.zarr_io" in graph["hdmf_zarr3.backend.zarrio.nwb"]
     assert (
-        "hdmf_zarr3.backend.specs.cache" in graph["hdmf_zarr3.backend.zarrio.zarr_io"]
+        "hdmf_zarr3.backend.cached_specs.cache" in graph["hdmf_zarr3.backend.zarrio.io_file"]
     )  # ``from . import spec_cache``
     # imported inside a function
     assert "hdmf_zarr3.format.specs.attribute_types" in graph["hdmf_zarr3.backend.read.reader"]

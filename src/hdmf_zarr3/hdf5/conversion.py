@@ -34,8 +34,8 @@ from hdmf.build import DatasetBuilder, GroupBuilder
 from hdmf.data_utils import GenericDataChunkIterator
 from zarr.abc.store import Store
 
+from ..backend.cached_specs import copying as spec_copy
 from ..backend.datasets import ZarrDataset
-from ..backend.specs import copying as spec_copy
 from ..errors import UnsupportedDataError
 from ..format.layout import AUTO, EVERY, Relayout, hdf5_settings, parse_codec, parse_shape
 from ..h5py_adapters import (

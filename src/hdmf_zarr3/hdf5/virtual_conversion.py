@@ -3,7 +3,7 @@ read their chunks in place from the HDF5 file.
 
 Everything but the large numeric datasets is written in our format as by any conversion (groups,
 attributes, links, references, compounds, strings, small datasets, the cached specifications); each
-large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.write.virtual`). The
+large dataset becomes an array of virtual chunks (:mod:`hdmf_zarr3.backend.write.hdf5_in_place`). The
 repository is created at ``dst``, a local directory or an ``s3://`` prefix (never replacing anything
 there), and committed once, when every node is stored. The destination is locked for the conversion (a
 ``<dst>.lock`` beside it, as for any writer). A conversion that fails, or is interrupted (Ctrl-C, a full disk,

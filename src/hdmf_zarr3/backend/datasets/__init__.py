@@ -1,14 +1,9 @@
 """Lazy, h5py-like datasets handed to HDMF on read, and what changes them in place."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from .appended_rows import AppendedRows, RowTally
-    from .changes import DatasetChanges
-    from .lazy import RegionSelection, ZarrDataset
-    from .resolving import ResolvingDataset, wrap
+from .appended_rows import AppendedRows, RowTally
+from .changes import DatasetChanges
+from .lazy import RegionSelection, ZarrDataset
+from .resolving import ResolvingDataset, wrap
 
 __all__ = [
     "AppendedRows",
@@ -19,4 +14,3 @@ __all__ = [
     "ZarrDataset",
     "wrap",
 ]
-__getattr__ = door(__name__, __file__)

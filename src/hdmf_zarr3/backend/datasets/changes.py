@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from ...format.vocabulary import StorageType
     from ...storage.handles import StoreHandle
-    from ..zarrio import DatasetContext, DatasetOwner
+    from ..contexts import DatasetContext, DatasetOwner
 
 #: Rows appended to one dataset are held in memory up to this size, then stored (not committed) at once:
 #: a long stream of appends (samples to a TimeSeries) before any write() keeps memory bounded.
@@ -198,7 +198,7 @@ class DatasetChanges:
         separator = key_separator(doc) or "/"
         cells = touched_cells(..., self._shape(), self._target.array_view.chunk_grid)
         handle.preserve([store_key(path, chunk_key(cell, separator)) for cell in cells])
-        handle.put_documents({path: new})  # (keeps the old document first)
+        handle.put_documents({path: new}, self._context.names_dimensions)  # (keeps the old document first)
         self._target.document_changed(new, storage)
         with h5py_lock_released():  # (through our sync, as an assignment: zarr's writes end before any undo)
             selection_write(self._target.zarr_array(), ..., values, False)()

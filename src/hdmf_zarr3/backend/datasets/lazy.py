@@ -19,7 +19,7 @@ import zarr
 from hdmf.query import HDMFDataset
 
 from ...errors import ClosedFileError
-from ...format.data import references as R
+from ...format.data import references as stored_references
 from ...format.dialects import ArrayLayout
 from ...format.vocabulary import ArrayView
 from ...integrations import h5py_lock_released
@@ -27,11 +27,11 @@ from ...storage.codecs import UnitDecoder, basic_selection, read_key, read_picke
 from ...storage.safety import LivingStore
 from ...storage.stores import WorkPools, nodes
 from .changes import DatasetChanges
-from .info import SameArrayEquality, ZarrArrayInfo
+from .zarr_array_info import SameArrayEquality, ZarrArrayInfo
 
 if TYPE_CHECKING:
     from ...format.vocabulary import StorageType
-    from ..zarrio import DatasetContext, DatasetOwner
+    from ..contexts import DatasetContext, DatasetOwner
 
 #: Arrays of one chunk up to this size are read whole on first access and then served from memory.
 SMALL_BYTES = 1 << 20
@@ -89,7 +89,7 @@ class ZarrDataset(SameArrayEquality, ZarrArrayInfo, HDMFDataset):
         """The open store of the file this dataset was read from (a closed file cannot be read)."""
         handle = self._context.handle()
         if handle is None:
-            from ..zarrio import handle_for
+            from ..contexts import handle_for
 
             handle = handle_for(self)  # HDMF building a container that links here (see closed_files)
         if handle is None:
@@ -388,11 +388,11 @@ class RegionSelection:
         return data
 
     def __getitem__(self, key: Any) -> Any:
-        values = np.asarray(R.read_region(self._array(), self.region))
+        values = np.asarray(stored_references.read_region(self._array(), self.region))
         return values[key]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        values = np.asarray(R.read_region(self._array(), self.region))
+        values = np.asarray(stored_references.read_region(self._array(), self.region))
         return values.astype(dtype) if dtype is not None else values
 
     def __repr__(self) -> str:

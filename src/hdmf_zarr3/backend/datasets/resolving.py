@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from hdmf.query import BuilderResolver, ContainerResolver
 
-from ...format.data import references as R
+from ...format.data import references as stored_references
 from ...format.dialects import ArrayLayout
-from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import dtypes
 from .lazy import RegionSelection, ZarrDataset
 
 if TYPE_CHECKING:
-    from ..zarrio import DatasetContext
+    from ..contexts import DatasetContext
 
 
 class ResolvingDataset(ZarrDataset):
@@ -23,7 +23,7 @@ class ResolvingDataset(ZarrDataset):
 
     _to_container = False
 
-    def _resolve(self, ref: R.Reference | None) -> Any:
+    def _resolve(self, ref: stored_references.Reference | None) -> Any:
         if ref is None:
             return None
         builder = self._context.resolve_reference(ref, self._path)
@@ -88,10 +88,10 @@ class _CompoundDataset(ResolvingDataset):
     @property
     def dtype(self) -> list[Any]:
         return [
-            D.builder_dtype(D.for_compound(f.dtype))
+            dtypes.builder_dtype(dtypes.for_compound(f.dtype))
             if isinstance(f.dtype, tuple)
             else f.dtype
-            if f.dtype != D.TEXT
+            if f.dtype != dtypes.TEXT
             else "utf8"
             for f in self.storage.fields
         ]
@@ -116,13 +116,13 @@ class _CompoundDataset(ResolvingDataset):
         unpack builders, which are dicts, into object fields)."""
         values = self._context.dialect().row(raw, self.layout, self._path)
         for field, value in zip(self.storage.fields, values):
-            D.put_field(out[field.name], index, self._resolve_field(value, field), field)
+            dtypes.put_field(out[field.name], index, self._resolve_field(value, field), field)
 
-    def _resolve_field(self, value: Any, field: D.Field) -> Any:
+    def _resolve_field(self, value: Any, field: dtypes.Field) -> Any:
         """A field's value with its references resolved (in the fields of a compound field too)."""
         if isinstance(field.dtype, tuple):  # a compound field
             return tuple(self._resolve_field(v, f) for f, v in zip(field.dtype, value))
-        if isinstance(value, R.Reference) or (value is None and field.dtype in D.REFERENCE_DTYPES):
+        if isinstance(value, stored_references.Reference) or (value is None and field.dtype in dtypes.REFERENCE_DTYPES):
             return self._resolve(value)
         return value
 

@@ -30,7 +30,7 @@ from ...storage.stores import locations
 if TYPE_CHECKING:
     from hdmf.build import BuildManager
 
-    from ..zarrio import ForeignZarrFile
+    from ..contexts import ForeignZarrFile
 
 #: Opens another Zarr file read-only (with the opening file's store options), its links and references
 #: resolving through the given cache: ``(location, cache) -> io``.

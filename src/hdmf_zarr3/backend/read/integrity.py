@@ -21,7 +21,7 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, ReferenceBuilder, 
 
 from ...errors import CorruptStoreError, IncompleteFileError, IncompleteFileWarning, UnknownTypeError
 from ...format.documents import completion
-from ...format.vocabulary import names as N
+from ...format.vocabulary import names as node_names
 from . import container_rules
 
 
@@ -78,7 +78,7 @@ def walk(root: GroupBuilder) -> Iterator[tuple[str, Builder]]:
         yield path, builder
         if isinstance(builder, GroupBuilder):
             stack.extend(
-                (N.join(path, name), sub)
+                (node_names.join(path, name), sub)
                 for name, sub in reversed([*builder.groups.items(), *builder.datasets.items()])
             )
 
@@ -105,7 +105,7 @@ def _edges(builder: Builder, path: str) -> Iterator[tuple[Builder, str | None]]:
         for sub in [*builder.groups.values(), *builder.datasets.values()]:
             yield sub, None
         for name, link in builder.links.items():
-            yield link.builder, f"link {N.join(path, name)}"
+            yield link.builder, f"link {node_names.join(path, name)}"
     for key, value in builder.attributes.items():
         if isinstance(value, _REFERRING):
             for target in _targets(value):
@@ -235,11 +235,11 @@ def missing_required(root: GroupBuilder, type_map: TypeMap, limit: int = 10) -> 
                 continue
             present = builder.groups.get(sub.name) or builder.datasets.get(sub.name) or builder.links.get(sub.name)
             if present is None:
-                found.append(N.join(path, sub.name))
+                found.append(node_names.join(path, sub.name))
             elif (
                 getattr(sub, "data_type_def", None) is None
                 and getattr(sub, "data_type_inc", None) is None
                 and isinstance(present, Builder)
             ):
-                todo.append((N.join(path, sub.name), present, sub))  # an untyped member: its own requirements
+                todo.append((node_names.join(path, sub.name), present, sub))  # an untyped member: its own requirements
     return sorted(found)[:limit]

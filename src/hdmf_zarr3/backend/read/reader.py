@@ -21,19 +21,18 @@ from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, Refer
 
 from ...errors import CorruptStoreError, IncompleteFileWarning
 from ...format.data import Reference, decode_links
-from ...format.data import values as V
+from ...format.data import values as data_values
 from ...format.dialects import ArrayLayout, Dialect
 from ...format.documents import orphans
 from ...format.specs import cache_layout as speccache
-from ...format.vocabulary import ArrayView
-from ...format.vocabulary import dtypes as D
-from ...format.vocabulary import names as N
+from ...format.vocabulary import ArrayView, dtypes
+from ...format.vocabulary import names as node_names
 from ...storage.stores import nodes
 from ..datasets import wrap
 from .builders import add_child, new_dataset, new_group, set_group_attributes
 
 if TYPE_CHECKING:
-    from ..zarrio import ReadContext
+    from ..contexts import ReadContext
 
 ROOT_NAME = "root"
 
@@ -135,7 +134,7 @@ class BuilderReader:
         builder = new_group(name, self.context.source, posixpath.dirname(path) if path != "/" else "/")
         self.built[path] = builder
         for child in self.children.get(path, []):
-            child_path = N.join(path, child)
+            child_path = node_names.join(path, child)
             if self._ignored(child_path):
                 continue
             if self.docs[child_path]["node_type"] == "group":
@@ -162,7 +161,7 @@ class BuilderReader:
         builder = new_dataset(
             posixpath.basename(path),
             None if pending else data,
-            D.builder_dtype(storage),
+            dtypes.builder_dtype(storage),
             self.context.source,
             posixpath.dirname(path),
             tuple(names) if isinstance(names, list) else None,
@@ -193,13 +192,13 @@ class BuilderReader:
     def _finish(self, builder: Builder, path: str, attrs: dict[str, Any]) -> None:
         decoded_attrs: dict[str, Any] = {}
         for key, value in attrs.items():
-            if key in N.RESERVED_ATTRS:
+            if key in node_names.RESERVED_ATTRS:
                 continue
-            decoded = V.decode_attribute(value, lambda ref: self.resolve(ref, path), f"{path}@{key}")
-            if isinstance(value, dict) and value.get(N.DTYPE_ATTR) == D.REGION:
+            decoded = data_values.decode_attribute(value, lambda ref: self.resolve(ref, path), f"{path}@{key}")
+            if isinstance(value, dict) and value.get(node_names.DTYPE_ATTR) == dtypes.REGION:
                 # HDMF expects the referenced object here (HDF5IO gives it too); the selection stays
                 # available through ZarrIO.region_attribute and is copied verbatim on export.
-                self.regions[(path, key)] = V.decode_attribute(
+                self.regions[(path, key)] = data_values.decode_attribute(
                     value, lambda ref: self.resolve_value(ref, path), f"{path}@{key}"
                 )
             if decoded is None and isinstance(value, dict):  # a reference whose target a partial file lacks
@@ -211,16 +210,18 @@ class BuilderReader:
             set_group_attributes(builder, decoded_attrs, path)
         if isinstance(builder, DatasetBuilder):
             self._finish_scalar(builder, path)
-        if isinstance(builder, GroupBuilder) and N.LINK_ATTR in attrs:
-            for link in _checked_links(decode_links(attrs[N.LINK_ATTR], path), builder, path):
+        if isinstance(builder, GroupBuilder) and node_names.LINK_ATTR in attrs:
+            for link in _checked_links(decode_links(attrs[node_names.LINK_ATTR], path), builder, path):
                 # A target missing from this file (or from another file that is there) means a corrupt
                 # file; another file that is missing altogether is skipped with a warning, as HDF5IO does.
-                target = self.resolve(link.target, N.join(path, link.name), missing_ok=not link.target.is_internal)
+                target = self.resolve(
+                    link.target, node_names.join(path, link.name), missing_ok=not link.target.is_internal
+                )
                 if target is None and link.target.is_internal:  # in a partial file (else resolve raised)
                     continue
                 if target is None:
                     warnings.warn(
-                        f"{N.join(path, link.name)}: link target {link.target.path!r} is in "
+                        f"{node_names.join(path, link.name)}: link target {link.target.path!r} is in "
                         f"{link.target.source!r}, which does not exist",
                         BrokenLinkWarning,
                         stacklevel=2,
@@ -287,11 +288,11 @@ class BuilderReader:
     def _link_paths(self) -> set[str]:
         found: set[str] = set()
         for path, doc in self.docs.items():
-            links = doc.get("attributes", {}).get(N.LINK_ATTR) if doc.get("node_type") == "group" else None
+            links = doc.get("attributes", {}).get(node_names.LINK_ATTR) if doc.get("node_type") == "group" else None
             if links is None:
                 continue
             try:
-                found.update(N.join(path, link.name) for link in decode_links(links, path))
+                found.update(node_names.join(path, link.name) for link in decode_links(links, path))
             except CorruptStoreError:  # a damaged record is reported where its own group is read
                 continue
         return found
@@ -322,11 +323,11 @@ def _squeeze(value: Any) -> Any:
     return value
 
 
-def _record(values: Sequence[Any], storage: D.StorageType) -> np.ndarray:
+def _record(values: Sequence[Any], storage: dtypes.StorageType) -> np.ndarray:
     """A scalar compound as a 0-d structured array, as a scalar ``struct`` reads (fields by name)."""
     out = np.empty((), dtype=storage.row_dtype)
     for field, value in zip(storage.fields, values):
-        D.put_field(out[field.name], (), value, field)  # field by field: builders are dicts numpy would unpack
+        dtypes.put_field(out[field.name], (), value, field)  # field by field: builders are dicts numpy would unpack
     return out
 
 

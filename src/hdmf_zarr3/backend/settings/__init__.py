@@ -1,17 +1,21 @@
-"""ZarrDataIO: per-dataset storage settings, and what it takes from hdmf-zarr users."""
+"""ZarrDataIO: per-dataset storage settings, what it takes from hdmf-zarr users, and the layout they choose."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from . import bridge, sources
-    from .dataio import ZarrDataIO, codec_json
+from . import bridge, dataio_arguments, hdmf_zarr_inputs, layout_choice
+from .dataio import ZarrDataIO
+from .dataio_arguments import codec_json
+from .layout_choice import AUTO, POLICY, ZarrSettings, checked, from_h5py, from_zarr_settings
 
 __all__ = [
+    "AUTO",
+    "POLICY",
     "ZarrDataIO",
+    "ZarrSettings",
     "bridge",
+    "checked",
     "codec_json",
-    "sources",
+    "dataio_arguments",
+    "from_h5py",
+    "from_zarr_settings",
+    "hdmf_zarr_inputs",
+    "layout_choice",
 ]
-__getattr__ = door(__name__, __file__)

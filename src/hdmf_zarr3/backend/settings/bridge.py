@@ -16,6 +16,7 @@ from hdmf.container import AbstractContainer, Data
 from hdmf.data_utils import DataIO
 
 from .dataio import ZarrDataIO
+from .layout_choice import ZarrSettings
 
 
 def collect(container: AbstractContainer) -> dict[int, tuple[Data, DataIO]]:
@@ -44,11 +45,12 @@ def by_builder(found: dict[int, tuple[Data, DataIO]], manager: BuildManager) -> 
     return out
 
 
-def settings(dataio: Any) -> dict[str, Any]:
+def settings(dataio: Any) -> ZarrSettings | dict[str, Any]:
     """The storage settings of a ``DataIO`` as the writer reads them.
 
     Our ``ZarrDataIO`` spells its ``io_settings`` as hdmf-zarr does (``compressors: None`` for none);
-    its :attr:`~hdmf_zarr3.ZarrDataIO.write_settings` carry the same choices in the writer's terms.
+    its :attr:`~hdmf_zarr3.ZarrDataIO.write_settings` carry the same choices in the writer's terms (a
+    :class:`~.layout_choice.ZarrSettings`).
     Any other ``DataIO`` (``H5DataIO``...) is read through its ``io_settings``.
     """
     if isinstance(dataio, ZarrDataIO):

@@ -9,90 +9,8 @@ import numpy as np
 from hdmf.data_utils import DataIO
 
 from ...errors import UnsupportedDataError
-from ..write import AUTO, POLICY, checked, from_zarr_settings
-
-CodecLike = Any  # a zarr codec object or its JSON form {"name": ..., "configuration": {...}}
-
-
-def codec_json(codec: CodecLike, role: str) -> dict[str, Any]:
-    """The JSON form of a codec, checked against zarr's registry, the role it plays and its options."""
-    from zarr.abc.codec import ArrayArrayCodec, ArrayBytesCodec, BytesBytesCodec
-    from zarr.registry import get_codec_class
-
-    from .sources import is_numcodecs_codec, numcodecs_json
-
-    if is_numcodecs_codec(codec):  # a Zarr v2-style codec, as older hdmf-zarr took
-        codec = numcodecs_json(codec)
-    doc = codec if isinstance(codec, dict) else getattr(codec, "to_dict", lambda: None)()
-    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
-        raise UnsupportedDataError(f"{role}: expected a zarr codec or its JSON form, got {codec!r}")
-    try:
-        cls = get_codec_class(doc["name"])
-    except Exception as exc:  # zarr raises KeyError or UnknownCodecError depending on the version
-        raise UnsupportedDataError(f"{role}: codec {doc['name']!r} is not registered with zarr") from exc
-    expected = {"compressors": BytesBytesCodec, "filters": ArrayArrayCodec, "serializer": ArrayBytesCodec}[role]
-    if not issubclass(cls, expected):
-        raise UnsupportedDataError(f"{role}: codec {doc['name']!r} is not a {expected.__name__}")
-    configuration = doc.get("configuration", {})
-    if not isinstance(configuration, dict):
-        raise UnsupportedDataError(
-            f"{role}: the configuration of codec {doc['name']!r} must be a dict, got {configuration!r}"
-        )
-    try:
-        cls.from_dict({"name": doc["name"], "configuration": configuration})  # zarr checks the options
-    except Exception as exc:  # zarr raises TypeError, ValueError... depending on the codec
-        raise UnsupportedDataError(f"{role}: codec {doc['name']!r}: {exc}") from None
-    return {"name": doc["name"], "configuration": configuration}
-
-
-def _codecs(value: Any, role: str) -> list[dict[str, Any]] | None:
-    """A list of codecs (a single codec stands for a list of one, as in zarr's ``create_array``)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        raise UnsupportedDataError(
-            f"{role}: expected zarr codecs or their JSON forms ({{'name': {value!r}, ...}}), got the string {value!r}"
-        )
-    if isinstance(value, dict) or hasattr(value, "to_dict") or hasattr(value, "get_config"):
-        value = [value]
-    try:
-        items = list(value)
-    except TypeError:
-        raise UnsupportedDataError(f"{role}: expected a list of zarr codecs, got {value!r}") from None
-    return [codec_json(c, role) for c in items]
-
-
-def _shape(value: Sequence[int] | None, name: str) -> tuple[int, ...] | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, (int, str))
-        or not hasattr(value, "__iter__")
-        or not all(isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v > 0 for v in value)
-    ):
-        raise UnsupportedDataError(f"{name} must be a tuple of positive integers, got {value!r}")
-    return tuple(int(v) for v in value)
-
-
-def _dimension_names(value: Any) -> list[str | None] | None:
-    if value is None:
-        return None
-    if (
-        isinstance(value, str)
-        or not hasattr(value, "__iter__")
-        or not all(v is None or isinstance(v, str) for v in value)
-    ):
-        raise UnsupportedDataError(f"dimension_names must be a list of strings (or None), got {value!r}")
-    return list(value)
-
-
-def _fill_value(value: Any) -> Any:
-    value = value.item() if isinstance(value, np.generic) else value  # JSON-ready
-    if value is not None and not isinstance(value, (bool, int, float, str, dict)):
-        raise UnsupportedDataError(
-            f"fill_value must be a number, a bool or a string (a dict of them for a compound), got {value!r}"
-        )
-    return value
+from .dataio_arguments import CodecLike, checked_settings, one_fill_value
+from .layout_choice import POLICY, ZarrSettings
 
 
 def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]] | None:
@@ -101,7 +19,7 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
     when the spec's dtype is known)."""
     from hdmf.data_utils import AbstractDataChunkIterator
 
-    from ...format.vocabulary import dtypes as D
+    from ...format.vocabulary import dtypes
 
     if isinstance(data, AbstractDataChunkIterator):
         return None
@@ -116,22 +34,10 @@ def _known_type(data: Any, dtype: Any, shape: Any) -> tuple[Any, tuple[int, ...]
             or (data is not None and not isinstance(data, np.ndarray) and np.dtype(data_dtype).kind == "O")
         ):
             return None  # object data of a lazy source: its type is known only once read
-        storage = getattr(data, "storage", None) or D.for_hdmf_dtype(data_dtype, data)
+        storage = getattr(data, "storage", None) or dtypes.for_hdmf_dtype(data_dtype, data)
         return storage, tuple(int(s) for s in data_shape)
     except (UnsupportedDataError, TypeError, ValueError):
         return None  # left to the writer, which knows the spec's dtype
-
-
-def _one_fill_value(fill_value: Any, fillvalue: Any) -> Any:
-    """The fill value given as ``fill_value`` or as hdmf-zarr's ``fillvalue`` (both only if equal)."""
-    if fillvalue is None:
-        return fill_value
-    both_nan = fill_value != fill_value and fillvalue != fillvalue  # NaN equals nothing, not even itself
-    if fill_value is not None and not (fill_value == fillvalue or both_nan):
-        raise UnsupportedDataError(
-            f"ZarrDataIO: fill_value={fill_value!r} and fillvalue={fillvalue!r} differ; give one of them"
-        )
-    return fillvalue
 
 
 class _DefaultShards(str):
@@ -179,7 +85,7 @@ def _given_settings(
 
 
 def _is_zarr_array(data: Any) -> bool:
-    from .sources import is_zarr_array
+    from .hdmf_zarr_inputs import is_zarr_array
 
     return is_zarr_array(data)
 
@@ -204,7 +110,7 @@ class ZarrDataIO(DataIO):
         ``None`` never shards.
     compressors : codec, sequence of codecs or bool, optional
         Bytes-to-bytes compressors: zarr codec objects, their JSON forms or numcodecs codecs (mapped as
-        :mod:`.dataio_sources` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
+        :mod:`.hdmf_zarr_inputs` says). ``None`` or ``True``: the default compressor; ``False`` or ``[]``:
         none. (:attr:`io_settings` spells "none" ``compressors: None``, as hdmf-zarr does.)
     filters : codec or sequence of codecs, optional
         Array-to-array filters, in the same forms.
@@ -258,36 +164,21 @@ class ZarrDataIO(DataIO):
                 "ZarrDataIO: 'compressor' is not a keyword of hdmf_zarr3 (nor of hdmf-zarr "
                 "0.14); pass compressors=<codec or list of codecs>"
             )
-        fill_value = _one_fill_value(fill_value, fillvalue)
-        given_compressors = compressors
-        if compressors is True:  # hdmf-zarr: True means the default compressor, False none
-            compressors = None
-        elif compressors is False:
-            compressors = []
-
+        fill_value = one_fill_value(fill_value, fillvalue)
         # HDMF's type checks know no dask arrays; set through the setter, they pass (and Dask writes them).
         deferred = data if is_dask(data) else None
         super().__init__(data=None if deferred is not None else data, dtype=dtype, shape=shape)
         if deferred is not None:
             self.data = deferred
-        self.chunks = _shape(chunks, "chunks")
-        if isinstance(shards, str) and shards not in (AUTO, POLICY):
-            raise UnsupportedDataError(
-                f"'shards' must be a shape or 'auto' (or 'policy', the default, or None), got {shards!r}"
-            )
-        self.shards = str(shards) if isinstance(shards, str) else _shape(shards, "shards")
-        if not isinstance(self.shards, (str, type(None))) and self.chunks is not None:  # without: chosen to fit
-            if len(self.chunks) != len(self.shards) or any(s % c for s, c in zip(self.shards, self.chunks)):
-                raise UnsupportedDataError(f"shards {self.shards} must be whole multiples of chunks {self.chunks}")
-        self.compressors = _codecs(compressors, "compressors")
-        self.filters = _codecs(filters, "filters")
-        self.serializer = codec_json(serializer, "serializer") if serializer is not None else None
-        self.fill_value = _fill_value(fill_value)
-        self.dimension_names = _dimension_names(dimension_names)
+        settings = checked_settings(chunks, shards, compressors, filters, serializer, fill_value, dimension_names)
+        self.chunks, self.shards = settings.chunks, settings.shards
+        self.compressors, self.filters, self.serializer = settings.compressors, settings.filters, settings.serializer
+        self.fill_value, self.dimension_names = settings.fill_value, settings.dimension_names
+        self._settings = settings
         self._given = _given_settings(
             self.chunks,
             shards if shards is _DEFAULT_SHARDS else self.shards,
-            given_compressors,
+            compressors,
             filters,
             serializer,
             self.fill_value,
@@ -297,14 +188,14 @@ class ZarrDataIO(DataIO):
             raise UnsupportedDataError(f"link_data must be True or False, got {link_data!r}")
         self.link_data = link_data
         if link_data:  # a link to a zarr array is made on write: check now that it can be
-            from .sources import zarr_array_location
+            from .hdmf_zarr_inputs import zarr_array_location
 
             if _is_zarr_array(self.data):
                 zarr_array_location(self.data)
         known = _known_type(self.data, dtype, shape)
-        if known is not None:  # the data's type is known: every setting is checked now, as zarr will on write
+        if known is not None:  # the data's type is known: every setting is checked now (and not again on write)
             storage, data_shape = known
-            checked(None, storage, data_shape, from_zarr_settings(None, storage, data_shape, self.write_settings))
+            settings.layout(None, storage, data_shape)
 
     @property
     def io_settings(self) -> dict[str, Any]:
@@ -317,17 +208,23 @@ class ZarrDataIO(DataIO):
         return dict(self._given)
 
     @property
-    def write_settings(self) -> dict[str, Any]:
+    def write_settings(self) -> ZarrSettings:
         """The settings as the writer reads them: codecs in their checked JSON forms, ``compressors``
-        ``[]`` for none and absent for the default, ``shards`` always (``"policy"`` by default), and
-        ``zarr: True`` marking them as Zarr settings (not ``H5DataIO``'s)."""
-        settings: dict[str, Any] = {"zarr": True}
-        settings["shards"] = self.shards
-        for key in ("chunks", "compressors", "filters", "serializer", "fill_value", "dimension_names"):
-            value = getattr(self, key)
-            if value is not None:
-                settings[key] = value
-        return settings
+        ``[]`` for none and ``None`` for the default, ``shards`` ``"policy"`` by default. The same object
+        while the attributes are unchanged, so a dataset's layout is checked once
+        (:meth:`~.layout_choice.ZarrSettings.layout`)."""
+        current = ZarrSettings(
+            self.chunks,
+            self.shards,
+            self.compressors,
+            self.filters,
+            self.serializer,
+            self.fill_value,
+            self.dimension_names,
+        )
+        if current != self._settings:  # (an attribute set since: its layouts are laid out anew)
+            self._settings = current
+        return self._settings
 
     def __iter__(self) -> Any:
         # HDMF iterates the data to find its element type; a zarr.Array has no __iter__ (rows are read by index)
@@ -338,7 +235,7 @@ class ZarrDataIO(DataIO):
     @staticmethod
     def is_h5py_dataset(obj: Any) -> bool:
         """True for an ``h5py.Dataset`` (h5py is not imported)."""
-        from .sources import is_h5py_dataset
+        from .hdmf_zarr_inputs import is_h5py_dataset
 
         return is_h5py_dataset(obj)
 
@@ -349,7 +246,7 @@ class ZarrDataIO(DataIO):
         The mapping is the one used on export from HDF5 (:mod:`.format.layout.hdf5_filters`); filters it cannot
         carry over are left out with a :class:`LayoutWarning`.
         """
-        from .sources import hdf5_codecs
+        from .hdmf_zarr_inputs import hdf5_codecs
 
         return hdf5_codecs(h5dataset)
 
@@ -360,7 +257,7 @@ class ZarrDataIO(DataIO):
         Keyword arguments are passed on to ``ZarrDataIO``; ``chunks``, ``fill_value``/``fillvalue``,
         ``compressors`` and ``filters`` given there replace what the HDF5 dataset says.
         """
-        from .sources import h5py_fill_value, hdf5_codecs, is_h5py_dataset
+        from .hdmf_zarr_inputs import h5py_fill_value, hdf5_codecs, is_h5py_dataset
 
         if not is_h5py_dataset(h5dataset):
             raise UnsupportedDataError(f"from_h5py_dataset: expected an h5py.Dataset, got {type(h5dataset).__name__}")
@@ -377,7 +274,12 @@ class ZarrDataIO(DataIO):
         They are constructor arguments, so "no compressor" is ``compressors=False`` (``None`` there
         means the default compressor).
         """
-        params = {k: v for k, v in self.write_settings.items() if k != "zarr"}
+        settings = self.write_settings
+        params: dict[str, Any] = {"shards": settings.shards}
+        for key in ("chunks", "compressors", "filters", "serializer", "fill_value", "dimension_names"):
+            value = getattr(settings, key)
+            if value is not None:
+                params[key] = value
         if "shards" not in self._given:
             del params["shards"]
         if params.get("compressors") == []:

@@ -44,14 +44,14 @@ from hdmf.data_utils import GenericDataChunkIterator
 from zarr.storage import LocalStore
 
 from ...errors import ParallelWriteError, ParallelWriteWarning, UnsupportedDataError
-from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import dtypes
 from ...integrations import iterator_block
 from ...storage.codecs import direct_write as direct
 from ...storage.handles import StoreHandle
 from ...storage.safety import GuardedLocalStore
 from ...storage.stores import WorkPools, locations, nodes, sync
 from ...storage.zip import ZipOverlayStore
-from .streaming import StreamPlan, plan_stream
+from .streaming import StreamPlan
 
 Region = tuple[slice, ...]
 
@@ -138,12 +138,11 @@ def write_streams(
     streams: list[tuple[str, Any]],
     options: ParallelOptions,
     progress: bool = False,
-    separator: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Write the streams of a write plan that go to worker processes; the final array documents of those
     written, by path (not yet stored). The others are left to the serial writer.
 
-    ``streams`` holds ``(path, (iterator, storage, attrs, options, dimension_names))`` as
+    ``streams`` holds ``(path, (iterator, StreamPlan))`` as
     :class:`.write_plan.WritePlan` does. ``progress``: show the bar even if no iterator asks for one.
     """
     if options.number_of_jobs < 2:
@@ -162,13 +161,12 @@ def write_streams(
         )
         return {}
     jobs: dict[str, _Job] = {}
-    for path, (iterator, storage, attrs, settings, names) in candidates:
+    for path, (iterator, plan) in candidates:
         if not _picklable(iterator):
             continue  # iterated here, as in a serial write
-        plan = plan_stream(path, iterator, storage, attrs, settings, names, separator)
         if None in plan.bounds or len(plan.bounds) != len(plan.chunks):
             continue
-        shape = plan.final_shape([int(b) for b in plan.bounds])  # type: ignore[arg-type]  # no None (above)
+        shape = plan.final_shape([int(b) for b in plan.bounds if b is not None])  # (none is None: above)
         tasks = plan_tasks(shape, plan.chunks, getattr(iterator, "buffer_shape", None))
         jobs[path] = _Job(iterator, plan, plan.document(shape), tasks)
     if not jobs:
@@ -249,7 +247,7 @@ def _failure(path: str, region: Region, error: BaseException) -> ParallelWriteEr
     )
 
 
-def _cast_to(storage: D.StorageType) -> str | None:
+def _cast_to(storage: dtypes.StorageType) -> str | None:
     """The dtype values are cast to before they are stored, as the serial writer casts them (numbers)."""
     return storage.numpy_dtype.str if storage.kind == "numeric" else None
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from zarr.abc.store import Store
 
-from ...format.vocabulary import names as N
+from ...format.vocabulary import names as node_names
 from ...integrations import dask_arrays
 from ...storage.codecs import UnitEncoder
 from ...storage.handles import StoreHandle
@@ -51,7 +51,7 @@ def plan_fill(
     (encoded now, stored with the other small keys in one batch), or a job."""
     single = encode_single_chunk(doc, values)
     if single is not None:  # one chunk: its bytes, skipping zarr's per-array setup
-        plan.chunk_bytes[N.store_key(path, single[0])] = single[1]
+        plan.chunk_bytes[node_names.store_key(path, single[0])] = single[1]
         return
     direct = UnitEncoder.for_document(store, path, doc) if values.dtype.kind in "biuf" else None
 
@@ -97,7 +97,7 @@ def store_plan(
     pools: WorkPools,
     parallel: ParallelOptions,
     progress: bool,
-    separator: str | None,
+    names_dimensions: bool,
 ) -> None:
     """Store everything ``plan`` holds through ``handle`` (see the module docstring for the order)."""
     store = handle.store
@@ -105,8 +105,8 @@ def store_plan(
     # killed part-way leaves a file that ``allow_incomplete=True`` can build a container from.
     handle.will_change(plan.groups.get("/"))
     handle.touching([path for path, _ in plan.streams] + [w[0] for w in plan.dask_writes])
-    handle.put_documents(plan.groups)
-    handle.put_documents(plan.arrays)
+    handle.put_documents(plan.groups, names_dimensions)
+    handle.put_documents(plan.arrays, names_dimensions)
     nodes.put_keys(store, plan.chunk_bytes)
     nodes.run_jobs(plan.chunk_jobs)
     nodes.run_jobs(plan.large_jobs, limit=LARGE_COPIES)  # each holds two blocks in memory
@@ -114,20 +114,9 @@ def store_plan(
         dask_arrays.write(data, store, path, doc, storage.numpy_dtype)
     for record in plan.virtual_writes:  # (their documents are stored: icechunk records chunks of arrays it knows)
         record()
-    streamed = write_streams(handle, plan.streams, parallel, progress, separator)
-    for path, (iterator, storage, attrs, options, names) in plan.streams:
+    streamed = write_streams(handle, plan.streams, parallel, progress)
+    for path, (iterator, stream) in plan.streams:
         if path not in streamed:  # (else written by worker processes)
-            streamed[path] = stream_iterator(
-                store,
-                path,
-                iterator,
-                storage,
-                attrs,
-                options,
-                pools,
-                progress=progress,
-                dimension_names=names,
-                separator=separator,
-            )
+            streamed[path] = stream_iterator(store, iterator, stream, pools, progress=progress)
     plan.arrays.update(streamed)
-    handle.put_documents(streamed)
+    handle.put_documents(streamed, names_dimensions)

@@ -8,7 +8,7 @@ from hdmf.build import Builder, BuildManager, GroupBuilder, LinkBuilder, Referen
 
 from ...errors import ReferenceError_, UnsupportedDataError
 from ...format.data import Reference, references
-from ...format.vocabulary import names as N
+from ...format.vocabulary import names as node_names
 from ...storage.stores import locations
 
 
@@ -43,17 +43,17 @@ class ReferenceEncoder:
             top = top.parent
         oid = _object_id(builder)
         if top is self.root:
-            return Reference(N.SAME_FILE, "/" + "/".join(reversed(names)), oid, self.root_oid)
+            return Reference(node_names.SAME_FILE, "/" + "/".join(reversed(names)), oid, self.root_oid)
         if top is builder and _is_file_root(builder):
             path = "/"
         elif top is builder and builder.location is not None:
-            path = N.join(N.normalize(builder.location), builder.name)
+            path = node_names.join(node_names.normalize(builder.location), builder.name)
         else:
             path = "/" + "/".join(reversed(names))
         if builder.source is None:
             raise ReferenceError_(f"target {path!r} is outside this file and has no source file")
         if self.export_source is not None and locations.absolute(builder.source) == self.export_source:
-            return Reference(N.SAME_FILE, path, oid, self.root_oid)
+            return Reference(node_names.SAME_FILE, path, oid, self.root_oid)
         top_oid = _object_id(top) if (top is not builder or path == "/") else None
         return Reference(self.relative(builder.source), path, oid, top_oid)
 

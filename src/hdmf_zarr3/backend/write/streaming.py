@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,10 +20,11 @@ from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import policy as layout_policy
 from ...format.layout import stored_chunks
-from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import dtypes
 from ...storage.codecs import UnitEncoder
 from ...storage.stores import WorkPools, nodes, sync
 from ...storage.writes import UnitWriter
+from ..settings import ZarrSettings, layout_choice
 
 #: Upper bound of one block read from a source during a copy.
 BLOCK_BYTES = 64 * 2**20
@@ -108,12 +109,13 @@ def _progress_bar(description: str, total: int | None, unit: str = "block") -> A
 
 
 def stream_layout(
-    path: str, iterator: AbstractDataChunkIterator, storage: D.StorageType, options: dict[str, Any]
+    path: str,
+    iterator: AbstractDataChunkIterator,
+    storage: dtypes.StorageType,
+    options: ZarrSettings | dict[str, Any],
 ) -> tuple[Any, tuple[int, ...], list[int], list[int | None]]:
-    """The layout of a stream (checked, see :func:`.layout_choice.choose`), the shape it is sized for, its
-    initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
-    from . import layout_choice
-
+    """The layout of a stream (checked, see :func:`~hdmf_zarr3.backend.settings.layout_choice.choose`), the shape
+    it is sized for, its initial shape and its bounds (``None``: unlimited). Nothing is read from the iterator."""
     maxshape = tuple(getattr(iterator, "maxshape", None) or ())
     recommended = iterator.recommended_chunk_shape()
     initial = [int(s or 0) for s in (iterator.recommended_data_shape() or maxshape or ())]
@@ -124,8 +126,12 @@ def stream_layout(
         if len(maxshape) == len(initial)
         else [None] * len(initial)
     )
-    if "chunks" not in options and recommended not in (None, True) and len(recommended) == len(initial):
-        options = {**options, "chunks": tuple(int(c) for c in recommended)}
+    if recommended not in (None, True) and len(recommended) == len(initial):  # an explicit chunk setting, unless given
+        chunks = tuple(int(c) for c in recommended)
+        if isinstance(options, ZarrSettings) and options.chunks is None:
+            options = replace(options, chunks=chunks)
+        elif isinstance(options, dict) and "chunks" not in options:
+            options = {**options, "chunks": chunks}
     # Size chunks for the whole stream: rows of unknown count are taken as plentiful.
     estimate = tuple(b if b is not None else max(s, 2**31) for b, s in zip(bounds, initial))
     layout = layout_choice.choose(path, storage, estimate, options, auto_shards=None not in bounds)
@@ -137,7 +143,7 @@ class StreamPlan:
     """What a stream is stored as, decided before anything is read from it (see :func:`plan_stream`)."""
 
     path: str
-    storage: D.StorageType
+    storage: dtypes.StorageType
     attrs: dict[str, Any]
     layout: Any
     chunks: tuple[int, ...]  # the grid: shards when sharded, else chunks (the write unit)
@@ -172,13 +178,17 @@ class StreamPlan:
 def plan_stream(
     path: str,
     iterator: AbstractDataChunkIterator,
-    storage: D.StorageType,
+    storage: dtypes.StorageType,
     attrs: dict[str, Any],
-    options: dict[str, Any],
+    options: ZarrSettings | dict[str, Any],
     dimension_names: list[str | None] | None = None,
     separator: str | None = None,
 ) -> StreamPlan:
     """The layout and documents of a stream (see :func:`stream_layout`); nothing is read from it.
+
+    The layout follows :func:`~hdmf_zarr3.backend.settings.layout_choice.choose` (the iterator's recommended
+    chunk shape counts as an explicit chunk setting); arrays whose length is not known in advance are not
+    sharded by default (the policy cannot tell how large they will be).
 
     ``separator``: of the chunk keys, ``None`` for the layout policy's choice at ``path``.
     """
@@ -191,26 +201,15 @@ def plan_stream(
 
 
 def stream_iterator(
-    store: Store,
-    path: str,
-    iterator: AbstractDataChunkIterator,
-    storage: D.StorageType,
-    attrs: dict[str, Any],
-    options: dict[str, Any],
-    pools: WorkPools,
-    progress: bool = False,
-    dimension_names: list[str | None] | None = None,
-    separator: str | None = None,
+    store: Store, iterator: AbstractDataChunkIterator, plan: StreamPlan, pools: WorkPools, progress: bool = False
 ) -> dict[str, Any]:
-    """Write every chunk ``iterator`` yields; return the final array document (not yet stored).
+    """Write every chunk ``iterator`` yields as ``plan`` says (:func:`plan_stream`, decided when the write was
+    planned); return the final array document (not yet stored).
 
-    The layout follows :func:`.layout_choice.choose` (the iterator's recommended chunk shape counts as an
-    explicit chunk setting). Blocks are assembled into whole write units, each written once while
-    the iterator produces the next block. Arrays whose length is not known in advance are not
-    sharded by default (the policy cannot tell how large they will be). Chunks are encoded on
-    ``pools.encoders``.
+    Blocks are assembled into whole write units, each written once while the iterator produces the next
+    block. Chunks are encoded on ``pools.encoders``.
     """
-    plan = plan_stream(path, iterator, storage, attrs, options, dimension_names, separator)
+    path, storage = plan.path, plan.storage
     chunks, bounds, layout, document = plan.chunks, plan.bounds, plan.layout, plan.document
     provisional_doc = plan.provisional_document()
     nodes.put_documents(store, {path: provisional_doc})  # a document before any chunk (icechunk insists)

@@ -8,7 +8,6 @@ store during the walk; :func:`~.write_plan.store_plan` then stores the plan in b
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -19,28 +18,27 @@ from hdmf.data_utils import AbstractDataChunkIterator, DataIO
 
 from ...errors import ReservedNameError, UnsupportedDataError
 from ...format.data import Link, Reference, is_lazy_source, source_shape
-from ...format.data import values as V
 from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout, ZarrLayout, chunkless
 from ...format.layout import policy as layout_policy
-from ...format.vocabulary import dtypes as D
-from ...format.vocabulary import names as N
+from ...format.vocabulary import dtypes
+from ...format.vocabulary import names as node_names
 from ...h5py_adapters import regions
 from ...integrations import dask_arrays
 from ...storage.stores import WorkPools, locations
 from ..datasets import ZarrDataset
 from ..settings import bridge as dataio_bridge
-from ..settings import sources as dataio_sources
-from . import layout_choice
-from . import virtual as virtual_writes
+from ..settings import hdmf_zarr_inputs, layout_choice
+from . import hdf5_in_place
+from .hdf5_in_place import VirtualOptions
 from .parallel import ParallelOptions
 from .plan import LARGE_SOURCE_BYTES, WritePlan, copy_job, plan_fill, store_plan
 from .reference_targets import ReferenceEncoder
-from .streaming import stream_layout
-from .virtual import VirtualOptions
+from .region_sources import RegionSources
+from .streaming import plan_stream
 
 if TYPE_CHECKING:
-    from ..zarrio import WriteContext
+    from ..contexts import WriteContext
 
 
 class BuilderWriter:
@@ -69,11 +67,10 @@ class BuilderWriter:
         self.relayout = relayout
         self.parallel = parallel or ParallelOptions()
         self.virtual = virtual  # convert(virtual=True): large HDF5 datasets read in place
-        self._h5files: dict[str, Any] = {}  # HDF5 sources opened to read raw region references
-        self._zarr_docs: dict[str, dict] = {}  # documents of Zarr sources, for the same purpose
         self._dataio = dataio or {}  # DataIO settings HDMF dropped from reference datasets
         self._extra_links: dict[str, list[Link]] = {}
         self.reference_to = ReferenceEncoder(root, context.manager, context.handle.directory, export_source)
+        self.regions = RegionSources(context, self.reference_to, self.export_source)
         self.convention = context.convention
         self.separator = context.chunk_key_separator
 
@@ -87,11 +84,11 @@ class BuilderWriter:
 
     def _group(self, builder: GroupBuilder, path: str) -> None:
         for name in list(builder.groups) + list(builder.datasets) + list(builder.links):
-            N.check_name(name, path)
+            node_names.check_name(name, path)
         for sub in builder.groups.values():
-            self._group(sub, N.join(path, sub.name))
+            self._group(sub, node_names.join(path, sub.name))
         for sub in builder.datasets.values():
-            self._dataset(sub, N.join(path, sub.name), path)
+            self._dataset(sub, node_names.join(path, sub.name), path)
         attrs = self._attributes(builder, path)
         links = [self._link(lb, path) for lb in builder.links.values()] + self._extra_links.pop(path, [])
         if links:
@@ -99,8 +96,8 @@ class BuilderWriter:
             attrs[key] = value
         if path == "/":
             previous = self.context.documents().get("/", {}).get("attributes", {})
-            if N.SPECLOC_ATTR in previous:
-                attrs[N.SPECLOC_ATTR] = previous[N.SPECLOC_ATTR]
+            if node_names.SPECLOC_ATTR in previous:
+                attrs[node_names.SPECLOC_ATTR] = previous[node_names.SPECLOC_ATTR]
             attrs = self.convention.root_attributes(attrs)
         self.plan.groups[path] = docs.group_document(attrs)
         for lb in builder.links.values():
@@ -110,13 +107,13 @@ class BuilderWriter:
     def _attributes(self, builder: Any, path: str) -> dict[str, Any]:
         out = {}
         for key, value in builder.attributes.items():
-            if key in N.RESERVED_ATTRS:
+            if key in node_names.RESERVED_ATTRS:
                 raise ReservedNameError(f"attribute name {key!r} is reserved by the storage format", path)
             if value is None:
                 continue
             if isinstance(value, DataIO):
                 value = value.data
-            region = self._region_attribute(builder, path, key, value)
+            region = self.regions.attribute(builder, path, key, value)
             if region is not None and not self.convention.region_attributes():
                 raise UnsupportedDataError(
                     f"the {self.convention.name} convention cannot store region references", f"{path}@{key}"
@@ -126,59 +123,8 @@ class BuilderWriter:
             )
         return out
 
-    # --- HDF5 region references (HDMF reads them as whole-dataset references) -----------------
-    def _hdf5_file(self, source: str | None) -> Any:
-        if not source or source in self._h5files and self._h5files[source] is None:
-            return None
-        if source not in self._h5files:
-            import h5py
-
-            self._h5files[source] = h5py.File(source, "r") if os.path.isfile(source) and h5py.is_hdf5(source) else None
-        return self._h5files[source]
-
-    def _region_attribute(self, builder: Any, path: str, key: str, value: Any) -> dict[str, Any] | None:
-        """The region envelope for an attribute read (as a plain reference) from a region reference."""
-        if not (V.is_reference_like(value) or (isinstance(value, list) and value and V.is_reference_like(value[0]))):
-            return None
-        source = builder.source
-        if source and (locations.is_remote(source) or os.path.isdir(source) or source.endswith(".zip")):
-            # read from a Zarr file: copy its region envelope verbatim
-            if source not in self._zarr_docs:
-                self._zarr_docs[source] = self._source_documents(source)
-            raw = self._zarr_docs[source].get(path, {}).get("attributes", {}).get(key)
-            return raw if isinstance(raw, dict) and raw.get(N.DTYPE_ATTR) == D.REGION else None
-        h5file = self._hdf5_file(source)
-        if h5file is None:
-            return None
-        raw = regions.raw_attribute(h5file, path, key)  # an export keeps every node at its path
-        items = list(np.ravel(raw)) if isinstance(raw, np.ndarray) else [raw]
-        if not items or not all(regions.is_region(r) for r in items):
-            return None
-        records = [regions.reference(r, h5file, self._locate) for r in items]
-        stored = [r for r in records if r is not None]
-        if len(stored) != len(records):  # (HDMF reads no attribute of null region references this far)
-            raise UnsupportedDataError("an attribute of null region references cannot be stored", f"{path}@{key}")
-        value_json = [r.to_json() for r in stored] if isinstance(raw, np.ndarray) else stored[0].to_json()
-        return {N.DTYPE_ATTR: D.REGION, "value": value_json}
-
-    def _source_documents(self, source: str) -> dict[str, Any]:
-        if locations.same(source, self.context.source):
-            return self.context.documents()  # appending to this very file
-        from ...storage.handles import open_store
-
-        try:
-            return open_store(source, "r", self.context.storage_options).documents()
-        except Exception:  # not (or no longer) a Zarr store: nothing to copy from
-            return {}
-
-    def _locate(self, h5path: str, path: str, oid: str | None, root_oid: str | None, region: dict | None) -> Reference:
-        h5path = locations.absolute(h5path)
-        if self.export_source is not None and h5path == self.export_source:
-            return Reference(N.SAME_FILE, path, oid, self.reference_to.root_oid, region)
-        return Reference(self.reference_to.relative(h5path), path, oid, root_oid, region)
-
     def _link(self, builder: LinkBuilder, parent: str) -> Link:
-        return Link(builder.name, self.reference_to(builder, N.join(parent, builder.name)))
+        return Link(builder.name, self.reference_to(builder, node_names.join(parent, builder.name)))
 
     def _dataset(self, builder: DatasetBuilder, path: str, parent: str) -> None:
         if self.context.is_written(builder):
@@ -189,22 +135,33 @@ class BuilderWriter:
             options = dataio_bridge.settings(data)
             link_data = getattr(data, "link_data", link_data)
             data = data.data
-        if link_data and isinstance(builder.data, DataIO) and dataio_sources.is_zarr_array(data):
+        link = self._link_to(builder, data, path, link_data)
+        if link is not None:
+            self._extra_links.setdefault(parent, []).append(link)
+        else:
+            self._plan_dataset(builder, data, path, options)
+        self.context.mark_written(builder)
+
+    def _link_to(self, builder: DatasetBuilder, data: Any, path: str, link_data: bool) -> Link | None:
+        """The link a dataset becomes instead of a copy (a zarr array or a dataset of another file), if it does."""
+        if link_data and isinstance(builder.data, DataIO) and hdmf_zarr_inputs.is_zarr_array(data):
             # hdmf-zarr's ZarrDataIO(<zarr.Array>, link_data=True): a link to that array, in its own file
-            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_to_array(data)))
-            self.context.mark_written(builder)
-            return
+            return Link(builder.name, self._reference_to_array(data))
         if isinstance(data, ZarrDataset) and self._link_instead(data, path, link_data):
-            self._extra_links.setdefault(parent, []).append(Link(builder.name, self._reference_from(data)))
-            self.context.mark_written(builder)
-            return
+            return Link(builder.name, self._reference_from(data))
+        return None
+
+    def _plan_dataset(self, builder: DatasetBuilder, data: Any, path: str, options: Any) -> None:
+        """Add the array of a dataset to the plan: its document and what stores its values."""
         raw_regions = None if isinstance(data, ZarrDataset) else regions.raw_region_dataset(data)
-        storage = D.for_scalar_dtype(D.REGION) if raw_regions is not None else self._storage(builder, data, path)
-        copies_regions = isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION
+        storage = (
+            dtypes.for_scalar_dtype(dtypes.REGION) if raw_regions is not None else self._storage(builder, data, path)
+        )
+        copies_regions = isinstance(data, ZarrDataset) and data.storage.zarr_dtype == dtypes.REGION
         if (
             raw_regions is None
             and not copies_regions
-            and D.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields))
+            and dtypes.REGION in (storage.zarr_dtype, *(f.dtype for f in storage.fields))
         ):
             raise UnsupportedDataError(
                 "region references are written only from HDF5 region references "
@@ -219,47 +176,58 @@ class BuilderWriter:
             is_lazy_source(data) or isinstance(data, AbstractDataChunkIterator)
         ):
             data = _materialize(data)
-        if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == D.REGION:
+        if raw_regions is None and isinstance(data, ZarrDataset) and data.storage.zarr_dtype == dtypes.REGION:
             doc = docs.array_document(
                 data.shape, storage, attrs, chunks=data.chunks, separator=self._separator(path, len(data.shape))
             )
             self.plan.arrays[path] = doc
             self.plan.chunk_jobs.append(self._copy_job(path, doc, _RawElements(data), storage, raw=True))
         elif raw_regions is not None:
-            values = regions.encode_dataset(raw_regions, self._locate)
+            values = regions.encode_dataset(raw_regions, self.regions.locate)
             doc = docs.array_document(values.shape, storage, attrs, separator=self._separator(path, len(values.shape)))
             self.plan.arrays[path] = doc = self.convention.chunk_keys(doc, self.separator is not None)
             if values.size:
                 self._fill(path, doc, values)
-        elif dask_arrays.is_dask(data) and storage.kind == "numeric":
+        else:
+            self._plan_values(builder, data, path, storage, attrs, options)
+
+    def _plan_values(
+        self,
+        builder: DatasetBuilder,
+        data: Any,
+        path: str,
+        storage: dtypes.StorageType,
+        attrs: dict[str, Any],
+        options: Any,
+    ) -> None:
+        """Add to the plan an array of values: Dask's, an iterator's, a lazy source's or held in memory."""
+        if dask_arrays.is_dask(data) and storage.kind == "numeric":
             shape = tuple(int(s) for s in data.shape)
             layout = layout_choice.choose(path, storage, shape, options, relayout=self.relayout)
             doc = self._plan_array(builder, path, shape, storage, attrs, layout)
             self.plan.dask_writes.append((path, data, doc, storage))
         elif isinstance(data, AbstractDataChunkIterator):
-            if options.get("zarr"):  # streams are written after the other nodes: check their settings now
-                stream_layout(path, data, storage, options)
-            self.plan.streams.append((path, (data, storage, attrs, options, _dimension_names(builder, None))))
+            # written after the other nodes, laid out (and its settings checked) now, once
+            names = _dimension_names(builder, None)
+            self.plan.streams.append(
+                (path, (data, plan_stream(path, data, storage, attrs, options, names, self.separator)))
+            )
         elif is_lazy_source(data) and self.virtual is not None and (found := self.virtual.plan(data, path, storage)):
             ndim = len(found.shape)
-            doc = virtual_writes.virtual_document(
+            doc = hdf5_in_place.virtual_document(
                 found, storage, attrs, _dimension_names(builder, ndim), self._separator(path, ndim), self.virtual.source
             )
             self.plan.arrays[path] = self.convention.finish_document(doc, storage, None)
             store = self.context.handle.store
             self.plan.virtual_writes.append(
-                partial(virtual_writes.store_virtual, store, path, found, data, self.virtual.source)
+                partial(hdf5_in_place.store_virtual, store, path, found, data, self.virtual.source)
             )
         elif is_lazy_source(data):
             shape = source_shape(data)
             layout = layout_choice.choose(path, storage, shape, options, source=data, relayout=self.relayout)
             doc = self._plan_array(builder, path, shape, storage, attrs, layout)
-            jobs = (
-                self.plan.large_jobs
-                if math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
-                else self.plan.chunk_jobs
-            )
-            jobs.append(self._copy_job(path, doc, data, storage))
+            large = math.prod(shape) * docs.itemsize(storage) > LARGE_SOURCE_BYTES
+            (self.plan.large_jobs if large else self.plan.chunk_jobs).append(self._copy_job(path, doc, data, storage))
         else:
             values = self.convention.encode(data, storage, self.reference_to, path)
             layout = layout_choice.choose(path, storage, values.shape, options, relayout=self.relayout)
@@ -268,14 +236,13 @@ class BuilderWriter:
                 self.plan.arrays[path] = doc = self.convention.scalar_document(doc, storage, values)
             if values.size and not chunkless.is_chunkless(doc):
                 self._fill(path, doc, values)
-        self.context.mark_written(builder)
 
     def _plan_array(
         self,
         builder: DatasetBuilder,
         path: str,
         shape: tuple[int, ...],
-        storage: D.StorageType,
+        storage: dtypes.StorageType,
         attrs: dict[str, Any],
         layout: ZarrLayout,
         values: np.ndarray | None = None,
@@ -300,14 +267,14 @@ class BuilderWriter:
         """The chunk-key separator of the ``ndim``-d array at ``path``: the io's, else the policy's."""
         return layout_policy.chunk_key_separator(path, ndim, self.separator)
 
-    def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> D.StorageType:
+    def _storage(self, builder: DatasetBuilder, data: Any, path: str) -> dtypes.StorageType:
         dtype = builder.dtype
         if dtype is None and isinstance(data, (ReferenceBuilder,)):
-            dtype = D.OBJECT
+            dtype = dtypes.OBJECT
         try:
             if dtype is None and hasattr(data, "storage"):  # our own lazy datasets know their type
                 return data.storage
-            return D.for_hdmf_dtype(dtype, data)
+            return dtypes.for_hdmf_dtype(dtype, data)
         except UnsupportedDataError as exc:
             if exc.path is not None:
                 raise
@@ -324,19 +291,19 @@ class BuilderWriter:
 
     def _reference_from(self, data: Any) -> Reference:
         same = data.io.source == self.context.source or data.io.source == self.export_source
-        source = N.SAME_FILE if same else self.reference_to.relative(data.io.source)
+        source = node_names.SAME_FILE if same else self.reference_to.relative(data.io.source)
         oid = data.attrs.get("object_id") if hasattr(data, "attrs") else None
         return Reference(source, data.path, oid, data.io.root_object_id)
 
     def _reference_to_array(self, array: Any) -> Reference:
-        location, path = dataio_sources.zarr_array_location(array)
+        location, path = hdmf_zarr_inputs.zarr_array_location(array)
         if locations.same(location, self.context.source) or locations.same(location, self.export_source):
-            return Reference(N.SAME_FILE, path, array.attrs.get("object_id"), self.reference_to.root_oid)
+            return Reference(node_names.SAME_FILE, path, array.attrs.get("object_id"), self.reference_to.root_oid)
         return Reference(
             self.reference_to.relative(location),
             path,
             array.attrs.get("object_id"),
-            dataio_sources.root_object_id(array),
+            hdmf_zarr_inputs.root_object_id(array),
         )
 
     # --- store operations ------------------------------------------------------------------------
@@ -344,7 +311,7 @@ class BuilderWriter:
         plan_fill(self.plan, self.context.handle.store, path, doc, values, self.pools)
 
     def _copy_job(
-        self, path: str, doc: dict[str, Any], source: Any, storage: D.StorageType, raw: bool = False
+        self, path: str, doc: dict[str, Any], source: Any, storage: dtypes.StorageType, raw: bool = False
     ) -> Callable[[], Awaitable[None]]:
         def encode(block: Any) -> np.ndarray:
             if raw:  # already in stored form (region records copied between Zarr files)
@@ -354,10 +321,10 @@ class BuilderWriter:
         return copy_job(self.context.handle.store, path, doc, source, encode, self.pools, self.progress, raw)
 
     def _flush(self) -> None:
-        for h5file in self._h5files.values():
-            if h5file is not None:
-                h5file.close()
-        store_plan(self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.separator)
+        self.regions.close()
+        store_plan(
+            self.plan, self.context.handle, self.pools, self.parallel, self.progress, self.context.names_dimensions
+        )
 
 
 def _materialize(data: Any) -> Any:

@@ -1,23 +1,10 @@
-"""ZarrIO and NWBZarrIO: opening, reading, writing, hdmf-zarr's API, delegated below."""
+"""ZarrIO and NWBZarrIO: opening, reading, writing, hdmf-zarr's API, delegated to the rooms below."""
 
-from typing import TYPE_CHECKING
-
-from ..._doors import door
-
-if TYPE_CHECKING:
-    from .closed_files import handle_for
-    from .contexts import DatasetContext, DatasetOwner, ForeignZarrFile, ReadContext, WriteContext
-    from .nwb import NWBZarrIO
-    from .zarr_io import ZarrIO
+from .nwb import NWBZarrIO, read_nwb
+from .zarr_io import ZarrIO
 
 __all__ = [
-    "DatasetContext",
-    "DatasetOwner",
-    "ForeignZarrFile",
     "NWBZarrIO",
-    "ReadContext",
-    "WriteContext",
     "ZarrIO",
-    "handle_for",
+    "read_nwb",
 ]
-__getattr__ = door(__name__, __file__)

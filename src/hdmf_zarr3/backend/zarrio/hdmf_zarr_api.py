@@ -23,48 +23,49 @@ from zarr.abc.store import Store
 
 from ...errors import NotZarrError
 from ...format.vocabulary import store_key
-from ...storage.handles import StoreHandle, local_paths
+from ...storage.handles import local_paths
 from ...storage.safety import open_files
 from ...storage.stores import locations, sync
 from ..write import ParallelOptions, builder_path
+from .file_modes import FileMode
 
 if TYPE_CHECKING:
     from hdmf.backends.utils import WriteStatusTracker
 
-    from .opening import OpenFile
+    from .file_owner import FileOwner
 
 #: The files that make a node of the store (Zarr v3; and v2, for files of hdmf-zarr <= 0.13).
 _NODE_FILES = ("zarr.json", ".zgroup", ".zarray")
 
 
-def take_write_keywords(handle: StoreHandle, kwargs: dict[str, Any]) -> ParallelOptions:
-    """Remove hdmf-zarr's write keywords from ``kwargs``, apply ``consolidate_metadata`` to ``handle`` and
-    return the parallel-write keywords, checked (see :mod:`.parallel`).
+def take_write_keywords(kwargs: dict[str, Any]) -> tuple[bool, ParallelOptions]:
+    """Remove hdmf-zarr's write keywords from ``kwargs``; return ``consolidate_metadata`` and the
+    parallel-write keywords, checked (see :mod:`.parallel`).
 
     ``consolidate_metadata=False`` stores the root without the other nodes' metadata inlined (readers
     then list the store). ``number_of_jobs > 1`` writes ``GenericDataChunkIterator`` datasets in worker
     processes; a value of the wrong type or out of range raises ``TypeError`` or ``ValueError`` naming
     the keyword.
     """
-    handle.consolidate = bool(kwargs.pop("consolidate_metadata", True))
-    return ParallelOptions.take(kwargs)
+    consolidate = bool(kwargs.pop("consolidate_metadata", True))
+    return consolidate, ParallelOptions.take(kwargs)
 
 
-def clear_for_overwrite(path: str | Path | Store | None, mode: str, force_overwrite: bool) -> None:
+def clear_for_overwrite(path: str | Path | Store | None, mode: FileMode, force_overwrite: bool) -> None:
     """``force_overwrite=True`` with mode ``w``: delete a local file or directory at ``path`` that is no Zarr
     file (an HDF5 file, a directory of other files), which mode ``w`` otherwise refuses with
     :class:`~hdmf_zarr3.NotZarrError`. A Zarr file is left to mode ``w``, which replaces it only once the new
     one is written. Other modes, stores and URLs: nothing to do (as in hdmf-zarr)."""
-    if not force_overwrite or mode != "w" or path is None or isinstance(path, Store):
+    if not force_overwrite or not mode.replaces or path is None or isinstance(path, Store):
         return
     text = os.fspath(path)
     if locations.is_remote(text):
         return
     location = locations.local_path(text)
     try:
-        local_paths.check(location, mode)
+        local_paths.check(location, mode.name)
     except NotZarrError:
-        open_files.check_replaceable(location, None, mode)  # not a file this process is reading
+        open_files.check_replaceable(location, None, mode.name)  # not a file this process is reading
         if os.path.isdir(location) and not os.path.islink(location):
             shutil.rmtree(location)
         else:
@@ -77,13 +78,13 @@ class HdmfZarrApi:
 
     Parameters
     ----------
-    file : OpenFile
+    file : FileOwner
         The io's file (its ``path``, ``source`` and open store).
     written : WriteStatusTracker
         The builders the io wrote (or read).
     """
 
-    def __init__(self, file: OpenFile, written: WriteStatusTracker) -> None:
+    def __init__(self, file: FileOwner, written: WriteStatusTracker) -> None:
         self.file = file
         self.written = written
 

@@ -14,11 +14,8 @@ from zarr.abc.store import Store
 
 from ...errors import CorruptStoreError, IncompleteFileError
 from ...format.documents import completion
-from ...storage.handles import CREATE_MODES, StoreHandle, open_store
-from ...storage.remote import ready_store
-from ...storage.stores import locations
-from ..specs import cache as spec_cache
-from .opening import dialect_of
+from ...storage.handles import StoreHandle
+from .file_modes import FileMode
 from .zarr_io import ZarrIO
 
 
@@ -56,43 +53,31 @@ class NWBZarrIO(ZarrIO):
         extensions: str | list[str] | None = None,
         **kwargs: Any,
     ):
-        path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it (once)
-        if mode in CREATE_MODES or manager is not None:
+        creates = FileMode(mode).creates
+        if creates or manager is not None:
             load_namespaces = False
         suffixes = (".zarr", ".zarr.zip")
-        if mode in CREATE_MODES and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
+        if creates and isinstance(path, (str, Path)) and not str(path).rstrip("/").endswith(suffixes):
             warnings.warn(
                 f"The file path provided: {path} does not end in '.zarr'. It is recommended that NWB "
                 "files using the Zarr backend use the '.nwb.zarr' extension.",
                 UserWarning,
                 stacklevel=2,
             )
-        if mode == "a" and not isinstance(path, Store) and path is not None and not _exists(path, kwargs):
-            load_namespaces = False  # 'a' creates the file: nothing cached to load yet
-        if load_namespaces:
-            type_map = get_type_map()
-            # read once, for the namespaces and the file
-            opened = open_store(
-                path,
-                mode,
-                kwargs.get("storage_options"),
-                allow_incomplete=kwargs.get("allow_incomplete", False),
-                external_roots=_roots(kwargs.get("external_roots")),
-            )
-            self._opened = opened  # open() takes it over, with its dialect: detected once
-            try:
-                self._opened_dialect = dialect = dialect_of(opened)
-                spec_cache.load_namespaces(opened, dialect.documents, type_map, None)
-            except BaseException:
-                opened.close()  # releases the write lock
-                raise
-            manager = BuildManager(type_map)
+        if load_namespaces:  # loaded into its type map once the file is open (opened once, by ZarrIO)
+            manager = BuildManager(get_type_map())
         elif manager is None:
             manager = get_manager(extensions=extensions) if extensions else get_manager()
-        if extensions and load_namespaces:
-            for ext in [extensions] if isinstance(extensions, str) else extensions:
-                manager.type_map.load_namespaces(ext)
         super().__init__(path, mode=mode, manager=manager, **kwargs)
+        if load_namespaces:
+            try:
+                self.load_namespaces_io(manager.type_map)  # (a new file, in mode 'a': none cached, none loaded)
+                if extensions:
+                    for ext in [extensions] if isinstance(extensions, str) else extensions:
+                        manager.type_map.load_namespaces(ext)
+            except BaseException:
+                self.close()  # releases the write lock
+                raise
 
     @property
     def nwb_version(self) -> tuple[str | None, tuple | None]:
@@ -176,19 +161,3 @@ def read_nwb(path: str | Path | Store) -> NWBFile:
     """Open an NWB Zarr file read-only and return its NWBFile (the IO stays open with the file;
     close it with ``nwbfile.get_read_io().close()``)."""
     return NWBZarrIO.read_nwb(path)
-
-
-def _exists(path: str | Path, kwargs: dict[str, Any]) -> bool:
-    """Whether a file exists at ``path`` (a local path or a URL)."""
-    text = os.fspath(path)
-    if not locations.is_remote(text):
-        return os.path.exists(locations.local_path(text))
-    try:
-        return open_store(text, "r", kwargs.get("storage_options")).documents() is not None
-    except Exception:  # not there (or not reachable: opening in 'a' will say so)
-        return False
-
-
-def _roots(roots: Any) -> list[str] | None:
-    """``external_roots`` as strings (the io keeps them so)."""
-    return None if roots is None else [os.fspath(r) for r in roots]

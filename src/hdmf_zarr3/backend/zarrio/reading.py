@@ -1,32 +1,31 @@
 """Reading a file and resolving what it refers to: :class:`FileReader`, the read half of :class:`~hdmf_zarr3.ZarrIO` (
-the tree is built by :class:`~.reader.BuilderReader`, given a :class:`~.contexts.ReadContext`, and the lazy
-datasets are given a :class:`~.contexts.DatasetContext`)."""
+the tree is built by :class:`~.reader.BuilderReader`, given a
+:class:`~hdmf_zarr3.backend.contexts.ReadContext`, and the lazy datasets are given a
+:class:`~hdmf_zarr3.backend.contexts.DatasetContext`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from hdmf.backends.errors import UnsupportedOperation
 from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
 
 from ...errors import CorruptStoreError, HdmfZarrError
 from ...format.data import Reference
-from ...format.vocabulary import names as N
+from ...format.vocabulary import names as node_names
 from ...integrations import dask_arrays
-from ...storage.handles import CREATE_MODES
 from ...storage.safety import audit
 from ...storage.stores import locations
+from ..contexts import DatasetContext, ReadContext
 from ..datasets import ZarrDataset
 from ..read import BuilderReader, construct_errors, integrity
 from ..write import ReferenceEncoder, not_written_yet
-from .contexts import DatasetContext, ReadContext
 
 if TYPE_CHECKING:
+    from ..contexts import DatasetOwner
     from ..read import ForeignFiles
-    from .contexts import DatasetOwner
-    from .opening import OpenFile
+    from .file_owner import FileOwner
     from .writing import FileWriter
 
 
@@ -37,7 +36,7 @@ class FileReader:
     ----------
     owner : DatasetOwner
         The io this reads for (its public face: ``source``, ``manager``; what ``dataset.io`` gives).
-    file : OpenFile
+    file : FileOwner
         The file read.
     writer : FileWriter
         The io's writer: the builders marked written, the rows held and the references waiting, which
@@ -46,7 +45,7 @@ class FileReader:
         The files this one links or refers into.
     """
 
-    def __init__(self, owner: DatasetOwner, file: OpenFile, writer: FileWriter, foreign_files: ForeignFiles) -> None:
+    def __init__(self, owner: DatasetOwner, file: FileOwner, writer: FileWriter, foreign_files: ForeignFiles) -> None:
         self.owner = owner
         self.file = file
         self.writer = writer
@@ -131,11 +130,7 @@ class FileReader:
         return handle.allow_incomplete and handle.incomplete() is not None
 
     def check_readable(self) -> None:
-        mode = self.file.mode
-        if mode in CREATE_MODES:
-            raise UnsupportedOperation(
-                f"Cannot read from file {self.owner.source} in mode '{mode}'. Please use mode 'r', 'r+', or 'a'."
-            )
+        self.file.file_mode.check_readable(self.owner.source)
 
     def read_builder(self) -> GroupBuilder:
         """The GroupBuilder tree of this file (read once; the same objects on every call)."""
@@ -165,7 +160,8 @@ class FileReader:
 
     @property
     def dataset_context(self) -> DatasetContext:
-        """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
+        """What the lazy datasets read from this file are given of it
+        (:class:`~hdmf_zarr3.backend.contexts.DatasetContext`)."""
         if self.datasets is None:
             file = self.file
             self.datasets = DatasetContext(
@@ -179,6 +175,7 @@ class FileReader:
                 pending_references=self.writer.pending_refs,
                 appended_rows=self.writer.appended_rows,
                 undo_changes=lambda: self.writer.discard(file.handle),
+                names_dimensions=file.names_dimensions,
             )
         return self.datasets
 
@@ -192,14 +189,14 @@ class FileReader:
         path = obj.path if isinstance(obj, ZarrDataset) else getattr(obj, "path", obj)
         if not isinstance(path, str):
             raise TypeError(f"expected a node path or a dataset of this file, got {type(obj).__name__}")
-        found = self.tree_reader().built.get(N.normalize(path))
+        found = self.tree_reader().built.get(node_names.normalize(path))
         if found is None:
             raise ValueError(f"{self.owner.source}:{path} has not been built")
         return found
 
     def region_attribute(self, path: str, key: str) -> Any:
         """The region selection(s) held by attribute ``key`` of the node at ``path``."""
-        found = self.tree_reader().regions.get((N.normalize(path), key))
+        found = self.tree_reader().regions.get((node_names.normalize(path), key))
         if found is None:
             raise KeyError(f"{path}@{key} holds no region reference")
         return found

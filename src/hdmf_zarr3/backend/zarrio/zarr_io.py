@@ -1,45 +1,30 @@
-"""``ZarrIO``: the HDMFIO backend for Zarr format v3, one class that reads as a table of contents. Its state
-lives in collaborators made in ``__init__``, each owning its fields: :class:`~.opening.OpenFile` (the open
-store, its dialect, the pools), :class:`~.reading.FileReader`, :class:`~.writing.FileWriter` and
-:class:`~.hdmf_zarr_api.HdmfZarrApi` (hdmf-zarr 0.14's extra methods); its methods delegate to them. The
-writer, the reader and the lazy datasets are handed explicit contexts (:mod:`.contexts`)."""
+"""``ZarrIO``: the HDMFIO backend for Zarr format v3. :class:`~.io_file.ZarrFileIO`, its base, owns the file
+(opening, closing, what it tells about itself); this class adds what users do with the tree it holds: read
+it, write it, export into it, hdmf-zarr 0.14's accessors and the display of a dataset. Each method hands the
+work to the collaborator that owns it (:class:`~.reading.FileReader`, :class:`~.writing.FileWriter`,
+:class:`~.hdmf_zarr_api.HdmfZarrApi`)."""
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from hdmf.backends.io import HDMFIO
-from hdmf.build import Builder, BuildManager, GroupBuilder, TypeMap
+from hdmf.build import Builder, GroupBuilder
 from hdmf.container import Container
-from hdmf.spec import NamespaceCatalog
 from zarr.abc.store import Store
-from zarr.storage import LocalStore
 
-from ...format import dialects
-from ...format.dialects import Dialect
-from ...format.documents import zarr_json as docs
 from ...format.layout import Relayout
-from ...format.specs import cache_layout as S
-from ...integrations import dataset_html, hdmf_shims
-from ...storage.handles import StoreHandle, open_store
-from ...storage.remote import ready_store
-from ...storage.safety import locks, store_failures
-from ...storage.stores import WorkPools, locations
+from ...integrations import dataset_html
+from ..contexts import DatasetContext, ReadContext, WriteContext
 from ..datasets import ZarrDataset
-from ..read import ForeignFiles
-from ..specs import cache as spec_cache
 from ..write import VirtualOptions
-from . import hdmf_zarr_api
-from .contexts import DatasetContext, DatasetOwner, ReadContext, WriteContext
-from .opening import OpenFile, abandon_unclosed, dialect_of
-from .reading import FileReader
-from .writing import FileWriter
+from .io_file import ZarrFileIO
+from .writing import BuilderWrite
 
 
-class ZarrIO(HDMFIO):
+class ZarrIO(ZarrFileIO):
     """Read and write HDMF files as Zarr format v3 stores.
 
     Parameters
@@ -80,168 +65,6 @@ class ZarrIO(HDMFIO):
         file, a directory of other files) instead of refusing it (hdmf-zarr's keyword).
     """
 
-    #: A store a subclass opened before ``__init__`` (NWBZarrIO, to load the cached namespaces) and the
-    #: dialect it detected: :meth:`open` takes both over.
-    _opened: StoreHandle | None = None
-    _opened_dialect: Dialect | None = None
-
-    def __init__(
-        self,
-        path: str | Path | Store | None = None,
-        mode: str = "r",
-        manager: BuildManager | TypeMap | None = None,
-        herd_path: str | None = None,
-        storage_options: dict[str, Any] | None = None,
-        convention: str | None = None,
-        allow_incomplete: bool = False,
-        external_roots: list[str | Path] | None = None,
-        chunk_key_separator: str | None = None,
-        force_overwrite: bool = False,
-    ):
-        hdmf_shims.activate(ZarrDataset)  # the hdmf/numcodecs shims, applied by the first ZarrIO made (see there)
-        if chunk_key_separator is not None and chunk_key_separator not in docs.SEPARATORS:
-            raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
-        path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
-        if manager is None:
-            manager = BuildManager(TypeMap(NamespaceCatalog()))
-        elif isinstance(manager, TypeMap):
-            manager = BuildManager(manager)
-        hdmf_zarr_api.clear_for_overwrite(path, mode, force_overwrite)
-        if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
-            root = getattr(path, "root", None)
-            source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)
-        else:
-            source = None if path is None else locations.absolute(os.fspath(path))
-        # HDMFIO.__init__ calls open(): everything open() needs is made first.
-        roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
-        adopted = None if self._opened is None else (self._opened, self._opened_dialect)
-        self._opened = self._opened_dialect = None
-        self._open_file = OpenFile(
-            path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention), adopted
-        )
-        owner = cast(DatasetOwner, self)  # the collaborators see the io's public face only
-        self._writer = FileWriter(owner, self._open_file, chunk_key_separator)
-        foreign_files = ForeignFiles(  # files this one links or refers into
-            self._open_file.directory, roots, lambda: self.manager, self._open_foreign
-        )
-        self._reader = FileReader(owner, self._open_file, self._writer, foreign_files)
-        self._hdmf_zarr = hdmf_zarr_api.HdmfZarrApi(self._open_file, self._writer.written)
-        super().__init__(manager=manager, source=source, herd_path=herd_path)
-
-    # --- lifecycle ----------------------------------------------------------------------------
-    @property
-    def mode(self) -> str:
-        return self._open_file.mode
-
-    @property
-    def _file(self) -> StoreHandle | None:
-        """The open store (what ``load_namespaces(file=...)`` accepts)."""
-        return self._open_file.handle
-
-    @property
-    def file(self) -> StoreHandle | None:
-        return self._open_file.handle
-
-    def open(self) -> None:
-        handle = self._open_file.open()
-        if handle is not None and handle.writable:  # never closed: its lock must not outlive it (nor a zip's copy)
-            abandon = partial(abandon_unclosed, handle, self._writer.appended_rows.tally, self.source)
-            locks.guard(self, abandon, before_exit=self._writer.store_held_rows)
-
-    @property
-    def pools(self) -> WorkPools:
-        """The thread pools this io encodes, decodes and reads sources on (shut down by :meth:`close`)."""
-        return self._open_file.pools
-
-    def close(self) -> None:
-        locks.unguard(self)
-        # (HDMFIO.__del__ closes an io whose __init__ failed before its collaborators were made)
-        reader: FileReader | None = getattr(self, "_reader", None)
-        if reader is not None:
-            reader.foreign_files.close()
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
-        if open_file is not None:
-            open_file.close(self._writer.finish)  # the held rows stored and committed, then the lock released
-
-    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
-        # An error inside ``with`` undoes what was changed since the last write (rows a table appended
-        # on its own, say), as a failed write would: close() alone would commit it.
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
-        undo_error: BaseException | None = None
-        try:
-            if exc_type is not None and open_file is not None and open_file.handle is not None:
-                try:
-                    self._writer.discard(open_file.handle)
-                except BaseException as exc:  # (the store refused the undo too: said with the error, below)
-                    undo_error = exc
-        finally:
-            self.close()  # (also when the rollback failed: the lock is released)
-        if exc_value is not None:  # an error of the store (a full disk) inside ``with``: ours, naming the file
-            error = (
-                store_failures.typed(exc_value, self.source)
-                if undo_error is None
-                else store_failures.with_undo_failure(exc_value, undo_error, self.source)
-            )
-            if error is not exc_value:
-                raise error from exc_value
-
-    def is_open(self) -> bool:
-        open_file: OpenFile | None = getattr(self, "_open_file", None)
-        return open_file is not None and open_file.handle is not None
-
-    def _require_open(self) -> StoreHandle:
-        return self._open_file.require_open()
-
-    @property
-    def dialect(self) -> str:
-        """The convention the file was written in: ``"hdmf_zarr3"``, ``"hdmf-zarr 0.14"`` or
-        ``"hdmf-zarr <=0.13 (Zarr v2)"``."""
-        return self._open_file.open_dialect().name
-
-    @property
-    def _documents(self) -> dict[str, dict[str, Any]]:
-        return self._open_file.documents
-
-    @property
-    def documents(self) -> dict[str, dict[str, Any]]:
-        """The node documents of the open file, by node path, with their attributes in this package's
-        convention whichever dialect the file was written in (read-only: do not change them)."""
-        return self._open_file.documents
-
-    @property
-    def store_handle(self) -> StoreHandle:
-        """The open store (:class:`~hdmf_zarr3.storage.handles.store_opening.StoreHandle`); raises hdmf's
-        ``UnsupportedOperation`` once the file is closed (:attr:`file` gives ``None`` then)."""
-        return self._open_file.require_open()
-
-    def array_layout(self, path: str) -> dialects.ArrayLayout:
-        """How the array at ``path`` is stored, in the dialect of the open file."""
-        return self._open_file.open_dialect().layout(path)
-
-    def reopen_for_reading(self) -> StoreHandle:
-        """A new read-only handle on this file's location, opened with this io's store options (the
-        caller closes it); used to read datasets of a closed file while a container is built."""
-        return self._open_file.reopen_for_reading()
-
-    def cached_specifications(self) -> S.Cached:
-        """The specifications cached in the open file, exactly as stored (``{}`` if it caches none)."""
-        return spec_cache.read_cached(self._open_file.require_open(), self._open_file.documents)
-
-    def _open_foreign(self, target: str, foreign: ForeignFiles) -> ZarrIO:
-        """Another Zarr file, opened read-only as a link target with this file's store options."""
-        io = type(self)(target, mode="r", manager=self.manager, storage_options=self._open_file.storage_options)
-        io.share_foreign_files(foreign)
-        return io
-
-    @property
-    def root_object_id(self) -> str | None:
-        """The object id of the file's root; still known once the file is closed (a link to one of its
-        datasets names it)."""
-        dialect = self._open_file.dialect
-        if dialect is None:
-            dialect = self._open_file.open_dialect()
-        return dialect.documents.get("/", {}).get("attributes", {}).get("object_id")
-
     # --- reading (FileReader) -----------------------------------------------------------------
     def read(self, dask: bool = False, **kwargs: Any) -> Container:
         """Read the file's container (lazily).
@@ -272,7 +95,8 @@ class ZarrIO(HDMFIO):
 
     @property
     def dataset_context(self) -> DatasetContext:
-        """What the lazy datasets read from this file are given of it (:class:`~.contexts.DatasetContext`)."""
+        """What the lazy datasets read from this file are given of it
+        (:class:`~hdmf_zarr3.backend.contexts.DatasetContext`)."""
         return self._reader.dataset_context
 
     def get_builder(self, obj: Any) -> Builder:
@@ -309,11 +133,6 @@ class ZarrIO(HDMFIO):
         """Why no group or dataset is at ``target``, the target of the link or reference at ``where``."""
         return self._reader.tree_reader().why_missing(target, where)
 
-    def share_foreign_files(self, foreign: ForeignFiles) -> None:
-        """Resolve this file's links and references (into itself and into other files) through ``foreign``,
-        the cache of the file that opened this one as a link target, so both hand out the same builders."""
-        self._reader.foreign = foreign
-
     # --- writing (FileWriter) -----------------------------------------------------------------
     def write(
         self,
@@ -326,9 +145,8 @@ class ZarrIO(HDMFIO):
         **kwargs: Any,
     ) -> None:
         """Write ``container`` (and everything below it) to this file (``kwargs``: see :meth:`write_builder`)."""
-        self._writer.write(
-            partial(HDMFIO.write, self), container, cache_spec, link_data, exhaust_dci, herd, progress, **kwargs
-        )
+        write_args = dict(herd=herd, link_data=link_data, exhaust_dci=exhaust_dci, progress=progress, **kwargs)
+        self._writer.write(partial(HDMFIO.write, self), container, cache_spec, write_args)
 
     def write_builder(
         self,
@@ -364,9 +182,8 @@ class ZarrIO(HDMFIO):
             metadata inlined), ``number_of_jobs``, ``max_threads_per_process``, ``multiprocessing_context``
             (``number_of_jobs > 1``: pickleable ``GenericDataChunkIterator`` in worker processes, :mod:`.parallel`).
         """
-        self._writer.write_builder(
-            builder, link_data, exhaust_dci, export_source, progress, relayout, virtual, **kwargs
-        )
+        asked = BuilderWrite(link_data, export_source, progress, relayout, virtual, kwargs)
+        self._writer.write_builder(builder, asked)
         self._reader.adopt_root(builder)
 
     def write_context(self) -> WriteContext:
@@ -382,7 +199,8 @@ class ZarrIO(HDMFIO):
         **kwargs: Any,
     ) -> None:
         """Export a file read by any HDMF backend into this (new) Zarr file (``kwargs``: see :meth:`write_builder`)."""
-        self._writer.export(partial(HDMFIO.export, self), src_io, container, write_args, cache_spec, **kwargs)
+        write_args = {**(write_args or {}), **kwargs}
+        self._writer.export(partial(HDMFIO.export, self, container=container), src_io, write_args, cache_spec)
 
     # --- hdmf-zarr 0.14's API (HdmfZarrApi) ---------------------------------------------------
     @property
@@ -413,50 +231,7 @@ class ZarrIO(HDMFIO):
         """Where the node of ``builder`` lives: the file's path (or ``filepath``) joined with the node's path."""
         return self._hdmf_zarr.get_builder_disk_path(builder, filepath)
 
-    # --- namespaces ---------------------------------------------------------------------------
-    @classmethod
-    def load_namespaces(
-        cls,
-        namespace_catalog: NamespaceCatalog | TypeMap,
-        path: str | Path | None = None,
-        namespaces: list[str] | None = None,
-        file: StoreHandle | None = None,
-        **kwargs: Any,
-    ) -> dict:
-        """Load the namespaces cached in a file into ``namespace_catalog``.
-
-        Extra keywords PyNWB passes for HDF5 (``driver``, ``aws_region``) are accepted and ignored.
-        """
-        kwargs.pop("driver", None)
-        kwargs.pop("aws_region", None)
-        io = kwargs.pop("io", None)
-        if file is None and io is not None:
-            file = io.file
-        handle = (
-            file
-            if file is not None
-            else open_store(
-                path, "r", kwargs.pop("storage_options", None), allow_incomplete=kwargs.pop("allow_incomplete", False)
-            )
-        )
-        return spec_cache.load_namespaces(handle, dialect_of(handle).documents, namespace_catalog, namespaces)
-
-    def load_namespaces_io(
-        self, namespace_catalog: NamespaceCatalog | TypeMap, namespaces: list[str] | None = None
-    ) -> dict:
-        return spec_cache.load_namespaces(
-            self._open_file.require_open(), self._open_file.documents, namespace_catalog, namespaces
-        )
-
-    @staticmethod
-    def can_read(path: str | Path, storage_options: dict[str, Any] | None = None) -> bool:
-        """True if ``path`` is an HDMF file in Zarr this package reads (any of its dialects)."""
-        try:
-            dialect_of(open_store(path, "r", storage_options))
-        except Exception:
-            return False
-        return True
-
+    # --- export into a new file ---------------------------------------------------------------
     @classmethod
     def export_io(
         cls,

@@ -63,11 +63,7 @@ class StoreHandle:
     _on_abandon: Callable[[], None] | None = field(default=None, repr=False)  # a zip's working copy, never closed
     _on_undo: Callable[[], None] | None = field(default=None, repr=False)  # a zip's changes dropped (rollback)
     use_consolidated: bool = field(default=True, repr=False)  # False (mode r-): list the store instead
-    consolidate: bool = field(default=True, repr=False)  # commit() inlines every node into the root
     life: open_files.Lifetime = field(init=False, repr=False)  # ended by close(): lazy objects refuse to read
-    # files of our convention: every array stored through this handle gets dimension names by the rule of
-    # format/documents/dimension_names.py, its group's other arrays renamed where a length changed (set by the io)
-    names_dimensions: bool = field(default=False, repr=False)
     _resized_groups: set[str] = field(default_factory=set, repr=False)  # groups of arrays zarr stored (changed())
 
     def __post_init__(self) -> None:
@@ -191,12 +187,14 @@ class StoreHandle:
         self.will_change()
         self.undo_log.keep(keys)
 
-    def put_documents(self, documents: dict[str, dict[str, Any]]) -> None:
+    def put_documents(self, documents: dict[str, dict[str, Any]], names_dimensions: bool = False) -> None:
         """Store node documents and remember them. The root is only remembered: :meth:`will_change`
-        stored it marked incomplete, and :meth:`commit` stores it once, complete."""
+        stored it marked incomplete, and :meth:`commit` stores it once, complete. ``names_dimensions`` (files
+        of our convention): the arrays get dimension names by the rule of
+        ``format/documents/dimension_names.py``, their groups' other arrays renamed where a length changed."""
         self.will_change()
         current = self.documents()
-        if self.names_dimensions:
+        if names_dimensions:
             documents = {**documents, **self._renamed({**current, **documents}, documents)}
         # a document stored as it already is needs no write (an append re-puts the groups it passes through)
         rest = {p: d for p, d in documents.items() if p != "/" and current.get(p) != d}
@@ -250,19 +248,20 @@ class StoreHandle:
         groups = {posixpath.dirname(p) for p, d in stored.items() if p != "/" and d.get("node_type") == "array"}
         return dimension_names.renamed_documents(current, groups) if groups else {}
 
-    def commit(self) -> None:
-        """Store the root with every node inlined (consolidated metadata), if anything changed; a new
-        file written beside an old one then takes its place."""
+    def commit(self, consolidate: bool = True, names_dimensions: bool = False) -> None:
+        """Store the root with every node inlined (consolidated metadata; ``consolidate=False``: not), if
+        anything changed; a new file written beside an old one then takes its place. ``names_dimensions``: as
+        for :meth:`put_documents`, for the groups of arrays zarr resized."""
         documents = self.cache.loaded
         if documents is None or self.failed or not self._changed or not self.writable or "/" not in documents:
             return
         if self._resized_groups:  # arrays whose length changed (appends): their groups named again
             groups, self._resized_groups = self._resized_groups, set()
-            renamed = dimension_names.renamed_documents(documents, groups) if self.names_dimensions else {}
+            renamed = dimension_names.renamed_documents(documents, groups) if names_dimensions else {}
             if renamed:
-                self.put_documents(renamed)
+                self.put_documents(renamed, names_dimensions)
         bare = consolidated.without_consolidated(documents["/"])
-        raw = dump_document(consolidated.consolidate(documents)) if self.consolidate else None
+        raw = dump_document(consolidated.consolidate(documents)) if consolidate else None
         if raw is None or not within_document_limits(raw):
             raw = dump_document(bare)  # a root readers would refuse: the file is read node by node instead
         put_keys(self.store, {ZARR_JSON: raw})  # unmarked: complete

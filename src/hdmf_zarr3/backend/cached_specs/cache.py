@@ -15,15 +15,14 @@ from ...format.dialects import Convention
 from ...format.documents import limits
 from ...format.documents import zarr_json as docs
 from ...format.layout import chunkless
-from ...format.specs import cache_layout as S
+from ...format.specs import cache_layout as spec_layout
 from ...format.specs import check as spec_check
-from ...format.vocabulary import dtypes as D
-from ...format.vocabulary import first_chunk_key
-from ...format.vocabulary import names as N
+from ...format.vocabulary import dtypes, first_chunk_key
+from ...format.vocabulary import names as node_names
 from ...storage.handles import StoreHandle
 from ...storage.stores import nodes, stored_sizes
 
-_TEXT = D.for_scalar_dtype(D.TEXT)
+_TEXT = dtypes.for_scalar_dtype(dtypes.TEXT)
 
 
 class CollectingSpecWriter(SpecWriter):
@@ -83,7 +82,7 @@ def cached_versions(documents: dict[str, dict[str, Any]]) -> tuple[str | None, d
         parts = path[len(base) :].strip("/").split("/") if path.startswith(base + "/") else []
         if len(parts) == 2 and doc["node_type"] == "group":
             found.setdefault(parts[0], []).append(parts[1])
-    return base, {ns: S.latest_version(v) for ns, v in found.items()}
+    return base, {ns: spec_layout.latest_version(v) for ns, v in found.items()}
 
 
 def load_namespaces(
@@ -97,12 +96,12 @@ def load_namespaces(
     for ns in namespaces if namespaces is not None else list(versions):
         if ns not in versions:
             raise CorruptStoreError(f"namespace {ns!r} is not cached in this file", base)
-        groups[ns] = S.version_group(base, ns, versions[ns])
+        groups[ns] = spec_layout.version_group(base, ns, versions[ns])
     texts = _read_groups(handle, documents, list(groups.values()))
     readers = {ns: ZarrSpecReader(handle, group, texts[group]) for ns, group in groups.items()}
     _check_cached(readers, catalog, base)
     try:
-        return catalog.load_namespaces(S.NAMESPACE_DOC, reader=readers)
+        return catalog.load_namespaces(spec_layout.NAMESPACE_DOC, reader=readers)
     except HdmfZarrError:
         raise
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, RecursionError) as exc:
@@ -120,7 +119,7 @@ def _check_cached(readers: dict[str, ZarrSpecReader], catalog: Any, base: str) -
     includes: dict[str, list[str]] = {}
     for ns, reader in readers.items():
         group = reader.group
-        for entry in spec_check.check_namespace_document(reader.read(S.NAMESPACE_DOC), ns, group):
+        for entry in spec_check.check_namespace_document(reader.read(spec_layout.NAMESPACE_DOC), ns, group):
             includes.setdefault(entry["name"], []).extend(
                 i["namespace"] for i in entry["schema"] if isinstance(i.get("namespace"), str)
             )
@@ -146,7 +145,7 @@ def _known_types(catalog: Any, loading: dict[str, Any]) -> set[str]:
     return known
 
 
-def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.Cached:
+def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> spec_layout.Cached:
     """Every cached specification document of a file, every version, as the JSON text stored."""
     base = _specloc(documents)
     if base is None:
@@ -157,7 +156,7 @@ def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.
         if len(parts) == 2 and doc["node_type"] == "group":
             groups[path] = (parts[0], parts[1])
     texts = _read_groups(handle, documents, list(groups))
-    cached: S.Cached = {}
+    cached: spec_layout.Cached = {}
     for group, (ns, version) in groups.items():
         for name, value in texts[group].items():
             if not isinstance(value, str):
@@ -167,7 +166,7 @@ def read_cached(handle: StoreHandle, documents: dict[str, dict[str, Any]]) -> S.
 
 
 def _specloc(documents: dict[str, dict[str, Any]]) -> str | None:
-    return S.specifications_group(documents)
+    return spec_layout.specifications_group(documents)
 
 
 def _read_groups(
@@ -208,7 +207,7 @@ def _check_stored_sizes(handle: StoreHandle, items: list[tuple[str, dict[str, An
         key = first_chunk_key(doc)
         if key is None:
             raise CorruptStoreError("a cached specification with chunk keys this reader does not know", path)
-        keyed.append((path, N.store_key(path, key)))
+        keyed.append((path, node_names.store_key(path, key)))
     total = 0
     for (path, key), size in zip(keyed, stored_sizes(handle.store, [key for _, key in keyed])):
         total += size or 0
@@ -234,12 +233,12 @@ def _text(value: Any) -> Any:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-def catalog_documents(catalog: NamespaceCatalog, namespaces: list[str] | None = None) -> S.Cached:
+def catalog_documents(catalog: NamespaceCatalog, namespaces: list[str] | None = None) -> spec_layout.Cached:
     """The spec documents HDMF writes for ``namespaces`` of ``catalog`` (all of them by default)."""
-    cached: S.Cached = {}
+    cached: spec_layout.Cached = {}
     for ns_name in catalog.namespaces if namespaces is None else namespaces:
         writer = CollectingSpecWriter()
-        NamespaceToBuilderHelper.convert_namespace(catalog, ns_name).export(S.NAMESPACE_DOC, writer=writer)
+        NamespaceToBuilderHelper.convert_namespace(catalog, ns_name).export(spec_layout.NAMESPACE_DOC, writer=writer)
         cached.setdefault(ns_name, {})[str(catalog.get_namespace(ns_name).version)] = writer.documents
     return cached
 
@@ -249,48 +248,58 @@ def cache_specifications(
     catalog: NamespaceCatalog,
     attributes: dict[str, Any] | None = None,
     namespaces: list[str] | None = None,
+    names_dimensions: bool = False,
 ) -> None:
     """Write every namespace of ``catalog`` (or those named) not yet cached, then point ``.specloc`` at them.
 
-    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``); ``names_dimensions``:
+    as for ``StoreHandle.put_documents`` (the file's convention).
     """
     documents = handle.documents()
-    specloc = (documents.get("/") or docs.group_document({}))["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
+    specloc = (documents.get("/") or docs.group_document({}))["attributes"].get(
+        node_names.SPECLOC_ATTR, node_names.SPEC_GROUP
+    )
     todo = [
         ns
         for ns in (catalog.namespaces if namespaces is None else namespaces)
-        if S.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents
+        if spec_layout.version_group(specloc, ns, catalog.get_namespace(ns).version) not in documents
     ]
-    write_cached(handle, catalog_documents(catalog, todo), attributes)
+    write_cached(handle, catalog_documents(catalog, todo), attributes, names_dimensions)
 
 
-def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, Any] | None = None) -> None:
+def write_cached(
+    handle: StoreHandle,
+    cached: spec_layout.Cached,
+    attributes: dict[str, Any] | None = None,
+    names_dimensions: bool = False,
+) -> None:
     """Write spec documents exactly as given (names and texts), each namespace version not yet cached,
     then point ``.specloc`` at them.
 
-    ``attributes``: those of each spec document array (by default its ``zarr_dtype``).
+    ``attributes``: those of each spec document array (by default its ``zarr_dtype``); ``names_dimensions``:
+    as for ``StoreHandle.put_documents`` (the file's convention).
     """
     documents = handle.documents()
     root = documents.get("/") or docs.group_document({})
-    specloc = root["attributes"].get(N.SPECLOC_ATTR, N.SPEC_GROUP)
+    specloc = root["attributes"].get(node_names.SPECLOC_ATTR, node_names.SPEC_GROUP)
     new_docs: dict[str, dict[str, Any]] = {}
     texts: dict[str, str] = {}
     for ns_name, versions in cached.items():
         for version, named in versions.items():
-            group = S.version_group(specloc, ns_name, version)
+            group = spec_layout.version_group(specloc, ns_name, version)
             if group in documents:
                 continue
             for parent in _ancestors(group):
-                N.check_name(posixpath.basename(parent), posixpath.dirname(parent))
+                node_names.check_name(posixpath.basename(parent), posixpath.dirname(parent))
                 if parent not in documents:
                     new_docs[parent] = docs.group_document({})
             for name, text in named.items():
-                N.check_name(name, group)
-                texts[N.join(group, name)] = text
+                node_names.check_name(name, group)
+                texts[node_names.join(group, name)] = text
     spec_attrs = Convention().spec_attributes() if attributes is None else attributes
     for path, text in texts.items():
         doc = docs.array_document((), _TEXT, dict(spec_attrs))
-        if spec_attrs.get(N.CHUNKLESS_ATTR) is True:  # the text is the fill value; no chunk
+        if spec_attrs.get(node_names.CHUNKLESS_ATTR) is True:  # the text is the fill value; no chunk
             doc = chunkless.chunkless_document(
                 {**doc, "attributes": _without_marker(spec_attrs)}, _TEXT, _text_array(text)
             )
@@ -298,18 +307,19 @@ def write_cached(handle: StoreHandle, cached: S.Cached, attributes: dict[str, An
     store = handle.store
     jobs = [_fill(store, p, new_docs[p], t) for p, t in texts.items() if not chunkless.is_chunkless(new_docs[p])]
     if new_docs:
-        handle.put_documents(new_docs)  # documents before their chunks
+        handle.put_documents(new_docs, names_dimensions)  # documents before their chunks
     nodes.run_jobs(jobs)
     if "/" + specloc.strip("/") not in documents and not new_docs:  # nothing cached: .specloc would name no group
         if "/" not in documents:
-            handle.put_documents({"/": root})
+            handle.put_documents({"/": root}, names_dimensions)
         return
-    if root["attributes"].get(N.SPECLOC_ATTR) != specloc or "/" not in documents:
-        handle.put_documents({"/": {**root, "attributes": {**root["attributes"], N.SPECLOC_ATTR: specloc}}})
+    if root["attributes"].get(node_names.SPECLOC_ATTR) != specloc or "/" not in documents:
+        specloc_root = {**root, "attributes": {**root["attributes"], node_names.SPECLOC_ATTR: specloc}}
+        handle.put_documents({"/": specloc_root}, names_dimensions)
 
 
 def _without_marker(attributes: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in attributes.items() if k != N.CHUNKLESS_ATTR}
+    return {k: v for k, v in attributes.items() if k != node_names.CHUNKLESS_ATTR}
 
 
 def _text_array(text: str) -> Any:

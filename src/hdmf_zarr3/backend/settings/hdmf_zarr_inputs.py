@@ -71,12 +71,12 @@ def hdf5_codecs(dset: Any) -> list[Any]:
     from zarr.registry import get_codec_class
 
     from ...format.layout import zarr_layout
-    from ...format.vocabulary import dtypes as D
-    from ..write import from_h5py
+    from ...format.vocabulary import dtypes
+    from .layout_choice import from_h5py
 
     if not is_h5py_dataset(dset):
         raise UnsupportedDataError(f"expected an h5py.Dataset, got {type(dset).__name__}")
-    storage = D.for_hdmf_dtype(dset.dtype, dset)
+    storage = dtypes.for_hdmf_dtype(dset.dtype, dset)
     layout = zarr_layout(from_h5py(dset), storage, tuple(dset.shape))
     for message in layout.warnings:
         warnings.warn(f"{dset.name}: {message}", LayoutWarning, stacklevel=3)

@@ -19,7 +19,7 @@ from hdmf.backends.io import HDMFIO
 from hdmf.spec import NamespaceCatalog
 
 from ...errors import CorruptStoreError
-from ...format.specs import cache_layout as S
+from ...format.specs import cache_layout as spec_layout
 from ...integrations import hdf5io_file
 from . import cache as spec_cache
 
@@ -28,7 +28,7 @@ HDF5_SPECLOC = ".specloc"
 HDF5_SPEC_GROUP = "specifications"
 
 
-def source_specifications(src_io: HDMFIO) -> S.Cached | None:
+def source_specifications(src_io: HDMFIO) -> spec_layout.Cached | None:
     """The specifications cached in the file ``src_io`` reads, exactly as stored (``{}`` if it caches
     none), or ``None`` for a backend whose cache this package cannot read."""
     cached_specifications = getattr(src_io, "cached_specifications", None)  # a ZarrIO's (not imported here)
@@ -47,7 +47,9 @@ def includes(catalog: NamespaceCatalog) -> dict[str, list[str]]:
     }
 
 
-def to_cache(kept: S.Cached | None, catalog: NamespaceCatalog, used: set[str], rebuilt: bool) -> S.Cached:
+def to_cache(
+    kept: spec_layout.Cached | None, catalog: NamespaceCatalog, used: set[str], rebuilt: bool
+) -> spec_layout.Cached:
     """The specifications a file written from a source caches.
 
     Parameters
@@ -69,9 +71,9 @@ def to_cache(kept: S.Cached | None, catalog: NamespaceCatalog, used: set[str], r
     if kept is None:
         return spec_cache.catalog_documents(catalog)
     if not rebuilt:
-        extra = S.namespaces_to_add(kept, used, includes(catalog))
+        extra = spec_layout.namespaces_to_add(kept, used, includes(catalog))
         return {**kept, **spec_cache.catalog_documents(catalog, extra)}
-    out: S.Cached = {}
+    out: spec_layout.Cached = {}
     for ns in catalog.namespaces:
         version = str(catalog.get_namespace(ns).version)
         documents = kept.get(ns, {}).get(version)
@@ -89,13 +91,21 @@ def merged_catalog(dst_io: HDMFIO, src_io: HDMFIO) -> NamespaceCatalog:
     return catalog
 
 
-def cache_in_zarr(dst_io: Any, src_io: HDMFIO, rebuilt: bool, attributes: dict[str, Any] | None = None) -> None:
+def cache_in_zarr(
+    dst_io: Any,
+    src_io: HDMFIO,
+    rebuilt: bool,
+    attributes: dict[str, Any] | None = None,
+    names_dimensions: bool = False,
+) -> None:
     """Cache specifications in a Zarr file (``dst_io``, a ZarrIO) just written from ``src_io``
-    (:func:`to_cache`); ``attributes``: those of each spec document array."""
+    (:func:`to_cache`); ``attributes``: those of each spec document array; ``names_dimensions``: the file's
+    convention names its arrays' dimensions."""
     handle = dst_io.store_handle
     kept = source_specifications(src_io)
-    used = S.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
-    spec_cache.write_cached(handle, to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt), attributes)
+    used = spec_layout.used_namespaces(handle.documents()) if kept is not None and not rebuilt else set()
+    cached = to_cache(kept, merged_catalog(dst_io, src_io), used, rebuilt)
+    spec_cache.write_cached(handle, cached, attributes, names_dimensions)
 
 
 # --- HDF5 ----------------------------------------------------------------------------------------
@@ -109,10 +119,10 @@ def _hdf5_spec_group(h5file: h5py.File) -> h5py.Group | None:
     return None
 
 
-def read_hdf5(h5file: h5py.File) -> S.Cached:
+def read_hdf5(h5file: h5py.File) -> spec_layout.Cached:
     """The cached specifications of an open HDF5 file (the group its ``.specloc`` references)."""
     group = _hdf5_spec_group(h5file)
-    cached: S.Cached = {}
+    cached: spec_layout.Cached = {}
     if group is None:
         return cached
     for ns, versions in group.items():
@@ -136,7 +146,7 @@ def read_hdf5(h5file: h5py.File) -> S.Cached:
     return cached
 
 
-def write_hdf5(h5file: h5py.File, cached: S.Cached) -> None:
+def write_hdf5(h5file: h5py.File, cached: spec_layout.Cached) -> None:
     """Write spec documents exactly as given into an HDF5 file, laid out as HDMF's HDF5IO does
     (``/specifications/<namespace>/<version>/<document>``, scalar variable-length strings); a namespace
     version already cached is left as it is."""
@@ -173,7 +183,7 @@ def hdf5_namespaces(h5file: h5py.File) -> set[str]:
     return found
 
 
-def cache_in_hdf5(h5file: h5py.File, kept: S.Cached | None, catalog: NamespaceCatalog, rebuilt: bool) -> None:
+def cache_in_hdf5(h5file: h5py.File, kept: spec_layout.Cached | None, catalog: NamespaceCatalog, rebuilt: bool) -> None:
     """Cache specifications in an HDF5 file just written from a source (:func:`to_cache`)."""
     used = hdf5_namespaces(h5file) if kept is not None and not rebuilt else set()
     write_hdf5(h5file, to_cache(kept, catalog, used, rebuilt))

@@ -87,6 +87,8 @@ class DatasetContext:
         The datasets holding appended rows that the next write (or the close) stores.
     undo_changes : callable
         Undoes what was changed since the last write, as a failed write does (an in-place change that failed).
+    names_dimensions : bool
+        Whether documents stored name their arrays' dimensions (our convention; see ``StoreHandle.put_documents``).
     """
 
     owner: DatasetOwner
@@ -99,6 +101,7 @@ class DatasetContext:
     pending_references: HeldReferences
     appended_rows: HeldRows
     undo_changes: Callable[[], None]
+    names_dimensions: bool
 
 
 @dataclass(frozen=True)
@@ -157,6 +160,8 @@ class WriteContext:
         Records a builder as written to this file.
     is_written : callable
         Whether a builder was written to (or read from) this file already.
+    names_dimensions : bool
+        Whether documents stored name their arrays' dimensions (our convention; see ``StoreHandle.put_documents``).
     """
 
     handle: StoreHandle
@@ -168,6 +173,7 @@ class WriteContext:
     storage_options: dict[str, Any] | None
     mark_written: Callable[[Builder], None]
     is_written: Callable[[Builder], bool]
+    names_dimensions: bool
 
 
 class ForeignZarrFile(Protocol):

@@ -20,8 +20,7 @@ import numpy as np
 
 from ...format.documents import zarr_json as docs
 from ...format.layout import NotVirtual
-from ...format.vocabulary import ALL_CHUNKS_ATTR, VIRTUAL_ATTR
-from ...format.vocabulary import dtypes as D
+from ...format.vocabulary import ALL_CHUNKS_ATTR, VIRTUAL_ATTR, dtypes
 from ...h5py_adapters import VirtualArray, describe, plan_virtual
 from ...storage.virtual import Source
 from ...storage.virtual import repo as virtual_repo
@@ -51,7 +50,7 @@ class VirtualOptions:
     min_bytes: int = MIN_VIRTUAL_BYTES
     report: dict[str, str] = field(default_factory=dict)
 
-    def plan(self, data: Any, path: str, storage: D.StorageType) -> VirtualArray | None:
+    def plan(self, data: Any, path: str, storage: dtypes.StorageType) -> VirtualArray | None:
         """The virtual layout of ``data`` (an ``h5py.Dataset`` of the source) at ``path``, or ``None``
         when it is copied (the reason is reported)."""
         file = getattr(data, "file", None)
@@ -70,7 +69,7 @@ class VirtualOptions:
 
 def virtual_document(
     planned: VirtualArray,
-    storage: D.StorageType,
+    storage: dtypes.StorageType,
     attrs: dict[str, Any],
     dimension_names: list[str | None] | None,
     separator: str,

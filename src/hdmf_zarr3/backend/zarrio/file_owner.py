@@ -1,5 +1,5 @@
 """Opening a file: which dialect an opened file is read in (and whether it may be changed in place), and
-:class:`OpenFile`, the one owner of a :class:`~hdmf_zarr3.ZarrIO`'s open store."""
+:class:`FileOwner`, the one owner of a :class:`~hdmf_zarr3.ZarrIO`'s open store."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from ...errors import DialectError, IncompleteFileError, ModeError
 from ...format import dialects
 from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
-from ...storage.handles import CREATE_MODES, StoreHandle, open_store
+from ...storage.handles import StoreHandle, open_store
 from ...storage.safety import limit_reads
 from ...storage.stores import WorkPools, locations
+from .file_modes import FileMode
 
 if TYPE_CHECKING:
     from ..datasets import RowTally
@@ -28,7 +29,7 @@ def dialect_of(handle: StoreHandle) -> Dialect:
     # no storage object is read beyond what its array allows; a missing chunk of an array that stores every
     # chunk is damage, unless the file is incomplete (a writer killed before it stored them)
     limit_reads(handle.store, documents, promised=handle.incomplete() is None)
-    if handle.mode in CREATE_MODES or not documents:
+    if FileMode(handle.mode).creates or not documents:
         return NativeDialect(documents)
     handle.check_complete()
     name = locations.basename(handle.location) if handle.location else None
@@ -48,7 +49,7 @@ def dialect_of(handle: StoreHandle) -> Dialect:
     return dialect
 
 
-class OpenFile:
+class FileOwner:
     """The file a :class:`~hdmf_zarr3.ZarrIO` works on, and the one owner of opening and closing it: where
     it is, how it is opened, its open store, its dialect and the thread pools.
 
@@ -62,9 +63,6 @@ class OpenFile:
         How HDMF names the file (its absolute path or URL; a store's name).
     storage_options, allow_incomplete, external_roots, convention
         As given to :class:`~hdmf_zarr3.ZarrIO`.
-    adopted : tuple of StoreHandle and Dialect, optional
-        A store a subclass opened before (NWBZarrIO, to load the cached namespaces) and the dialect it
-        detected there: :meth:`open` takes both over, so the file is read once.
     """
 
     def __init__(
@@ -76,51 +74,47 @@ class OpenFile:
         allow_incomplete: bool,
         external_roots: list[str] | None,
         convention: dialects.Convention,
-        adopted: tuple[StoreHandle, Dialect | None] | None = None,
     ) -> None:
         self.path = path
         self.mode = mode
+        self.file_mode = FileMode(mode)  # what the mode decides, once
         self.source = source
         self.storage_options = storage_options
         self.allow_incomplete = allow_incomplete
         self.external_roots = external_roots
         self.convention = convention
-        self.adopted = adopted
         self.handle: StoreHandle | None = None
         self.dialect: Dialect | None = None  # kept once closed (a closed file's root object id)
         self.work_pools: WorkPools | None = None  # started on first use, shut down by close()
 
     def open(self) -> StoreHandle | None:
-        """Open the store (or take over the adopted one) and detect its dialect; the handle if it was
-        opened now, ``None`` if it was open already."""
+        """Open the store and detect its dialect, once; the handle if it was opened now, ``None`` if it was
+        open already."""
         if self.handle is not None:
             return None
-        if self.adopted is not None:
-            handle, known = self.adopted
-        else:
-            handle, known = (
-                open_store(
-                    self.path,
-                    self.mode,
-                    self.storage_options,
-                    allow_incomplete=self.allow_incomplete,
-                    external_roots=self.external_roots,
-                ),
-                None,
-            )
-        self.handle, self.adopted = handle, None
+        handle = open_store(
+            self.path,
+            self.mode,
+            self.storage_options,
+            allow_incomplete=self.allow_incomplete,
+            external_roots=self.external_roots,
+        )
+        self.handle = handle
         try:
-            self.dialect = known if known is not None else dialect_of(handle)
-            native = self.convention.name == dialects.Convention.name
-            if handle.documents() and not native and self.mode not in CREATE_MODES:
+            self.dialect = dialect_of(handle)
+            if handle.documents() and not self.names_dimensions and not self.file_mode.creates:
                 raise ModeError(f"convention {self.convention.name!r} applies to new files only (modes w, w-, x)")
-            # our files name every array's dimensions (format/documents/dimension_names.py); hdmf-zarr's as it does
-            handle.names_dimensions = native
         except BaseException:
             self.handle = None
             handle.close()  # releases the write lock
             raise
         return handle
+
+    @property
+    def names_dimensions(self) -> bool:
+        """Whether the file is written in our convention, which names every array's dimensions
+        (``format/documents/dimension_names.py``); hdmf-zarr's names them as it does."""
+        return self.convention.name == dialects.Convention.name
 
     def close(self, finish: Callable[[StoreHandle], None]) -> None:
         """Shut the pools down, call ``finish`` with the open handle (to store and commit what is held) and
