@@ -11,7 +11,7 @@ a Zarr destination, to HDF5 files for an HDF5 destination). With a Zarr side, th
 from ``src`` are written as they are, so nothing is rebuilt through containers: region
 references, chunking and compression survive, and large arrays stream with bounded memory.
 HDF5 → HDF5 is PyNWB's own export, which copies linked data in. The destination caches the
-source's specifications exactly as stored (:mod:`hdmf_zarr3.backend.specs.copying`), not those PyNWB has loaded.
+source's specifications exactly as stored (:mod:`hdmf_zarr3.backend.cached_specs.copying`), not those PyNWB has loaded.
 
 Every array keeps its layout (chunks, shards, compression) unless ``chunks``, ``shards`` or
 ``codec`` say otherwise, for a Zarr destination. Each is one setting for every array, or a

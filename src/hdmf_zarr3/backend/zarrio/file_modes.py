@@ -1,7 +1,7 @@
 """The mode a :class:`~hdmf_zarr3.ZarrIO` is opened in, and every decision the backend takes from it, made here
 once: whether the file is created (nothing to read, no cached namespaces), read only (no write), or replaced
 (the only mode an export or ``force_overwrite`` works in). Opening itself (locks, replacement) is decided
-by :func:`~hdmf_zarr3.storage.stores.open_store`."""
+by :func:`~hdmf_zarr3.storage.handles.open_store`."""
 
 from __future__ import annotations
 

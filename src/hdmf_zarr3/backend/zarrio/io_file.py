@@ -166,7 +166,7 @@ class ZarrFileIO(HDMFIO):
 
     @property
     def store_handle(self) -> StoreHandle:
-        """The open store (:class:`~hdmf_zarr3.storage.stores.opening.StoreHandle`); raises hdmf's
+        """The open store (:class:`~hdmf_zarr3.storage.handles.StoreHandle`); raises hdmf's
         ``UnsupportedOperation`` once the file is closed (:attr:`file` gives ``None`` then)."""
         return self._open_file.require_open()
 
