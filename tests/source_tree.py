@@ -32,3 +32,18 @@ def imported_from(node: ast.ImportFrom, package: str) -> str:
     base = package.split(".")
     base = base[: len(base) - (node.level - 1)]
     return ".".join(base + ([node.module] if node.module else []))
+
+
+def door_names(init_file: Path) -> dict[str, tuple[str, str | None]]:
+    """What a door offers, from its own imports: ``{name: (module, attribute)}``.
+
+    ``from .handle import StoreHandle`` offers ``StoreHandle`` as ``(".handle", "StoreHandle")``;
+    ``from . import nodes`` offers the module ``nodes`` as ``(".nodes", None)``.
+    """
+    offered: dict[str, tuple[str, str | None]] = {}
+    for node in ast.parse(init_file.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            for alias in node.names:
+                name = alias.asname or alias.name
+                offered[name] = ("." + alias.name, None) if node.module is None else ("." + node.module, alias.name)
+    return offered

@@ -60,7 +60,7 @@ def test_the_check_sees_what_it_forbids(tmp_path):
     sample.write_text(
         "from .. import recover, ZarrIO\nfrom ..inspection import info\nfrom .output import say\n"
         "def run():\n    from ..storage.safety import recover\n    from ..format.data import printable\n"
-        "    from ..hdf5 import nothing\n    import hdmf_zarr3.backend.zarrio\n    from .. import _doors\n",
+        "    from ..hdf5 import nothing\n    import hdmf_zarr3.backend.zarrio\n    from .. import _version\n",
         encoding="utf-8",
     )
     assert list(below_the_public_api(sample)) == [
@@ -68,7 +68,7 @@ def test_the_check_sees_what_it_forbids(tmp_path):
         "6: from hdmf_zarr3.format.data import ...",
         "7: hdmf_zarr3.hdf5.nothing (not in its __all__)",
         "8: import hdmf_zarr3.backend.zarrio",
-        "9: hdmf_zarr3._doors (not in its __all__)",
+        "9: hdmf_zarr3._version (not in its __all__)",
     ]
 
 

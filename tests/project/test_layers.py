@@ -23,7 +23,7 @@ import hdmf_zarr3
 
 FORMAT = PACKAGE / "format"
 #: Modules outside ``format/`` that it may import: leaves importing nothing of ours.
-FORMAT_MAY_USE = {"hdmf_zarr3.errors", "hdmf_zarr3._doors"}  # leaves: errors, and the doors of rooms
+FORMAT_MAY_USE = {"hdmf_zarr3.errors"}  # the leaf every layer may use
 THIRD_PARTY = {"numpy", "hdmf", "zarr"}
 
 

@@ -7,7 +7,7 @@ is imported).
 - The modules of ``hdmf_zarr3`` import each other without a cycle: imports at module level, inside
   functions and under ``if TYPE_CHECKING:`` all count (issue #29: a type-only cycle is still two modules
   that cannot be read one before the other). A name taken from a room's door counts as an import of the
-  module the door takes it from (``hdmf_zarr3/_doors.py``); the doors' own type-only imports do not.
+  module the door takes it from.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-from source_tree import PACKAGE, imported_from, module_name, package_of
+from source_tree import PACKAGE, door_names, imported_from, module_name, package_of
 
 #: (file relative to the package, expression) -> why reaching into that private is unavoidable.
 THIRD_PARTY_PRIVATES = {
@@ -104,12 +104,10 @@ def _imports(tree: ast.AST, type_only: bool) -> Iterator[ast.Import | ast.Import
 
 def _door_targets(paths: dict[str, Path]) -> dict[str, dict[str, str]]:
     """Package -> {name its door offers: the module it comes from}."""
-    from hdmf_zarr3._doors import offered
-
     doors: dict[str, dict[str, str]] = {}
     for name, path in paths.items():
         if path.name == "__init__.py":
-            doors[name] = {n: f"{name}{module}" for n, (module, _attr) in offered(path).items()}
+            doors[name] = {n: f"{name}{module}" for n, (module, _attr) in door_names(path).items()}
     return doors
 
 
