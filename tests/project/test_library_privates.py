@@ -33,8 +33,8 @@ ADAPTERS = {
     "_is_owned": ("h5py's global lock: held by this thread?", "integrations/h5py_lock.py"),
     "_filters": ("h5py Dataset's filter pipeline", "h5py_adapters/h5py_private.py"),
     "_meta": ("dask Array's chunk type", "integrations/dask_arrays.py"),
-    "_register_atexit": ("CPython threading's hook before thread pools stop", "storage/safety/locks.py"),
-    "_store": ("zarr WrapperStore's wrapped store", "storage/stores/handle.py"),
+    "_register_atexit": ("CPython threading's hook before thread pools stop", "storage/stores/pools.py"),
+    "_store": ("zarr WrapperStore's wrapped store", "storage/stores/zarr_adapter.py"),
     "_chunk_grid": ("zarr AsyncArray's chunk grid", "storage/stores/zarr_adapter.py"),
     "_set_selection": ("zarr AsyncArray's assignment coroutine", "storage/stores/zarr_adapter.py"),
 }

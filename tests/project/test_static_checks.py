@@ -40,6 +40,10 @@ BREAKERS = {
         "format/vocabulary/dtypes.py",
         "from ..data import values\n",
     ),
+    "backend's rooms: io classes > read | write > datasets > cached specs > settings > contexts": (
+        "backend/contexts/io_contexts.py",
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..datasets import ZarrDataset\n",
+    ),
     "storage: handles > virtual > remote | zip > codecs | writes > safety > stores > paths": (
         "storage/stores/nodes.py",
         "def _reaching_up():\n    from ..handles import open_store\n",
