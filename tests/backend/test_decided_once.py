@@ -1,6 +1,7 @@
-"""Each decision made once (issue #39): opening an NWB file opens its store once, makes a store passed in
-ready once and detects its dialect once, whatever the mode and the kind of store; the io hands what it
-opened to nothing through class attributes."""
+"""Each decision made once (issue #39): opening an NWB file decides its opening once (``decide``: the mode,
+a store of another library made ready), opens its store once with that decision (``open_decided``, never a
+second ``open_store``) and detects its dialect once, whatever the mode and the kind of store; the io hands
+what it opened to nothing through class attributes."""
 
 from __future__ import annotations
 
@@ -17,18 +18,23 @@ from writing import StoreCase
 
 import hdmf_zarr3.backend.zarrio as zarrio_room
 from hdmf_zarr3 import NWBZarrIO, ZarrIO
+from hdmf_zarr3.storage.handles import opening_decisions
 
-COUNTED = ("open_store", "ready_store", "dialect_of")
+COUNTED = ("decide", "open_decided", "open_store", "dialect_of")
+ONCE = Counter({"decide": 1, "open_decided": 1, "ready_store": 1, "dialect_of": 1})
 
 
 @contextmanager
 def counted_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Counter[str]]:
-    """Every call of ``open_store``, ``ready_store`` and ``dialect_of`` the io classes' room makes, counted by name
-    (each patched in every module of ``backend/zarrio`` that holds it, to the same counter)."""
+    """Every call of ``decide``, ``open_decided``, ``open_store`` and ``dialect_of`` the io classes' room makes,
+    counted by name (each patched in every module of ``backend/zarrio`` that holds it, to the same counter), and
+    every ``ready_store`` (made only by ``decide``)."""
     calls: Counter[str] = Counter()
-    for info in pkgutil.iter_modules(zarrio_room.__path__):
-        module = importlib.import_module(f"{zarrio_room.__name__}.{info.name}")
-        for name in COUNTED:
+    modules = [
+        importlib.import_module(f"{zarrio_room.__name__}.{i.name}") for i in pkgutil.iter_modules(zarrio_room.__path__)
+    ]
+    for module in [*modules, opening_decisions]:
+        for name in (*COUNTED, "ready_store") if module is opening_decisions else COUNTED:
             original = getattr(module, name, None)
             if original is None:
                 continue
@@ -50,14 +56,14 @@ def test_an_nwb_file_is_opened_once_with_its_dialect_detected_once(any_store: St
             assert io.read().session_description
         finally:
             io.close()
-    assert calls == Counter({"open_store": 1, "ready_store": 1, "dialect_of": 1}), calls
+    assert calls == ONCE, calls
 
 
 @pytest.mark.parametrize("mode", ["w", "a"])
 def test_a_new_nwb_file_is_opened_once(any_store: StoreCase, monkeypatch, mode):
     with counted_calls(monkeypatch) as calls:
         any_store.write(mode=mode)
-    assert calls == Counter({"open_store": 1, "ready_store": 1, "dialect_of": 1}), calls
+    assert calls == ONCE, calls
 
 
 def test_the_io_classes_hand_nothing_on_through_class_attributes():

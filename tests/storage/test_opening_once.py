@@ -45,7 +45,7 @@ def test_a_store_is_made_ready_once_per_open(kind, mode, tmp_path, monkeypatch):
     target = _target(kind, tmp_path)
     if mode != "w-":
         _write_one(target)
-    calls = _counting(monkeypatch, opening_module, "ready_store")
+    calls = _counting(monkeypatch, opening_decisions, "ready_store")
     open_store(target, mode).close()
     assert len(calls) == 1
 

@@ -13,7 +13,7 @@ from ...errors import DialectError, IncompleteFileError, ModeError
 from ...format import dialects
 from ...format.dialects import Dialect, NativeDialect
 from ...format.documents import completion
-from ...storage.handles import StoreHandle, open_store
+from ...storage.handles import Opening, StoreHandle, open_decided, open_store
 from ...storage.safety import limit_reads
 from ...storage.stores import WorkPools, locations
 from .file_modes import FileMode
@@ -55,33 +55,32 @@ class FileOwner:
 
     Parameters
     ----------
-    path : str, Path, zarr Store or None
-        Where the file lives (as :class:`~hdmf_zarr3.ZarrIO` was given it, made ready).
+    opening : Opening
+        How the file is opened, decided once (:func:`~hdmf_zarr3.storage.handles.decide`) from what
+        :class:`~hdmf_zarr3.ZarrIO` was given: where it lives, its storage options, ``allow_incomplete``,
+        ``external_roots``.
     mode : str
-        The mode it is opened in.
+        The mode as given (``r-`` included).
     source : str or None
         How HDMF names the file (its absolute path or URL; a store's name).
-    storage_options, allow_incomplete, external_roots, convention
+    convention
         As given to :class:`~hdmf_zarr3.ZarrIO`.
     """
 
     def __init__(
         self,
-        path: Any,
+        opening: Opening,
         mode: str,
         source: str | None,
-        storage_options: dict[str, Any] | None,
-        allow_incomplete: bool,
-        external_roots: list[str] | None,
         convention: dialects.Convention,
     ) -> None:
-        self.path = path
+        self.opening = opening
+        self.path = opening.target
         self.mode = mode
         self.file_mode = FileMode(mode)  # what the mode decides, once
         self.source = source
-        self.storage_options = storage_options
-        self.allow_incomplete = allow_incomplete
-        self.external_roots = external_roots
+        self.storage_options = opening.storage_options
+        self.allow_incomplete = opening.allow_incomplete
         self.convention = convention
         self.handle: StoreHandle | None = None
         self.dialect: Dialect | None = None  # kept once closed (a closed file's root object id)
@@ -92,13 +91,7 @@ class FileOwner:
         open already."""
         if self.handle is not None:
             return None
-        handle = open_store(
-            self.path,
-            self.mode,
-            self.storage_options,
-            allow_incomplete=self.allow_incomplete,
-            external_roots=self.external_roots,
-        )
+        handle = open_decided(self.opening)
         self.handle = handle
         try:
             self.dialect = dialect_of(handle)

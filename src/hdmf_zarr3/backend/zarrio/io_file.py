@@ -24,8 +24,7 @@ from ...format import dialects
 from ...format.documents import zarr_json as docs
 from ...format.specs import cache_layout as spec_layout
 from ...integrations import hdmf_shims
-from ...storage.handles import StoreHandle, open_store
-from ...storage.remote import ready_store
+from ...storage.handles import StoreHandle, decide, open_store
 from ...storage.safety import locks, store_failures
 from ...storage.stores import WorkPools, locations
 from ..cached_specs import cache as spec_cache
@@ -59,11 +58,13 @@ class ZarrFileIO(HDMFIO):
         hdmf_shims.activate(ZarrDataset)  # the hdmf/numcodecs shims, applied by the first ZarrIO made (see there)
         if chunk_key_separator is not None and chunk_key_separator not in docs.SEPARATORS:
             raise ValueError(f"chunk_key_separator must be one of {docs.SEPARATORS}, got {chunk_key_separator!r}")
-        path = ready_store(path, mode)  # an obstore store or fsspec mapper: the zarr Store wrapping it
         if manager is None:
             manager = BuildManager(TypeMap(NamespaceCatalog()))
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
+        roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
+        opening = decide(path, mode, storage_options, allow_incomplete, roots)  # once: what is opened, and how
+        path = opening.target  # (an obstore store or fsspec mapper: the zarr Store wrapping it)
         hdmf_zarr_api.clear_for_overwrite(path, FileMode(mode), force_overwrite)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
@@ -71,10 +72,7 @@ class ZarrFileIO(HDMFIO):
         else:
             source = None if path is None else locations.absolute(os.fspath(path))
         # HDMFIO.__init__ calls open(): everything open() needs is made first.
-        roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
-        self._open_file = FileOwner(
-            path, mode, source, storage_options, allow_incomplete, roots, dialects.convention(convention)
-        )
+        self._open_file = FileOwner(opening, mode, source, dialects.convention(convention))
         owner = cast(DatasetOwner, self)  # the collaborators see the io's public face only
         self._writer = FileWriter(owner, self._open_file, chunk_key_separator)
         foreign_files = ForeignFiles(  # files this one links or refers into

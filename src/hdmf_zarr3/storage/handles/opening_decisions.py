@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ModeError, StoreError
+from ..remote import ready_store
 from .handle import MODES
 
 
@@ -15,8 +16,10 @@ from .handle import MODES
 class Opening:
     """What one call of :func:`open_store` decided, once, before anything is opened: the mode (``r-`` read as
     ``r`` without the consolidated metadata), whether an incomplete file may be read, the roots of a virtual
-    repository's chunks, the ``storage_options`` as given."""
+    repository's chunks, the ``storage_options`` as given; ``target``: what is opened, the path or Store as
+    given, a store of another library (obstore, an fsspec mapper) wrapped once as a zarr Store."""
 
+    target: Any
     mode: str
     allow_incomplete: bool = False
     use_consolidated: bool = True
@@ -43,7 +46,8 @@ def decide(
             f"allow_incomplete reads an incomplete file and applies to mode 'r' only, not {mode!r}; "
             "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
         )
-    return Opening(mode, allow_incomplete, use_consolidated, tuple(external_roots or ()), storage_options)
+    target = ready_store(path, mode)
+    return Opening(target, mode, allow_incomplete, use_consolidated, tuple(external_roots or ()), storage_options)
 
 
 #: Why ``storage_options`` go unused, by what they were given for.

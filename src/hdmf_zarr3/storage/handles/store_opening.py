@@ -31,7 +31,6 @@ from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import (
     read_root_and_top,
     read_root_bytes,
-    ready_store,
     refuse_other_objects,
     remote_store,
     translate_options,
@@ -92,12 +91,17 @@ def open_store(
     reached with ``storage_options``) opens read-only, its virtual chunks read only from the directory
     holding it and ``external_roots`` (see :mod:`.virtual_repo`).
 
-    Mode, lock and replacement are decided here, once per call (:func:`decide`, then one of the three kinds
-    of what is opened, then :func:`_handle`); a store of another library is wrapped once (``ready_store``).
+    Mode, lock and replacement are decided once per call (:func:`decide`), then :func:`open_decided` opens.
     """
+    return open_decided(decide(path, mode, storage_options, allow_incomplete, external_roots))
+
+
+def open_decided(opening: Opening) -> StoreHandle:
+    """Open what ``opening`` (:func:`decide`'s answer) names: one of the three kinds of what is opened, then
+    the handle (:func:`_handle`). An io that decided the opening itself (to name its file before opening it)
+    hands the decision here, so nothing is decided twice."""
     decoding.install()  # zarr's reads of this store check blosc frames too (see decoding.install)
-    opening = decide(path, mode, storage_options, allow_incomplete, external_roots)
-    path = ready_store(path, opening.mode)
+    path = opening.target
     found: _Found | StoreHandle
     if isinstance(path, Store):
         found = _given_store(path, opening)
