@@ -79,7 +79,7 @@ def interrupted_append(path: Path) -> None:
     from hdmf_zarr3.storage import handles as stores
 
     commit = stores.StoreHandle.commit
-    stores.StoreHandle.commit = lambda self: None  # the commit never happens: as if killed before it
+    stores.StoreHandle.commit = lambda self, *args, **kwargs: None  # the commit never happens: as if killed before it
     try:
         io = NWBZarrIO(path, mode="a")
         nwb = io.read()
