@@ -6,9 +6,10 @@ changed on a handle after it is built."""
 from __future__ import annotations
 
 import pytest
+from writing import write_nwb
 from zarr.storage import MemoryStore
 
-from hdmf_zarr3 import ModeError, StoreError
+from hdmf_zarr3 import ModeError, NotZarrError, StoreError
 from hdmf_zarr3.storage.handles import open_store, opening_decisions
 from hdmf_zarr3.storage.handles import store_opening as opening_module
 from hdmf_zarr3.storage.safety import open_files
@@ -149,3 +150,25 @@ def test_breaking_a_lock_refuses_options_nothing_would_use_and_leaves_the_lock(k
         assert held.lock is None or held.lock.ours()
     finally:
         held.close()
+
+
+@pytest.mark.parametrize("other", ["hdf5 file", "directory of other files"])
+def test_force_overwrite_checks_once_that_nothing_read_is_replaced(other, tmp_path, monkeypatch):
+    """hdmf-zarr's ``force_overwrite``: what is no Zarr file at the path is checked once (not read by this
+    process), deleted, and the new file opened; the io used to check it, delete it, then open_store checked
+    the same path again."""
+    target = tmp_path / "f.nwb.zarr"
+    if other == "hdf5 file":
+        target.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(504))
+    else:
+        target.mkdir()
+        (target / "notes.txt").write_text("not zarr")
+    calls = _counting(monkeypatch, open_files, "check_replaceable")
+    write_nwb(target, force_overwrite=True)
+    assert len(calls) == 1
+    assert not (target / "notes.txt").exists()
+    other_place = tmp_path / "g.nwb.zarr"  # without force_overwrite, refused and kept
+    other_place.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(504))
+    with pytest.raises(NotZarrError):
+        open_store(other_place, "w")
+    assert other_place.is_file()

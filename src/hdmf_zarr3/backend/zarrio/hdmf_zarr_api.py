@@ -14,20 +14,15 @@ from __future__ import annotations
 
 import os
 import posixpath
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hdmf.build import Builder
 from zarr.abc.store import Store
 
-from ...errors import NotZarrError
 from ...format.vocabulary import store_key
-from ...storage.handles import local_paths
-from ...storage.safety import open_files
 from ...storage.stores import locations, sync
 from ..write import ParallelOptions, builder_path
-from .file_modes import FileMode
 
 if TYPE_CHECKING:
     from hdmf.backends.utils import WriteStatusTracker
@@ -49,27 +44,6 @@ def take_write_keywords(kwargs: dict[str, Any]) -> tuple[bool, ParallelOptions]:
     """
     consolidate = bool(kwargs.pop("consolidate_metadata", True))
     return consolidate, ParallelOptions.take(kwargs)
-
-
-def clear_for_overwrite(path: str | Path | Store | None, mode: FileMode, force_overwrite: bool) -> None:
-    """``force_overwrite=True`` with mode ``w``: delete a local file or directory at ``path`` that is no Zarr
-    file (an HDF5 file, a directory of other files), which mode ``w`` otherwise refuses with
-    :class:`~hdmf_zarr3.NotZarrError`. A Zarr file is left to mode ``w``, which replaces it only once the new
-    one is written. Other modes, stores and URLs: nothing to do (as in hdmf-zarr)."""
-    if not force_overwrite or not mode.replaces or path is None or isinstance(path, Store):
-        return
-    text = os.fspath(path)
-    if locations.is_remote(text):
-        return
-    location = locations.local_path(text)
-    try:
-        local_paths.check(location, mode.name)
-    except NotZarrError:
-        open_files.check_replaceable(location, None, mode.name)  # not a file this process is reading
-        if os.path.isdir(location) and not os.path.islink(location):
-            shutil.rmtree(location)
-        else:
-            os.remove(location)
 
 
 class HdmfZarrApi:

@@ -32,7 +32,6 @@ from ..contexts import DatasetOwner
 from ..datasets import ZarrDataset
 from ..read import ForeignFiles
 from . import hdmf_zarr_api
-from .file_modes import FileMode
 from .file_owner import FileOwner, abandon_unclosed, dialect_of
 from .reading import FileReader
 from .writing import FileWriter
@@ -63,9 +62,8 @@ class ZarrFileIO(HDMFIO):
         elif isinstance(manager, TypeMap):
             manager = BuildManager(manager)
         roots = None if external_roots is None else [os.fspath(r) for r in external_roots]
-        opening = decide(path, mode, storage_options, allow_incomplete, roots)  # once: what is opened, and how
+        opening = decide(path, mode, storage_options, allow_incomplete, roots, force_overwrite)  # once: how to open
         path = opening.target  # (an obstore store or fsspec mapper: the zarr Store wrapping it)
-        hdmf_zarr_api.clear_for_overwrite(path, FileMode(mode), force_overwrite)
         if isinstance(path, Store):  # HDMF tells files apart by their source: name the store
             root = getattr(path, "root", None)
             source = os.path.abspath(root) if isinstance(path, LocalStore) and root is not None else str(path)

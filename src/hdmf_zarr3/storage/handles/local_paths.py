@@ -23,6 +23,7 @@ raise ``UnsupportedOperation: ... File does not exist`` (as ``NWBHDF5IO`` does).
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import zipfile
 
@@ -126,3 +127,12 @@ def check(location: str, mode: str) -> None:
             f"{parent} does not exist (a mistyped path?); mode 'w' creates it",
             location,
         )
+
+
+def clear_other_file(location: str) -> None:
+    """Delete what :func:`check` refused as no Zarr file at ``location`` (an HDF5 file, a directory of other
+    files), for hdmf-zarr's ``force_overwrite``; a symlink there is removed, never followed."""
+    if os.path.isdir(location) and not os.path.islink(location):
+        shutil.rmtree(location)
+    else:
+        os.remove(location)

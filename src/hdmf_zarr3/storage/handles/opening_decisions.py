@@ -16,7 +16,8 @@ from .handle import MODES
 class Opening:
     """What one call of :func:`open_store` decided, once, before anything is opened: the mode (``r-`` read as
     ``r`` without the consolidated metadata), whether an incomplete file may be read, the roots of a virtual
-    repository's chunks, the ``storage_options`` as given; ``target``: what is opened, the path or Store as
+    repository's chunks, the ``storage_options`` as given, whether hdmf-zarr's ``force_overwrite`` deletes what
+    is no Zarr file at a local path opened in mode ``w``; ``target``: what is opened, the path or Store as
     given, a store of another library (obstore, an fsspec mapper) wrapped once as a zarr Store."""
 
     target: Any
@@ -25,6 +26,7 @@ class Opening:
     use_consolidated: bool = True
     external_roots: tuple[str, ...] = ()
     storage_options: dict[str, Any] | None = None
+    force_overwrite: bool = False
 
 
 def decide(
@@ -33,6 +35,7 @@ def decide(
     storage_options: dict[str, Any] | None = None,
     allow_incomplete: bool = False,
     external_roots: Sequence[str] | None = None,
+    force_overwrite: bool = False,
 ) -> Opening:
     """The :class:`Opening` of ``open_store(path, mode, ...)``, or the error its arguments earn."""
     use_consolidated = mode != "r-"
@@ -47,7 +50,8 @@ def decide(
             "to change an incomplete file, first recover it: hdmf_zarr3.recover(path)"
         )
     target = ready_store(path, mode)
-    return Opening(target, mode, allow_incomplete, use_consolidated, tuple(external_roots or ()), storage_options)
+    roots = tuple(external_roots or ())
+    return Opening(target, mode, allow_incomplete, use_consolidated, roots, storage_options, force_overwrite)
 
 
 #: Why ``storage_options`` go unused, by what they were given for.

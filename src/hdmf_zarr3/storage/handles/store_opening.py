@@ -26,7 +26,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
 from zarr.storage import LocalStore, ObjectStore
 
-from ...errors import IncompleteFileError, ModeError, StoreError
+from ...errors import IncompleteFileError, ModeError, NotZarrError, StoreError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import (
     read_root_and_top,
@@ -114,6 +114,24 @@ def open_decided(opening: Opening) -> StoreHandle:
     return _handle(path, *found, opening)
 
 
+def _check_replaceable_path(location: str, opening: Opening) -> None:
+    """Refuse a local path that cannot be the file asked for (an HDF5 file, a mistyped path) and, for a mode
+    that creates, one this process is reading: each checked once, before anything is created or deleted.
+    hdmf-zarr's ``force_overwrite`` (mode ``w``) deletes what is no Zarr file there instead of refusing it."""
+    mode = opening.mode
+    try:
+        local_paths.check(location, mode)
+    except NotZarrError:
+        if not (opening.force_overwrite and mode == "w"):
+            raise
+        open_files.check_replaceable(location, None, mode)  # not a file this process is reading
+        local_paths.clear_other_file(location)
+        local_paths.check(location, mode)  # (where it stood: the directory above must exist)
+        return
+    if mode in CREATE_MODES:
+        open_files.check_replaceable(location, None, mode)
+
+
 def _given_store(store: Store, opening: Opening) -> _Found:
     """A Store passed in: where it is and whether it holds a file (its root's bytes when read)."""
     mode, location = opening.mode, store_location(store)
@@ -147,9 +165,7 @@ def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     if virtual_repo.is_repository(location):
         return _open_repository(location, opening)
     refuse_options(opening.storage_options, location, LOCAL_FILE)
-    local_paths.check(location, mode)  # an HDF5 file, a mistyped path: refused before anything is created
-    if mode in CREATE_MODES:
-        open_files.check_replaceable(location, None, mode)
+    _check_replaceable_path(location, opening)
     if location.endswith(".zip"):
         return _open_zip(location, opening)
     _check_local(location, mode)
