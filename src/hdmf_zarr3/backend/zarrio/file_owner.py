@@ -75,16 +75,26 @@ class FileOwner:
         convention: dialects.Convention,
     ) -> None:
         self.opening = opening
-        self.path = opening.target
         self.mode = mode
         self.file_mode = FileMode(mode)  # what the mode decides, once
         self.source = source
-        self.storage_options = opening.storage_options
-        self.allow_incomplete = opening.allow_incomplete
         self.convention = convention
         self.handle: StoreHandle | None = None
         self.dialect: Dialect | None = None  # kept once closed (a closed file's root object id)
         self.work_pools: WorkPools | None = None  # started on first use, shut down by close()
+
+    @property
+    def path(self) -> Any:
+        """Where the file lives, as the io was given it (a store of another library made ready)."""
+        return self.opening.target
+
+    @property
+    def storage_options(self) -> dict[str, Any] | None:
+        return self.opening.storage_options
+
+    @property
+    def allow_incomplete(self) -> bool:
+        return self.opening.allow_incomplete
 
     def open(self) -> StoreHandle | None:
         """Open the store and detect its dialect, once; the handle if it was opened now, ``None`` if it was
