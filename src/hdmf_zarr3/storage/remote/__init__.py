@@ -11,37 +11,12 @@ from .object_stores import (
     remote_store,
     translate_options,
 )
-from .obstore_keys import (
-    ARGUMENTS,
-    CLIENT_KEYS,
-    FSSPEC_AS_OBSTORE,
-    HTTP_ARGUMENTS,
-    HTTP_IGNORED,
-    IGNORED,
-    KINDS,
-    OBSTORE_KEYS,
-    PREFIXES,
-    STORE_NAMES,
-    canonical,
-)
 from .options import to_obstore
 from .ranged_file import BlockCachedFile
 
 __all__ = [
-    "ObjectStoreOptions",
-    "translate_options",
-    "ARGUMENTS",
     "BlockCachedFile",
-    "CLIENT_KEYS",
-    "FSSPEC_AS_OBSTORE",
-    "HTTP_ARGUMENTS",
-    "HTTP_IGNORED",
-    "IGNORED",
-    "KINDS",
-    "OBSTORE_KEYS",
-    "PREFIXES",
-    "STORE_NAMES",
-    "canonical",
+    "ObjectStoreOptions",
     "http_sources",
     "is_http",
     "read_root_and_top",
@@ -50,5 +25,6 @@ __all__ = [
     "refuse_other_objects",
     "remote_store",
     "to_obstore",
+    "translate_options",
     "unfit",
 ]
