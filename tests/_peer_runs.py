@@ -26,6 +26,8 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from session_machinery import thread_name
+
 TIMEOUT = float(os.environ.get("HDMF_ZARR3_PEER_TIMEOUT", os.environ.get("HDMF_ZARR3_BATTERY_TIMEOUT", "900")))
 FAILURE_LINES = 15
 # A proxy nobody listens on: any HTTP(S) request a peer test makes fails fast instead of going out.
@@ -141,7 +143,7 @@ class BackgroundRuns:
         self._durations: dict[str, float] = {}
         self._errors: dict[str, BaseException] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._main, name="peer-runs", daemon=True)
+        self._thread = threading.Thread(target=self._main, name=thread_name("peer-runs"), daemon=True)
 
     def start(self) -> BackgroundRuns:
         self._thread.start()
@@ -157,9 +159,9 @@ class BackgroundRuns:
                     break
                 if self._pending and len(active) < self.slots:
                     label, start = self._pending.pop(0)
-                    workdir = self.root / label
-                    workdir.mkdir()
                     try:
+                        workdir = self.root / label
+                        workdir.mkdir()
                         runs[label] = start(workdir)
                     except BaseException as exc:  # e.g. a failed download: handed to result(), in the main thread
                         self._errors[label] = exc

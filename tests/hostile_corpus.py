@@ -26,6 +26,7 @@ import numpy as np
 import zarr
 from hdmf.build import Builder, DatasetBuilder, GroupBuilder, LinkBuilder, ReferenceBuilder
 from nwb_factories import small_nwbfile
+from session_machinery import in_session_machinery
 from writing import write_builder, write_nwb
 
 from hdmf_zarr3 import HdmfZarrError, NWBZarrIO, ZarrIO
@@ -342,7 +343,7 @@ def _outside(path: Any) -> bool:
 
 
 def _hook(event: str, args: tuple) -> None:
-    if _GUARD["sandbox"] is None:
+    if _GUARD["sandbox"] is None or in_session_machinery():
         return
     bad = event.startswith(_EXEC_EVENTS)
     if event == "open" and len(args) >= 3:

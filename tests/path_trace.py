@@ -20,6 +20,8 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from session_machinery import in_session_machinery
+
 #: The audit event ``hdmf_zarr3.storage.paths`` raises (its ``AUDIT_EVENT``; spelled out so that the trace also
 #: runs against a version of the package without that room).
 AUDIT_EVENT = "hdmf_zarr3.paths.touch"
@@ -91,7 +93,7 @@ def _resolved(path: object, dir_fd: object) -> str | None:
 
 
 def _hook(event: str, args: tuple[object, ...]) -> None:
-    if not _active:
+    if not _active or in_session_machinery():
         return
     if event == AUDIT_EVENT:
         records = [(f"paths.{args[0]}", os.path.abspath(os.fspath(args[1])))]  # type: ignore[arg-type]

@@ -74,9 +74,7 @@ def one_letter_module_aliases(path: Path) -> Iterator[str]:
         elif isinstance(node, ast.ImportFrom):
             base = imported_from(node, package)
             aliased = [
-                a
-                for a in node.names
-                if a.asname is not None and len(a.asname) == 1 and _is_module(f"{base}.{a.name}")
+                a for a in node.names if a.asname is not None and len(a.asname) == 1 and _is_module(f"{base}.{a.name}")
             ]
         else:
             continue

@@ -63,6 +63,7 @@ BREAKERS = {
     "h5py_adapters: destination, source > the other adapters": ("h5py_adapters/regions.py", "from . import source\n"),
 }
 
+
 def _tool(name: str) -> Path:
     exe = Path(sys.executable).with_name(name)
     if not exe.exists():

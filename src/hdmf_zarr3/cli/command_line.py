@@ -73,4 +73,3 @@ def _output_closed() -> int:
     except (OSError, ValueError):  # stdout with no file descriptor (captured): nothing to flush to
         pass
     return 1
-
