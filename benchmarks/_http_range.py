@@ -62,36 +62,38 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             time.sleep(self.server.latency)
             path = self._file()
-            if path is None:
-                self.send_error(404)
-                return
-            size = os.path.getsize(path)
-            start, end = 0, size - 1
-            match = _RANGE.match(self.headers.get("Range", ""))
-            if match and (match.group(1) or match.group(2)):
-                if match.group(1):
-                    start = int(match.group(1))
-                    end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
-                else:  # the last N bytes
-                    start, end = max(size - int(match.group(2)), 0), size - 1
-                if start >= size or start > end:
-                    self.send_response(416)
-                    self.send_header("Content-Range", f"bytes */{size}")
-                    self.end_headers()
-                    return
-                self.send_response(206)
-                self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-            else:
-                self.send_response(200)
-            self.send_header("Accept-Ranges", "bytes")
-            self.send_header("Content-Length", str(end - start + 1))
-            self.end_headers()
-            if body:
-                with open(path, "rb") as f:
-                    f.seek(start)
-                    self.wfile.write(f.read(end - start + 1))
         finally:
+            # before a byte of the answer goes out: once the client has it, it may send its next request at
+            # once, and that request must find this one ended (else two rounds counted as one under load)
             self.server.rounds.end()
+        if path is None:
+            self.send_error(404)
+            return
+        size = os.path.getsize(path)
+        start, end = 0, size - 1
+        match = _RANGE.match(self.headers.get("Range", ""))
+        if match and (match.group(1) or match.group(2)):
+            if match.group(1):
+                start = int(match.group(1))
+                end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
+            else:  # the last N bytes
+                start, end = max(size - int(match.group(2)), 0), size - 1
+            if start >= size or start > end:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{size}")
+                self.end_headers()
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+        else:
+            self.send_response(200)
+        self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Length", str(end - start + 1))
+        self.end_headers()
+        if body:
+            with open(path, "rb") as f:
+                f.seek(start)
+                self.wfile.write(f.read(end - start + 1))
 
     def do_GET(self) -> None:
         self._serve(body=True)

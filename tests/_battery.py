@@ -29,10 +29,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 try:
-    from ._peer_runs import BackgroundRuns, Job, _Run, offline_env
+    from ._peer_runs import BackgroundRuns, EndedRun, Job, _Run, offline_env
     from ._pynwb_sdist import pynwb_sdist_dir
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
-    from _peer_runs import BackgroundRuns, Job, _Run, offline_env
+    from _peer_runs import BackgroundRuns, EndedRun, Job, _Run, offline_env
     from _pynwb_sdist import pynwb_sdist_dir
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -117,7 +117,7 @@ def battery_jobs() -> list[Job]:
     return [(label, lambda workdir, label=label, kw=kw: _battery_run(label, workdir, **kw)) for label, kw in specs]
 
 
-def battery_results(runs: BackgroundRuns) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
+def battery_results(runs: BackgroundRuns) -> dict[str, tuple[EndedRun | None, dict[str, dict], float]]:
     """Wait for the battery's runs; ``{label: (run, results, seconds)}``. The HDF5 entry is the recorded
     baseline (run ``None``) when one matches the installed stack; else the run's outcomes are written
     next to its report, ready to be recorded."""

@@ -16,6 +16,7 @@ Environment:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -32,6 +33,9 @@ TIMEOUT = float(os.environ.get("HDMF_ZARR3_PEER_TIMEOUT", os.environ.get("HDMF_Z
 FAILURE_LINES = 15
 # A proxy nobody listens on: any HTTP(S) request a peer test makes fails fast instead of going out.
 _DEAD_PROXY = "http://127.0.0.1:9"
+#: Beside a run's folder when it has ended: ``<label>.outcome.json``; and the file that asks for a second slot.
+OUTCOME = ".outcome.json"
+WANTED = "results-wanted"
 _LOCATION = re.compile(r"^\S[^:]*\.py:\d+: ")
 
 
@@ -48,20 +52,45 @@ def offline_env(extra_path: Sequence[str] = ()) -> dict[str, str]:
     return env
 
 
-class _Run:
-    """One peer run: ``cmd`` (a pytest invocation that writes junit xml to ``self.xml``) in a subprocess."""
+class EndedRun:
+    """What a peer run left in ``workdir``: its junit xml report and its log."""
 
-    def __init__(self, label: str, workdir: Path, cmd: list[str], env: dict[str, str]):
+    def __init__(self, label: str, workdir: Path, cmd: list[str], returncode: int | None = None):
         self.label = label
         self.workdir = workdir
         self.xml = workdir / f"{label}.xml"
         self.log = workdir / f"{label}.log"
-        self.cmd = [*cmd, f"--junitxml={self.xml}"]
+        self.cmd = cmd
+        self._returncode = returncode
+
+    @property
+    def returncode(self) -> int | None:
+        return self._returncode
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
+        return f"command: {' '.join(self.cmd)}\nexit code: {self.returncode}\n" + "\n".join(text[-lines:])
+
+    def results(self) -> dict[str, dict]:
+        if not self.xml.exists():
+            raise AssertionError(f"{self.label} run wrote no junit xml\n{self.log_tail()}")
+        return parse_junit(self.xml)
+
+
+class _Run(EndedRun):
+    """One peer run: ``cmd`` (a pytest invocation that writes junit xml to ``self.xml``) in a subprocess."""
+
+    def __init__(self, label: str, workdir: Path, cmd: list[str], env: dict[str, str]):
+        super().__init__(label, workdir, [*cmd, f"--junitxml={workdir / f'{label}.xml'}"])
         self.started = time.monotonic()
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 self.cmd, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
             )
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
 
     def wait(self) -> float:
         """Wait for the run (killing it on timeout); return its duration in seconds."""
@@ -76,15 +105,6 @@ class _Run:
                 f"(set HDMF_ZARR3_PEER_TIMEOUT to allow more)\n{self.log_tail()}"
             ) from None
         return time.monotonic() - self.started
-
-    def log_tail(self, lines: int = 40) -> str:
-        text = self.log.read_text(errors="replace").splitlines() if self.log.exists() else []
-        return f"command: {' '.join(self.cmd)}\nexit code: {self.proc.returncode}\n" + "\n".join(text[-lines:])
-
-    def results(self) -> dict[str, dict]:
-        if not self.xml.exists():
-            raise AssertionError(f"{self.label} run wrote no junit xml\n{self.log_tail()}")
-        return parse_junit(self.xml)
 
 
 def _failure_text(element: ET.Element) -> str:
@@ -165,6 +185,7 @@ class BackgroundRuns:
                         runs[label] = start(workdir)
                     except BaseException as exc:  # e.g. a failed download: handed to result(), in the main thread
                         self._errors[label] = exc
+                        self._publish(label)
                     continue
                 for label in active:
                     if runs[label].proc.poll() is not None or time.monotonic() - runs[label].started > TIMEOUT:
@@ -172,9 +193,25 @@ class BackgroundRuns:
                             durations[label] = runs[label].wait()
                         except BaseException as exc:
                             self._errors[label] = exc
+                        self._publish(label)
+                if (self.root / WANTED).exists():
+                    self.slots = 2
                 self._stop.wait(0.5)
         finally:
             self.cancel()
+
+    def _publish(self, label: str) -> None:
+        """Write how the run of ``label`` ended, for test processes other than this one (``RunsElsewhere``)."""
+        run, error = self._runs.get(label), self._errors.get(label)
+        outcome = {
+            "seconds": self._durations.get(label),
+            "error": None if error is None else f"{type(error).__name__}: {error}",
+            "cmd": run.cmd if run else [],
+            "returncode": run.returncode if run else None,
+        }
+        written = self.root / f".{label}{OUTCOME}"
+        written.write_text(json.dumps(outcome))
+        written.rename(self.root / f"{label}{OUTCOME}")  # whole or not at all for the reader
 
     def cancel(self) -> None:
         """Stop queueing and kill the runs still going."""
@@ -196,3 +233,31 @@ class BackgroundRuns:
             if label not in self._durations:
                 raise AssertionError(f"the {label} run did not finish (the session's peer runs were cancelled)")
         return {label: (self._runs[label], self._durations[label]) for label in labels}
+
+
+class RunsElsewhere:
+    """The peer runs as a test process sees them when another process (pytest-xdist's controller) runs
+    them: ``result(labels)`` asks for the second slot, then waits for each label's outcome file."""
+
+    def __init__(self, root: Path, labels: Sequence[str]):
+        self.root = root
+        self.labels = set(labels)
+
+    def result(self, labels: Sequence[str]) -> dict[str, tuple[EndedRun, float]]:
+        (self.root / WANTED).touch()
+        # every run may take TIMEOUT, one after the other: the controller kills a run past it, so this is
+        # only a bound for a controller that died
+        deadline = time.monotonic() + TIMEOUT * (len(self.labels) + 1)
+        found: dict[str, tuple[EndedRun, float]] = {}
+        for label in labels:
+            path = self.root / f"{label}{OUTCOME}"
+            while not path.exists():
+                if time.monotonic() > deadline:
+                    raise AssertionError(f"the {label} run did not end (no {path} after the session's runs' time)")
+                time.sleep(0.5)
+            outcome = json.loads(path.read_text())
+            if outcome["error"] is not None:
+                raise AssertionError(f"the {label} run failed: {outcome['error']}")
+            run = EndedRun(label, self.root / label, outcome["cmd"], outcome["returncode"])
+            found[label] = (run, outcome["seconds"])
+        return found

@@ -10,7 +10,10 @@ is not one: pytest puts it on ``sys.path``, and the helper modules here (``nwb_f
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,11 +21,11 @@ import pytest
 try:
     from ._battery import battery_jobs
     from ._hdmf_zarr_peer import hdmf_zarr_jobs
-    from ._peer_runs import BackgroundRuns
+    from ._peer_runs import BackgroundRuns, RunsElsewhere
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
     from _battery import battery_jobs
     from _hdmf_zarr_peer import hdmf_zarr_jobs
-    from _peer_runs import BackgroundRuns
+    from _peer_runs import BackgroundRuns, RunsElsewhere
 
 from writing import StoreCase
 
@@ -33,20 +36,66 @@ STORE_KINDS = ("local", "zip", "memory", "s3")
 PEER_MODULES = {"test_pynwb_battery.py": battery_jobs, "test_hdmf_zarr_suite.py": hdmf_zarr_jobs}
 
 
+#: pytest-xdist's controller hands its workers the folder where it runs the peer suites under this key.
+PEER_ROOT_KEY = "hdmf_zarr3_peer_root"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Collect the peer modules last, so their runs have the whole session to progress in the background."""
-    items.sort(key=lambda item: item.path.name in PEER_MODULES)  # stable: the order is otherwise kept
+    """The slow sweeps first (on two or more cores the longest tests should not be the last to start), the
+    peer modules last (their runs have the whole session to progress in the background)."""
+    # a stable sort: the order is otherwise kept
+    items.sort(key=lambda item: (item.path.name in PEER_MODULES, item.get_closest_marker("slow") is None))
+
+
+def _peer_jobs(selected: set[str]) -> list:
+    return [job for name in PEER_MODULES if name in selected for job in PEER_MODULES[name]()]
+
+
+class PeerRunsOfTheController:
+    """With pytest-xdist (``-n``), the controller runs the peer suites, once for all workers: it starts
+    them when the first worker has collected (the selection is known then) and hands each worker the
+    folder where every run's outcome appears (``RunsElsewhere``)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.runs: BackgroundRuns | None = None
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput[PEER_ROOT_KEY] = str(self.root)
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.runs is not None:
+            return
+        selected = {node_id.split("::")[0].rsplit("/", 1)[-1] for node_id in ids} & PEER_MODULES.keys()
+        self.runs = BackgroundRuns(self.root, _peer_jobs(selected), slots=1).start()
+
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        if self.runs is not None:
+            self.runs.cancel()
+        if exitstatus == 0:  # kept to look into otherwise (the failures name its reports)
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    is_controller = not hasattr(config, "workerinput") and (config.getoption("numprocesses", None) or 0)
+    if is_controller and config.pluginmanager.hasplugin("xdist"):
+        root = Path(tempfile.mkdtemp(prefix="hdmf-zarr3-peer-"))
+        config.pluginmanager.register(PeerRunsOfTheController(root), "hdmf-zarr3-peer-runs")
 
 
 @pytest.fixture(scope="session", autouse=True)
 def peer_runs(request, tmp_path_factory):
-    """Start the runs of the peer modules that were selected, one at a time."""
+    """Start the runs of the peer modules that were selected, one at a time (or, in a pytest-xdist worker,
+    see those the controller runs)."""
     selected = {item.path.name for item in request.session.items} & PEER_MODULES.keys()
     if not selected:
         yield None
         return
-    jobs = [job for name in PEER_MODULES if name in selected for job in PEER_MODULES[name]()]
-    runs = BackgroundRuns(tmp_path_factory.mktemp("peer"), jobs, slots=1).start()
+    worker_input = getattr(request.config, "workerinput", {})
+    if PEER_ROOT_KEY in worker_input:
+        yield RunsElsewhere(Path(worker_input[PEER_ROOT_KEY]), [label for label, _ in _peer_jobs(selected)])
+        return
+    runs = BackgroundRuns(tmp_path_factory.mktemp("peer"), _peer_jobs(selected), slots=1).start()
     yield runs
     runs.cancel()
 

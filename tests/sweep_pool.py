@@ -7,7 +7,9 @@ library's and HDMF's work for that k, which only more cores make shorter.
 Workers are started with ``spawn`` (a fork would copy the parent's zarr event loop and I/O threads as dead
 locks) and set up once by ``initializer``. Each run reports ``None`` or the first line of its failed assertion,
 as the sweep's loop did; any other error of a run is raised in the test. ``HDMF_ZARR3_SWEEP_WORKERS`` sets
-how many workers (default: the cores, at most 4); 1 runs the sweep in the test's own process.
+how many workers (default: the cores, at most 4, shared among pytest-xdist's processes: with as many of those as
+cores, each sweep runs in its own test's process, which spares each sweep starting its pool); 1 runs the sweep in
+the test's own process.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ RUN_TIMEOUT = 120
 
 def worker_count() -> int:
     """How many worker processes a sweep uses (1: none, the test's own process runs it)."""
-    return int(os.environ.get("HDMF_ZARR3_SWEEP_WORKERS", "0")) or min(os.cpu_count() or 1, 4)
+    processes = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))  # set by pytest-xdist in its workers
+    return int(os.environ.get("HDMF_ZARR3_SWEEP_WORKERS", "0")) or min((os.cpu_count() or 1) // processes, 4) or 1
 
 
 @contextlib.contextmanager

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -71,12 +74,20 @@ def _benchmark_module(name):
     return importlib.import_module(name)
 
 
-def test_the_range_server_serves_byte_ranges_and_counts_requests_and_rounds(tmp_path):
-    """Part (c) reads the HDF5 file through it: a Range must be honoured, requests and rounds counted."""
+@pytest.mark.parametrize("ending", ["prompt", "late"])
+def test_the_range_server_serves_byte_ranges_and_counts_requests_and_rounds(tmp_path, monkeypatch, ending):
+    """Part (c) reads the HDF5 file through it: a Range must be honoured, requests and rounds counted.
+
+    ``late``: a handler thread that ends its request only a while after it answered (as on a loaded machine,
+    where CI once counted two requests one after the other as one round)."""
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
     http_range = _benchmark_module("_http_range")
+    if ending == "late":
+        rounds_class = _benchmark_module("_latency_store").Rounds
+        prompt_end = rounds_class.end
+        monkeypatch.setattr(rounds_class, "end", lambda rounds: (time.sleep(0.3), prompt_end(rounds))[1])
     (tmp_path / "f.bin").write_bytes(bytes(range(256)) * 4)
     with http_range.serving(tmp_path, latency=0.2) as server:
 

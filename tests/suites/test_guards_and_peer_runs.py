@@ -35,7 +35,7 @@ def test_peer_runs_started_while_guarded_are_not_the_reads_effects(tmp_path):
         with tracing() as trace, bounded(sandbox):
             runs.start()
             found = runs.result(["first", "second"])
-        assert all(run.proc.returncode == 0 for run, _ in found.values())
+        assert all(run.returncode == 0 for run, _ in found.values())
         assert not [path for _, path in trace.events if "peer" in Path(path).parts]
     finally:
         runs.cancel()
@@ -64,3 +64,33 @@ def test_other_threads_are_still_watched(tmp_path):
         worker.start()
         worker.join()
     assert any(path == str(tmp_path / "traced") for _, path in trace.events)
+
+
+def test_a_process_other_than_the_runs_one_sees_each_run_end(tmp_path):
+    """Under pytest-xdist the controller runs the peer suites; a worker sees each run's report and exit code,
+    a run that could not start as its error, and asking for results gives the runs a second slot."""
+    from _peer_runs import RunsElsewhere
+
+    def reporting(workdir: Path) -> _Run:
+        script = f"open({str(workdir / 'ok.xml')!r}, 'w').write('<testsuite><testcase classname=\"m\" name=\"t\"/></testsuite>')"
+        return _Run("ok", workdir, [sys.executable, "-c", script], {})
+
+    def broken(workdir: Path) -> _Run:
+        raise RuntimeError("download failed")
+
+    runs = BackgroundRuns(tmp_path, [("ok", reporting), ("broken", broken), _job("third")], slots=1).start()
+    elsewhere = RunsElsewhere(tmp_path, ["ok", "broken", "third"])
+    try:
+        ((run, seconds),) = elsewhere.result(["ok"]).values()
+        assert (
+            run.returncode == 0
+            and seconds > 0
+            and run.results() == {"m::t": {"outcome": "passed", "detail": "", "props": {}}}
+        )
+        assert "exit code: 0" in run.log_tail()
+        with pytest.raises(AssertionError, match="broken run failed: RuntimeError: download failed"):
+            elsewhere.result(["broken"])
+        assert runs.slots == 2
+        assert elsewhere.result(["third"])["third"][0].returncode == 0
+    finally:
+        runs.cancel()

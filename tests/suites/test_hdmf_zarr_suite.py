@@ -18,10 +18,10 @@ import pytest
 
 try:
     from ._hdmf_zarr_peer import LABEL, exclusion_report
-    from ._peer_runs import BackgroundRuns, _Run
+    from ._peer_runs import BackgroundRuns, EndedRun
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
     from _hdmf_zarr_peer import LABEL, exclusion_report
-    from _peer_runs import BackgroundRuns, _Run
+    from _peer_runs import BackgroundRuns, EndedRun
 
 pytestmark = pytest.mark.peer
 
@@ -30,7 +30,7 @@ _SECTION = re.compile(r"^# ---- (?P<category>[a-z-]+) \((?P<count>\d+) tests?\) 
 
 
 @pytest.fixture(scope="module")
-def run(peer_runs: BackgroundRuns) -> tuple[_Run, float]:
+def run(peer_runs: BackgroundRuns) -> tuple[EndedRun, float]:
     return peer_runs.result([LABEL])[LABEL]
 
 

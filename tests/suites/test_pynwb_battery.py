@@ -13,16 +13,16 @@ import pytest
 
 try:
     from ._battery import BASELINE_FILE, EXPORT_TESTS, battery_results
-    from ._peer_runs import BackgroundRuns, _Run
+    from ._peer_runs import BackgroundRuns, EndedRun
 except ImportError:  # tests/ is not a package: pytest puts tests/ itself on sys.path
     from _battery import BASELINE_FILE, EXPORT_TESTS, battery_results
-    from _peer_runs import BackgroundRuns, _Run
+    from _peer_runs import BackgroundRuns, EndedRun
 
 pytestmark = pytest.mark.peer
 
 
 @pytest.fixture(scope="module")
-def battery(peer_runs: BackgroundRuns) -> dict[str, tuple[_Run | None, dict[str, dict], float]]:
+def battery(peer_runs: BackgroundRuns) -> dict[str, tuple[EndedRun | None, dict[str, dict], float]]:
     """The HDF5 baseline and the three Zarr variants (started by conftest.py when the session started)."""
     return battery_results(peer_runs)
 
