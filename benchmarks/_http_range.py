@@ -27,6 +27,9 @@ class RangeServer(ThreadingHTTPServer):
     concurrent requests overlap) and is counted by method in ``counts`` and in ``rounds``."""
 
     daemon_threads = True
+    # connections waiting to be accepted: the default 5 made a burst of requests (h5py's, the test's 8) wait
+    # a SYN retransmit (1 s) on a loaded machine, and a round sent together count as two
+    request_queue_size = 128
 
     def __init__(self, root: Path, latency: float) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)

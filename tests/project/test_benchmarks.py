@@ -105,6 +105,23 @@ def test_the_range_server_serves_byte_ranges_and_counts_requests_and_rounds(tmp_
         assert server.counts["GET"] == 8 and server.rounds.rounds == 1
 
 
+def test_the_range_server_takes_a_burst_of_connections_before_it_accepts_any(tmp_path):
+    """Connections made together all complete at once, even while the server is slow to accept them (a
+    loaded machine): none waits for a retransmitted SYN, which would split one round of requests in two."""
+    import socket
+
+    server = _benchmark_module("_http_range").RangeServer(tmp_path, latency=0.0)  # listening, not accepting
+    connections = []
+    try:
+        for _ in range(32):
+            connections.append(socket.create_connection(server.server_address, timeout=0.5))
+    finally:
+        for connection in connections:
+            connection.close()
+        server.server_close()
+    assert len(connections) == 32
+
+
 def test_the_profile_of_benchmark_b_names_modules_that_exist():
     """profile_small.py finds its stages by file: a module moved (issue #29) would read as a stage not run."""
     sys.path.insert(0, str(BENCHMARKS))
