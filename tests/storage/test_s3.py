@@ -237,3 +237,24 @@ def test_node_documents_downloading_at_once_stay_within_an_allowance(s3, monkeyp
         store = io.store_handle.store
         assert isinstance(store, RemoteObjectStore)
         assert 2**20 < store.documents_in_flight.most <= 3 * 2**20
+
+
+def test_moto_lists_its_modules_once():
+    """The S3 tests' server lists moto's package once (``s3_server.list_moto_modules_once``): this fails when
+    moto's server no longer asks ``backends.list_of_moto_modules()`` for every request, or answers otherwise."""
+    import inspect
+    import os
+
+    import moto
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+    from s3_server import list_moto_modules_once
+
+    assert "backends.list_of_moto_modules()" in inspect.getsource(DomainDispatcherApplication.get_backend_for_host)
+    list_moto_modules_once()
+    package = os.path.dirname(moto.__file__)
+    listed = sorted(
+        name for name in os.listdir(package) if os.path.isdir(os.path.join(package, name)) and not name.startswith("__")
+    )
+    assert list(backends.list_of_moto_modules()) == listed and "s3" in listed
+    assert backends.list_of_moto_modules() is backends.list_of_moto_modules()  # (listed once, not per call)
