@@ -49,6 +49,7 @@ class Limit:
     doc: dict[str, Any]
     selection: tuple[slice, ...]
     pieces: list[Piece]
+    indexes: list[tuple[str, int]]  # (shard key, index bytes) of every shard read; none when unsharded
     threads: int = 2
     out: np.ndarray = field(init=False)
     chunks: tuple[int, ...] = field(init=False)
@@ -63,8 +64,13 @@ class Limit:
         return sum(len(b) for b in self._fetched.values()) if hasattr(self, "_fetched") else 0
 
     def fetch(self) -> float:
-        """Read the bytes of every needed chunk (runs of neighbouring ones by one request); seconds."""
+        """Read the index of every shard read (all at once), then the bytes of every needed chunk (runs of
+        neighbouring ones by one request); seconds. Any reader of a sharded layout reads the index first."""
         with Timer() as t:
+            if self.indexes:
+                with ThreadPoolExecutor(len(self.indexes)) as pool:
+                    tables = list(pool.map(lambda shard: self.source.read_suffix(*shard), self.indexes))
+                assert all(len(table) == n for table, (_, n) in zip(tables, self.indexes))
             self._fetched = self.source.read_runs(_runs(self.pieces))
         return t.seconds
 
@@ -120,13 +126,16 @@ def _key(prefix: str, cell: tuple[int, ...], doc: dict[str, Any]) -> str:
     )
 
 
-def plan(source: Any, prefix: str, selection: tuple[slice, ...]) -> tuple[dict[str, Any], list[Piece]]:
-    """The array document at ``prefix`` and the stored chunks ``selection`` needs (missing ones left out)."""
+def plan(
+    source: Any, prefix: str, selection: tuple[slice, ...]
+) -> tuple[dict[str, Any], list[Piece], list[tuple[str, int]]]:
+    """The array document at ``prefix``, the stored chunks ``selection`` needs (missing ones left out) and
+    the shard indexes read to find them (key, bytes)."""
     doc = json.loads(source.read_whole(f"{prefix}/zarr.json"))
     codecs = doc["codecs"]
     unit = tuple(doc["chunk_grid"]["configuration"]["chunk_shape"])
     chunks = _inner_chunks(doc)
-    pieces = []
+    pieces, indexes = [], []
     ranges = [range(s.start // u, (s.stop - 1) // u + 1) for s, u in zip(selection, unit)]
     for cell in np.ndindex(*[len(r) for r in ranges]):
         cell = tuple(r[i] for r, i in zip(ranges, cell))
@@ -136,7 +145,8 @@ def plan(source: Any, prefix: str, selection: tuple[slice, ...]) -> tuple[dict[s
                 pieces.append(Piece(key, 0, None, tuple(c * u for c, u in zip(cell, unit))))
             continue
         grid = tuple(u // c for u, c in zip(unit, chunks))
-        raw = source.read_suffix(key, 16 * math.prod(grid) + 4)
+        indexes.append((key, 16 * math.prod(grid) + 4))
+        raw = source.read_suffix(*indexes[-1])
         index = np.frombuffer(raw[:-4], dtype="<u8").reshape(grid + (2,))
         for inner in np.ndindex(*grid):
             origin = tuple(c * u + i * k for c, u, i, k in zip(cell, unit, inner, chunks))
@@ -144,7 +154,7 @@ def plan(source: Any, prefix: str, selection: tuple[slice, ...]) -> tuple[dict[s
                 offset, size = (int(v) for v in index[inner])
                 if offset != EMPTY:
                     pieces.append(Piece(key, offset, size, origin))
-    return doc, pieces
+    return doc, pieces, indexes
 
 
 def _runs(pieces: list[Piece]) -> list[tuple[str, int, int | None, list[tuple[str, int]]]]:

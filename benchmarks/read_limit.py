@@ -13,8 +13,10 @@ moto's memory: warm only), the same selection is read
 - by ours through ``read(dask=True)`` (``data[sel].compute()``),
 - by the limit (``_limit.py``): the stored bytes of exactly the chunks the read needs, then every one
   decoded with numcodecs' Blosc on as many threads as our reader uses, into one preallocated array.
-  Warm: fetch + decode, one after the other. Cold: max(the cold fetch after eviction, the warm limit
-  of the same round), i.e. min(the disk's rate for those bytes, the decode limit),
+  A sharded layout's index is part of what it costs: the limit reads the index of every shard it
+  needs (all at once) before the chunks. Warm: fetch + decode, one after the other. Cold: max(the
+  cold fetch after eviction, the warm limit of the same round), i.e. min(the disk's rate for those
+  bytes, the decode limit),
 - and locally by ``NWBHDF5IO`` (contiguous, and gzip 4 in NeuroConv's chunks) and hdmf-zarr 0.14.
 
 The order of the readers alternates from round to round. Each figure is the median of the rounds
@@ -175,8 +177,8 @@ class Readers:
             else:
                 source, prefix = S3Source(_obstore(s3)), f"{layout}.nwb.zarr/{DATA_PATH}"  # type: ignore[arg-type]
             for sel, (_, box) in self.sels.items():
-                doc, pieces = plan(source, prefix, box)
-                self.limits[(layout, where, sel)] = Limit(source, doc, box, pieces, threads=_threads())
+                doc, pieces, indexes = plan(source, prefix, box)
+                self.limits[(layout, where, sel)] = Limit(source, doc, box, pieces, indexes, threads=_threads())
         for name in ("hdf5 contiguous", "hdf5 gzip"):
             data = stack.enter_context(NWBHDF5IO(str(paths[name]), mode="r")).read().acquisition["ephys"].data
             self.others[name] = lambda sel, d=data: d[self.sels[sel][0]]
@@ -339,7 +341,7 @@ def report(r: dict[str, Any]) -> None:
         f"  {r['rows']} x {CHANNELS} int16, {r['rounds']} alternating rounds, {r['threads']} decode threads; "
         "times: median [min–max] of rounds; GB/s: values returned (1e9 bytes) / median time; ours/limit: per round"
     )
-    print("  limit: the stored bytes of exactly the chunks read, then decoded into one preallocated array on as")
+    print("  limit: the shard indexes, then the stored bytes of exactly the chunks read, decoded into one array on as")
     print("  many threads (warm: fetch + decode; cold: max(cold fetch, warm limit) = min(disk, decode))\n")
     header = [
         "reader",
