@@ -59,10 +59,6 @@ class Limit:
         self.out = np.zeros(tuple(s.stop - s.start for s in self.selection), dtype=self.doc["data_type"])
         self._local = threading.local()
 
-    @property
-    def stored_bytes(self) -> int:
-        return sum(len(b) for b in self._fetched.values()) if hasattr(self, "_fetched") else 0
-
     def fetch(self) -> float:
         """Read the index of every shard read (all at once), then the bytes of every needed chunk (runs of
         neighbouring ones by one request); seconds. Any reader of a sharded layout reads the index first."""
@@ -80,6 +76,7 @@ class Limit:
         jobs = [self.pieces[i : i + per_job] for i in range(0, len(self.pieces), per_job)]
         with Timer() as t, ThreadPoolExecutor(self.threads) as pool:
             list(pool.map(self._decode_job, jobs))
+        self._fetched = {}  # (not held while the other readers run)
         return t.seconds
 
     def _decode_job(self, job: list[Piece]) -> None:
