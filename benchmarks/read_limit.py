@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,10 +188,11 @@ def _compute(values: Any) -> Any:
 
 
 def _threads() -> int:
-    """The threads our reader decodes on (the io's pools: zarr's ``threading.max_workers`` or one a core)."""
-    import zarr
+    """The threads our reader decodes on (the io's pools: zarr's ``threading.max_workers`` or one a core, at
+    least two)."""
+    from hdmf_zarr3.storage.stores.pools import default_encoder_threads
 
-    return zarr.config.get("threading.max_workers") or os.cpu_count() or 1
+    return default_encoder_threads()
 
 
 def _round(readers: Readers, r: int, caches: list[str], expected: dict[str, int], times: dict, checks: dict) -> None:
