@@ -44,6 +44,58 @@ def test_read_with_dask_gives_dask_arrays_for_large_datasets(tmp_path, monkeypat
         )  # small: lazy
 
 
+@pytest.mark.parametrize(
+    ("chunks", "shards", "row_bytes", "blocks"),
+    [
+        ((100, 32), None, 2**20, (100, 96)),  # unsharded: a block takes a row of chunks (3 of them)
+        ((100, 32), None, 100 * 64 * 2, (100, 32)),  # a whole row would exceed the bound: one chunk
+        ((100, 32), (400, 96), 2**20, (400, 96)),  # shards already span the rows
+        ((100, 32), (200, 64), 2**20, (200, 96)),  # a row of shards (the edge one narrower)
+    ],
+)
+def test_dask_blocks_are_whole_rows_of_units_and_read_what_the_lazy_dataset_reads(
+    tmp_path, monkeypatch, chunks, shards, row_bytes, blocks
+):
+    """Computing a selection concatenates its blocks: blocks of whole rows are copied as contiguous runs
+    (issue #40). Before, an unsharded array's blocks were its chunks, (100, 32)."""
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
+    monkeypatch.setattr(dask_arrays, "ROW_BLOCK_BYTES", row_bytes)
+    write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(VALUES, chunks=chunks, shards=shards)))
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io, NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as lazy_io:
+        data = io.read(dask=True).acquisition["x"].data
+        lazy = lazy_io.read().acquisition["x"].data
+        assert isinstance(data, da.Array) and data.chunksize == blocks
+        for key in [slice(None), slice(150, 733), (slice(None), 5), (slice(3, 998, 7), slice(90, 10, -3)), -1]:
+            np.testing.assert_array_equal(data[key].compute(), lazy[key])
+            np.testing.assert_array_equal(data[key].compute(), VALUES[key])
+
+
+def test_read_tasks_of_a_process_decode_on_one_set_of_pools(tmp_path, monkeypatch):
+    """Tasks running at once on pools of their own started and joined threads for every block, and decoded on
+    more threads than cores (issue #40): before, this read made one set of pools per block, 10 here."""
+    made = []
+
+    class CountedPools(dask_arrays.WorkPools):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(dask_arrays, "WorkPools", CountedPools)
+    monkeypatch.setattr(dask_arrays, "_READ_POOLS", None)  # (restored afterwards)
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
+    write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(VALUES, chunks=(100, 96), shards=None)))
+    try:
+        with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+            data = io.read(dask=True).acquisition["x"].data
+            assert data.numblocks == (10, 1)
+            np.testing.assert_array_equal(data.compute(), VALUES)
+            np.testing.assert_array_equal(data[::3, 7].compute(scheduler="threads"), VALUES[::3, 7])
+        assert len(made) == 1
+    finally:
+        for pools in made:
+            pools.close()
+
+
 def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 0)

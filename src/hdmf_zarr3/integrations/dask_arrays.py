@@ -7,13 +7,15 @@ units and no two tasks ever touch the same object. The scheduler is whatever Das
 the node path and its metadata, all picklable.
 
 Reading: ``read(dask=True)`` hands out large numeric datasets as dask arrays whose blocks are the
-array's write units (several of them when there would be more than :data:`MAX_BLOCKS`), read by tasks
+array's write units, or whole rows of them (:func:`whole_rows`; several rows when there would be more
+than :data:`MAX_BLOCKS`), read by tasks
 that carry the same three things and the file's lifetime (a closed file is not read).
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from typing import Any
 
 import numpy as np
@@ -30,6 +32,9 @@ DASK_FROM_BYTES = 64 * 2**20
 #: several units (dask's own bookkeeping costs every block, read or not: 2**39 one-row chunks as
 #: 2**39 blocks would never be made). A block's task reads only what its selection needs.
 MAX_BLOCKS = 2**16
+#: The most bytes a block of whole rows holds when the array's units do not span its trailing axes
+#: (about one shard of our layout).
+ROW_BLOCK_BYTES = 128 * 2**20
 
 
 def is_dask(data: Any) -> bool:
@@ -42,10 +47,11 @@ def unit_shape(doc: dict[str, Any]) -> tuple[int, ...]:
 
 
 def block_shape(doc: dict[str, Any]) -> tuple[int, ...]:
-    """The blocks of the dask array read from the array ``doc`` describes: its write units, grown (by
+    """The blocks of the dask array read from the array ``doc`` describes: its write units, spanning the
+    trailing axes whole where that stays within :data:`ROW_BLOCK_BYTES` (:func:`whole_rows`), grown (by
     whole units, along the axis of most blocks) until there are at most :data:`MAX_BLOCKS`."""
     view = ArrayView.from_document(doc)
-    block = list(view.chunk_grid)
+    block = whole_rows(list(view.chunk_grid), view.shape, view.itemsize)
     counts = [max(1, -(-n // b)) for n, b in zip(view.shape, block)]
     while math.prod(counts) > MAX_BLOCKS:
         axis = counts.index(max(counts))
@@ -53,6 +59,23 @@ def block_shape(doc: dict[str, Any]) -> tuple[int, ...]:
         block[axis] *= max(2, factor)
         counts[axis] = max(1, -(-view.shape[axis] // block[axis]))
     return tuple(block)
+
+
+def whole_rows(unit: list[int], shape: tuple[int, ...], itemsize: int) -> list[int]:
+    """``unit`` widened to the whole extent of its trailing axes, last first, while a block stays within
+    :data:`ROW_BLOCK_BYTES` and still holds whole units (an array's last unit along an axis is its edge).
+
+    Computing a selection concatenates its blocks into one array: blocks of whole rows are copied as
+    contiguous runs, blocks of 64 of 384 channels element by element (a third of a whole read's time
+    here, unsharded), and there are fewer tasks. Shards of our layout already span every channel.
+    """
+    block = list(unit)
+    for axis in range(len(block) - 1, 0, -1):
+        widened = block[:axis] + [max(shape[axis], 1)] + block[axis + 1 :]
+        if block[axis] >= shape[axis] or math.prod(widened) * itemsize > ROW_BLOCK_BYTES:
+            break
+        block = widened
+    return block
 
 
 class UnitTarget:
@@ -92,8 +115,7 @@ class UnitSource:
 
     def __getitem__(self, key: Any) -> np.ndarray:
         self.life.check(self.store, self.path)
-        with WorkPools() as pools:  # (as UnitTarget's)
-            values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
+        values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, _read_pools())
         if values is not None:
             return values
         array = nodes.open_array(self.store, self.path, self.doc)
@@ -101,8 +123,25 @@ class UnitSource:
         return picked if picked is not None else np.asarray(array[key])
 
 
+_READ_POOLS: WorkPools | None = None
+_READ_POOLS_LOCK = threading.Lock()
+
+
+def _read_pools() -> WorkPools:
+    """The pools every read task of this process decodes on. Tasks run several at once (one per core with
+    dask's threads): pools of their own would start and join threads for every block and decode on more
+    threads than there are cores (a whole read took 1.2-1.9x as long as the same tasks run one by one).
+    Their threads start on first use and wait, idle, until the process ends; a forked child gets its own."""
+    global _READ_POOLS
+    with _READ_POOLS_LOCK:
+        if _READ_POOLS is None:
+            _READ_POOLS = WorkPools()
+        return _READ_POOLS
+
+
 def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime) -> Any:
-    """A dask array over the stored array, one block per write unit, readable while ``life`` lasts."""
+    """A dask array over the stored array, one block per write unit or row of them (:func:`block_shape`),
+    readable while ``life`` lasts."""
     import dask.array as da
 
     life.stamp(store)

@@ -73,7 +73,8 @@ class ZarrIO(ZarrFileIO):
         ----------
         dask : bool
             Hand out numeric datasets of 64 MiB or more as dask arrays (one block per shard or
-            chunk) instead of lazy h5py-like datasets. HDMF's containers accept no dask arrays, so
+            chunk, or per row of them when they do not span the trailing axes) instead of lazy
+            h5py-like datasets. HDMF's containers accept no dask arrays, so
             they are swapped into the containers' fields once the containers are built.
         """
         return self._reader.read(partial(HDMFIO.read, self), dask, **kwargs)

@@ -273,24 +273,40 @@ class UnitDecoder(DirectArray):
         inter = tuple(slice(max(o, s.start), min(o + c, s.stop)) for o, c, s in zip(origin, chunk_region, selection))
         if any(i.start >= i.stop for i in inter):
             return
-        target = tuple(slice(i.start - s.start, i.stop - s.start) for i, s in zip(inter, selection))
+        target = out[tuple(slice(i.start - s.start, i.stop - s.start) for i, s in zip(inter, selection))]
         if data is None:
-            out[target] = self.fill
+            target[...] = self.fill
             return
-        values = self._decoded(data, origin)
-        copy_rows(out[target], values[tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))])
+        part = tuple(slice(i.start - o, i.stop - o) for i, o in zip(inter, origin))
+        if self._straight_into(target, part):
+            self._decoded(data, origin, into=target)  # no scratch chunk, no second copy
+            return
+        copy_rows(target, self._decoded(data, origin)[part])
 
-    def _decoded(self, data: memoryview, origin: tuple[int, ...]) -> np.ndarray:
-        """The values of the chunk stored at ``origin`` (in this thread's scratch chunk)."""
+    def _straight_into(self, target: np.ndarray, part: tuple[slice, ...]) -> bool:
+        """Whether the chunk can be decoded straight into ``target``, its place in the result: Blosc (which
+        writes exactly what its frame's header says, checked first), the whole chunk selected, and ``target``
+        one contiguous run in the stored byte order (a chunk of whole rows of a C-contiguous result)."""
+        return (
+            bool(self.compressors)
+            and isinstance(self.compressors[0], numcodecs.Blosc)
+            and all(p.start == 0 and p.stop == c for p, c in zip(part, self.chunks))
+            and target.flags.c_contiguous
+            and target.dtype == self.dtype
+        )
+
+    def _decoded(self, data: memoryview, origin: tuple[int, ...], into: np.ndarray | None = None) -> np.ndarray:
+        """The values of the chunk stored at ``origin``, in ``into`` (a whole chunk's room, for Blosc only: see
+        :meth:`_straight_into`) or else in this thread's scratch chunk."""
         chunk_region = self.chunks
         try:
             for compressor in reversed(self.compressors[1:]):
                 data = compressor.decode(data)
-            values = scratch_buffer(chunk_region, self.dtype)
+            values = scratch_buffer(chunk_region, self.dtype) if into is None else into
             first = self.compressors[0] if self.compressors else None
             if isinstance(first, numcodecs.Blosc):
                 check_blosc_frame(data, values.nbytes)  # blosc writes what its header says, nothing else
-                first.decode(data, out=values)  # into this thread's scratch chunk
+                first.decode(data, out=values)  # into the scratch chunk or straight into the result
             else:
                 # Other codecs decoding into ``out`` leave the rest of a short chunk as it was (another
                 # chunk's values, in the scratch chunk): decode, then require a whole chunk.
