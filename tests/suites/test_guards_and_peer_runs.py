@@ -72,7 +72,8 @@ def test_a_process_other_than_the_runs_one_sees_each_run_end(tmp_path):
     from _peer_runs import RunsElsewhere
 
     def reporting(workdir: Path) -> _Run:
-        script = f"open({str(workdir / 'ok.xml')!r}, 'w').write('<testsuite><testcase classname=\"m\" name=\"t\"/></testsuite>')"
+        report = '<testsuite><testcase classname="m" name="t"/></testsuite>'
+        script = f"open({str(workdir / 'ok.xml')!r}, 'w').write({report!r})"
         return _Run("ok", workdir, [sys.executable, "-c", script], {})
 
     def broken(workdir: Path) -> _Run:
