@@ -47,7 +47,7 @@ def test_the_page_shows_the_tree_and_plots_a_window_of_an_electrical_series(view
     for path in ("/acquisition/ElectricalSeries", "/units", "/intervals/trials", "/acquisition/movie"):
         assert f'data-path="{path}"' in dom
     canvas = re.search(r"<canvas[^>]*>", dom).group(0)
-    assert 'data-state="drawn"' in canvas and 'data-decimation="minmax"' in canvas
+    assert 'data-state="drawn"' in canvas and 'data-decimation="minmax"' in canvas, dom[-3000:]
     points = int(re.search(r'data-points="(\d+)"', canvas).group(1))
     width = int(re.search(r' width="(\d+)"', canvas).group(1))
     assert 0 < points <= 8 * 2 * width  # eight channels, two points (min and max) per pixel column at most

@@ -228,7 +228,9 @@ function renderSeries(pane) {
     button("all", "the whole series", () => plot.all()),
     el("label", {}, "channels ", channels), button("plot", "plot these channels", () => plot.load(plot.view ? plot.view[0] : null, plot.view ? plot.view[1] : null)),
     info), canvas, el("p", { class: "muted" }, "wheel: zoom · drag: pan"));
-  requestAnimationFrame(() => plot.load(null, null));
+  // at once: the canvas is laid out (clientWidth forces it); waiting for an animation frame left the plot
+  // unloaded in a tab in the background, and in headless Chromium on a busy machine
+  plot.load(null, null);
 }
 
 // ---- images --------------------------------------------------------------------------------------------
