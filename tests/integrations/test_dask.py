@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from counting_store import CountingStore
@@ -70,30 +72,30 @@ def test_dask_blocks_are_whole_rows_of_units_and_read_what_the_lazy_dataset_read
             np.testing.assert_array_equal(data[key].compute(), VALUES[key])
 
 
-def test_read_tasks_of_a_process_decode_on_one_set_of_pools(tmp_path, monkeypatch):
+def test_read_tasks_of_a_file_decode_on_one_set_of_pools_ended_with_it(tmp_path, monkeypatch):
     """Tasks running at once on pools of their own started and joined threads for every block, and decoded on
-    more threads than cores (issue #40): before, this read made one set of pools per block, 10 here."""
+    more threads than cores (issue #40): before, this read made one set of pools per block, 10 here. The set
+    is the file's: its threads end when the file is closed (as every io's, tests/storage/test_pools.py)."""
+    from hdmf_zarr3.storage.safety import open_files
+    from hdmf_zarr3.storage.stores.pools import THREAD_PREFIX
+
     made = []
 
-    class CountedPools(dask_arrays.WorkPools):
+    class CountedPools(open_files.WorkPools):
         def __init__(self, *args, **kwargs):
             made.append(self)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(dask_arrays, "WorkPools", CountedPools)
-    monkeypatch.setattr(dask_arrays, "_READ_POOLS", None)  # (restored afterwards)
+    monkeypatch.setattr(open_files, "WorkPools", CountedPools)
     monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 100_000)
     write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(VALUES, chunks=(100, 96), shards=None)))
-    try:
-        with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
-            data = io.read(dask=True).acquisition["x"].data
-            assert data.numblocks == (10, 1)
-            np.testing.assert_array_equal(data.compute(), VALUES)
-            np.testing.assert_array_equal(data[::3, 7].compute(scheduler="threads"), VALUES[::3, 7])
-        assert len(made) == 1
-    finally:
-        for pools in made:
-            pools.close()
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r") as io:
+        data = io.read(dask=True).acquisition["x"].data
+        assert data.numblocks == (10, 1)
+        np.testing.assert_array_equal(data.compute(), VALUES)
+        np.testing.assert_array_equal(data[::3, 7].compute(scheduler="threads"), VALUES[::3, 7])
+    assert len(made) == 1
+    assert not [t.name for t in threading.enumerate() if t.name.startswith(THREAD_PREFIX)]
 
 
 def test_write_and_read_on_a_local_cluster_of_processes(tmp_path, monkeypatch):

@@ -63,6 +63,26 @@ def test_no_thread_outlives_a_closed_lazy_reader(tmp_path):
         _ = io.pools
 
 
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_no_thread_outlives_a_closed_reader_of_dask_arrays(tmp_path, monkeypatch, scheduler):
+    """The read tasks of ``read(dask=True)`` share their file's pools (issue #40), which end with it."""
+    from writing import nwbfile_with, write_nwb
+
+    from hdmf_zarr3 import NWBZarrIO
+    from hdmf_zarr3.integrations import dask_arrays
+
+    monkeypatch.setattr(dask_arrays, "DASK_FROM_BYTES", 0)
+    values = np.arange(80000, dtype="int64").reshape(10000, 8)
+    write_nwb(tmp_path / "f.nwb.zarr", nwbfile_with(ZarrDataIO(values, chunks=(1000, 8))))
+    io = NWBZarrIO(tmp_path / "f.nwb.zarr", mode="r")
+    data = io.read(dask=True).acquisition["x"].data
+    assert data.numblocks[0] > 1
+    np.testing.assert_array_equal(data[100:9000].compute(scheduler=scheduler), values[100:9000])
+    assert any(name.startswith(THREAD_PREFIX + "encode") for name in _ours())
+    io.close()
+    assert _ours() == []
+
+
 def test_pools_refuse_work_once_closed():
     pools = WorkPools(2)
     assert pools.encoders.submit(lambda: 7).result() == 7

@@ -15,7 +15,6 @@ that carry the same three things and the file's lifetime (a closed file is not r
 from __future__ import annotations
 
 import math
-import threading
 from typing import Any
 
 import numpy as np
@@ -115,28 +114,13 @@ class UnitSource:
 
     def __getitem__(self, key: Any) -> np.ndarray:
         self.life.check(self.store, self.path)
-        values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, _read_pools())
+        with self.life.read_pools() as pools:
+            values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
         if values is not None:
             return values
         array = nodes.open_array(self.store, self.path, self.doc)
         picked = read_picked(array, key)  # strided and fancy keys: only the chunks they need
         return picked if picked is not None else np.asarray(array[key])
-
-
-_READ_POOLS: WorkPools | None = None
-_READ_POOLS_LOCK = threading.Lock()
-
-
-def _read_pools() -> WorkPools:
-    """The pools every read task of this process decodes on. Tasks run several at once (one per core with
-    dask's threads): pools of their own would start and join threads for every block and decode on more
-    threads than there are cores (a whole read took 1.2-1.9x as long as the same tasks run one by one).
-    Their threads start on first use and wait, idle, until the process ends; a forked child gets its own."""
-    global _READ_POOLS
-    with _READ_POOLS_LOCK:
-        if _READ_POOLS is None:
-            _READ_POOLS = WorkPools()
-        return _READ_POOLS
 
 
 def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime) -> Any:

@@ -14,16 +14,18 @@ from it (dask arrays, lazy datasets) check before every read.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import threading
 import weakref
+from collections.abc import Iterator
 from typing import Any
 
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import ClosedFileError, SelfOverwriteError
-from ..stores import ZARR_JSON, locations, sync
+from ..stores import ZARR_JSON, WorkPools, locations, sync
 
 _OPEN: weakref.WeakKeyDictionary[Any, str | int] = weakref.WeakKeyDictionary()
 _GUARD = threading.Lock()
@@ -98,10 +100,33 @@ class Lifetime:
         self._open = is_open
         self._stamp = stamp  # the root's digest, once asked for
         self._pickled = pickled  # a copy in another process: only the stamp can tell
+        self._pools: WorkPools | None = None  # the read tasks' pools in this process, made on first use
+        self._pools_lock = threading.Lock()
 
     def end(self) -> None:
-        """The file is closed: every read through this lifetime is refused from now on."""
+        """The file is closed: every read through this lifetime is refused from now on, and the pools its
+        read tasks decoded on end (after the work given to them)."""
         self._open = False
+        with self._pools_lock:
+            pools, self._pools = self._pools, None
+        if pools is not None:
+            pools.close()
+
+    @contextlib.contextmanager
+    def read_pools(self) -> Iterator[WorkPools]:
+        """The pools a lazy read decodes on: in the process that opened the file, one set shared by all its
+        read tasks (tasks running at once on pools of their own started and joined threads for every block
+        and decoded on more threads than cores), ended with the file; in another process (a pickled copy,
+        which never learns of the close), pools of the one read's own."""
+        if self._pickled:
+            with WorkPools() as pools:
+                yield pools
+            return
+        with self._pools_lock:
+            if self._pools is None:
+                self._pools = WorkPools()
+            pools = self._pools
+        yield pools
 
     def stamp(self, store: Any) -> None:
         """Note the digest of the root document ``store`` holds now (what a pickled copy compares)."""
