@@ -13,7 +13,7 @@ from hdmf.backends.errors import UnsupportedOperation
 from pynwb import NWBHDF5IO
 from virtual_files import EPHYS, IMAGING, hdf5_source
 
-from hdmf_zarr3 import NWBZarrIO, SourceChangedError, convert
+from hdmf_zarr3 import HdmfZarrError, NWBZarrIO, SourceChangedError, convert
 
 pytest.importorskip("icechunk")
 
@@ -238,3 +238,33 @@ def test_a_source_removed_while_the_repository_is_open_is_a_typed_error_when_rea
         with pytest.raises(SourceChangedError, match="gone or cannot be read") as err:
             data[:100]
         assert "acquisition/ephys/data" in err.value.path
+
+
+@pytest.mark.parametrize("late", [0.0, 0.15, 0.5])
+def test_a_failed_creation_leaves_nothing_even_where_writes_land_late(tmp_path, monkeypatch, late):
+    """icechunk returns a creation at its first failed write while its others may still land (CI, a full disk:
+    the initial transaction log came after the removal, a repository nothing could read was left): a write
+    landing ``late`` seconds after the failure is removed too."""
+    import threading
+
+    import icechunk
+
+    dst = tmp_path / "v.icechunk"
+    landed = threading.Event()
+
+    def failing_create(storage, *args, **kwargs):
+        (dst / "snapshots").mkdir(parents=True)
+
+        def land():
+            (dst / "transactions").mkdir(parents=True, exist_ok=True)
+            (dst / "transactions" / "1CECHNKREP0F1RSTCMT0").write_bytes(b"late")
+            landed.set()
+
+        threading.Timer(late, land).start()
+        raise icechunk.IcechunkError("No space left on device (os error 28)")
+
+    monkeypatch.setattr(icechunk.Repository, "create", staticmethod(failing_create))
+    with pytest.raises(HdmfZarrError):
+        convert(hdf5_source(tmp_path / "s.nwb"), dst, virtual=True)
+    assert landed.wait(5)
+    assert not dst.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.nwb"]

@@ -6,7 +6,7 @@ from . import decoding, locations, nodes
 from .decoding import DECODE_ERRORS, check_blosc_frame, checked_pipeline, decode_error
 from .document_cache import DocumentCache
 from .listing import list_objects, object_sizes, stored_sizes
-from .local import finish_cleanup, local_root, put_files, remove_tree
+from .local import finish_cleanup, local_root, put_files, remove_tree, remove_tree_settled
 from .locations import BUCKETS, object_store_url, store_location
 from .missing_chunks import ChunkPromises
 from .nodes import (
@@ -70,6 +70,7 @@ __all__ = [
     "put_keys",
     "read_root",
     "remove_tree",
+    "remove_tree_settled",
     "reserved_key",
     "selection_write",
     "settled",

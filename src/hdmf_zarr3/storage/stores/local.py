@@ -28,6 +28,7 @@ import os
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping
 
 from zarr.abc.store import Store
@@ -171,6 +172,21 @@ def remove_tree(path: str) -> None:
     deleted stays). A Ctrl-C meanwhile is raised only once the deletion is finished, so that a working
     copy is never left half-deleted beside the file it was for."""
     until_done(lambda: shutil.rmtree(path, ignore_errors=True))
+
+
+#: Pauses (seconds) after which :func:`remove_tree_settled` looks again for late writes.
+LATE_WRITE_PAUSES = (0.05, 0.1, 0.2, 0.4)
+
+
+def remove_tree_settled(path: str) -> None:
+    """:func:`remove_tree`, then again while what a failed writer still had on its way lands (icechunk returns
+    a repository's creation at its first failed write while its other writes may still land: on a full disk
+    the initial transaction log came after the removal, and was left as a repository nothing could read)."""
+    remove_tree(path)
+    for pause in LATE_WRITE_PAUSES:
+        time.sleep(pause)
+        if os.path.lexists(path):
+            remove_tree(path)
 
 
 def finish_cleanup(action: Callable[[], None]) -> None:

@@ -29,7 +29,7 @@ from zarr.storage import WrapperStore
 from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
-from ..stores import locations, nodes, remove_tree, until_done, wrapped_store
+from ..stores import locations, nodes, remove_tree, remove_tree_settled, until_done, wrapped_store
 from . import source_files as virtual_sources
 from .source_files import Source, is_s3, path_of
 
@@ -133,8 +133,11 @@ def create(
             authorize_virtual_chunk_access=icechunk.containers_credentials(grants),
         )
         repo.set_metadata(CONVERSION_MARK)  # (before any node: a conversion cut short from here is known as one)
-    except BaseException:
-        _remove(target, repository_options)  # (nothing was there: what icechunk made of it is wholly ours)
+    except BaseException:  # (nothing was there: what icechunk made of it is wholly ours)
+        if is_s3(target):
+            _remove(target, repository_options)
+        else:
+            remove_tree_settled(target)
         raise
     return repo.writable_session("main")
 
