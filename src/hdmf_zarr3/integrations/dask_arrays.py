@@ -115,7 +115,8 @@ class UnitSource:
     def __getitem__(self, key: Any) -> np.ndarray:
         self.life.check(self.store, self.path)
         with self.life.read_pools() as pools:
-            values = read_key(UnitDecoder.for_document(self.store, self.path, self.doc), key, self.shape, pools)
+            decoder = UnitDecoder.for_document(self.store, self.path, self.doc)
+            values = read_key(decoder, key, self.shape, pools, self.life.block_memory())
         if values is not None:
             return values
         array = nodes.open_array(self.store, self.path, self.doc)
@@ -131,7 +132,25 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life:
     life.stamp(store)
     source = UnitSource(store, path, doc, dtype, life)
     array = da.from_array(source, chunks=block_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False)
-    return _dataset_array_class()(array.dask, array.name, array.chunks, meta=array._meta)
+    return _dataset_array_class()(array, source)
+
+
+def concatenated(blocks: Any, chunks: tuple[tuple[int, ...], ...], source: UnitSource) -> np.ndarray:
+    """The computed blocks of a whole dataset (nested lists, as dask hands them to its ``finalize``) as
+    one array, made with the file's block memory (:meth:`.Lifetime.block_memory`).
+
+    dask's own ``finalize`` concatenates into a new array: memory never touched, whose pages cost a
+    fault and zeroing each, and far more on a virtual machine whose host has taken free memory back
+    (docs/performance.md); memory given back by earlier results and blocks does not.
+    """
+    out = source.life.block_memory()(tuple(sum(c) for c in chunks), source.dtype)
+    starts = [np.cumsum((0,) + c) for c in chunks]
+    for index in np.ndindex(*(len(c) for c in chunks)):
+        block = blocks
+        for i in index:
+            block = block[i]
+        out[tuple(slice(s[i], s[i + 1]) for s, i in zip(starts, index))] = block
+    return out
 
 
 _DATASET_ARRAY: type | None = None
@@ -146,12 +165,25 @@ def _dataset_array_class() -> type:
         class DatasetArray(da.Array):
             """A dask array standing for a stored dataset. It is true when not empty, as h5py's datasets
             and our lazy ones are: HDMF's ``repr`` of a container asks ``bool()`` of each array field,
-            which a plain dask array refuses. Anything computed from it is a plain dask array."""
+            which a plain dask array refuses. Computed whole (``compute()``, or of ``[:]``, which is the
+            same array), its blocks are joined by :func:`concatenated`. Anything computed from it is a
+            plain dask array."""
 
             __slots__ = ()
+            source: UnitSource  # what its blocks are read from (in dask's ``__dict__``)
+
+            def __new__(cls, array: da.Array, source: UnitSource) -> DatasetArray:
+                made = super().__new__(cls, array.dask, array.name, array.chunks, meta=array._meta)
+                made.source = source
+                return made
 
             def __bool__(self) -> bool:
                 return bool(self.size)
+
+            def __dask_postcompute__(self) -> tuple[Any, tuple[Any, ...]]:
+                if not self.ndim or not self.size:
+                    return super().__dask_postcompute__()
+                return concatenated, (self.chunks, self.source)
 
         _DATASET_ARRAY = DatasetArray
     return _DATASET_ARRAY

@@ -14,6 +14,7 @@ import asyncio
 import itertools
 import math
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numcodecs
@@ -46,6 +47,8 @@ READS_IN_FLIGHT = {"local": 4, "remote": 16}
 RUN_GAP = 64 * 2**10
 
 Selection = tuple[slice, ...]
+#: What makes an uninitialised array of a shape and dtype (``np.empty``, or recycled memory).
+Empty = Callable[[tuple[int, ...], np.dtype], np.ndarray]
 
 
 def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[int, ...]] | None:
@@ -78,16 +81,18 @@ def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[
     return tuple(slices), tuple(out_shape)
 
 
-def read_key(decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pools: WorkPools) -> np.ndarray | None:
+def read_key(
+    decoder: UnitDecoder | None, key: Any, shape: tuple[int, ...], pools: WorkPools, empty: Empty = np.empty
+) -> np.ndarray | None:
     """``array[key]`` decoded directly (on ``pools.encoders``), or ``None`` when ``decoder`` or the key's
-    form rules it out. Unit-step slices and integers are read as a box; strided slices, integer and
-    boolean arrays (orthogonally, as zarr's ``oindex``) through :class:`.Picks`, reading only the chunks
-    holding a selected element."""
+    form rules it out. Unit-step slices and integers are read as a box (into an array from ``empty``);
+    strided slices, integer and boolean arrays (orthogonally, as zarr's ``oindex``) through
+    :class:`.Picks`, reading only the chunks holding a selected element."""
     if decoder is None:
         return None
     parsed = basic_selection(key, shape)
     if parsed is not None:
-        return sync(decoder.read(parsed[0], pools)).reshape(parsed[1])
+        return sync(decoder.read(parsed[0], pools, empty)).reshape(parsed[1])
     picks = orthogonal_picks(key, shape, decoder.chunks)
     if picks is None:
         return None
@@ -102,9 +107,10 @@ class UnitDecoder(DirectArray):
         """``"local"`` for a directory on this machine (zarr's ``LocalStore``), else ``"remote"``."""
         return "local" if isinstance(self.store, LocalStore) else "remote"
 
-    async def read(self, selection: Selection | Picks, pools: WorkPools) -> np.ndarray:
+    async def read(self, selection: Selection | Picks, pools: WorkPools, empty: Empty = np.empty) -> np.ndarray:
         """The values at ``selection`` (unit-step slices within the array, or picks grouped by
-        chunk), in full dimensionality; chunks are decoded on ``pools.encoders``."""
+        chunk), in full dimensionality; chunks are decoded on ``pools.encoders``, a box into an array
+        from ``empty`` (every element of it is written)."""
         if isinstance(selection, Picks):
             out = np.empty(selection.work_shape, dtype=self.dtype.newbyteorder("="))
             # the storage objects holding a picked chunk, and no other
@@ -113,7 +119,7 @@ class UnitDecoder(DirectArray):
             ]
             units: Any = itertools.product(*per_unit)
         else:
-            out = np.empty(tuple(s.stop - s.start for s in selection), dtype=self.dtype.newbyteorder("="))
+            out = empty(tuple(s.stop - s.start for s in selection), self.dtype.newbyteorder("="))
             first = tuple(s.start // u for s, u in zip(selection, self.unit))
             last = tuple((s.stop - 1) // u + 1 for s, u in zip(selection, self.unit))
             units = itertools.product(*[range(a, b) for a, b in zip(first, last)])

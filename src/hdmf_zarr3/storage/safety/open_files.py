@@ -19,13 +19,14 @@ import gc
 import hashlib
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 from zarr.buffer import default_buffer_prototype
 
 from ...errors import ClosedFileError, SelfOverwriteError
-from ..stores import ZARR_JSON, WorkPools, locations, sync
+from ..stores import ZARR_JSON, RecycledMemory, WorkPools, locations, sync
 
 _OPEN: weakref.WeakKeyDictionary[Any, str | int] = weakref.WeakKeyDictionary()
 _GUARD = threading.Lock()
@@ -101,16 +102,20 @@ class Lifetime:
         self._stamp = stamp  # the root's digest, once asked for
         self._pickled = pickled  # a copy in another process: only the stamp can tell
         self._pools: WorkPools | None = None  # the read tasks' pools in this process, made on first use
+        self._memory: RecycledMemory | None = None  # the read tasks' blocks in this process, made on first use
         self._pools_lock = threading.Lock()
 
     def end(self) -> None:
         """The file is closed: every read through this lifetime is refused from now on, and the pools its
-        read tasks decoded on end (after the work given to them)."""
+        read tasks decoded on end (after the work given to them), and the memory kept for their blocks goes."""
         self._open = False
         with self._pools_lock:
             pools, self._pools = self._pools, None
+            memory, self._memory = self._memory, None
         if pools is not None:
             pools.close()
+        if memory is not None:
+            memory.close()
 
     @contextlib.contextmanager
     def read_pools(self) -> Iterator[WorkPools]:
@@ -127,6 +132,17 @@ class Lifetime:
                 self._pools = WorkPools()
             pools = self._pools
         yield pools
+
+    def block_memory(self) -> Callable[[tuple[int, ...], Any], np.ndarray]:
+        """What a lazy read's blocks are made with: in the process that opened the file, memory given back
+        by blocks no longer used (:class:`.RecycledMemory`: a dask computation drops its blocks one after
+        another), dropped when the file closes; in another process, ``np.empty``."""
+        if self._pickled:
+            return np.empty
+        with self._pools_lock:
+            if self._memory is None:
+                self._memory = RecycledMemory()
+            return self._memory.empty
 
     def stamp(self, store: Any) -> None:
         """Note the digest of the root document ``store`` holds now (what a pickled copy compares)."""

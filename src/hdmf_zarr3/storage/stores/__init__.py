@@ -23,6 +23,7 @@ from .nodes import (
     reserved_key,
 )
 from .pools import WorkPools, before_threads_stop
+from .recycled_memory import RecycledMemory
 from .single_chunk import bytes_to_bytes, decode_chunk, decode_single_chunk, encode_chunk, encode_single_chunk
 from .task_groups import Group, ShieldingExecutor, install, settled, until_done
 from .v2 import ZARRAY, ZGROUP, ZMETADATA
@@ -35,6 +36,7 @@ __all__ = [
     "DocumentCache",
     "Group",
     "INTERRUPTED_WRITE",
+    "RecycledMemory",
     "ShieldingExecutor",
     "WorkPools",
     "ZARRAY",
