@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from hdmf_zarr3.storage.stores import RecycledMemory, recycled_memory
+from hdmf_zarr3.storage.stores.recycled_memory import IdleBudget
 
 SHAPE = (1024, 2048)  # 4 MiB of int16: at the smallest size recycled
 NBYTES = 1024 * 2048 * 2
@@ -66,8 +67,20 @@ def test_a_given_back_buffer_is_used_again_and_never_twice_at_once():
     assert not np.shares_memory(second, third)  # ... by one array at a time
 
 
+def test_a_buffer_serves_a_request_up_to_a_quarter_smaller_and_no_smaller():
+    memory, rows = RecycledMemory(), 4 * SHAPE[0]
+    memory.empty((rows, SHAPE[1]), np.int16)  # dropped at once: given back
+    assert memory.idle_bytes == 4 * NBYTES
+    half = memory.empty((rows // 2, SHAPE[1]), np.int16)
+    assert memory.idle_bytes == 4 * NBYTES  # half as large: a new buffer, the idle one kept
+    smaller = memory.empty((rows * 9 // 10, SHAPE[1]), np.int16)
+    assert memory.idle_bytes == 0 and not np.shares_memory(half, smaller)  # a tenth less: the idle one
+    smaller[...] = 3
+    np.testing.assert_array_equal(smaller, 3)
+
+
 def test_idle_memory_stays_within_its_bound_and_goes_at_close():
-    memory = RecycledMemory(idle_bytes=2 * NBYTES)
+    memory = RecycledMemory(IdleBudget(2 * NBYTES))
     arrays = [memory.empty(SHAPE, np.int16) for _ in range(3)]
     del arrays
     gc.collect()
@@ -81,6 +94,20 @@ def test_idle_memory_stays_within_its_bound_and_goes_at_close():
     assert memory.empty(SHAPE, np.int16).flags.owndata  # closed: plain arrays
 
 
+def test_the_bound_holds_for_every_file_of_the_process_together_and_a_forgotten_one_leaves_it():
+    budget = IdleBudget(3 * NBYTES)
+    first, second = RecycledMemory(budget), RecycledMemory(budget)
+    arrays = [memory.empty(SHAPE, np.int16) for memory in (first, second, first, second)]
+    del arrays
+    gc.collect()
+    assert first.idle_bytes + second.idle_bytes == 3 * NBYTES == budget.used
+    first.close()
+    assert budget.used == second.idle_bytes
+    del second  # never closed: what it kept idle leaves the budget with it
+    gc.collect()
+    assert budget.used == 0
+
+
 def test_small_arrays_are_left_to_the_allocator():
     memory = RecycledMemory()
     small = memory.empty((10, recycled_memory.SMALLEST // 20 - 1), np.int16)
@@ -90,7 +117,7 @@ def test_small_arrays_are_left_to_the_allocator():
 
 
 def test_threads_taking_and_dropping_at_once_never_share_a_buffer():
-    memory = RecycledMemory(idle_bytes=4 * NBYTES)
+    memory = RecycledMemory(IdleBudget(4 * NBYTES))
     errors: list[str] = []
 
     def work(mark: int) -> None:

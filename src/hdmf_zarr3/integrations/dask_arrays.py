@@ -135,15 +135,16 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life:
     return _dataset_array_class()(array, source)
 
 
-def concatenated(blocks: Any, chunks: tuple[tuple[int, ...], ...], source: UnitSource) -> np.ndarray:
-    """The computed blocks of a whole dataset (nested lists, as dask hands them to its ``finalize``) as
-    one array, made with the file's block memory (:meth:`.Lifetime.block_memory`).
+def concatenated(blocks: Any, chunks: tuple[tuple[int, ...], ...], dtype: np.dtype, source: UnitSource) -> np.ndarray:
+    """The computed blocks of a dataset or of a selection of it (nested lists, as dask hands them to its
+    ``finalize``) as one array, made with the file's block memory (:meth:`.Lifetime.block_memory`).
 
-    dask's own ``finalize`` concatenates into a new array: memory never touched, whose pages cost a
-    fault and zeroing each, and far more on a virtual machine whose host has taken free memory back
-    (docs/performance.md); memory given back by earlier results and blocks does not.
+    dask's own ``finalize`` copies them into a new array: memory never touched, whose pages cost a fault
+    and zeroing each, and far more on a virtual machine whose host has taken free memory back
+    (docs/performance.md); memory given back by earlier results and blocks does not. A single block is
+    copied too, as dask does: a block may be held elsewhere (dask's cache, a worker's memory).
     """
-    out = source.life.block_memory()(tuple(sum(c) for c in chunks), source.dtype)
+    out = source.life.block_memory()(tuple(sum(c) for c in chunks), dtype)
     starts = [np.cumsum((0,) + c) for c in chunks]
     for index in np.ndindex(*(len(c) for c in chunks)):
         block = blocks
@@ -165,9 +166,8 @@ def _dataset_array_class() -> type:
         class DatasetArray(da.Array):
             """A dask array standing for a stored dataset. It is true when not empty, as h5py's datasets
             and our lazy ones are: HDMF's ``repr`` of a container asks ``bool()`` of each array field,
-            which a plain dask array refuses. Computed whole (``compute()``, or of ``[:]``, which is the
-            same array), its blocks are joined by :func:`concatenated`. Anything computed from it is a
-            plain dask array."""
+            which a plain dask array refuses. Computed, it and the selections of it (``[...]``) are joined
+            by :func:`concatenated`; anything else made from it is a plain dask array."""
 
             __slots__ = ()
             source: UnitSource  # what its blocks are read from (in dask's ``__dict__``)
@@ -180,10 +180,16 @@ def _dataset_array_class() -> type:
             def __bool__(self) -> bool:
                 return bool(self.size)
 
+            def __getitem__(self, key: Any) -> Any:
+                selected = super().__getitem__(key)
+                if selected is self or type(selected) is not da.Array:
+                    return selected
+                return DatasetArray(selected, self.source)
+
             def __dask_postcompute__(self) -> tuple[Any, tuple[Any, ...]]:
-                if not self.ndim or not self.size:
+                if not self.ndim or not self.size or self.dtype.kind not in "biuf":
                     return super().__dask_postcompute__()
-                return concatenated, (self.chunks, self.source)
+                return concatenated, (self.chunks, self.dtype, self.source)
 
         _DATASET_ARRAY = DatasetArray
     return _DATASET_ARRAY

@@ -135,11 +135,12 @@ class Lifetime:
 
     def block_memory(self) -> Callable[[tuple[int, ...], Any], np.ndarray]:
         """What a lazy read's blocks are made with: in the process that opened the file, memory given back
-        by blocks no longer used (:class:`.RecycledMemory`: a dask computation drops its blocks one after
-        another), dropped when the file closes; in another process, ``np.empty``."""
-        if self._pickled:
-            return np.empty
+        by blocks and results no longer used (:class:`.RecycledMemory`: a dask computation drops its blocks
+        one after another, a reader of windows each window), dropped when the file closes; in another
+        process, or once closed, ``np.empty``."""
         with self._pools_lock:
+            if self._pickled or not self._open:
+                return np.empty
             if self._memory is None:
                 self._memory = RecycledMemory()
             return self._memory.empty

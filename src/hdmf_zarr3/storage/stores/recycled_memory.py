@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-#: The most bytes kept idle for reuse by one :class:`RecycledMemory` (one open file): 1 GiB, or a
-#: sixteenth of the machine's memory where that is less (a whole read through dask holds its blocks and
-#: its result at once). More than that, given back, goes to the allocator as any array would.
-IDLE_BYTES = min(2**30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 16)
+#: The most bytes kept idle for reuse in this process, by all open files together: 1 GiB, or a 32nd of the
+#: machine's memory where that is less (a whole read through dask holds its blocks and its result at once).
+#: More than that, given back, goes to the allocator as any array would.
+IDLE_BYTES = min(2**30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 32)
 #: Blocks smaller than this are left to the allocator, which reuses small blocks well on its own.
 SMALLEST = 4 * 2**20
 
@@ -46,18 +46,41 @@ class _Lease:
         view.release()
 
 
+class IdleBudget:
+    """The idle bytes of every :class:`RecycledMemory` of the process, held within a bound."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound, self.used = bound, 0
+        self._lock = threading.Lock()
+
+    def reserve(self, nbytes: int) -> bool:
+        with self._lock:
+            if self.used + nbytes > self.bound:
+                return False
+            self.used += nbytes
+            return True
+
+    def release(self, nbytes: int) -> None:
+        with self._lock:
+            self.used -= nbytes
+
+
+#: The process's idle memory, shared by every open file's :class:`RecycledMemory`.
+PROCESS_BUDGET = IdleBudget(IDLE_BYTES)
+
+
 class RecycledMemory:
     """Empty arrays for lazy reads, made from buffers given back by arrays no longer used.
 
     ``empty(shape, dtype)`` is ``np.empty`` (the values are whatever the buffer held: the caller writes
-    every element). At most :data:`IDLE_BYTES` are kept idle; :meth:`close` drops them and keeps nothing
-    given back later.
+    every element). Idle buffers count against ``budget`` (:data:`PROCESS_BUDGET`: at most
+    :data:`IDLE_BYTES` idle in the process); :meth:`close` drops them and keeps nothing given back later.
     """
 
-    def __init__(self, idle_bytes: int = IDLE_BYTES) -> None:
+    def __init__(self, budget: IdleBudget = PROCESS_BUDGET) -> None:
         self._idle: dict[int, list[np.ndarray]] = {}
         self._idle_bytes = 0
-        self._bound = idle_bytes
+        self._budget = budget
         self._open = True
         # gc may give a buffer back from inside a locked section of the same thread
         self._lock = threading.RLock()
@@ -74,16 +97,19 @@ class RecycledMemory:
         return np.frombuffer(lease, dtype=dtype, count=math.prod(shape)).reshape(shape)
 
     def _take(self, nbytes: int) -> np.ndarray:
+        """An idle buffer of ``nbytes`` up to a quarter more (the smallest such), or a new one."""
         with self._lock:
-            idle = self._idle.get(nbytes)
-            if idle:
-                self._idle_bytes -= nbytes
-                return idle.pop()
+            fits = [size for size, idle in self._idle.items() if idle and nbytes <= size <= nbytes * 5 // 4]
+            if fits:
+                size = min(fits)
+                self._idle_bytes -= size
+                self._budget.release(size)
+                return self._idle[size].pop()
         return np.empty(nbytes, dtype=np.uint8)
 
     def _give_back(self, raw: np.ndarray) -> None:
         with self._lock:
-            if self._open and self._idle_bytes + raw.nbytes <= self._bound:
+            if self._open and self._budget.reserve(raw.nbytes):
                 self._idle.setdefault(raw.nbytes, []).append(raw)
                 self._idle_bytes += raw.nbytes
 
@@ -92,9 +118,13 @@ class RecycledMemory:
         """The bytes kept for reuse now."""
         return self._idle_bytes
 
+    def __del__(self) -> None:  # a file never closed: its idle bytes leave the budget with it
+        self.close()
+
     def close(self) -> None:
         """Drop the idle buffers; buffers given back from now on are freed."""
         with self._lock:
             self._open = False
             self._idle.clear()
+            self._budget.release(self._idle_bytes)
             self._idle_bytes = 0
