@@ -108,6 +108,15 @@ def test_the_bound_holds_for_every_file_of_the_process_together_and_a_forgotten_
     assert budget.used == 0
 
 
+def test_one_file_keeps_at_most_its_own_bound():
+    budget = IdleBudget(10 * NBYTES)
+    memory = RecycledMemory(budget, bound=2 * NBYTES)
+    arrays = [memory.empty(SHAPE, np.int16) for _ in range(3)]
+    del arrays
+    gc.collect()
+    assert memory.idle_bytes == 2 * NBYTES == budget.used
+
+
 def test_small_arrays_are_left_to_the_allocator():
     memory = RecycledMemory()
     small = memory.empty((10, recycled_memory.SMALLEST // 20 - 1), np.int16)

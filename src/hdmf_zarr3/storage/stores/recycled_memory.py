@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
-#: The most bytes kept idle for reuse in this process, by all open files together: 1 GiB, or a 32nd of the
-#: machine's memory where that is less (a whole read through dask holds its blocks and its result at once).
-#: More than that, given back, goes to the allocator as any array would.
-IDLE_BYTES = min(2**30, os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 32)
+_MEMORY = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+#: The most bytes one open file keeps idle for reuse: 1 GiB, or a 16th of the machine's memory where that
+#: is less (a whole read through dask holds its blocks and its result at once: twice the array).
+FILE_IDLE_BYTES = min(2**30, _MEMORY // 16)
+#: The most bytes kept idle by all open files of the process together (an 8th of the machine's memory).
+#: More than either bound, given back, goes to the allocator as any array would.
+IDLE_BYTES = _MEMORY // 8
 #: Blocks smaller than this are left to the allocator, which reuses small blocks well on its own.
 SMALLEST = 4 * 2**20
 
@@ -73,14 +76,15 @@ class RecycledMemory:
     """Empty arrays for lazy reads, made from buffers given back by arrays no longer used.
 
     ``empty(shape, dtype)`` is ``np.empty`` (the values are whatever the buffer held: the caller writes
-    every element). Idle buffers count against ``budget`` (:data:`PROCESS_BUDGET`: at most
-    :data:`IDLE_BYTES` idle in the process); :meth:`close` drops them and keeps nothing given back later.
+    every element). At most ``bound`` bytes are kept idle (:data:`FILE_IDLE_BYTES`), and they count against
+    ``budget`` (:data:`PROCESS_BUDGET`: at most :data:`IDLE_BYTES` idle in the process); :meth:`close` drops
+    them and keeps nothing given back later.
     """
 
-    def __init__(self, budget: IdleBudget = PROCESS_BUDGET) -> None:
+    def __init__(self, budget: IdleBudget = PROCESS_BUDGET, bound: int = FILE_IDLE_BYTES) -> None:
         self._idle: dict[int, list[np.ndarray]] = {}
         self._idle_bytes = 0
-        self._budget = budget
+        self._budget, self._bound = budget, bound
         self._open = True
         # gc may give a buffer back from inside a locked section of the same thread
         self._lock = threading.RLock()
@@ -109,7 +113,7 @@ class RecycledMemory:
 
     def _give_back(self, raw: np.ndarray) -> None:
         with self._lock:
-            if self._open and self._budget.reserve(raw.nbytes):
+            if self._open and self._idle_bytes + raw.nbytes <= self._bound and self._budget.reserve(raw.nbytes):
                 self._idle.setdefault(raw.nbytes, []).append(raw)
                 self._idle_bytes += raw.nbytes
 
