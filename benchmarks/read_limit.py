@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,10 +215,28 @@ def _round(readers: Readers, r: int, caches: list[str], expected: dict[str, int]
                             readers.ours[(layout, where, name)], expected, checks, (layout, where, name)
                         )
                     times.setdefault((layout, where, name, sel, cache), []).append(seconds)
+            if cache == "warm":  # what a new result's memory costs now: a reader pays it, the limit does not
+                box = readers.sels[sel][1]
+                seconds = _new_memory(math.prod(b.stop - b.start for b in box) * 2)
+                times.setdefault((NEW_MEMORY, "local", NEW_MEMORY, sel, cache), []).append(seconds)
             others = list(readers.others.items())
             for name, read in others if r % 2 == 0 else others[::-1]:
                 seconds = Step(readers.hdf5_paths[name], cache, sel).ours(read, expected, checks, name)
                 times.setdefault((name, "local", name, sel, cache), []).append(seconds)
+
+
+NEW_MEMORY = "new memory of the result"
+
+
+def _new_memory(nbytes: int) -> float:
+    """Seconds to make a new array of ``nbytes`` and touch each of its pages (what every reader's result
+    costs before a value is written into it; on a virtual machine whose host takes free memory back, far
+    more at some moments than at others)."""
+    with Timer() as t:
+        fresh = np.empty(nbytes, dtype=np.uint8)
+        fresh[:: os.sysconf("SC_PAGE_SIZE")] = 1
+    del fresh
+    return t.seconds
 
 
 @dataclass
