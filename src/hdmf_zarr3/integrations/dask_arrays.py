@@ -21,7 +21,7 @@ import numpy as np
 from zarr.abc.store import Store
 
 from ..format.vocabulary import ArrayView
-from ..storage.codecs import UnitDecoder, UnitEncoder, read_key, read_picked
+from ..storage.codecs import UnitDecoder, UnitEncoder, basic_selection, read_key, read_picked
 from ..storage.safety import Lifetime
 from ..storage.stores import WorkPools, nodes, sync
 
@@ -124,6 +124,31 @@ class UnitSource:
         return picked if picked is not None else np.asarray(array[key])
 
 
+class BoxSource:
+    """One box of a stored array (unit-step slices), read whole by the one task of a selection's dask array
+    (picklable, as :class:`UnitSource`)."""
+
+    def __init__(self, source: UnitSource, box: tuple[slice, ...]):
+        self.source, self.box = source, box
+        self.shape, self.dtype, self.ndim = tuple(s.stop - s.start for s in box), source.dtype, len(box)
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        inner = basic_selection(key, self.shape)
+        if inner is None:  # (dask asks only boxes of it)
+            return np.asarray(self.source[self.box])[key]
+        moved = tuple(slice(b.start + s.start, b.start + s.stop) for b, s in zip(self.box, inner[0]))
+        return self.source[moved].reshape(inner[1])
+
+
+def one_task_box(key: Any, shape: tuple[int, ...], itemsize: int) -> tuple[slice, ...] | None:
+    """The box ``key`` selects when a dask array of it is best read by one task: unit-step slices keeping
+    every axis, within :data:`ROW_BLOCK_BYTES`, and not the whole array; else ``None``."""
+    parsed = basic_selection(key, shape)
+    if parsed is None or len(parsed[1]) != len(shape) or parsed[1] == shape:
+        return None
+    return parsed[0] if math.prod(parsed[1]) * itemsize <= ROW_BLOCK_BYTES else None
+
+
 def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life: Lifetime) -> Any:
     """A dask array over the stored array, one block per write unit or row of them (:func:`block_shape`),
     readable while ``life`` lasts."""
@@ -131,7 +156,23 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life:
 
     life.stamp(store)
     source = UnitSource(store, path, doc, dtype, life)
-    array = da.from_array(source, chunks=block_shape(doc), name=f"hdmf_zarr3-{path}-{id(source):x}", asarray=False)
+    name = f"hdmf_zarr3-{path}-{id(source):x}"
+    # meta given: dask would otherwise read an empty selection of the store to learn it
+    array = da.from_array(source, chunks=block_shape(doc), name=name, asarray=False, meta=_meta(source))
+    return _dataset_array_class()(array, source, whole=True)
+
+
+def _meta(source: UnitSource) -> np.ndarray:
+    return np.empty((0,) * source.ndim, dtype=source.dtype)
+
+
+def as_dask_box(source: UnitSource, box: tuple[slice, ...], name: str) -> Any:
+    """A dask array of one block: the box ``box`` of ``source``, read by one task."""
+    import dask.array as da
+
+    boxed = BoxSource(source, box)
+    span = ",".join(f"{s.start}:{s.stop}" for s in box)
+    array = da.from_array(boxed, chunks=boxed.shape, name=f"{name}-box-{span}", asarray=False, meta=_meta(source))
     return _dataset_array_class()(array, source)
 
 
@@ -171,16 +212,22 @@ def _dataset_array_class() -> type:
 
             __slots__ = ()
             source: UnitSource  # what its blocks are read from (in dask's ``__dict__``)
+            whole: bool  # the dataset itself, not a selection of it
 
-            def __new__(cls, array: da.Array, source: UnitSource) -> DatasetArray:
+            def __new__(cls, array: da.Array, source: UnitSource, whole: bool = False) -> DatasetArray:
                 made = super().__new__(cls, array.dask, array.name, array.chunks, meta=array._meta)
-                made.source = source
+                made.source, made.whole = source, whole
                 return made
 
             def __bool__(self) -> bool:
                 return bool(self.size)
 
             def __getitem__(self, key: Any) -> Any:
+                # a box of the dataset within a block's bytes: one task reads it, as the lazy dataset
+                # does (its blocks' tasks would each read a part, and dask join them)
+                box = one_task_box(key, self.shape, self.dtype.itemsize) if self.whole else None
+                if box is not None:
+                    return as_dask_box(self.source, box, self.name)
                 selected = super().__getitem__(key)
                 if selected is self or type(selected) is not da.Array:
                     return selected
