@@ -21,6 +21,7 @@ from hdmf_zarr3.view.server import ViewServer  # noqa: E402
 from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
 
 SHOTS = {
+    "session.png": "",
     "plot.png": "#node=/acquisition/ElectricalSeries",
     "table.png": "#node=/units&view=table",
     "image.png": "#node=/processing/ophys/ImageSegmentation/cells&view=image",

@@ -14,6 +14,7 @@ from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
 from pynwb.ecephys import ElectricalSeries
 from pynwb.epoch import TimeIntervals
+from pynwb.file import Subject
 from pynwb.image import GrayscaleImage, ImageSeries
 from pynwb.ophys import ImageSegmentation, OpticalChannel, TwoPhotonSeries
 
@@ -28,6 +29,13 @@ def viewer_nwbfile() -> NWBFile:
         session_description="viewer test session",
         identifier="VIEW1",
         session_start_time=datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=tzutc()),
+        experimenter=["Doe, Jane", "Roe, Richard"],
+        institution="Example Institute",
+        lab="Example Lab",
+        keywords=["hippocampus", "place cells"],
+        related_publications=["doi:10.1000/example"],
+        session_id="S01",
+        subject=Subject(subject_id="mouse-7", species="Mus musculus", sex="F", age="P90D", description="a mouse"),
     )
     device = nwb.create_device(name="probe")
     group = nwb.create_electrode_group(name="shank0", description="a shank", location="CA1", device=device)

@@ -67,6 +67,56 @@ def test_the_page_shows_a_frame_of_the_image_series(viewer, tmp_path):
     assert 'data-loaded="1"' in image and "frame 1 of 6" in dom and 'id="frame-slider"' in dom
 
 
+def test_the_page_opens_on_the_session_overview(viewer, tmp_path):
+    dom = render(viewer.url, tmp_path)
+    box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)
+    for shown in (
+        "viewer test session",
+        "VIEW1",
+        "2024-01-02T03:04:05+00:00",
+        "Doe, Jane; Roe, Richard",
+        "Mus musculus",
+        "P90D",
+    ):
+        assert shown in box, shown
+    assert 'data-path="/acquisition/ElectricalSeries"' in box and 'data-section="processing/ophys"' in box
+    assert 'href="#node=%2Facquisition%2FElectricalSeries&amp;view=series"' in box  # straight to its plot
+    assert 'class="active" role="tab" data-view="session"' in dom
+
+
+#: Text a file may hold that a page would run if it were inserted as HTML.
+HOSTILE = '<img src=x onerror="document.title=\'pwned\'"><script>document.title="pwned"</script><b>bold</b>'
+
+
+def test_text_from_the_file_is_shown_as_text_and_never_run(tmp_path):
+    import datetime
+
+    from dateutil.tz import tzutc
+    from pynwb import NWBFile
+    from pynwb.file import Subject
+
+    from hdmf_zarr3 import NWBZarrIO
+
+    nwb = NWBFile(
+        session_description=HOSTILE,
+        identifier=HOSTILE,
+        session_start_time=datetime.datetime(2024, 1, 2, tzinfo=tzutc()),
+        experimenter=[HOSTILE],
+        institution=HOSTILE,
+        keywords=[HOSTILE],
+        subject=Subject(subject_id=HOSTILE, species=HOSTILE, description=HOSTILE),
+    )
+    nwb.create_device(name="probe", description=HOSTILE)
+    with NWBZarrIO(tmp_path / "hostile.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    with ViewServer(ViewedFile(str(tmp_path / "hostile.nwb.zarr"))) as server:
+        dom = render(server.url, tmp_path)
+    assert "pwned" not in re.search(r"<title>(.*?)</title>", dom).group(1)
+    assert "<img src=" not in dom and "<script>document" not in dom and "<b>bold</b>" not in dom
+    box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)
+    assert box.count("&lt;img src=x onerror=") >= 7  # every field, as text
+
+
 def test_without_the_token_the_page_is_refused(viewer, tmp_path):
     dom = render(viewer.url.split("?")[0], tmp_path)
     assert "403" in dom and 'id="tree"' not in dom

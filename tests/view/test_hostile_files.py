@@ -80,6 +80,7 @@ WHOLE = str(HUGE_ROWS / 1000.0)
 #: (route, query, what the answer must be: a status, and for 200 a check of the JSON or PNG)
 REQUESTS = [
     ("/api/tree", {}, 200),
+    ("/api/session", {}, 200),
     ("/api/node", {"path": "/acquisition/huge_images/huge"}, 200),
     ("/api/node", {"path": "/intervals/huge_table/id"}, 200),
     ("/api/node", {"path": "/acquisition/huge_chunk/data"}, 200),

@@ -68,6 +68,37 @@ def test_tree_and_node_endpoints(viewer):
     }
 
 
+def test_the_session_overview_names_the_session_its_subject_devices_and_what_the_file_holds(viewer):
+    status, found = get_json(viewer, "/api/session")
+    assert status == 200
+    session = {f["name"]: f["value"] for f in found["session"]["fields"]}
+    assert session["session_description"] == "viewer test session" and session["identifier"] == "VIEW1"
+    assert session["session_start_time"] == "2024-01-02T03:04:05+00:00" and session["session_id"] == "S01"
+    assert session["experimenter"] == ["Doe, Jane", "Roe, Richard"] and session["keywords"] == [
+        "hippocampus",
+        "place cells",
+    ]
+    assert session["institution"] == "Example Institute" and session["related_publications"] == ["doi:10.1000/example"]
+    subject = {f["name"]: f["value"] for f in found["subject"]["fields"]}
+    assert subject == {
+        "subject_id": "mouse-7",
+        "species": "Mus musculus",
+        "sex": "F",
+        "age": "P90D",
+        "description": "a mouse",
+    }
+    assert found["subject"]["path"] == "/general/subject"
+    assert [(d["name"], d["path"]) for d in found["devices"]] == [("probe", "/general/devices/probe")]
+    sections = {s["section"]: s["items"] for s in found["contents"]}
+    assert set(sections) == {"acquisition", "units", "intervals", "electrodes", "processing/ophys"}
+    assert {i["name"]: i["rows"] for i in sections["intervals"]} == {"epochs": 1, "trials": 5}
+    assert sections["units"][0]["rows"] == 4 and sections["electrodes"][0]["rows"] == CHANNELS
+    assert {i["name"]: i["views"] for i in sections["acquisition"]}["ElectricalSeries"] == ["series"]
+    for item in [entry for items in sections.values() for entry in items] + found["devices"]:
+        assert get_json(viewer, "/api/node", path=item["path"])[0] == 200, item  # every link leads somewhere
+    assert get_json(viewer, "/api/node", path="/")[1]["views"] == ["session"]  # the page opens on it
+
+
 def test_table_page_and_sort_endpoint(viewer):
     status, page = get_json(viewer, "/api/table", path="/intervals/trials", sort="score", desc="1", count=2)
     assert status == 200 and page["rows"] == 5 and page["row_numbers"] == [4, 2]
@@ -95,7 +126,7 @@ def test_image_frame_endpoint_is_a_png(viewer):
 
 @pytest.mark.parametrize("token", [False, "wrong", "x" * 43])
 def test_a_request_without_the_token_is_refused(viewer, token):
-    for route in ("/", "/api/tree", "/static/app.js", "/api/frame"):
+    for route in ("/", "/api/tree", "/static/app.js", "/api/frame", "/api/session"):
         status, _, body = get(viewer, route, token=token, path="/acquisition/movie")
         assert status == 403 and b"token" in body
 

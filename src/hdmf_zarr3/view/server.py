@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
-from . import images, series, tables, tree
+from . import images, series, session, tables, tree
 from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
@@ -184,6 +184,7 @@ def _channel_range(part: str, text: str, path: str | None) -> tuple[int, int]:
 ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
     "/api/tree": lambda opened, q: tree.tree(opened),
     "/api/node": lambda opened, q: tree.node(opened, q.get("path", "/")),
+    "/api/session": lambda opened, q: session.overview(opened),
     "/api/table": lambda opened, q: tables.table_page(
         opened,
         q.get("path", "/"),

@@ -23,14 +23,17 @@ TEXT_CHARS = 2000
 
 
 def views_of(container: Any) -> list[str]:
-    """The views a container opens in: ``series`` (a plot), ``table`` (rows), ``image`` (a picture)."""
+    """The views a container opens in: ``session`` (the file's overview), ``series`` (a plot), ``table``
+    (rows), ``image`` (a picture)."""
     from hdmf.common import DynamicTable
-    from pynwb import TimeSeries
+    from pynwb import NWBFile, TimeSeries
     from pynwb.base import Image, Images
     from pynwb.image import ImageSeries
     from pynwb.ophys import PlaneSegmentation
 
     views = []
+    if isinstance(container, NWBFile):
+        views.append("session")
     if isinstance(container, ImageSeries):
         data = container.data
         views.append("image" if getattr(data, "ndim", 0) >= 3 else "series")

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
-const VIEW_NAMES = { details: "Details", table: "Table", series: "Plot", image: "Image" };
+const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", series: "Plot", image: "Image" };
 const state = { path: "/", view: "details", node: null, plot: null, table: { start: 0, sort: "", desc: false } };
 
 function api(route, params) {
@@ -101,13 +101,14 @@ async function route() {
     }
     document.getElementById("node-type").textContent = state.node.type || state.node.kind;
   }
-  const views = ["details", ...(state.node.views || [])];
+  const own = state.node.views || [];  // the session overview before the details: the page opens on it
+  const views = [...own.filter((v) => v === "session"), "details", ...own.filter((v) => v !== "session")];
   state.view = views.includes(asked) ? asked : (state.node.views && state.node.views[0]) || "details";
   renderTabs(views);
   showError(null);
   const pane = document.getElementById("pane");
   pane.replaceChildren();
-  ({ details: renderDetails, table: renderTable, series: renderSeries, image: renderImage })[state.view](pane);
+  ({ session: renderSession, details: renderDetails, table: renderTable, series: renderSeries, image: renderImage })[state.view](pane);
 }
 
 function renderTabs(views) {
@@ -166,6 +167,34 @@ function renderDetails(pane) {
     else shown = value(p);
     pane.append(el("h3", {}, "First values"), el("pre", { id: "preview" }, shown));
   }
+}
+
+// ---- the session overview ------------------------------------------------------------------------------
+function facts(list) {
+  // a list of names (experimenters, keywords) reads as text; names may hold commas: joined by "; "
+  const shown = (v) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? v.join("; ") : value(v));
+  return el("table", { class: "facts" }, list.map((f) => el("tr", { dataset: { field: f.name } }, el("th", {}, f.label), el("td", {}, shown(f.value)))));
+}
+
+function contentsItem(item) {
+  const label = [item.path ? jump(item.path, item.name) : item.name, " ", el("span", { class: "type" }, item.type)];
+  if (item.rows !== undefined) label.push(el("span", { class: "muted" }, ` ${item.rows} rows`));
+  for (const view of item.views || []) label.push(" ", el("a", { class: "view-link", href: "#node=" + encodeURIComponent(item.path) + "&view=" + view }, VIEW_NAMES[view] || view));
+  if (item.description) label.push(el("span", { class: "muted" }, " · " + item.description));
+  return el("li", { dataset: { path: item.path || "" } }, label);
+}
+
+async function renderSession(pane) {
+  let found;
+  try { found = await getJSON("session"); } catch (error) { showError(error); return; }
+  const box = el("div", { id: "session" }, el("h2", {}, "Session"), facts(found.session.fields));
+  if (found.subject) box.append(el("h2", {}, "Subject ", found.subject.path ? jump(found.subject.path, "(details)") : ""), facts(found.subject.fields));
+  if (found.devices.length) box.append(el("h2", {}, "Devices"), el("ul", { class: "contents" }, found.devices.map(contentsItem)));
+  box.append(el("h2", {}, "Contents"));
+  for (const section of found.contents) {
+    box.append(el("h3", {}, section.section), el("ul", { class: "contents", dataset: { section: section.section } }, section.items.map(contentsItem)));
+  }
+  pane.append(box);
 }
 
 // ---- tables --------------------------------------------------------------------------------------------
