@@ -52,6 +52,9 @@ def test_the_page_shows_the_tree_and_plots_a_window_of_an_electrical_series(view
     width = int(re.search(r' width="(\d+)"', canvas).group(1))
     assert 0 < points <= 8 * 2 * width  # eight channels, two points (min and max) per pixel column at most
     assert "samples 0–30000 of 30000" in dom
+    # lanes named by electrode, one amplitude scale in the unit's natural prefix, the trials as bands
+    assert 'data-lanes="e0 shank0 CA1|e1 shank0 CA1|' in canvas and 'data-scale="1 mV"' in canvas
+    assert int(re.search(r'data-bands="(\d+)"', canvas).group(1)) >= 3
 
 
 def test_the_page_shows_a_table_with_its_ragged_and_region_columns(viewer, tmp_path):

@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import images, series, tables, tree
+from hdmf_zarr3.view import images, lanes, series, tables, tree
 
 
 def _find(entry, path):
@@ -154,7 +154,9 @@ def test_a_timestamps_search_reads_each_chunk_once(tmp_path):
         timestamps = opened.nwbfile.acquisition["stamped"].timestamps
         reads = []
         original = type(timestamps).__getitem__
-        type(timestamps).__getitem__ = lambda self, key: reads.append(key) or original(self, key)
+        type(timestamps).__getitem__ = lambda self, key: (
+            (self is timestamps and reads.append(key)) or original(self, key)
+        )
         try:
             out = series.window(opened, "/acquisition/stamped", start=50.0, stop=50.5)
         finally:
@@ -207,3 +209,19 @@ def test_the_details_of_a_scalar_read_with_the_file_give_its_value(opened):
     storage to describe: its details give its value (they were a 500, ``AttributeError: ... 'filters'``)."""
     details = tree.node(opened, "/acquisition/ElectricalSeries/starting_time")
     assert details["value"] == 2.0 and details["shape"] == []
+
+
+def test_a_window_names_its_lanes_by_electrode_and_brings_the_intervals_it_overlaps(opened, monkeypatch):
+    """Lanes were ``ch N`` and trials and epochs were not shown (issue #41, point 2)."""
+    window = series.window(opened, "/acquisition/ElectricalSeries", channels=[2, 5], width=200)
+    assert window["labels"] == ["e2 shank0 CA1", "e5 shank0 CA1"]
+    bands = {entry["name"]: entry["bands"] for entry in window["intervals"]}
+    assert bands == {"epochs": [[1.0, 2.0]], "trials": [[2.0, 2.5], [3.0, 3.5], [4.0, 4.5]]}
+    later = series.window(opened, "/acquisition/ElectricalSeries", start=10.0, stop=20.0, width=200)
+    assert {entry["name"]: entry["bands"] for entry in later["intervals"]} == {"epochs": [], "trials": []}
+    speed = series.window(opened, "/acquisition/speed", width=200)
+    assert speed["labels"] is None  # no electrodes: the page numbers the lanes
+    monkeypatch.setattr(lanes, "BAND_ROWS", 2)  # a table too long to read whole is named, its bands left out
+    left = {e["name"]: e for e in series.window(opened, "/acquisition/speed", width=200)["intervals"]}
+    assert left["trials"]["bands"] == [] and "5 rows" in left["trials"]["left_out"]
+    assert left["epochs"]["bands"] == [[1.0, 2.0]]

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
-from . import budget
+from . import budget, lanes
 from .viewed_file import ViewedFile
 
 #: Pixel columns of a plot, at most (and at least).
@@ -134,6 +134,9 @@ def window(
     low, high, t, out["decimation"] = _decimated(data, tiles, times, (first, last), width, len(chosen))
     scale, shift = _scaling(series, chosen)
     out["t"] = _floats(np.asarray(t, dtype=np.float64))
+    out["labels"] = lanes.channel_labels(series, chosen, path)
+    shown = [v for v in out["t"] if v is not None]
+    out["intervals"] = lanes.interval_bands(opened, shown[0], shown[-1]) if shown else []
     out["min"] = [_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
     out["max"] = [_floats(high[:, i] * scale[i] + shift) for i in range(len(chosen))]
     return out

@@ -21,7 +21,8 @@ class HZPlot {
     window.addEventListener("mouseup", () => this.onUp());
   }
 
-  margins() { return { left: 70, right: 12, top: 10, bottom: 28 }; }
+  // left: the lanes' names (an electrode's id, group and location); right: the scale bar
+  margins() { return { left: 130, right: 86, top: 18, bottom: 28 }; }
 
   plotWidth() {
     const m = this.margins();
@@ -139,59 +140,82 @@ class HZPlot {
     if (!data || !this.view) return;
     const m = this.margins(), pw = this.plotWidth(), ph = h - m.top - m.bottom;
     const [t0, t1] = this.view;
-    const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw;
-    const lanes = data.channels.length, lane = ph / Math.max(lanes, 1);
+    const frame = { g, m, pw, ph, x: (t) => m.left + ((t - t0) / (t1 - t0)) * pw };
+    const bands = this.drawBands(frame, data.intervals || []);
+    // one amplitude scale for every lane (a scale bar means the same in each): the largest peak-to-peak
+    const ranges = data.channels.map((_, c) => laneRange(data.min[c], data.max[c]));
+    const span = Math.max(...ranges.map(([lo, hi]) => hi - lo), 0) || 1;
+    const unit = prefixed(data.unit, span);
     let points = 0;
-    for (let c = 0; c < lanes; c++) {
-      const low = data.min[c], high = data.max[c];
-      let lo = Infinity, hi = -Infinity;
-      for (let i = 0; i < low.length; i++) {
-        if (low[i] !== null && low[i] < lo) lo = low[i];
-        if (high[i] !== null && high[i] > hi) hi = high[i];
-      }
-      if (!isFinite(lo)) { lo = 0; hi = 1; }
-      if (hi === lo) { hi = lo + 1; lo = lo - 1; }
-      const top = m.top + c * lane, pad = lane * 0.08;
-      const y = (v) => top + pad + (1 - (v - lo) / (hi - lo)) * (lane - 2 * pad);
-      const color = COLORS[c % COLORS.length];
-      g.strokeStyle = color;
+    for (let c = 0; c < data.channels.length; c++) points += this.drawLane(frame, data, c, ranges[c], span, unit);
+    this.drawTimeAxis(frame, t0, t1);
+    const scale = this.drawScaleBar(frame, span, unit, data.channels.length);
+    canvas.dataset.points = String(points);
+    canvas.dataset.decimation = data.decimation;
+    canvas.dataset.window = t0 + " " + t1;
+    canvas.dataset.lanes = data.channels.map((ch, c) => laneName(data, c)).join("|");
+    canvas.dataset.scale = scale;
+    canvas.dataset.bands = String(bands);
+    canvas.dataset.state = "drawn";
+    if (this.onDrawn) this.onDrawn(data, this.view);
+  }
+
+  // the file's intervals (trials, epochs...) as shaded bands behind the lanes, a legend at the top right
+  drawBands({ g, m, pw, ph, x }, tables) {
+    let drawn = 0, legend = m.left + pw;
+    g.textAlign = "right";
+    tables.forEach((table, i) => {
+      if (!table.bands.length) return;
+      const color = BAND_COLORS[i % BAND_COLORS.length];
       g.fillStyle = color;
-      g.lineWidth = 1;
-      // runs of consecutive values (a null, i.e. no finite value, breaks the line)
-      const runs = [];
-      let run = [];
-      for (let i = 0; i < data.t.length; i++) {
-        if (low[i] === null || high[i] === null || data.t[i] === null) { if (run.length) runs.push(run); run = []; continue; }
-        run.push(i);
+      g.globalAlpha = 0.13;
+      for (const [a, b] of table.bands) {
+        const left = Math.max(m.left, x(a)), right = Math.min(m.left + pw, x(b));
+        if (right > left) { g.fillRect(left, m.top, Math.max(1, right - left), ph); drawn++; }
       }
-      if (run.length) runs.push(run);
-      for (const r of runs) {
-        g.beginPath();
-        if (data.decimation === "none") {
-          r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(low[i])) : g.moveTo(x(data.t[i]), y(low[i]))));
-          g.stroke();
-          points += r.length;
-        } else {
-          // the envelope: the maxima left to right, the minima back; each column at least a pixel tall
-          r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(high[i]) - 0.5) : g.moveTo(x(data.t[i]), y(high[i]) - 0.5)));
-          for (let j = r.length - 1; j >= 0; j--) g.lineTo(x(data.t[r[j]]), y(low[r[j]]) + 0.5);
-          g.closePath();
-          g.globalAlpha = 0.55;
-          g.fill();
-          g.globalAlpha = 1;
-          g.stroke();
-          points += 2 * r.length;
-        }
+      g.globalAlpha = 1;
+      g.fillText(table.name, legend, m.top - 4);
+      legend -= g.measureText(table.name).width + 10;
+    });
+    return drawn;
+  }
+
+  drawLane({ g, m, pw, ph, x }, data, c, [lo, hi], span, unit) {
+    const lanes = data.channels.length, lane = ph / Math.max(lanes, 1), low = data.min[c], high = data.max[c];
+    const top = m.top + c * lane, pad = lane * 0.08, center = (lo + hi) / 2;
+    const y = (v) => top + lane / 2 - ((v - center) / span) * (lane - 2 * pad);
+    const color = COLORS[c % COLORS.length];
+    g.strokeStyle = color;
+    g.fillStyle = color;
+    g.lineWidth = 1;
+    let points = 0;
+    for (const r of runsOf(data, low, high)) {
+      g.beginPath();
+      if (data.decimation === "none") {
+        r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(low[i])) : g.moveTo(x(data.t[i]), y(low[i]))));
+        g.stroke();
+        points += r.length;
+      } else {
+        // the envelope: the maxima left to right, the minima back; each column at least a pixel tall
+        r.forEach((i, j) => (j ? g.lineTo(x(data.t[i]), y(high[i]) - 0.5) : g.moveTo(x(data.t[i]), y(high[i]) - 0.5)));
+        for (let j = r.length - 1; j >= 0; j--) g.lineTo(x(data.t[r[j]]), y(low[r[j]]) + 0.5);
+        g.closePath();
+        g.globalAlpha = 0.55;
+        g.fill();
+        g.globalAlpha = 1;
+        g.stroke();
+        points += 2 * r.length;
       }
-      g.fillStyle = "#444";
-      g.textAlign = "right";
-      g.fillText("ch " + data.channels[c], m.left - 6, top + lane / 2 + 4);
-      g.fillStyle = "#999";
-      g.fillText(fmt(hi), m.left - 6, top + pad + 8);
-      g.strokeStyle = "#eee";
-      g.beginPath(); g.moveTo(m.left, top + lane); g.lineTo(m.left + pw, top + lane); g.stroke();
     }
-    // time axis
+    g.fillStyle = "#444";
+    g.textAlign = "right";
+    g.fillText(laneName(data, c), m.left - 6, top + lane / 2 + 4);
+    g.strokeStyle = "#eee";
+    g.beginPath(); g.moveTo(m.left, top + lane); g.lineTo(m.left + pw, top + lane); g.stroke();
+    return points;
+  }
+
+  drawTimeAxis({ g, m, pw, ph, x }, t0, t1) {
     g.strokeStyle = "#999";
     g.fillStyle = "#444";
     g.textAlign = "center";
@@ -201,14 +225,61 @@ class HZPlot {
       g.beginPath(); g.moveTo(x(t), m.top + ph); g.lineTo(x(t), m.top + ph + 4); g.stroke();
       g.fillText(fmt(t) + " s", x(t), m.top + ph + 16);
     }
-    g.textAlign = "left";
-    g.fillText(data.unit ? "[" + data.unit + "]" : "", 4, m.top + ph + 16);
-    canvas.dataset.points = String(points);
-    canvas.dataset.decimation = data.decimation;
-    canvas.dataset.window = t0 + " " + t1;
-    canvas.dataset.state = "drawn";
-    if (this.onDrawn) this.onDrawn(data, this.view);
   }
+
+  // a vertical bar of a round amplitude at the right, in the unit's natural prefix (97 µV, not 9.7e-5 V)
+  drawScaleBar({ g, m, pw, ph }, span, unit, lanes) {
+    const lane = ph / Math.max(lanes, 1), usable = lane * 0.84;
+    const value = niceStep(span / 2), length = (value / span) * usable;
+    const left = m.left + pw + 10, bottom = m.top + ph - 4;
+    g.strokeStyle = "#222";
+    g.lineWidth = 2;
+    g.beginPath(); g.moveTo(left, bottom); g.lineTo(left, bottom - length); g.stroke();
+    g.lineWidth = 1;
+    const label = fmt(value * unit.factor) + (unit.label ? " " + unit.label : "");
+    g.fillStyle = "#222";
+    g.textAlign = "left";
+    g.fillText(label, left + 5, bottom - length / 2 + 4);
+    return label;
+  }
+}
+
+const BAND_COLORS = ["#e69f00", "#56b4e9", "#009e73", "#cc79a7", "#0072b2"];
+
+function laneName(data, c) {
+  return data.labels ? data.labels[c] : "ch " + data.channels[c];
+}
+
+function laneRange(low, high) {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < low.length; i++) {
+    if (low[i] !== null && low[i] < lo) lo = low[i];
+    if (high[i] !== null && high[i] > hi) hi = high[i];
+  }
+  if (!isFinite(lo)) return [0, 1];
+  return hi === lo ? [lo - 1, hi + 1] : [lo, hi];
+}
+
+// runs of consecutive values (a null, i.e. no finite value, breaks the line)
+function runsOf(data, low, high) {
+  const runs = [];
+  let run = [];
+  for (let i = 0; i < data.t.length; i++) {
+    if (low[i] === null || high[i] === null || data.t[i] === null) { if (run.length) runs.push(run); run = []; continue; }
+    run.push(i);
+  }
+  if (run.length) runs.push(run);
+  return runs;
+}
+
+// the SI prefix that writes a span of `unit` with a leading digit (volts: V, mV, µV, nV)
+function prefixed(unit, span) {
+  const base = { volts: "V", volt: "V", V: "V", amperes: "A", amps: "A", A: "A", meters: "m", m: "m", seconds: "s", s: "s" }[unit];
+  if (!base) return { factor: 1, label: unit || "" };
+  for (const [factor, prefix] of [[1, ""], [1e3, "m"], [1e6, "µ"], [1e9, "n"]]) {
+    if (span * factor >= 1) return { factor, label: prefix + base };
+  }
+  return { factor: 1e12, label: "p" + base };
 }
 
 function niceStep(raw) {

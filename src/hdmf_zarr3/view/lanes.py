@@ -1,0 +1,82 @@
+"""What a plotted window is drawn with besides its values (issue #41, point 2): each channel's name from its
+electrode, and the file's intervals (trials, epochs...) the window overlaps, as bands.
+
+Only small things are read: the electrode rows of the chosen channels (their index in the series' electrodes
+region, then their id, group and location), and an interval table's start and stop times when it has at most
+:data:`BAND_ROWS` rows (a table larger than that is named, its bands left out).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import HdmfZarrError
+from . import budget
+from .viewed_file import ViewedFile
+
+#: Rows an interval table may have for its bands to be drawn (its start and stop times are read whole).
+BAND_ROWS = 100_000
+#: Bands of one table sent with a window, at most (the first ones in time).
+WINDOW_BANDS = 2_000
+
+
+def channel_labels(series: Any, chosen: list[int], path: str) -> list[str] | None:
+    """``e<id> <group> <location>`` of each chosen channel's electrode (an ElectricalSeries), else ``None``."""
+    region = getattr(series, "electrodes", None)
+    table = getattr(region, "table", None)
+    if region is None or table is None:
+        return None
+    try:
+        budget.check_chunks(region.data, path)
+        rows = [int(region.data[c]) for c in chosen]
+        return [_electrode(table, row, path) for row in rows]
+    except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):  # a region that names no row: numbers
+        return None
+
+
+def _electrode(table: Any, row: int, path: str) -> str:
+    parts = [f"e{_cell(table, 'id', row, path)}"]
+    if "group_name" in table.colnames:
+        parts.append(str(_cell(table, "group_name", row, path)))
+    elif "group" in table.colnames:
+        parts.append(str(getattr(table["group"][row], "name", "")))
+    if "location" in table.colnames:
+        parts.append(str(_cell(table, "location", row, path)))
+    return " ".join(p for p in parts if p)[:40]
+
+
+def _cell(table: Any, column: str, row: int, path: str) -> Any:
+    data = table.id.data if column == "id" else table[column].data
+    budget.check_chunks(data, path)
+    value = data[row]
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+
+
+def interval_bands(opened: ViewedFile, start: float, stop: float) -> list[dict[str, Any]]:
+    """For each interval table of the file, its rows overlapping ``start``–``stop`` as ``[start, stop]``."""
+    found = []
+    for name, table in sorted((opened.nwbfile.intervals or {}).items()):
+        entry: dict[str, Any] = {"name": name, "path": opened.path_of(table)}
+        try:
+            entry["bands"] = _bands(table, start, stop)
+        except (HdmfZarrError, KeyError, TypeError, ValueError) as exc:
+            entry["bands"], entry["left_out"] = [], str(exc)[:200]
+        found.append(entry)
+    return found
+
+
+def _bands(table: Any, start: float, stop: float) -> list[list[float]]:
+    if "start_time" not in table.colnames or "stop_time" not in table.colnames:
+        raise KeyError("no start_time and stop_time columns")
+    rows = len(table.id.data)
+    if rows > BAND_ROWS:
+        raise ValueError(f"{rows} rows: more than the {BAND_ROWS} drawn as bands")
+    columns = [table["start_time"].data, table["stop_time"].data]
+    for column in columns:
+        budget.check_chunks(column, "")
+    starts, stops = (np.asarray(column[:rows], dtype=np.float64) for column in columns)
+    inside = np.flatnonzero((starts <= stop) & (stops >= start) & np.isfinite(starts) & np.isfinite(stops))
+    inside = inside[np.argsort(starts[inside], kind="stable")][:WINDOW_BANDS]
+    return [[float(starts[i]), float(stops[i])] for i in inside]
