@@ -70,6 +70,13 @@ def test_the_page_shows_a_frame_of_the_image_series(viewer, tmp_path):
     assert 'data-loaded="1"' in image and "frame 1 of 6" in dom and 'id="frame-slider"' in dom
 
 
+def test_the_page_draws_an_interval_table_as_a_timeline_on_lines_by_a_column(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/intervals/trials&view=timeline&group=score", tmp_path)
+    canvas = re.search(r'<canvas id="timeline"[^>]*>', dom).group(0)
+    assert 'data-bands="5"' in canvas and 'data-lines="4"' in canvas and 'data-state="drawn"' in canvas
+    assert '<option value="score">score</option>' in dom and "(5 rows)" in dom
+
+
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):
     dom = render(viewer.url, tmp_path)
     box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)

@@ -95,6 +95,7 @@ REQUESTS = [
     ("/api/frame", {"path": f"{SEGMENTATIONS}/farther_pixels"}, 200),
     ("/api/frame", {"path": f"{SEGMENTATIONS}/big_masks"}, 200),
     ("/api/table", {"path": "/intervals/huge_table"}, 200),
+    ("/api/timeline", {"path": "/intervals/huge_table"}, 200),
     ("/api/table", {"path": "/intervals/huge_table", "start": str(HUGE_ROWS - 50), "desc": "1"}, 200),
     ("/api/table", {"path": "/intervals/huge_table", "sort": "start_time"}, 413),
     ("/api/table", {"path": f"{SEGMENTATIONS}/far_pixels"}, 200),

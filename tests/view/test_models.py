@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import images, lanes, series, tables, tree
+from hdmf_zarr3.view import images, lanes, series, tables, timeline, tree
 
 
 def _find(entry, path):
@@ -225,3 +225,24 @@ def test_a_window_names_its_lanes_by_electrode_and_brings_the_intervals_it_overl
     left = {e["name"]: e for e in series.window(opened, "/acquisition/speed", width=200)["intervals"]}
     assert left["trials"]["bands"] == [] and "5 rows" in left["trials"]["left_out"]
     assert left["epochs"]["bands"] == [[1.0, 2.0]]
+
+
+def test_an_interval_table_is_a_timeline_on_lines_by_a_column(opened, monkeypatch):
+    """Interval tables were tables only (issue #41, point 4)."""
+    assert tree.node(opened, "/intervals/trials")["views"] == ["table", "timeline"]
+    found = timeline.timeline(opened, "/intervals/trials", group="score")
+    assert found["rows"] == found["shown"] == 5 and found["groupable"] == ["score"]
+    assert found["lines"] == [3.0, 1.0, 4.0, 5.0]
+    assert found["bands"] == [[0.0, 0.5, 0], [1.0, 1.5, 1], [2.0, 2.5, 2], [3.0, 3.5, 1], [4.0, 4.5, 3]]
+    one_line = timeline.timeline(opened, "/intervals/trials")
+    assert one_line["lines"] == ["all"] and {band[2] for band in one_line["bands"]} == {0}
+    assert timeline.timeline(opened, "/intervals/epochs")["groupable"] == []  # tags are ragged
+    with pytest.raises(ViewRequestError, match="choose one of score"):
+        timeline.timeline(opened, "/intervals/trials", group="start_time")
+    with pytest.raises(ViewRequestError, match="no interval table"):
+        timeline.timeline(opened, "/units")
+    monkeypatch.setattr(timeline, "GROUPS", 2)
+    assert timeline.timeline(opened, "/intervals/trials", group="score")["lines"] == [3.0, 1.0, "other"]
+    monkeypatch.setattr(timeline, "TIMELINE_ROWS", 2)  # a long table: its first rows, and how many it has
+    first = timeline.timeline(opened, "/intervals/trials")
+    assert first["rows"] == 5 and first["shown"] == 2 and len(first["bands"]) == 2

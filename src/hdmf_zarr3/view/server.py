@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
-from . import images, series, session, tables, tree
+from . import images, series, session, tables, timeline, tree
 from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
@@ -201,6 +201,7 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         channels=_channels(q),
         width=_number(q, "width", 1000),
     ),
+    "/api/timeline": lambda opened, q: timeline.timeline(opened, q.get("path", "/"), q.get("group") or None),
     "/api/image": lambda opened, q: images.image_info(opened, q.get("path", "/")),
     "/api/frame": lambda opened, q: images.frame_png(opened, q.get("path", "/"), _number(q, "index", 0)),
 }

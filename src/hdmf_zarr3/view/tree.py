@@ -24,10 +24,11 @@ TEXT_CHARS = 2000
 
 def views_of(container: Any) -> list[str]:
     """The views a container opens in: ``session`` (the file's overview), ``series`` (a plot), ``table``
-    (rows), ``image`` (a picture)."""
+    (rows), ``timeline`` (an interval table's rows in time), ``image`` (a picture)."""
     from hdmf.common import DynamicTable
     from pynwb import NWBFile, TimeSeries
     from pynwb.base import Image, Images
+    from pynwb.epoch import TimeIntervals
     from pynwb.image import ImageSeries
     from pynwb.ophys import PlaneSegmentation
 
@@ -43,6 +44,8 @@ def views_of(container: Any) -> list[str]:
         views.append("image")
     if isinstance(container, DynamicTable):
         views.append("table")
+    if isinstance(container, TimeIntervals):
+        views.append("timeline")
     return views
 
 
