@@ -77,6 +77,15 @@ def test_the_page_draws_an_interval_table_as_a_timeline_on_lines_by_a_column(vie
     assert '<option value="score">score</option>' in dom and "(5 rows)" in dom
 
 
+def test_the_page_draws_the_units_as_a_raster_and_a_psth_against_the_trials(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/units&view=raster&sort=quality", tmp_path)
+    raster = re.search(r'<canvas id="raster"[^>]*>', dom).group(0)
+    assert 'data-units="4"' in raster and 'data-spikes="10"' in raster and 'data-state="drawn"' in raster
+    assert re.search(r'<div id="psth" data-state="drawn">', dom)
+    curves = re.search(r'<canvas class="psth"[^>]*>', dom).group(0)
+    assert 'data-unit="0"' in curves and 'data-state="drawn"' in curves
+
+
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):
     dom = render(viewer.url, tmp_path)
     box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)

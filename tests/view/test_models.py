@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import images, lanes, series, tables, timeline, tree
+from hdmf_zarr3.view import images, lanes, series, spikes, tables, timeline, tree
 
 
 def _find(entry, path):
@@ -26,7 +26,7 @@ def test_tree_shows_nwb_types_views_arrays_and_links(opened):
     assert es["type"] == "core:ElectricalSeries" and es["views"] == ["series"]
     data = _find(root, "/acquisition/ElectricalSeries/data")
     assert data["shape"] == [SAMPLES, CHANNELS] and data["dtype"] == "int16"
-    assert _find(root, "/units")["views"] == ["table"]
+    assert _find(root, "/units")["views"] == ["table", "raster"]
     assert _find(root, "/intervals/trials")["type"] == "core:TimeIntervals"
     assert _find(root, "/acquisition/movie")["views"] == ["image"]
     assert set(_find(root, "/processing/ophys/ImageSegmentation/cells")["views"]) == {"image", "table"}
@@ -246,3 +246,32 @@ def test_an_interval_table_is_a_timeline_on_lines_by_a_column(opened, monkeypatc
     monkeypatch.setattr(timeline, "TIMELINE_ROWS", 2)  # a long table: its first rows, and how many it has
     first = timeline.timeline(opened, "/intervals/trials")
     assert first["rows"] == 5 and first["shown"] == 2 and len(first["bands"]) == 2
+
+
+def test_a_units_table_is_a_raster_in_the_order_of_a_column_and_a_psth_against_trials(opened, monkeypatch):
+    """Units were a table only (issue #41, point 3)."""
+    assert tree.node(opened, "/units")["views"] == ["table", "raster"]
+    found = spikes.raster(opened, "/units", None, None, None)
+    assert (found["start"], found["stop"]) == (0.1, 10.1) and found["sortable"] == ["quality"]
+    assert [r["times"] for r in found["rows"]] == [[0.1, 0.2, 0.3], [1.5], [0.7, 0.9], [2.5, 2.6, 2.7, 2.8]]
+    by_quality = spikes.raster(opened, "/units", 0.0, 2.0, "quality")  # good, good, mua, noise
+    assert [r["row"] for r in by_quality["rows"]] == [0, 2, 3, 1] and by_quality["rows"][2]["times"] == []
+    psth = spikes.psth(opened, "/units", [0, 3], "/intervals/trials", before=0.5, after=1.0, bins=3, group="score")
+    assert psth["edges"] == [-0.5, 0.0, 0.5, 1.0] and psth["events"] == 5 and psth["groups"] == [3.0, 1.0, 4.0, 5.0]
+    first, last = psth["units"]
+    assert first["rates"]["3.0"] == [0.0, 6.0, 0.0]  # 3 spikes in one trial's 0.5 s bin: 6 per second
+    assert last["rates"]["1.0"] == [4.0, 0.0, 0.0] and last["rates"]["4.0"] == [0.0, 0.0, 8.0]
+    assert last["trials"][3] == [-0.5, -0.4, -0.3, -0.2]  # the trial at 3 s, its spikes before it
+    for bad, message in [
+        ({"chosen": [9]}, "choose 1 to"),
+        ({"align": "/units"}, "align to a time column"),
+        ({"group": "start_time_index"}, "no such column"),
+        ({"bins": 10_000}, "bins"),
+    ]:
+        args = {"chosen": [0], "align": "/intervals/trials", "before": 0.5, "after": 1.0, "bins": 3, **bad}
+        with pytest.raises(ViewRequestError, match=message):
+            spikes.psth(opened, "/units", args.pop("chosen"), args.pop("align"), **args)
+    monkeypatch.setattr(spikes, "SPIKE_VALUES", 5)  # spike times past what one request reads: refused by name
+    with pytest.raises(ViewRequestError, match="10 spike times") as refused:
+        spikes.raster(opened, "/units", None, None, None)
+    assert refused.value.status == 413

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
-from . import images, series, session, tables, timeline, tree
+from . import images, series, session, spikes, tables, timeline, tree
 from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
@@ -32,6 +32,7 @@ STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/plot.js": ("plot.js", "text/javascript; charset=utf-8"),
+    "/static/panels.js": ("panels.js", "text/javascript; charset=utf-8"),
     "/static/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 #: Host names a request may name (the server listens on 127.0.0.1 only).
@@ -173,6 +174,17 @@ def _channels(query: dict[str, str]) -> list[int] | None:
     return sorted(chosen)
 
 
+def _rows(query: dict[str, str], key: str) -> list[int]:
+    """Row numbers given as ``1,4,7`` (at most :data:`~.spikes.PSTH_UNITS` of them)."""
+    parts = (query.get(key) or "0").split(",")
+    try:
+        return sorted({int(part) for part in parts[: spikes.PSTH_UNITS + 1]})
+    except ValueError:
+        raise ViewRequestError(
+            f"{key}={query.get(key, '')[:40]!r}: give row numbers, e.g. 0,3,7", query.get("path")
+        ) from None
+
+
 def _channel_range(part: str, text: str, path: str | None) -> tuple[int, int]:
     lo, _, hi = part.partition("-")
     try:
@@ -202,6 +214,24 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         width=_number(q, "width", 1000),
     ),
     "/api/timeline": lambda opened, q: timeline.timeline(opened, q.get("path", "/"), q.get("group") or None),
+    "/api/raster": lambda opened, q: spikes.raster(
+        opened,
+        q.get("path", "/units"),
+        start=_number(q, "start", None, float),
+        stop=_number(q, "stop", None, float),
+        sort=q.get("sort") or None,
+    ),
+    "/api/psth": lambda opened, q: spikes.psth(
+        opened,
+        q.get("path", "/units"),
+        _rows(q, "units"),
+        q.get("align") or "/intervals/trials",
+        column=q.get("column") or None,
+        group=q.get("group") or None,
+        before=_number(q, "before", 0.5, float),
+        after=_number(q, "after", 1.0, float),
+        bins=_number(q, "bins", 50),
+    ),
     "/api/image": lambda opened, q: images.image_info(opened, q.get("path", "/")),
     "/api/frame": lambda opened, q: images.frame_png(opened, q.get("path", "/"), _number(q, "index", 0)),
 }

@@ -24,12 +24,14 @@ TEXT_CHARS = 2000
 
 def views_of(container: Any) -> list[str]:
     """The views a container opens in: ``session`` (the file's overview), ``series`` (a plot), ``table``
-    (rows), ``timeline`` (an interval table's rows in time), ``image`` (a picture)."""
+    (rows), ``timeline`` (an interval table's rows in time), ``raster`` (a Units table's spikes), ``image`` (a
+    picture)."""
     from hdmf.common import DynamicTable
     from pynwb import NWBFile, TimeSeries
     from pynwb.base import Image, Images
     from pynwb.epoch import TimeIntervals
     from pynwb.image import ImageSeries
+    from pynwb.misc import Units
     from pynwb.ophys import PlaneSegmentation
 
     views = []
@@ -46,6 +48,8 @@ def views_of(container: Any) -> list[str]:
         views.append("table")
     if isinstance(container, TimeIntervals):
         views.append("timeline")
+    if isinstance(container, Units) and "spike_times" in container.colnames:
+        views.append("raster")
     return views
 
 

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
-const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", timeline: "Timeline", series: "Plot", image: "Image" };
+const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", timeline: "Timeline", raster: "Raster", series: "Plot", image: "Image" };
 const state = { path: "/", view: "details", node: null, plot: null, table: { start: 0, sort: "", desc: false } };
 
 function api(route, params) {
@@ -108,7 +108,7 @@ async function route() {
   showError(null);
   const pane = document.getElementById("pane");
   pane.replaceChildren();
-  ({ session: renderSession, details: renderDetails, table: renderTable, timeline: renderTimeline, series: renderSeries, image: renderImage })[state.view](pane);
+  ({ session: renderSession, details: renderDetails, table: renderTable, timeline: renderTimeline, raster: renderRaster, series: renderSeries, image: renderImage })[state.view](pane);
 }
 
 function renderTabs(views) {
@@ -169,34 +169,6 @@ function renderDetails(pane) {
   }
 }
 
-// ---- the session overview ------------------------------------------------------------------------------
-function facts(list) {
-  // a list of names (experimenters, keywords) reads as text; names may hold commas: joined by "; "
-  const shown = (v) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? v.join("; ") : value(v));
-  return el("table", { class: "facts" }, list.map((f) => el("tr", { dataset: { field: f.name } }, el("th", {}, f.label), el("td", {}, shown(f.value)))));
-}
-
-function contentsItem(item) {
-  const label = [item.path ? jump(item.path, item.name) : item.name, " ", el("span", { class: "type" }, item.type)];
-  if (item.rows !== undefined) label.push(el("span", { class: "muted" }, ` ${item.rows} rows`));
-  for (const view of item.views || []) label.push(" ", el("a", { class: "view-link", href: "#node=" + encodeURIComponent(item.path) + "&view=" + view }, VIEW_NAMES[view] || view));
-  if (item.description) label.push(el("span", { class: "muted" }, " · " + item.description));
-  return el("li", { dataset: { path: item.path || "" } }, label);
-}
-
-async function renderSession(pane) {
-  let found;
-  try { found = await getJSON("session"); } catch (error) { showError(error); return; }
-  const box = el("div", { id: "session" }, el("h2", {}, "Session"), facts(found.session.fields));
-  if (found.subject) box.append(el("h2", {}, "Subject ", found.subject.path ? jump(found.subject.path, "(details)") : ""), facts(found.subject.fields));
-  if (found.devices.length) box.append(el("h2", {}, "Devices"), el("ul", { class: "contents" }, found.devices.map(contentsItem)));
-  box.append(el("h2", {}, "Contents"));
-  for (const section of found.contents) {
-    box.append(el("h3", {}, section.section), el("ul", { class: "contents", dataset: { section: section.section } }, section.items.map(contentsItem)));
-  }
-  pane.append(box);
-}
-
 // ---- tables --------------------------------------------------------------------------------------------
 function cell(v) {
   if (v && typeof v === "object" && !Array.isArray(v)) {
@@ -232,49 +204,6 @@ async function renderTable(pane) {
     el("button", { onclick: () => { if (last < page.rows) { t.start += shown; pane.replaceChildren(); renderTable(pane); } } }, "next ▶"));
   pane.replaceChildren(controls, el("table", { class: "rows", id: "rows", dataset: { rows: String(page.rows) } }, el("thead", {}, head), el("tbody", {}, rows)));
 }
-
-// ---- interval timelines -------------------------------------------------------------------------------
-async function renderTimeline(pane) {
-  const params = new URLSearchParams(location.hash.slice(1));
-  const group = params.get("group") || "";
-  let found;
-  try { found = await getJSON("timeline", { path: state.path, group }); } catch (error) { showError(error); return; }
-  const choose = el("select", { id: "timeline-group", title: "a column to put rows on lines by" },
-    el("option", { value: "" }, "(one line)"), found.groupable.map((c) => el("option", { value: c }, c)));
-  choose.value = found.group || "";
-  choose.addEventListener("change", () => { location.hash = "node=" + encodeURIComponent(state.path) + "&view=timeline" + (choose.value ? "&group=" + encodeURIComponent(choose.value) : ""); });
-  const note = found.shown < found.rows ? ` (the first ${found.shown} of ${found.rows} rows)` : ` (${found.rows} rows)`;
-  const canvas = el("canvas", { id: "timeline", dataset: { bands: String(found.bands.length), lines: String(found.lines.length) } });
-  pane.append(el("div", { class: "controls" }, el("label", {}, "lines by ", choose), el("span", { class: "muted" }, note)), canvas);
-  canvas.style.height = Math.min(900, 60 + 22 * found.lines.length) + "px";
-  drawTimeline(canvas, found);
-}
-
-function drawTimeline(canvas, found) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "11px system-ui, sans-serif";
-  const m = { left: 140, right: 16, top: 8, bottom: 26 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
-  const t0 = Math.min(...found.bands.map((b) => b[0]), 0), t1 = Math.max(...found.bands.map((b) => b[1]), t0 + 1e-9);
-  const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw, line = ph / Math.max(1, found.lines.length);
-  found.lines.forEach((name, i) => {
-    g.fillStyle = "#444"; g.textAlign = "right";
-    g.fillText(String(name).slice(0, 24), m.left - 6, m.top + (i + 0.5) * line + 4);
-  });
-  for (const [a, b, i] of found.bands) {
-    g.fillStyle = COLORS_TIMELINE[i % COLORS_TIMELINE.length];
-    g.fillRect(x(a), m.top + i * line + line * 0.15, Math.max(1, x(b) - x(a)), line * 0.7);
-  }
-  g.strokeStyle = "#999"; g.fillStyle = "#444"; g.textAlign = "center";
-  g.beginPath(); g.moveTo(m.left, m.top + ph); g.lineTo(m.left + pw, m.top + ph); g.stroke();
-  const step = niceStep((t1 - t0) / 8);
-  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) g.fillText(fmt(t) + " s", x(t), m.top + ph + 16);
-  canvas.dataset.state = "drawn";
-}
-
-const COLORS_TIMELINE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
 // ---- time series ---------------------------------------------------------------------------------------
 function renderSeries(pane) {

@@ -1,0 +1,163 @@
+// hdmf-zarr3 view: the panels of NWB objects (issue #41): the session overview, interval timelines, and the
+// raster and PSTH of units. Loaded before app.js, whose helpers (el, getJSON, jump, value, state...) they call.
+"use strict";
+
+// ---- the session overview ------------------------------------------------------------------------------
+function facts(list) {
+  // a list of names (experimenters, keywords) reads as text; names may hold commas: joined by "; "
+  const shown = (v) => (Array.isArray(v) && v.every((x) => typeof x === "string") ? v.join("; ") : value(v));
+  return el("table", { class: "facts" }, list.map((f) => el("tr", { dataset: { field: f.name } }, el("th", {}, f.label), el("td", {}, shown(f.value)))));
+}
+
+function contentsItem(item) {
+  const label = [item.path ? jump(item.path, item.name) : item.name, " ", el("span", { class: "type" }, item.type)];
+  if (item.rows !== undefined) label.push(el("span", { class: "muted" }, ` ${item.rows} rows`));
+  for (const view of item.views || []) label.push(" ", el("a", { class: "view-link", href: "#node=" + encodeURIComponent(item.path) + "&view=" + view }, VIEW_NAMES[view] || view));
+  if (item.description) label.push(el("span", { class: "muted" }, " · " + item.description));
+  return el("li", { dataset: { path: item.path || "" } }, label);
+}
+
+async function renderSession(pane) {
+  let found;
+  try { found = await getJSON("session"); } catch (error) { showError(error); return; }
+  const box = el("div", { id: "session" }, el("h2", {}, "Session"), facts(found.session.fields));
+  if (found.subject) box.append(el("h2", {}, "Subject ", found.subject.path ? jump(found.subject.path, "(details)") : ""), facts(found.subject.fields));
+  if (found.devices.length) box.append(el("h2", {}, "Devices"), el("ul", { class: "contents" }, found.devices.map(contentsItem)));
+  box.append(el("h2", {}, "Contents"));
+  for (const section of found.contents) {
+    box.append(el("h3", {}, section.section), el("ul", { class: "contents", dataset: { section: section.section } }, section.items.map(contentsItem)));
+  }
+  pane.append(box);
+}
+
+// ---- interval timelines -------------------------------------------------------------------------------
+async function renderTimeline(pane) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const group = params.get("group") || "";
+  let found;
+  try { found = await getJSON("timeline", { path: state.path, group }); } catch (error) { showError(error); return; }
+  const choose = el("select", { id: "timeline-group", title: "a column to put rows on lines by" },
+    el("option", { value: "" }, "(one line)"), found.groupable.map((c) => el("option", { value: c }, c)));
+  choose.value = found.group || "";
+  choose.addEventListener("change", () => { location.hash = "node=" + encodeURIComponent(state.path) + "&view=timeline" + (choose.value ? "&group=" + encodeURIComponent(choose.value) : ""); });
+  const note = found.shown < found.rows ? ` (the first ${found.shown} of ${found.rows} rows)` : ` (${found.rows} rows)`;
+  const canvas = el("canvas", { id: "timeline", dataset: { bands: String(found.bands.length), lines: String(found.lines.length) } });
+  pane.append(el("div", { class: "controls" }, el("label", {}, "lines by ", choose), el("span", { class: "muted" }, note)), canvas);
+  canvas.style.height = Math.min(900, 60 + 22 * found.lines.length) + "px";
+  drawTimeline(canvas, found);
+}
+
+function drawTimeline(canvas, found) {
+  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.font = "11px system-ui, sans-serif";
+  const m = { left: 140, right: 16, top: 8, bottom: 26 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
+  const t0 = Math.min(...found.bands.map((b) => b[0]), 0), t1 = Math.max(...found.bands.map((b) => b[1]), t0 + 1e-9);
+  const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw, line = ph / Math.max(1, found.lines.length);
+  found.lines.forEach((name, i) => {
+    g.fillStyle = "#444"; g.textAlign = "right";
+    g.fillText(String(name).slice(0, 24), m.left - 6, m.top + (i + 0.5) * line + 4);
+  });
+  for (const [a, b, i] of found.bands) {
+    g.fillStyle = COLORS_TIMELINE[i % COLORS_TIMELINE.length];
+    g.fillRect(x(a), m.top + i * line + line * 0.15, Math.max(1, x(b) - x(a)), line * 0.7);
+  }
+  g.strokeStyle = "#999"; g.fillStyle = "#444"; g.textAlign = "center";
+  g.beginPath(); g.moveTo(m.left, m.top + ph); g.lineTo(m.left + pw, m.top + ph); g.stroke();
+  const step = niceStep((t1 - t0) / 8);
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) g.fillText(fmt(t) + " s", x(t), m.top + ph + 16);
+  canvas.dataset.state = "drawn";
+}
+
+const COLORS_TIMELINE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+
+// ---- units: raster and PSTH ----------------------------------------------------------------------------
+async function renderRaster(pane) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const query = { path: state.path, sort: params.get("sort") || "" };
+  if (params.get("start")) Object.assign(query, { start: params.get("start"), stop: params.get("stop") });
+  let found;
+  try { found = await getJSON("raster", query); } catch (error) { showError(error); return; }
+  const sort = el("select", { id: "raster-sort" }, el("option", { value: "" }, "(row)"), found.sortable.map((c) => el("option", { value: c }, c)));
+  sort.value = found.sort || "";
+  const reload = (extra) => { location.hash = "node=" + encodeURIComponent(state.path) + "&view=raster" + (sort.value ? "&sort=" + encodeURIComponent(sort.value) : "") + (extra || ""); };
+  sort.addEventListener("change", () => reload());
+  const step = (k) => () => { const span = found.stop - found.start; reload(`&start=${found.start + k * span}&stop=${found.stop + k * span}`); };
+  const canvas = el("canvas", { id: "raster", dataset: { units: String(found.rows.length), spikes: String(found.rows.reduce((n, r) => n + r.times.length, 0)) } });
+  pane.append(el("div", { class: "controls" }, el("button", { onclick: step(-1) }, "◀"), el("button", { onclick: step(1) }, "▶"),
+    el("label", {}, "units by ", sort), el("span", { class: "muted" }, `${fmt(found.start)}–${fmt(found.stop)} s · ${found.rows.length} of ${found.units} units` + (found.capped ? " · spikes capped" : ""))), canvas);
+  canvas.style.height = Math.min(900, 60 + 8 * found.rows.length) + "px";
+  drawTicks(canvas, found.rows.map((r) => r.times), found.start, found.stop, found.rows.map((r) => "unit " + r.id));
+  renderPsthControls(pane, found);
+}
+
+function drawTicks(canvas, rows, t0, t1, names) {
+  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.font = "10px system-ui, sans-serif";
+  const m = { left: 70, right: 12, top: 6, bottom: 24 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
+  const x = (t) => m.left + ((t - t0) / (t1 - t0 || 1)) * pw, row = ph / Math.max(1, rows.length);
+  g.fillStyle = "#222";
+  rows.forEach((times, i) => { for (const t of times) g.fillRect(x(t), m.top + i * row, 1, Math.max(1, row * 0.8)); });
+  g.fillStyle = "#666"; g.textAlign = "right";
+  const every = Math.ceil(12 / row);
+  names.forEach((name, i) => { if (i % every === 0) g.fillText(name, m.left - 4, m.top + (i + 0.8) * row); });
+  g.textAlign = "center";
+  const step = niceStep((t1 - t0) / 8);
+  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) g.fillText(fmt(t) + " s", x(t), m.top + ph + 14);
+  canvas.dataset.state = "drawn";
+}
+
+function renderPsthControls(pane, found) {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const units = el("input", { type: "text", id: "psth-units", value: params.get("units") || String(found.rows.length ? found.rows[0].row : 0), title: "unit rows, e.g. 0,3" });
+  const align = el("input", { type: "text", id: "psth-align", value: params.get("align") || "/intervals/trials", title: "an interval table" });
+  const group = el("input", { type: "text", id: "psth-group", value: params.get("group") || "", placeholder: "a column", title: "lines by a column of that table" });
+  const out = el("div", { id: "psth" });
+  const draw = async () => {
+    let got;
+    try { got = await getJSON("psth", { path: state.path, units: units.value, align: align.value, group: group.value }); } catch (error) { showError(error); return; }
+    out.replaceChildren(...got.units.map((unit) => {
+      const curves = el("canvas", { class: "psth", dataset: { unit: String(unit.id), groups: String(Object.keys(unit.rates).length) } });
+      const trials = el("canvas", { class: "psth-trials" });
+      const box = el("div", { class: "psth-unit" }, el("h4", {}, `unit ${unit.id} · aligned to ${got.events} rows of ${got.align}`), curves, trials);
+      queueMicrotask(() => { drawCurves(curves, got.edges, unit.rates); drawTicks(trials, unit.trials, got.edges[0], got.edges[got.edges.length - 1], unit.trials.map((_, i) => "row " + i)); });
+      return box;
+    }));
+    out.dataset.state = "drawn";
+  };
+  pane.append(el("h3", {}, "PSTH and trial-aligned raster"), el("div", { class: "controls" },
+    el("label", {}, "units ", units), el("label", {}, "aligned to ", align), el("label", {}, "lines by ", group),
+    el("button", { onclick: draw }, "draw")), out);
+  draw();
+}
+
+function drawCurves(canvas, edges, rates) {
+  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.font = "10px system-ui, sans-serif";
+  // the margins of the trial raster below (drawTicks), so that both share their time axis
+  const m = { left: 70, right: 12, top: 8, bottom: 20 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
+  const t0 = edges[0], t1 = edges[edges.length - 1];
+  const top = Math.max(1e-9, ...Object.values(rates).flat());
+  const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw, y = (v) => m.top + ph - (v / top) * ph;
+  Object.entries(rates).forEach(([name, values], k) => {
+    g.strokeStyle = COLORS_TIMELINE[k % COLORS_TIMELINE.length];
+    g.beginPath();
+    values.forEach((v, i) => { const a = x(edges[i]), b = x(edges[i + 1]); if (i) g.lineTo(a, y(v)); else g.moveTo(a, y(v)); g.lineTo(b, y(v)); });
+    g.stroke();
+    g.fillStyle = g.strokeStyle; g.textAlign = "right";
+    g.fillText(String(name).slice(0, 18), m.left + pw - 4, m.top + 10 + 12 * k);
+  });
+  g.fillStyle = "#666"; g.textAlign = "right";
+  g.fillText(fmt(top) + " /s", m.left - 4, m.top + 8);
+  g.strokeStyle = "#bbb"; g.beginPath(); g.moveTo(x(0), m.top); g.lineTo(x(0), m.top + ph); g.stroke();
+  canvas.dataset.state = "drawn";
+}
+
