@@ -59,7 +59,7 @@ def test_the_page_shows_the_tree_and_plots_a_window_of_an_electrical_series(view
 
 def test_the_page_shows_a_table_with_its_ragged_and_region_columns(viewer, tmp_path):
     dom = render(viewer.url + "#node=/units&view=table", tmp_path)
-    table = re.search(r'<table class="rows" id="rows" data-rows="4">.*?</table>', dom, re.S).group(0)
+    table = re.search(r'<table class="rows" id="rows" data-rows="4"[^>]*>.*?</table>', dom, re.S).group(0)
     assert ">spike_times<" in table and "[0.1, 0.2, 0.3]" in table
     assert 'href="#node=%2Fgeneral%2Fextracellular_ephys%2Felectrodes"' in table  # a region is a jump
 
@@ -84,6 +84,14 @@ def test_the_page_draws_the_units_as_a_raster_and_a_psth_against_the_trials(view
     assert re.search(r'<div id="psth" data-state="drawn">', dom)
     curves = re.search(r'<canvas class="psth"[^>]*>', dom).group(0)
     assert 'data-unit="0"' in curves and 'data-state="drawn"' in curves
+
+
+def test_the_tree_and_a_table_are_filtered_from_the_url(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/units&view=table&where=quality&equals=good&find=trials", tmp_path)
+    table = re.search(r'<table class="rows" id="rows"[^>]*>', dom).group(0)
+    assert 'data-matched="2"' in table and "rows 1–2 of 2 matching (of 4)" in dom
+    nodes = re.search(r'<div id="tree-nodes">.*?</nav>', dom, re.S).group(0)
+    assert 'data-path="/intervals/trials"' in nodes and 'data-path="/acquisition/ElectricalSeries"' not in nodes
 
 
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):

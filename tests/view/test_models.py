@@ -275,3 +275,19 @@ def test_a_units_table_is_a_raster_in_the_order_of_a_column_and_a_psth_against_t
     with pytest.raises(ViewRequestError, match="10 spike times") as refused:
         spikes.raster(opened, "/units", None, None, None)
     assert refused.value.status == 413
+
+
+def test_table_rows_are_filtered_by_a_column_value(opened):
+    """No search in tables (issue #41, point 7): text contains (any case), numbers equal, sorts still apply."""
+    good = tables.table_page(opened, "/units", where="quality", equals="GOO")
+    assert good["row_numbers"] == [0, 2] and good["matched"] == 2 and good["rows"] == 4
+    assert tables.table_page(opened, "/units", where="id", equals="3")["row_numbers"] == [3]
+    by_score = tables.table_page(
+        opened, "/intervals/trials", where="score", equals="1", sort="start_time", descending=True
+    )
+    assert by_score["row_numbers"] == [3, 1] and by_score["matched"] == 2
+    assert tables.table_page(opened, "/units", where="quality", equals="nothing")["row_numbers"] == []
+    with pytest.raises(ViewRequestError, match="holds numbers"):
+        tables.table_page(opened, "/intervals/trials", where="score", equals="high")
+    with pytest.raises(ViewRequestError, match="no column"):
+        tables.table_page(opened, "/units", where="nope", equals="x")

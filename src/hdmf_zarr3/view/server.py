@@ -204,6 +204,8 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         count=_number(q, "count", 50),
         sort=q.get("sort") or None,
         descending=q.get("desc") in ("1", "true"),
+        where=q.get("where") or None,
+        equals=q.get("equals", ""),
     ),
     "/api/series": lambda opened, q: series.window(
         opened,

@@ -43,8 +43,11 @@ def table_page(
     count: int = 50,
     sort: str | None = None,
     descending: bool = False,
+    where: str | None = None,
+    equals: str = "",
 ) -> dict[str, Any]:
-    """Rows ``start:start+count`` of the table at ``path`` (in the order of column ``sort`` if given)."""
+    """Rows ``start:start+count`` of the table at ``path`` (in the order of column ``sort`` if given; only the
+    rows whose column ``where`` matches ``equals`` if given, see :func:`_matching`)."""
     from hdmf.common import DynamicTable
 
     table = opened.container_at(path)
@@ -54,18 +57,23 @@ def table_page(
         raise ViewRequestError(f"a page starts at a row >= 0 and has 1 to {PAGE_ROWS} rows", path)
     total = len(table.id)
     names = ["id", *table.colnames]
-    if sort is not None and sort not in names:
-        raise ViewRequestError(f"the table has no column {sort!r}", path)
+    for asked in (sort, where):
+        if asked is not None and asked not in names:
+            raise ViewRequestError(f"the table has no column {asked[:40]!r}", path)
     column_count = len(names)
     names = names[:PAGE_COLUMNS]  # a table of 100,000 columns: its first columns, each read for a few rows
     count = max(1, min(count, PAGE_CELLS // len(names)))
-    if sort is None:  # the page's rows only: a table of 2**28 rows is no array of 2**28 row numbers
+    matched = None
+    if sort is None and where is None:  # the page's rows only: a table of 2**28 rows is no array of 2**28 rows
         first = total - 1 - start if descending else start
         rows = (
             np.arange(first, max(first - count, -1), -1) if descending else np.arange(start, min(total, start + count))
         )
-    else:
-        order = _order(opened, table, sort, path)
+    else:  # a sort or a filter reads its column whole (within SORT_ROWS): the rows are known in full
+        order = _order(opened, table, sort, path) if sort is not None else np.arange(total)
+        if where is not None:
+            order = order[np.isin(order, _matching(opened, table, where, equals, path))]
+            matched = len(order)
         rows = (order[::-1] if descending else order)[start : start + count]
     columns = []
     cells = []
@@ -80,6 +88,9 @@ def table_page(
         "start": start,
         "sort": sort,
         "descending": descending,
+        "where": where,
+        "equals": equals if where is not None else None,
+        "matched": matched,
         "column_count": column_count,
         "row_numbers": [int(r) for r in rows],
         "columns": columns,
@@ -168,19 +179,37 @@ def _cell(opened: ViewedFile, value: Any) -> Any:
 
 def _order(opened: ViewedFile, table: Any, name: str, path: str) -> np.ndarray:
     """The row order that sorts the table by column ``name`` (ragged columns by their length)."""
+    return np.argsort(_keys(opened, table, name, path, "sorted"), kind="stable")
+
+
+def _matching(opened: ViewedFile, table: Any, name: str, text: str, path: str) -> np.ndarray:
+    """The rows whose value in column ``name`` matches ``text``: a number equal to it, a text (or the name of what
+    a cell refers to) containing it in any case; a ragged column's rows by their length."""
+    keys = _keys(opened, table, name, path, "filtered")
+    if isinstance(keys, np.ndarray) and keys.dtype.kind in "biuf":
+        try:
+            return np.flatnonzero(keys == float(text))
+        except ValueError:
+            raise ViewRequestError(f"column {name!r} holds numbers: {text[:40]!r} is none", path) from None
+    wanted = text.casefold()
+    return np.array([i for i, key in enumerate(keys) if wanted in str(key).casefold()], dtype=np.int64)
+
+
+def _keys(opened: ViewedFile, table: Any, name: str, path: str, doing: str) -> Any:
+    """The values of column ``name`` to sort or filter by, read whole (at most :data:`SORT_ROWS` rows)."""
     from hdmf.common import VectorIndex
 
     total = len(table.id)
     if total > SORT_ROWS:
         raise ViewRequestError(
-            f"a table of {total} rows is not sorted here (at most {SORT_ROWS})", path, status=budget.TOO_LARGE
+            f"a table of {total} rows is not {doing} here (at most {SORT_ROWS})", path, status=budget.TOO_LARGE
         )
     column = table.id if name == "id" else table[name]
     shape = getattr(column.data, "shape", None) or (len(column.data),)
     if len(shape) > 1:
-        raise ViewRequestError(f"column {name!r} holds arrays: it cannot be sorted", path)
+        raise ViewRequestError(f"column {name!r} holds arrays: it cannot be {doing}", path)
     budget.check_read(column.data, min(total, len(column.data)), path, f"column {name!r}")
-    budget.check_chunk_count(column.data, [(total, total)], path, f"sorting by column {name!r}")
+    budget.check_chunk_count(column.data, [(total, total)], path, f"column {name!r} {doing}")
     values = column.data[:total]
     if isinstance(column, VectorIndex):
         keys: Any = np.diff(np.asarray(values, dtype=np.int64), prepend=0)
@@ -189,7 +218,7 @@ def _order(opened: ViewedFile, table: Any, name: str, path: str) -> np.ndarray:
     else:
         keys = [_sort_key(opened, v) for v in values]
         keys = np.asarray(keys, dtype=object if any(isinstance(k, str) for k in keys) else None)
-    return np.argsort(keys, kind="stable")
+    return keys
 
 
 def _sort_key(opened: ViewedFile, value: Any) -> Any:

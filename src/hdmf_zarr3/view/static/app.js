@@ -4,7 +4,7 @@
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
 const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", timeline: "Timeline", raster: "Raster", series: "Plot", image: "Image" };
-const state = { path: "/", view: "details", node: null, plot: null, table: { start: 0, sort: "", desc: false } };
+const state = { path: "/", view: "details", node: null, plot: null, table: { start: 0, sort: "", desc: false, where: "", equals: "" } };
 
 function api(route, params) {
   const query = new URLSearchParams(Object.assign({ token: TOKEN }, params || {}));
@@ -64,6 +64,15 @@ function treeNode(entry) {
   return el("div", { class: "leaf", dataset: { path: entry.path }, onclick: () => go(entry.kind === "link" ? entry.target : entry.path) }, label);
 }
 
+// the tree with only the nodes whose name or type holds `text`, and the groups leading to them
+function filtered(entry, text) {
+  if (!text) return entry;
+  const own = (entry.name + " " + (entry.type || "")).toLowerCase().includes(text);
+  const children = (entry.children || []).map((c) => filtered(c, text)).filter(Boolean);
+  if (!own && !children.length) return null;
+  return entry.children ? Object.assign({}, entry, { children: own ? entry.children : children }) : entry;
+}
+
 function highlight(path) {
   document.querySelectorAll("#tree .selected").forEach((n) => n.classList.remove("selected"));
   let target = document.querySelector(`#tree summary[data-path="${CSS.escape(path)}"], #tree .leaf[data-path="${CSS.escape(path)}"]`);
@@ -85,7 +94,7 @@ async function route() {
   const asked = params.get("view");
   if (path !== state.path || !state.node) {
     state.path = path;
-    state.table = { start: 0, sort: "", desc: false };
+    state.table = { start: 0, sort: "", desc: false, where: params.get("where") || "", equals: params.get("equals") || "" };
     state.node = null;
     showError(null);
     document.getElementById("node-path").textContent = path;
@@ -187,7 +196,7 @@ async function renderTable(pane) {
   const t = state.table, count = 50;
   let page;
   try {
-    page = await getJSON("table", { path: state.path, start: t.start, count, sort: t.sort, desc: t.desc ? "1" : "0" });
+    page = await getJSON("table", { path: state.path, start: t.start, count, sort: t.sort, desc: t.desc ? "1" : "0", where: t.where || "", equals: t.equals || "" });
   } catch (error) { showError(error); return; }
   const head = el("tr", {}, page.columns.map((c) => el("th", {
     title: c.kind + (c.target ? " → " + c.target : "") + " (click to sort)",
@@ -196,13 +205,24 @@ async function renderTable(pane) {
   const rows = page.data.map((row) => el("tr", {}, row.map((v) => el("td", {}, cell(v)))));
   // the server may send fewer rows than asked (a page holds at most 10,000 cells) and the first 200 columns
   const shown = page.row_numbers.length || count;
-  const last = Math.min(page.rows, t.start + shown);
+  const total = page.matched === null ? page.rows : page.matched;
+  const last = Math.min(total, t.start + shown);
   const columns = page.column_count > page.columns.length ? ` (the first ${page.columns.length} of ${page.column_count} columns)` : "";
+  const matched = page.matched === null ? "" : ` matching (of ${page.rows})`;
+  const again = () => { pane.replaceChildren(); renderTable(pane); };
   const controls = el("div", { class: "controls" },
-    el("button", { onclick: () => { t.start = Math.max(0, t.start - shown); pane.replaceChildren(); renderTable(pane); } }, "◀ previous"),
-    el("span", {}, `rows ${page.rows ? t.start + 1 : 0}–${last} of ${page.rows}${columns}`),
-    el("button", { onclick: () => { if (last < page.rows) { t.start += shown; pane.replaceChildren(); renderTable(pane); } } }, "next ▶"));
-  pane.replaceChildren(controls, el("table", { class: "rows", id: "rows", dataset: { rows: String(page.rows) } }, el("thead", {}, head), el("tbody", {}, rows)));
+    el("button", { onclick: () => { t.start = Math.max(0, t.start - shown); again(); } }, "◀ previous"),
+    el("span", {}, `rows ${total ? t.start + 1 : 0}–${last} of ${total}${matched}${columns}`),
+    el("button", { onclick: () => { if (last < total) { t.start += shown; again(); } } }, "next ▶"));
+  // a filter: the rows whose value in a column contains a text (numbers: equal to it)
+  const where = el("select", { id: "filter-column" }, page.columns.map((c) => el("option", { value: c.name }, c.name)));
+  where.value = t.where || page.columns[0].name;
+  const equals = el("input", { type: "text", id: "filter-text", value: t.equals || "", placeholder: "contains…" });
+  const apply = () => { t.where = equals.value ? where.value : ""; t.equals = equals.value; t.start = 0; again(); };
+  equals.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
+  controls.append(el("label", {}, " filter ", where), equals, el("button", { onclick: apply }, "filter"),
+    t.where ? el("button", { onclick: () => { t.where = ""; t.equals = ""; t.start = 0; again(); } }, "clear") : "");
+  pane.replaceChildren(controls, el("table", { class: "rows", id: "rows", dataset: { rows: String(page.rows), matched: String(total) } }, el("thead", {}, head), el("tbody", {}, rows)));
 }
 
 // ---- time series ---------------------------------------------------------------------------------------
@@ -264,8 +284,19 @@ async function start() {
   document.getElementById("location").textContent = found.location;
   document.title = "hdmf-zarr3 view · " + found.location;
   const tree = document.getElementById("tree");
-  tree.replaceChildren(treeNode(found.root));
-  tree.dataset.nodes = String(tree.querySelectorAll("[data-path]").length);
+  const search = el("input", { type: "search", id: "tree-filter", placeholder: "filter by name or type…" });
+  search.value = new URLSearchParams(location.hash.slice(1)).get("find") || "";
+  const holder = el("div", { id: "tree-nodes" });
+  const show = () => {
+    const shown = filtered(found.root, search.value.trim().toLowerCase());
+    holder.replaceChildren(shown ? treeNode(shown) : el("p", { class: "muted" }, "no node matches"));
+    tree.dataset.nodes = String(holder.querySelectorAll("[data-path]").length);
+    if (search.value.trim()) holder.querySelectorAll("details").forEach((d) => { d.open = true; });
+    highlight(state.path);
+  };
+  search.addEventListener("input", show);
+  tree.replaceChildren(search, holder);
+  show();
   window.addEventListener("hashchange", route);
   window.addEventListener("resize", () => state.plot && state.plot.draw());
   await route();
