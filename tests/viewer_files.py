@@ -12,6 +12,7 @@ from dateutil.tz import tzutc
 from hdmf.data_utils import GenericDataChunkIterator
 from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
+from pynwb.behavior import Position
 from pynwb.ecephys import ElectricalSeries
 from pynwb.epoch import TimeIntervals
 from pynwb.file import Subject
@@ -77,6 +78,17 @@ def viewer_nwbfile() -> NWBFile:
             unit="n.a.",
         )
     )
+    behavior = nwb.create_processing_module(name="behavior", description="behaviour")
+    angle = np.linspace(0, 4 * np.pi, 400)
+    position = Position(name="Position")
+    position.create_spatial_series(
+        name="track",
+        data=np.stack([np.cos(angle), np.sin(angle)], axis=1) * 0.5,
+        reference_frame="arena centre",
+        rate=20.0,
+        unit="meters",
+    )
+    behavior.add(position)
     ophys = nwb.create_processing_module(name="ophys", description="optical physiology")
     mean = np.outer(np.linspace(0, 1, 24), np.linspace(1, 0, 24))
     ophys.add(Images(name="summary_images", images=[GrayscaleImage(name="mean", data=mean)]))

@@ -94,6 +94,12 @@ def test_the_tree_and_a_table_are_filtered_from_the_url(viewer, tmp_path):
     assert 'data-path="/intervals/trials"' in nodes and 'data-path="/acquisition/ElectricalSeries"' not in nodes
 
 
+def test_the_page_draws_a_spatial_series_as_a_path(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/processing/behavior/Position/track", tmp_path)
+    canvas = re.search(r'<canvas id="path"[^>]*>', dom).group(0)
+    assert 'data-points="400"' in canvas and 'data-state="drawn"' in canvas and "samples 0–400 of 400" in dom
+
+
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):
     dom = render(viewer.url, tmp_path)
     box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)

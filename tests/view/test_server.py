@@ -90,7 +90,14 @@ def test_the_session_overview_names_the_session_its_subject_devices_and_what_the
     assert found["subject"]["path"] == "/general/subject"
     assert [(d["name"], d["path"]) for d in found["devices"]] == [("probe", "/general/devices/probe")]
     sections = {s["section"]: s["items"] for s in found["contents"]}
-    assert set(sections) == {"acquisition", "units", "intervals", "electrodes", "processing/ophys"}
+    assert set(sections) == {
+        "acquisition",
+        "units",
+        "intervals",
+        "electrodes",
+        "processing/behavior",
+        "processing/ophys",
+    }
     assert {i["name"]: i["rows"] for i in sections["intervals"]} == {"epochs": 1, "trials": 5}
     assert sections["units"][0]["rows"] == 4 and sections["electrodes"][0]["rows"] == CHANNELS
     assert {i["name"]: i["views"] for i in sections["acquisition"]}["ElectricalSeries"] == ["series"]

@@ -42,7 +42,7 @@ BLOCK_VALUES = 4_000_000
 DEFAULT_SAMPLES = 100_000
 
 
-class _Times:
+class SampleTimes:
     """The time of sample ``i`` (as a sequence ``bisect`` can search): ``timestamps[i]`` or
     ``starting_time + i / rate``."""
 
@@ -115,7 +115,7 @@ def window(
         total = min(total, len(series.timestamps))
     count = int(shape[1]) if len(shape) == 2 else 1
     chosen = _channels(channels, count, path)
-    times = _Times(series, total)
+    times = SampleTimes(series, total)
     first = 0 if start is None else bisect.bisect_left(times, float(start))
     last = min(total, first + DEFAULT_SAMPLES) if stop is None else bisect.bisect_right(times, float(stop))
     last = max(last, first)
@@ -124,7 +124,7 @@ def window(
         "unit": series.unit,
         "samples": total,
         "channel_count": count,
-        "extent": _floats(np.array([times[0], times[total - 1]])) if total else [0.0, 0.0],
+        "extent": json_floats(np.array([times[0], times[total - 1]])) if total else [0.0, 0.0],
         "first": first,
         "last": last,
         "channels": chosen,
@@ -133,12 +133,12 @@ def window(
     tiles = _Tiles(data, chosen)
     low, high, t, out["decimation"] = _decimated(data, tiles, times, (first, last), width, len(chosen))
     scale, shift = _scaling(series, chosen)
-    out["t"] = _floats(np.asarray(t, dtype=np.float64))
+    out["t"] = json_floats(np.asarray(t, dtype=np.float64))
     out["labels"] = lanes.channel_labels(series, chosen, path)
     shown = [v for v in out["t"] if v is not None]
     out["intervals"] = lanes.interval_bands(opened, shown[0], shown[-1]) if shown else []
-    out["min"] = [_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
-    out["max"] = [_floats(high[:, i] * scale[i] + shift) for i in range(len(chosen))]
+    out["min"] = [json_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
+    out["max"] = [json_floats(high[:, i] * scale[i] + shift) for i in range(len(chosen))]
     return out
 
 
@@ -261,7 +261,7 @@ def _sampled(data: Any, tiles: _Tiles, edges: np.ndarray, count: int) -> tuple[n
 
 
 def _decimated(
-    data: Any, tiles: _Tiles, times: _Times, rows: tuple[int, int], width: int, count: int
+    data: Any, tiles: _Tiles, times: SampleTimes, rows: tuple[int, int], width: int, count: int
 ) -> tuple[np.ndarray, np.ndarray, Any, str]:
     """The low and high values of ``count`` channels, their times and the decimation used for ``rows``
     (first, last) of ``data`` in ``width`` pixel columns: every row if few, else the exact min and max of each
@@ -297,7 +297,7 @@ def _scaling(series: Any, chosen: list[int]) -> tuple[np.ndarray, float]:
     return factor, float(getattr(series, "offset", 0.0) or 0.0)
 
 
-def _floats(values: np.ndarray) -> list[float | None]:
+def json_floats(values: np.ndarray) -> list[float | None]:
     """Numbers for JSON (NaN and infinities, which JSON lacks, as ``null``)."""
     values = np.asarray(values, dtype=np.float64)
     return [float(v) if np.isfinite(v) else None for v in values.tolist()]

@@ -24,11 +24,12 @@ TEXT_CHARS = 2000
 
 def views_of(container: Any) -> list[str]:
     """The views a container opens in: ``session`` (the file's overview), ``series`` (a plot), ``table``
-    (rows), ``timeline`` (an interval table's rows in time), ``raster`` (a Units table's spikes), ``image`` (a
-    picture)."""
+    (rows), ``timeline`` (an interval table's rows in time), ``raster`` (a Units table's spikes), ``path`` (a
+    SpatialSeries in x-y), ``image`` (a picture)."""
     from hdmf.common import DynamicTable
     from pynwb import NWBFile, TimeSeries
     from pynwb.base import Image, Images
+    from pynwb.behavior import SpatialSeries
     from pynwb.epoch import TimeIntervals
     from pynwb.image import ImageSeries
     from pynwb.misc import Units
@@ -37,6 +38,8 @@ def views_of(container: Any) -> list[str]:
     views = []
     if isinstance(container, NWBFile):
         views.append("session")
+    if isinstance(container, SpatialSeries) and len(getattr(container.data, "shape", ())) == 2:
+        views.append("path")
     if isinstance(container, ImageSeries):
         data = container.data
         views.append("image" if getattr(data, "ndim", 0) >= 3 else "series")
