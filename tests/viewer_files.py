@@ -17,7 +17,7 @@ from pynwb.ecephys import ElectricalSeries
 from pynwb.epoch import TimeIntervals
 from pynwb.file import Subject
 from pynwb.image import GrayscaleImage, ImageSeries
-from pynwb.ophys import ImageSegmentation, OpticalChannel, TwoPhotonSeries
+from pynwb.ophys import Fluorescence, ImageSegmentation, OpticalChannel, TwoPhotonSeries
 
 from hdmf_zarr3 import NWBZarrIO, ZarrDataIO
 
@@ -99,6 +99,12 @@ def viewer_nwbfile() -> NWBFile:
         mask = np.zeros((24, 24), dtype="float32")
         mask[2 + 6 * r : 6 + 6 * r, 3 + 5 * r : 8 + 5 * r] = 1.0
         cells.add_roi(image_mask=mask)
+    # traces of cells 2 and 0 (in that order: a trace's column is not its ROI's row)
+    region = cells.create_roi_table_region(region=[2, 0], description="two cells")
+    traces = np.stack([np.sin(np.arange(100) / 5.0), np.cos(np.arange(100) / 7.0)], axis=1)
+    fluorescence = Fluorescence()
+    ophys.add(fluorescence)  # first: the region's table and the series then share an ancestor
+    fluorescence.create_roi_response_series(name="RoiResponseSeries", data=traces, rois=region, rate=30.0, unit="n.a.")
     return nwb
 
 

@@ -100,6 +100,15 @@ def test_the_page_draws_a_spatial_series_as_a_path(viewer, tmp_path):
     assert 'data-points="400"' in canvas and 'data-state="drawn"' in canvas and "samples 0–400 of 400" in dom
 
 
+def test_the_page_plots_the_trace_of_a_roi_beside_the_masks(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/processing/ophys/ImageSegmentation/cells&view=image", tmp_path)
+    assert "masks over the image &#39;mean&#39;" in dom or "masks over the image 'mean'" in dom
+    box = re.search(r'<div id="roi-traces"[^>]*>', dom).group(0)
+    assert 'data-traces="1"' in box and 'data-roi="0"' in box  # the first ROI with a trace: row 0, its column 1
+    canvas = re.search(r'<canvas class="roi-trace"[^>]*>', dom).group(0)
+    assert 'data-column="1"' in canvas and 'data-state="drawn"' in canvas
+
+
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):
     dom = render(viewer.url, tmp_path)
     box = re.search(r'<div id="session">.*?</div>', dom, re.S).group(0)

@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import behaviour, images, lanes, series, spikes, tables, timeline, tree
+from hdmf_zarr3.view import behaviour, images, lanes, rois, series, spikes, tables, timeline, tree
 
 
 def _find(entry, path):
@@ -309,3 +309,40 @@ def test_a_spatial_series_is_a_path_in_x_y_with_its_times(opened, monkeypatch):
     assert behaviour.path(opened, track)["x"] == thinned["x"]
     with pytest.raises(ViewRequestError, match="SpatialSeries"):
         behaviour.path(opened, "/acquisition/speed")
+
+
+def test_a_segmentation_gives_the_traces_of_its_rois_and_the_roi_under_a_pixel(opened):
+    """Masks were shown without their traces, and "masks over the mean image" was printed over black where the
+    file had none (issue #41, point 6)."""
+    cells = "/processing/ophys/ImageSegmentation/cells"
+    found = rois.traces(opened, cells)
+    assert found["rows"] == 3 and found["mask_shape"] == [24, 24]
+    assert found["traces"] == [
+        {
+            "path": "/processing/ophys/Fluorescence/RoiResponseSeries",
+            "name": "RoiResponseSeries",
+            "columns": [1, None, 0],
+        }
+    ]
+    assert rois.roi_at(opened, cells, 3, 4)["rois"] == [0] and rois.roi_at(opened, cells, 15, 14)["rois"] == [2]
+    assert rois.roi_at(opened, cells, 0, 0)["rois"] == []
+    with pytest.raises(ViewRequestError, match="outside the masks"):
+        rois.roi_at(opened, cells, 24, 0)
+    with pytest.raises(ViewRequestError, match="no plane segmentation"):
+        rois.traces(opened, "/units")
+    assert images.image_info(opened, cells)["background"] == "the image 'mean'"
+
+
+def test_a_segmentation_without_a_mean_image_says_so(tmp_path):
+    from hdmf_zarr3 import NWBZarrIO
+    from hdmf_zarr3.view.viewed_file import ViewedFile
+
+    nwb = viewer_nwbfile()
+    nwb.processing["ophys"].data_interfaces.pop("summary_images")  # no mean image left to draw the masks over
+    with NWBZarrIO(tmp_path / "f.nwb.zarr", mode="w") as io:
+        io.write(nwb)
+    opened = ViewedFile(str(tmp_path / "f.nwb.zarr"))
+    try:
+        assert images.image_info(opened, "/processing/ophys/ImageSegmentation/cells")["background"] is None
+    finally:
+        opened.close()

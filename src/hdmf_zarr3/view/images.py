@@ -39,7 +39,11 @@ MEAN_NAMES = ("mean", "average", "avg", "reference", "max")
 def image_info(opened: ViewedFile, path: str) -> dict[str, Any]:
     """How many frames the node at ``path`` shows and their names (an ``Images``' image names)."""
     source = _source(opened, path)
-    return {"path": path, "kind": source["kind"], "frames": source["frames"], "names": source.get("names")}
+    info = {"path": path, "kind": source["kind"], "frames": source["frames"], "names": source.get("names")}
+    if source["kind"] == "segmentation":  # what the masks are drawn over, if anything (the page says so)
+        found = _mean_source(source["container"])
+        info["background"] = None if found is None else found[0]
+    return info
 
 
 def frame_png(opened: ViewedFile, path: str, index: int = 0) -> bytes:
@@ -223,8 +227,18 @@ def _placed(points: np.ndarray, full: tuple[int, int], step: int) -> tuple[np.nd
 
 
 def _mean_image(segmentation: Any, path: str) -> tuple[np.ndarray, tuple[int, int]] | None:
-    """The image a segmentation was drawn on (an Images' mean image in its processing module, or the first frame
-    of its reference images), read every n-th pixel, and its full size."""
+    """The image a segmentation was drawn on (see :func:`_mean_source`), read every n-th pixel, and its full size."""
+    found = _mean_source(segmentation)
+    if found is None:
+        return None
+    _, data, lead = found
+    shape = getattr(data, "shape", np.shape(data))
+    return decimated(data, lead, path), (int(shape[len(lead)]), int(shape[len(lead) + 1]))
+
+
+def _mean_source(segmentation: Any) -> tuple[str, Any, tuple[int, ...]] | None:
+    """What a segmentation is drawn on, nothing read: an Images' mean image in its processing module (by
+    :data:`MEAN_NAMES`), else the first frame of its reference images; ``(label, data, leading index)``."""
     from pynwb.base import Images
 
     module = getattr(segmentation.parent, "parent", None)
@@ -236,12 +250,12 @@ def _mean_image(segmentation: Any, path: str) -> tuple[np.ndarray, tuple[int, in
         for image in found:
             shape = getattr(image.data, "shape", np.shape(image.data))
             if wanted in image.name.lower() and len(shape) in (2, 3):
-                return decimated(image.data, (), path), (int(shape[0]), int(shape[1]))
+                return f"the image {image.name!r}", image.data, ()
     references = getattr(segmentation, "reference_images", None) or {}
     for series in references.values() if isinstance(references, dict) else references:
         data = getattr(series, "data", None)
         if data is not None and getattr(data, "ndim", 0) == 3 and data.shape[0] > 0:
-            return decimated(data, (0,), path), (int(data.shape[1]), int(data.shape[2]))
+            return f"the first frame of {series.name!r}", data, (0,)
     return None
 
 

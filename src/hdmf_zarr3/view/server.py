@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
-from . import behaviour, images, series, session, spikes, tables, timeline, tree
+from . import behaviour, images, rois, series, session, spikes, tables, timeline, tree
 from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
@@ -216,6 +216,10 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         width=_number(q, "width", 1000),
     ),
     "/api/timeline": lambda opened, q: timeline.timeline(opened, q.get("path", "/"), q.get("group") or None),
+    "/api/traces": lambda opened, q: rois.traces(opened, q.get("path", "/")),
+    "/api/roi": lambda opened, q: rois.roi_at(
+        opened, q.get("path", "/"), _number(q, "row", 0), _number(q, "column", 0)
+    ),
     "/api/path": lambda opened, q: behaviour.path(
         opened, q.get("path", "/"), start=_number(q, "start", None, float), stop=_number(q, "stop", None, float)
     ),

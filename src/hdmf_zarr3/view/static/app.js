@@ -272,9 +272,10 @@ async function renderImage(pane) {
     slider.addEventListener("input", () => show(Number(slider.value)));
     controls.prepend(el("label", {}, "frame ", slider));
   }
-  if (info.kind === "segmentation") controls.append(" · masks over the mean image");
+  if (info.kind === "segmentation") controls.append(info.background ? " · masks over " + info.background : " · masks (the file has no mean image to draw them over)");
   pane.append(controls, img);
   show(0);
+  if (info.kind === "segmentation") renderRoiTraces(pane, img);
 }
 
 // ---- start ---------------------------------------------------------------------------------------------

@@ -202,3 +202,45 @@ function timeColour(f) {
   const mix = stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * k));
   return `rgb(${mix[0]},${mix[1]},${mix[2]})`;
 }
+
+// ---- ophys: the trace of the ROI clicked ----------------------------------------------------------------
+async function renderRoiTraces(pane, img) {
+  let found;
+  try { found = await getJSON("traces", { path: state.path }); } catch (error) { showError(error); return; }
+  const box = el("div", { id: "roi-traces", dataset: { traces: String(found.traces.length) } });
+  pane.append(box);
+  if (!found.traces.length) { box.append(el("p", { class: "muted" }, "no RoiResponseSeries in the file holds traces of these ROIs")); return; }
+  const pick = el("select", { id: "roi-pick" }, Array.from({ length: Math.min(found.rows, 2000) }, (_, r) => el("option", { value: String(r) }, "ROI " + r)));
+  const label = el("span", { class: "muted", id: "roi-label" }, "click a mask, or choose a ROI");
+  const plots = el("div", {});
+  box.append(el("div", { class: "controls" }, el("label", {}, "ROI ", pick), label), plots);
+  const plotRoi = (row) => {
+    pick.value = String(row);
+    box.dataset.roi = String(row);
+    plots.replaceChildren();
+    for (const trace of found.traces) {
+      const column = trace.columns[row];
+      if (column === null || column === undefined) { plots.append(el("p", { class: "muted" }, `${trace.name}: no trace of ROI ${row}`)); continue; }
+      const canvas = el("canvas", { class: "roi-trace", dataset: { series: trace.path, column: String(column) } });
+      plots.append(el("h4", {}, `${trace.name} · ROI ${row} (its column ${column})`), canvas);
+      const plot = new HZPlot(canvas, (start, stop, width) => {
+        const params = { path: trace.path, channels: String(column), width };
+        if (start !== null && start !== undefined) Object.assign(params, { start, stop });
+        return getJSON("series", params);
+      });
+      plot.load(null, null);
+    }
+  };
+  pick.addEventListener("change", () => plotRoi(Number(pick.value)));
+  img.addEventListener("click", async (e) => {
+    if (!found.mask_shape || !img.naturalWidth) return;
+    const row = Math.floor((e.offsetY / img.clientHeight) * found.mask_shape[0]);
+    const column = Math.floor((e.offsetX / img.clientWidth) * found.mask_shape[1]);
+    let hit;
+    try { hit = await getJSON("roi", { path: state.path, row, column }); } catch (error) { showError(error); return; }
+    label.textContent = hit.rois.length ? `pixel (${row}, ${column}): ROI ${hit.rois.join(", ")}` : `pixel (${row}, ${column}): no ROI`;
+    if (hit.rois.length) plotRoi(hit.rois[0]);
+  });
+  const first = found.traces[0].columns.findIndex((c) => c !== null);
+  plotRoi(first < 0 ? 0 : first);
+}
