@@ -39,7 +39,7 @@ def traces(opened: ViewedFile, path: str) -> dict[str, Any]:
     rows = len(segmentation.id)
     found = []
     for container in opened.nwbfile.objects.values():
-        region = getattr(container, "rois", None)
+        region: Any = getattr(container, "rois", None)
         if not isinstance(container, RoiResponseSeries) or getattr(region, "table", None) is not segmentation:
             continue
         budget.check_chunks(region.data, path)
@@ -61,7 +61,7 @@ def roi_at(opened: ViewedFile, path: str, row: int, column: int) -> dict[str, An
     if "image_mask" in segmentation.colnames:
         masks = segmentation["image_mask"].data
         budget.check_chunks(masks, path)
-        shape = getattr(masks, "shape", ())
+        shape: tuple[int, ...] = tuple(getattr(masks, "shape", ()))
         if len(shape) != 3 or not (0 <= row < shape[1] and 0 <= column < shape[2]):
             raise ViewRequestError(f"pixel ({row}, {column}) is outside the masks of shape {tuple(shape)}", path)
         budget.check_chunk_count(masks, [(count, count), (1, 1), (1, 1)], path, "looking a pixel up in the masks")
@@ -80,7 +80,7 @@ def _in_pixel_masks(pixel_masks: Any, count: int, row: int, column: int, path: s
     total = min(int(ends.max(initial=0)), len(target))
     budget.check_read(target, total, path, "the pixel masks")
     points = np.asarray(target[:total])
-    names = points.dtype.names or ()
+    names: tuple[str, ...] = points.dtype.names or ()
     if len(names) < 2:
         raise ViewRequestError("the pixel masks are no (x, y, weight) rows", path)
     inside = np.flatnonzero((points[names[0]] == row) & (points[names[1]] == column))
