@@ -67,7 +67,8 @@ def test_the_page_shows_a_table_with_its_ragged_and_region_columns(viewer, tmp_p
 def test_the_page_shows_a_frame_of_the_image_series(viewer, tmp_path):
     dom = render(viewer.url + "#node=/acquisition/movie", tmp_path)
     image = re.search(r'<img id="frame"[^>]*>', dom).group(0)
-    assert 'data-loaded="1"' in image and "frame 1 of 6" in dom and 'id="frame-slider"' in dom
+    assert 'data-loaded="1"' in image and "frame 1 of 6 · 0 s" in dom and 'id="frame-slider"' in dom
+    assert 'id="colour-bar"' in dom and 'data-colours="gray"' in dom and 'id="contrast-low"' in dom
 
 
 def test_the_page_draws_an_interval_table_as_a_timeline_on_lines_by_a_column(viewer, tmp_path):

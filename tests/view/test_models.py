@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import behaviour, images, lanes, rois, series, spikes, tables, timeline, tree
+from hdmf_zarr3.view import behaviour, display, images, lanes, rois, series, spikes, tables, timeline, tree
 
 
 def _find(entry, path):
@@ -346,3 +346,24 @@ def test_a_segmentation_without_a_mean_image_says_so(tmp_path):
         assert images.image_info(opened, "/processing/ophys/ImageSegmentation/cells")["background"] is None
     finally:
         opened.close()
+
+
+def test_a_frame_is_shown_with_the_contrast_and_colour_map_asked_and_has_its_time(opened):
+    """No contrast or colour control, no colour bar, no frame time (issue #41, point 6)."""
+    movie = "/acquisition/two_photon"
+    gray = decode_png(images.frame_png(opened, movie, 0))
+    assert gray.ndim == 2
+    viridis = decode_png(images.frame_png(opened, movie, 0, display.contrast(0.5, 99.5, "viridis", movie)))
+    assert viridis.shape == (*gray.shape, 3) and tuple(viridis[gray == gray.min()][0]) == (68, 1, 84)
+    narrow = decode_png(images.frame_png(opened, movie, 0, display.contrast(40.0, 60.0, "gray", movie)))
+    assert (narrow == 0).sum() > (gray == 0).sum() and (narrow == 255).sum() > (gray == 255).sum()
+    for low, high, colours, message in [
+        (60.0, 40.0, "gray", "percentiles"),
+        (0.0, 101.0, "gray", "percentiles"),
+        (0.5, 99.5, "rainbow", "choose one of"),
+    ]:
+        with pytest.raises(ViewRequestError, match=message):
+            display.contrast(low, high, colours, movie)
+    assert images.image_info(opened, movie)["rate"] == 30.0
+    info = images.image_info(opened, "/acquisition/movie")
+    assert info["rate"] == 10.0 and info["starting_time"] == 0.0

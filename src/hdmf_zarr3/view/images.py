@@ -18,15 +18,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
-from . import budget
+from . import budget, display
 from .viewed_file import ViewedFile
 
 #: Pixels of a picture sent, at most (larger frames are shown every n-th pixel).
 MAX_PIXELS = budget.PICTURE_PIXELS
 #: Regions of interest drawn over the mean image, at most (each is read alone).
 MAX_ROIS = 2000
-#: Values the percentiles of a picture's stretch are taken from, at most (every n-th value beyond).
-STRETCH_SAMPLE = 1_000_000
 #: Colours of the regions of interest (RGB), in turn.
 PALETTE = np.array(
     [[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180], [70, 240, 240]],
@@ -34,6 +32,8 @@ PALETTE = np.array(
 )
 #: Names of the images a PlaneSegmentation's masks are drawn over, in order of preference.
 MEAN_NAMES = ("mean", "average", "avg", "reference", "max")
+#: Frame times sent with a series' frames (its first ones; later frames are labelled by number only).
+FRAME_TIMES = 100_000
 
 
 def image_info(opened: ViewedFile, path: str) -> dict[str, Any]:
@@ -43,17 +43,29 @@ def image_info(opened: ViewedFile, path: str) -> dict[str, Any]:
     if source["kind"] == "segmentation":  # what the masks are drawn over, if anything (the page says so)
         found = _mean_source(source["container"])
         info["background"] = None if found is None else found[0]
+    if source["kind"] == "series":  # each frame's time: from the rate, or the first timestamps
+        info.update(_frame_times(opened.container_at(path), source["frames"], path))
     return info
 
 
-def frame_png(opened: ViewedFile, path: str, index: int = 0) -> bytes:
-    """Frame ``index`` of the node at ``path`` as a PNG (at most :data:`MAX_PIXELS` pixels)."""
+def _frame_times(series: Any, frames: int, path: str) -> dict[str, Any]:
+    if series.timestamps is None:
+        rate = series.rate
+        return {"rate": float(rate) if rate else None, "starting_time": float(series.starting_time or 0.0)}
+    budget.check_chunks(series.timestamps, path)
+    shown = min(frames, len(series.timestamps), FRAME_TIMES)
+    return {"times": [float(t) for t in np.asarray(series.timestamps[:shown], dtype=np.float64)]}
+
+
+def frame_png(opened: ViewedFile, path: str, index: int = 0, shown: display.Contrast = display.DEFAULT) -> bytes:
+    """Frame ``index`` of the node at ``path`` as a PNG (at most :data:`MAX_PIXELS` pixels), with the contrast and
+    colour map ``shown``."""
     source = _source(opened, path)
     if not 0 <= index < max(source["frames"], 1):
         raise ViewRequestError(f"frame {index} is not among the {source['frames']} frames", path)
     if source["kind"] == "segmentation":
         return png(_segmentation(source["container"], path))
-    return png(_picture(source["read"](index), path))
+    return png(_picture(source["read"](index), path, shown))
 
 
 def _source(opened: ViewedFile, path: str) -> dict[str, Any]:
@@ -126,33 +138,20 @@ def _ordered(images: Any, path: str) -> list[Any]:
     return list(images.images.values())
 
 
-def _picture(frame: Any, path: str) -> np.ndarray:
-    """A frame as 8-bit gray, RGB or RGBA pixels, at most :data:`MAX_PIXELS` of them."""
+def _picture(frame: Any, path: str, shown: display.Contrast = display.DEFAULT) -> np.ndarray:
+    """A frame as 8-bit gray, RGB or RGBA pixels, at most :data:`MAX_PIXELS` of them, gray ones with the contrast
+    and colour map ``shown`` (8-bit ones as they are at the default contrast)."""
     pixels = np.asarray(frame)
     if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (3, 4)):
         raise ViewRequestError(f"a frame of shape {pixels.shape} is no picture", path)
     step = budget.picture_step(pixels.shape[0], pixels.shape[1])
     if step > 1:  # (frames read here are decimated already: this is for pictures handed in whole)
         pixels = pixels[::step, ::step]
-    if pixels.dtype == np.uint8:
+    if pixels.dtype == np.uint8 and (pixels.ndim == 3 or shown == display.DEFAULT):
         return pixels
-    return _stretch(pixels)
-
-
-def _stretch(values: np.ndarray) -> np.ndarray:
-    """Numbers as 0..255 between their 0.5th and 99.5th percentiles (NaN as the lowest), in float32."""
-    values = np.array(values, dtype=np.float32)  # a copy: scaled in place below
-    sample = values.reshape(-1)[:: max(1, values.size // STRETCH_SAMPLE)]
-    finite = sample[np.isfinite(sample)]
-    if finite.size == 0:
-        return np.zeros(values.shape, dtype=np.uint8)
-    low, high = (float(v) for v in np.percentile(finite, [0.5, 99.5]))
-    if not high > low:
-        high = low + 1.0
-    scaled = np.nan_to_num(values, copy=False, nan=low, posinf=high, neginf=low)
-    scaled -= low
-    scaled *= 255.0 / (high - low)
-    return np.clip(scaled, 0.0, 255.0, out=scaled).round().astype(np.uint8)
+    if pixels.ndim == 3:  # colour: stretched together, shown in its own colours
+        return display.stretched(pixels, shown)
+    return display.coloured(display.stretched(pixels, shown), shown)
 
 
 def _segmentation(segmentation: Any, path: str) -> np.ndarray:
@@ -187,7 +186,7 @@ def _segmentation(segmentation: Any, path: str) -> np.ndarray:
     shape = (math.ceil(full[0] / step), math.ceil(full[1] / step))
     canvas = np.zeros((*shape, 3), dtype=np.uint8)  # 8-bit: the canvas of a 2048 x 2048 picture takes 12 MiB
     if background is not None:
-        gray = _stretch(background)[: shape[0], : shape[1]]
+        gray = display.stretched(background)[: shape[0], : shape[1]]
         canvas[: gray.shape[0], : gray.shape[1]] = gray[..., :3] if gray.ndim == 3 else gray[..., None]
     if masks is not None:
         budget.check_read(masks.data, shape[0] * shape[1], path, "an image mask")

@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from ..errors import HdmfZarrError, ViewRequestError
 from ..format.data import printable
-from . import behaviour, images, rois, series, session, spikes, tables, timeline, tree
+from . import behaviour, display, images, rois, series, session, spikes, tables, timeline, tree
 from .viewed_file import ViewedFile
 
 #: The page's files (nothing else is served from the package).
@@ -242,7 +242,14 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         bins=_number(q, "bins", 50),
     ),
     "/api/image": lambda opened, q: images.image_info(opened, q.get("path", "/")),
-    "/api/frame": lambda opened, q: images.frame_png(opened, q.get("path", "/"), _number(q, "index", 0)),
+    "/api/frame": lambda opened, q: images.frame_png(
+        opened,
+        q.get("path", "/"),
+        _number(q, "index", 0),
+        display.contrast(
+            _number(q, "low", 0.5, float), _number(q, "high", 99.5, float), q.get("colours") or "gray", q.get("path")
+        ),
+    ),
 }
 
 

@@ -259,10 +259,13 @@ async function renderImage(pane) {
   let info;
   try { info = await getJSON("image", { path: state.path }); } catch (error) { showError(error); return; }
   const img = el("img", { id: "frame", alt: "frame of " + state.path });
-  const label = el("span", { class: "muted" });
+  const label = el("span", { class: "muted", id: "frame-label" });
+  const look = pictureControls(() => show(current));
+  let current = 0;
   const show = (i) => {
-    img.src = api("frame", { path: state.path, index: i });
-    label.textContent = `frame ${i + 1} of ${info.frames}` + (info.names ? " · " + info.names[i] : "");
+    current = i;
+    img.src = api("frame", Object.assign({ path: state.path, index: i }, look.params()));
+    label.textContent = `frame ${i + 1} of ${info.frames}` + (info.names ? " · " + info.names[i] : "") + frameTime(info, i);
   };
   img.addEventListener("error", () => fetch(img.src).then((r) => r.json()).then(showError, () => {}));
   img.addEventListener("load", () => { img.dataset.loaded = "1"; img.width = Math.max(256, img.naturalWidth); });
@@ -273,9 +276,45 @@ async function renderImage(pane) {
     controls.prepend(el("label", {}, "frame ", slider));
   }
   if (info.kind === "segmentation") controls.append(info.background ? " · masks over " + info.background : " · masks (the file has no mean image to draw them over)");
-  pane.append(controls, img);
+  pane.append(controls, look.box, img);
   show(0);
   if (info.kind === "segmentation") renderRoiTraces(pane, img);
+}
+
+// the time of frame i: from the series' rate, or its timestamps (the first ones are sent)
+function frameTime(info, i) {
+  if (info.times && i < info.times.length) return ` · ${fmt(info.times[i])} s`;
+  if (info.rate) return ` · ${fmt(info.starting_time + i / info.rate)} s`;
+  return "";
+}
+
+// contrast (the percentiles shown as the ends of the colour map), the colour map and its colour bar
+function pictureControls(onChange) {
+  const low = el("input", { type: "number", id: "contrast-low", min: "0", max: "100", step: "0.5", value: "0.5", title: "percentile shown as the lowest colour" });
+  const high = el("input", { type: "number", id: "contrast-high", min: "0", max: "100", step: "0.5", value: "99.5", title: "percentile shown as the highest colour" });
+  const colours = el("select", { id: "colours" }, ["gray", "viridis", "magma"].map((c) => el("option", { value: c }, c)));
+  const bar = el("canvas", { id: "colour-bar", width: "160", height: "12" });
+  const paint = () => {
+    const g = bar.getContext("2d"), stops = COLOUR_STOPS[colours.value];
+    for (let i = 0; i < 160; i++) { g.fillStyle = stops ? mixStops(stops, i / 159) : `rgb(${Math.round(i * 255 / 159)},${Math.round(i * 255 / 159)},${Math.round(i * 255 / 159)})`; g.fillRect(i, 0, 1, 12); }
+    bar.dataset.colours = colours.value;
+  };
+  for (const input of [low, high, colours]) input.addEventListener("change", () => { paint(); onChange(); });
+  paint();
+  const box = el("div", { class: "controls" }, el("label", {}, "contrast ", low, "–", high, " percentile"), el("label", {}, " colours ", colours), bar);
+  const params = () => ({ low: low.value || "0.5", high: high.value || "99.5", colours: colours.value });
+  return { box, params };
+}
+
+const COLOUR_STOPS = {
+  viridis: [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]],
+  magma: [[0, 0, 4], [81, 18, 124], [183, 55, 121], [252, 137, 97], [252, 253, 191]],
+};
+
+function mixStops(stops, f) {
+  const at = Math.min(stops.length - 1.001, Math.max(0, f) * (stops.length - 1)), i = Math.floor(at), k = at - i;
+  const mix = stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * k));
+  return `rgb(${mix[0]},${mix[1]},${mix[2]})`;
 }
 
 // ---- start ---------------------------------------------------------------------------------------------

@@ -195,12 +195,9 @@ function drawPath(canvas, found) {
   canvas.dataset.state = "drawn";
 }
 
-// viridis-like, from early (dark blue) to late (yellow)
+// viridis, from early (dark blue) to late (yellow)
 function timeColour(f) {
-  const stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
-  const at = Math.min(stops.length - 1.001, Math.max(0, f) * (stops.length - 1)), i = Math.floor(at), k = at - i;
-  const mix = stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * k));
-  return `rgb(${mix[0]},${mix[1]},${mix[2]})`;
+  return mixStops(COLOUR_STOPS.viridis, f);
 }
 
 // ---- ophys: the trace of the ROI clicked ----------------------------------------------------------------
