@@ -247,7 +247,10 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         q.get("path", "/"),
         _number(q, "index", 0),
         display.contrast(
-            _number(q, "low", 0.5, float), _number(q, "high", 99.5, float), q.get("colours") or "gray", q.get("path", "/")
+            _number(q, "low", 0.5, float),
+            _number(q, "high", 99.5, float),
+            q.get("colours") or "gray",
+            q.get("path", "/"),
         ),
     ),
 }
