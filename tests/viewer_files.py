@@ -60,8 +60,10 @@ def viewer_nwbfile() -> NWBFile:
     nwb.add_epoch(start_time=1.0, stop_time=2.0, tags=["run"], timeseries=[speed])
     nwb.add_unit_column("quality", "a text column")
     spikes = [[0.1, 0.2, 0.3], [1.5], [0.7, 0.9], [2.5, 2.6, 2.7, 2.8]]
+    shape = np.sin(np.linspace(0, 2 * np.pi, 30))[:, None] * np.array([[-60.0, -20.0]])  # 30 samples, 2 channels
     for i, times in enumerate(spikes):
-        nwb.add_unit(spike_times=times, quality=["good", "noise", "good", "mua"][i], electrodes=[i % CHANNELS])
+        quality = ["good", "noise", "good", "mua"][i]
+        nwb.add_unit(spike_times=times, quality=quality, electrodes=[i % CHANNELS], waveform_mean=shape * (i + 1))
     nwb.add_trial_column("score", "a score per trial")
     for i, score in enumerate([3.0, 1.0, 4.0, 1.0, 5.0]):
         nwb.add_trial(start_time=float(i), stop_time=float(i) + 0.5, score=score)

@@ -85,6 +85,8 @@ def test_the_page_draws_the_units_as_a_raster_and_a_psth_against_the_trials(view
     assert re.search(r'<div id="psth" data-state="drawn">', dom)
     curves = re.search(r'<canvas class="psth"[^>]*>', dom).group(0)
     assert 'data-unit="0"' in curves and 'data-state="drawn"' in curves
+    waveform = re.search(r'<canvas class="waveform"[^>]*>', dom).group(0)
+    assert 'data-channels="2"' in waveform and 'data-state="drawn"' in waveform
 
 
 def test_the_tree_and_a_table_are_filtered_from_the_url(viewer, tmp_path):

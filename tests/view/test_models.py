@@ -367,3 +367,15 @@ def test_a_frame_is_shown_with_the_contrast_and_colour_map_asked_and_has_its_tim
     assert images.image_info(opened, movie)["rate"] == 30.0
     info = images.image_info(opened, "/acquisition/movie")
     assert info["rate"] == 10.0 and info["starting_time"] == 0.0
+
+
+def test_the_mean_waveforms_of_chosen_units(opened):
+    """waveform_mean printed as unbracketed 16-digit floats in the table only (issue #41, point 3)."""
+    found = spikes.waveforms(opened, "/units", [0, 3])
+    assert found["channels"] == 2 and found["unit"] == "volts" and [u["row"] for u in found["units"]] == [0, 3]
+    first, last = (u["channels"] for u in found["units"])
+    assert len(first) == 2 and len(first[0]) == 30
+    assert np.allclose(last[0], np.array(first[0]) * 4) and min(first[0]) == pytest.approx(-60.0, abs=0.5)
+    assert spikes.raster(opened, "/units", None, None, None)["waveforms"] is True
+    with pytest.raises(ViewRequestError, match="choose 1 to"):
+        spikes.waveforms(opened, "/units", [4])

@@ -37,6 +37,6 @@ def test_a_file_on_s3_is_browsed_and_one_window_reads_only_its_chunks(s3):
             assert chunk_gets == ["c/0/0", "c/1/0", "c/2/0"]  # the three chunks the window touches, once each
             assert len(requests) == 3
             page = _get(server, "/api/table?path=/units&count=10")
-            assert page["rows"] == 4 and len(page["columns"]) == 4
+            assert page["rows"] == 4 and len(page["columns"]) == 5
             node = _get(server, "/api/node?path=/acquisition/ElectricalSeries/data")
             assert node["chunks"] == [4096, CHANNELS] and node["stored_bytes"] > 0

@@ -230,6 +230,7 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         stop=_number(q, "stop", None, float),
         sort=q.get("sort") or None,
     ),
+    "/api/waveforms": lambda opened, q: spikes.waveforms(opened, q.get("path", "/units"), _rows(q, "units")),
     "/api/psth": lambda opened, q: spikes.psth(
         opened,
         q.get("path", "/units"),

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget
+from .series import json_floats
 from .tree import plain
 from .viewed_file import ViewedFile
 
@@ -69,6 +70,7 @@ def raster(opened: ViewedFile, path: str, start: float | None, stop: float | Non
         "rows": rows,
         "capped": sent >= RASTER_SPIKES,
         "sortable": _sortable(units),
+        "waveforms": "waveform_mean" in units.colnames,
     }
 
 
@@ -146,3 +148,35 @@ def _events(opened: ViewedFile, align: str, column: str, group: str | None) -> t
     budget.check_chunks(table[group].data, align)
     values = [v.decode() if isinstance(v, bytes) else v for v in np.asarray(table[group].data[:rows]).tolist()]
     return events[kept], [values[i] for i in kept]
+
+
+#: Channels of a mean waveform sent, at most (the first ones).
+WAVEFORM_CHANNELS = 64
+
+
+def waveforms(opened: ViewedFile, path: str, chosen: list[int]) -> dict[str, Any]:
+    """The ``waveform_mean`` of the ``chosen`` units: per unit, per channel (at most :data:`WAVEFORM_CHANNELS`), its
+    samples, with the waveforms' sampling rate and unit."""
+    from pynwb.misc import Units
+
+    units = opened.container_at(path)
+    if not isinstance(units, Units) or "waveform_mean" not in units.colnames:
+        raise ViewRequestError("the units have no waveform_mean column", path)
+    data = units["waveform_mean"].data
+    budget.check_chunks(data, path)
+    shape = tuple(int(n) for n in data.shape)
+    if not chosen or len(chosen) > PSTH_UNITS or min(chosen) < 0 or max(chosen) >= shape[0] or len(shape) not in (2, 3):
+        raise ViewRequestError(f"choose 1 to {PSTH_UNITS} units among rows 0..{shape[0] - 1} (2-d or 3-d means)", path)
+    out = []
+    for unit in chosen:
+        values = np.asarray(data[unit] if len(shape) == 2 else data[unit, :, :WAVEFORM_CHANNELS], dtype=np.float64)
+        columns = values.reshape(values.shape[0], -1).T  # channels x samples
+        out.append({"row": unit, "id": int(units.id.data[unit]), "channels": [json_floats(c) for c in columns]})
+    rate = getattr(units, "waveform_rate", None)
+    return {
+        "path": path,
+        "rate": float(rate) if rate else None,
+        "unit": getattr(units, "waveform_unit", None),
+        "channels": shape[2] if len(shape) == 3 else 1,
+        "units": out,
+    }

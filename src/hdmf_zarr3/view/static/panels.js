@@ -128,12 +128,47 @@ function renderPsthControls(pane, found) {
       queueMicrotask(() => { drawCurves(curves, got.edges, unit.rates); drawTicks(trials, unit.trials, got.edges[0], got.edges[got.edges.length - 1], unit.trials.map((_, i) => "row " + i)); });
       return box;
     }));
+    if (found.waveforms) await addWaveforms(out, units.value);
     out.dataset.state = "drawn";
   };
   pane.append(el("h3", {}, "PSTH and trial-aligned raster"), el("div", { class: "controls" },
     el("label", {}, "units ", units), el("label", {}, "aligned to ", align), el("label", {}, "lines by ", group),
     el("button", { onclick: draw }, "draw")), out);
   draw();
+}
+
+// each unit's mean waveform (waveform_mean), its channels overlaid, under its PSTH
+async function addWaveforms(out, rows) {
+  let got;
+  try { got = await getJSON("waveforms", { path: state.path, units: rows }); } catch (error) { showError(error); return; }
+  const boxes = out.querySelectorAll(".psth-unit");
+  got.units.forEach((unit, k) => {
+    const canvas = el("canvas", { class: "waveform", dataset: { unit: String(unit.id), channels: String(unit.channels.length) } });
+    const span = got.rate ? ` · ${fmt(1000 * unit.channels[0].length / got.rate)} ms` : ` · ${unit.channels[0].length} samples`;
+    if (boxes[k]) boxes[k].append(el("h4", {}, `mean waveform (${unit.channels.length} of ${got.channels} channels${span}${got.unit ? ", " + got.unit : ""})`), canvas);
+    queueMicrotask(() => drawWaveform(canvas, unit.channels));
+  });
+}
+
+function drawWaveform(canvas, channels) {
+  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.font = "10px system-ui, sans-serif";
+  const values = channels.flat().filter((v) => v !== null);
+  const lo = Math.min(...values, 0), hi = Math.max(...values, 0), span = hi - lo || 1;
+  const m = { left: 70, right: 12, top: 6, bottom: 6 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
+  const y = (v) => m.top + ph - ((v - lo) / span) * ph;
+  channels.forEach((samples, c) => {
+    g.strokeStyle = COLORS_TIMELINE[c % COLORS_TIMELINE.length];
+    g.beginPath();
+    samples.forEach((v, i) => { if (v === null) return; const x = m.left + (i / Math.max(1, samples.length - 1)) * pw; if (i) g.lineTo(x, y(v)); else g.moveTo(x, y(v)); });
+    g.stroke();
+  });
+  g.fillStyle = "#666"; g.textAlign = "right";
+  g.fillText(fmt(hi), m.left - 4, m.top + 8); g.fillText(fmt(lo), m.left - 4, m.top + ph);
+  canvas.dataset.state = "drawn";
 }
 
 function drawCurves(canvas, edges, rates) {
