@@ -22,6 +22,28 @@ BAND_ROWS = 100_000
 WINDOW_BANDS = 2_000
 
 
+#: Electrode columns giving a channel's depth, in the order they are looked for (along the probe first).
+DEPTH_COLUMNS = ("rel_y", "y")
+
+
+def depth_order(series: Any, chosen: list[int], path: str) -> list[int]:
+    """The positions in ``chosen`` ordered by their electrode's depth (:data:`DEPTH_COLUMNS`; the deepest, the
+    largest value, first, as on a probe), or as they are when the electrodes give no depth."""
+    region = getattr(series, "electrodes", None)
+    table = getattr(region, "table", None)
+    column = next((c for c in DEPTH_COLUMNS if table is not None and c in table.colnames), None)
+    if region is None or column is None:
+        return list(range(len(chosen)))
+    try:
+        budget.check_chunks(region.data, path)
+        depths = [float(_cell(table, column, int(region.data[c]), path)) for c in chosen]
+    except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):
+        return list(range(len(chosen)))
+    if not all(np.isfinite(depths)) or len(set(depths)) == 1:
+        return list(range(len(chosen)))
+    return sorted(range(len(chosen)), key=lambda i: -depths[i])
+
+
 def channel_labels(series: Any, chosen: list[int], path: str) -> list[str] | None:
     """``e<id> <group> <location>`` of each chosen channel's electrode (an ElectricalSeries), else ``None``."""
     region = getattr(series, "electrodes", None)

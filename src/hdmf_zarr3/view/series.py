@@ -134,11 +134,14 @@ def window(
     low, high, t, out["decimation"] = _decimated(data, tiles, times, (first, last), width, len(chosen))
     scale, shift = _scaling(series, chosen)
     out["t"] = json_floats(np.asarray(t, dtype=np.float64))
-    out["labels"] = lanes.channel_labels(series, chosen, path)
     shown = [v for v in out["t"] if v is not None]
     out["intervals"] = lanes.interval_bands(opened, shown[0], shown[-1]) if shown else []
-    out["min"] = [json_floats(low[:, i] * scale[i] + shift) for i in range(len(chosen))]
-    out["max"] = [json_floats(high[:, i] * scale[i] + shift) for i in range(len(chosen))]
+    order = lanes.depth_order(series, chosen, path)  # lanes top to bottom as on the probe, when known
+    labels = lanes.channel_labels(series, chosen, path)
+    out["channels"] = [chosen[i] for i in order]
+    out["labels"] = None if labels is None else [labels[i] for i in order]
+    out["min"] = [json_floats(low[:, i] * scale[i] + shift) for i in order]
+    out["max"] = [json_floats(high[:, i] * scale[i] + shift) for i in order]
     return out
 
 

@@ -42,6 +42,8 @@ class HZPlot {
       this.fetchWindow(start, stop, this.plotWidth()).then((data) => {
         if (sequence !== this.sequence) return; // a newer window was asked for
         this.data = data;
+        // the plot grows with its lanes (at least 26 px each), and the page scrolls: 64 channels stay readable
+        this.canvas.style.height = Math.max(440, 40 + 26 * data.channels.length) + "px";
         // times the file leaves out (NaN, infinities) come as null: no extent then, and gaps in the plot
         this.extent = data.extent && data.extent.every((v) => v !== null) ? data.extent : null;
         const t = data.t.filter((v) => v !== null);
@@ -209,7 +211,7 @@ class HZPlot {
     }
     g.fillStyle = "#444";
     g.textAlign = "right";
-    g.fillText(laneName(data, c), m.left - 6, top + lane / 2 + 4);
+    if (lane >= 11 || c % Math.ceil(11 / lane) === 0) g.fillText(laneName(data, c), m.left - 6, top + lane / 2 + 4);
     g.strokeStyle = "#eee";
     g.beginPath(); g.moveTo(m.left, top + lane); g.lineTo(m.left + pw, top + lane); g.stroke();
     return points;
