@@ -2,6 +2,16 @@
 // raster and PSTH of units. Loaded before app.js, whose helpers (el, getJSON, jump, value, state...) they call.
 "use strict";
 
+// a canvas drawn at the screen's pixel density, in CSS pixels: its context, width and height
+function sharpCanvas(canvas, fontSize) {
+  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
+  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
+  const g = canvas.getContext("2d");
+  g.setTransform(ratio, 0, 0, ratio, 0, 0);
+  g.font = fontSize + "px system-ui, sans-serif";
+  return { g, w, h };
+}
+
 // ---- the session overview ------------------------------------------------------------------------------
 function facts(list) {
   // a list of names (experimenters, keywords) reads as text; names may hold commas: joined by "; "
@@ -48,11 +58,7 @@ async function renderTimeline(pane) {
 }
 
 function drawTimeline(canvas, found) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "11px system-ui, sans-serif";
+  const { g, w, h } = sharpCanvas(canvas, 11);
   const m = { left: 140, right: 16, top: 8, bottom: 26 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
   const t0 = Math.min(...found.bands.map((b) => b[0]), 0), t1 = Math.max(...found.bands.map((b) => b[1]), t0 + 1e-9);
   const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw, line = ph / Math.max(1, found.lines.length);
@@ -94,11 +100,7 @@ async function renderRaster(pane) {
 }
 
 function drawTicks(canvas, rows, t0, t1, names) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "10px system-ui, sans-serif";
+  const { g, w, h } = sharpCanvas(canvas, 10);
   const m = { left: 70, right: 12, top: 6, bottom: 24 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
   const x = (t) => m.left + ((t - t0) / (t1 - t0 || 1)) * pw, row = ph / Math.max(1, rows.length);
   g.fillStyle = "#222";
@@ -151,11 +153,7 @@ async function addWaveforms(out, rows) {
 }
 
 function drawWaveform(canvas, channels) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "10px system-ui, sans-serif";
+  const { g, w, h } = sharpCanvas(canvas, 10);
   const values = channels.flat().filter((v) => v !== null);
   const lo = Math.min(...values, 0), hi = Math.max(...values, 0), span = hi - lo || 1;
   const m = { left: 70, right: 12, top: 6, bottom: 6 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
@@ -172,11 +170,7 @@ function drawWaveform(canvas, channels) {
 }
 
 function drawCurves(canvas, edges, rates) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "10px system-ui, sans-serif";
+  const { g, w, h } = sharpCanvas(canvas, 10);
   // the margins of the trial raster below (drawTicks), so that both share their time axis
   const m = { left: 70, right: 12, top: 8, bottom: 20 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
   const t0 = edges[0], t1 = edges[edges.length - 1];
@@ -209,11 +203,7 @@ async function renderPath(pane) {
 }
 
 function drawPath(canvas, found) {
-  const ratio = window.devicePixelRatio || 1, w = canvas.clientWidth, h = canvas.clientHeight;
-  canvas.width = Math.round(w * ratio); canvas.height = Math.round(h * ratio);
-  const g = canvas.getContext("2d");
-  g.setTransform(ratio, 0, 0, ratio, 0, 0);
-  g.font = "11px system-ui, sans-serif";
+  const { g, w, h } = sharpCanvas(canvas, 11);
   const xs = found.x.filter((v) => v !== null), ys = found.y.filter((v) => v !== null);
   const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
   const side = Math.min(w - 80, h - 50), span = Math.max(x1 - x0, y1 - y0) || 1;  // one scale on both axes
