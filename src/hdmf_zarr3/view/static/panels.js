@@ -67,7 +67,7 @@ function drawTimeline(canvas, found) {
     g.fillText(String(name).slice(0, 24), m.left - 6, m.top + (i + 0.5) * line + 4);
   });
   for (const [a, b, i] of found.bands) {
-    g.fillStyle = COLORS_TIMELINE[i % COLORS_TIMELINE.length];
+    g.fillStyle = COLORS[i % COLORS.length];
     g.fillRect(x(a), m.top + i * line + line * 0.15, Math.max(1, x(b) - x(a)), line * 0.7);
   }
   g.strokeStyle = "#999"; g.fillStyle = "#444"; g.textAlign = "center";
@@ -76,8 +76,6 @@ function drawTimeline(canvas, found) {
   for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) g.fillText(fmt(t) + " s", x(t), m.top + ph + 16);
   canvas.dataset.state = "drawn";
 }
-
-const COLORS_TIMELINE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
 
 // ---- units: raster and PSTH ----------------------------------------------------------------------------
 async function renderRaster(pane) {
@@ -159,7 +157,7 @@ function drawWaveform(canvas, channels) {
   const m = { left: 70, right: 12, top: 6, bottom: 6 }, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
   const y = (v) => m.top + ph - ((v - lo) / span) * ph;
   channels.forEach((samples, c) => {
-    g.strokeStyle = COLORS_TIMELINE[c % COLORS_TIMELINE.length];
+    g.strokeStyle = COLORS[c % COLORS.length];
     g.beginPath();
     samples.forEach((v, i) => { if (v === null) return; const x = m.left + (i / Math.max(1, samples.length - 1)) * pw; if (i) g.lineTo(x, y(v)); else g.moveTo(x, y(v)); });
     g.stroke();
@@ -177,7 +175,7 @@ function drawCurves(canvas, edges, rates) {
   const top = Math.max(1e-9, ...Object.values(rates).flat());
   const x = (t) => m.left + ((t - t0) / (t1 - t0)) * pw, y = (v) => m.top + ph - (v / top) * ph;
   Object.entries(rates).forEach(([name, values], k) => {
-    g.strokeStyle = COLORS_TIMELINE[k % COLORS_TIMELINE.length];
+    g.strokeStyle = COLORS[k % COLORS.length];
     g.beginPath();
     values.forEach((v, i) => { const a = x(edges[i]), b = x(edges[i + 1]); if (i) g.lineTo(a, y(v)); else g.moveTo(a, y(v)); g.lineTo(b, y(v)); });
     g.stroke();
