@@ -26,36 +26,38 @@ WINDOW_BANDS = 2_000
 DEPTH_COLUMNS = ("rel_y", "y")
 
 
-def depth_order(series: Any, chosen: list[int], path: str) -> list[int]:
-    """The positions in ``chosen`` ordered by their electrode's depth (:data:`DEPTH_COLUMNS`; the deepest, the
-    largest value, first, as on a probe), or as they are when the electrodes give no depth."""
-    region = getattr(series, "electrodes", None)
-    table = getattr(region, "table", None)
-    column = next((c for c in DEPTH_COLUMNS if table is not None and c in table.colnames), None)
-    if region is None or column is None:
-        return list(range(len(chosen)))
-    try:
-        budget.check_chunks(region.data, path)
-        depths = [float(_cell(table, column, int(region.data[c]), path)) for c in chosen]
-    except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):
-        return list(range(len(chosen)))
-    if not all(np.isfinite(depths)) or len(set(depths)) == 1:
-        return list(range(len(chosen)))
-    return sorted(range(len(chosen)), key=lambda i: -depths[i])
-
-
-def channel_labels(series: Any, chosen: list[int], path: str) -> list[str] | None:
-    """``e<id> <group> <location>`` of each chosen channel's electrode (an ElectricalSeries), else ``None``."""
+def electrode_lanes(series: Any, chosen: list[int], path: str) -> tuple[list[int], list[str] | None]:
+    """The chosen channels' lanes from their electrodes (an ElectricalSeries' region, its rows read once): the
+    positions in ``chosen`` top to bottom (:func:`_by_depth`) and each channel's ``e<id> <group> <location>``;
+    as they are, and ``None``, when the series names no electrodes."""
+    unchanged = list(range(len(chosen)))
     region = getattr(series, "electrodes", None)
     table = getattr(region, "table", None)
     if region is None or table is None:
-        return None
+        return unchanged, None
     try:
         budget.check_chunks(region.data, path)
         rows = [int(region.data[c]) for c in chosen]
-        return [_electrode(table, row, path) for row in rows]
+        labels = [_electrode(table, row, path) for row in rows]
     except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):  # a region that names no row: numbers
-        return None
+        return unchanged, None
+    return _by_depth(table, rows, path), labels
+
+
+def _by_depth(table: Any, rows: list[int], path: str) -> list[int]:
+    """The positions of ``rows`` ordered by their electrode's depth (:data:`DEPTH_COLUMNS`; the deepest, the
+    largest value, first, as on a probe), or as they are when the electrodes give no depth."""
+    unchanged = list(range(len(rows)))
+    column = next((c for c in DEPTH_COLUMNS if c in table.colnames), None)
+    if column is None:
+        return unchanged
+    try:
+        depths = [float(_cell(table, column, row, path)) for row in rows]
+    except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):
+        return unchanged
+    if not all(np.isfinite(depths)) or len(set(depths)) == 1:
+        return unchanged
+    return sorted(unchanged, key=lambda i: -depths[i])
 
 
 def _electrode(table: Any, row: int, path: str) -> str:

@@ -136,8 +136,7 @@ def window(
     out["t"] = json_floats(np.asarray(t, dtype=np.float64))
     shown = [v for v in out["t"] if v is not None]
     out["intervals"] = lanes.interval_bands(opened, shown[0], shown[-1]) if shown else []
-    order = lanes.depth_order(series, chosen, path)  # lanes top to bottom as on the probe, when known
-    labels = lanes.channel_labels(series, chosen, path)
+    order, labels = lanes.electrode_lanes(series, chosen, path)  # top to bottom as on the probe, when known
     out["channels"] = [chosen[i] for i in order]
     out["labels"] = None if labels is None else [labels[i] for i in order]
     out["min"] = [json_floats(low[:, i] * scale[i] + shift) for i in order]
