@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from viewer_files import write_viewer_file  # noqa: E402
+from viewer_files import write_probe_file, write_viewer_file  # noqa: E402
 
 from hdmf_zarr3.view.server import ViewServer  # noqa: E402
 from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
@@ -30,20 +30,26 @@ SHOTS = {
     "image.png": "#node=/processing/ophys/ImageSegmentation/cells&view=image",
     "details.png": "#node=/acquisition/ElectricalSeries/data",
 }
+#: Shots of the 384-channel probe file.
+PROBE_SHOTS = {"probe.png": "#node=/acquisition/es&view=series&channels=100-131"}
 
 
 def main() -> None:
     browser = shutil.which("chromium") or sys.exit("chromium is not installed")
     with tempfile.TemporaryDirectory() as tmp:
-        path = write_viewer_file(Path(tmp) / "session.nwb.zarr")
-        with ViewServer(ViewedFile(str(path))) as server:
-            for name, hash_ in SHOTS.items():
-                out = REPO / "docs" / "view" / name
-                argv = [browser, "--headless", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp}/p"]
-                argv += ["--no-sandbox"] if os.geteuid() == 0 else []
-                argv += ["--virtual-time-budget=10000", "--window-size=1400,760", f"--screenshot={out}"]
-                subprocess.run([*argv, server.url + hash_], check=True, capture_output=True, timeout=180)
-                print("wrote", out.relative_to(REPO))
+        for write, shots in ((write_viewer_file, SHOTS), (write_probe_file, PROBE_SHOTS)):
+            path = write(Path(tmp) / f"{write.__name__}.nwb.zarr")
+            with ViewServer(ViewedFile(str(path))) as server:
+                for name, hash_ in shots.items():
+                    shoot(browser, tmp, server.url + hash_, REPO / "docs" / "view" / name)
+
+
+def shoot(browser: str, tmp: str, url: str, out: Path) -> None:
+    argv = [browser, "--headless", "--disable-gpu", "--hide-scrollbars", f"--user-data-dir={tmp}/p"]
+    argv += ["--no-sandbox"] if os.geteuid() == 0 else []
+    argv += ["--virtual-time-budget=10000", "--window-size=1400,760", f"--screenshot={out}"]
+    subprocess.run([*argv, url], check=True, capture_output=True, timeout=180)
+    print("wrote", out.relative_to(REPO))
 
 
 if __name__ == "__main__":

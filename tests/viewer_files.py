@@ -181,6 +181,31 @@ def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_
     return target
 
 
+# --- a probe of 384 channels whose electrodes give their depth -------------------------------------------
+PROBE_CHANNELS, PROBE_SAMPLES, PROBE_RATE = 384, 3000, 1000.0
+#: Each channel's depth along the probe: not channel order (neighbouring channels sit apart).
+PROBE_DEPTHS = (np.arange(PROBE_CHANNELS) * 7) % PROBE_CHANNELS * 10.0
+
+
+def write_probe_file(target):
+    """384 channels whose channel ``c`` is a sine of amplitude ``c + 1`` µV (int16 in 0.1 µV steps)."""
+    nwb = NWBFile(
+        session_description="d", identifier="P", session_start_time=datetime.datetime(2024, 1, 2, tzinfo=tzutc())
+    )
+    device = nwb.create_device(name="probe")
+    group = nwb.create_electrode_group(name="shank", description="s", location="CA1", device=device)
+    nwb.add_electrode_column("rel_y", "depth along the probe")
+    for depth in PROBE_DEPTHS:
+        nwb.add_electrode(group=group, location="CA1", rel_y=float(depth))
+    region = nwb.create_electrode_table_region(list(range(PROBE_CHANNELS)), "all")
+    phase = np.sin(np.arange(PROBE_SAMPLES) * 2 * np.pi / 100)[:, None]
+    values = np.round(phase * (np.arange(PROBE_CHANNELS) + 1) * 10).astype("int16")
+    nwb.add_acquisition(ElectricalSeries(name="es", data=values, electrodes=region, rate=PROBE_RATE, conversion=1e-7))
+    with NWBZarrIO(target, mode="w") as io:
+        io.write(nwb)
+    return target
+
+
 # --- hostile files: small on disk, huge by their metadata, values JSON cannot hold ---------------------------
 #: What the hostile file declares: a 40000 x 40000 image, 8000 x 8000 float frames and image masks, a table of
 #: 2**28 rows, a channel_conversion of 2**28 values, a series whose one chunk decodes to 512 MiB.

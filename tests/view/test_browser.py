@@ -46,7 +46,7 @@ def test_the_page_shows_the_tree_and_plots_a_window_of_an_electrical_series(view
     assert nodes > 50
     for path in ("/acquisition/ElectricalSeries", "/units", "/intervals/trials", "/acquisition/movie"):
         assert f'data-path="{path}"' in dom
-    canvas = re.search(r"<canvas[^>]*>", dom).group(0)
+    canvas = re.search(r'<canvas id="plot"[^>]*>', dom).group(0)
     assert 'data-state="drawn"' in canvas and 'data-decimation="minmax"' in canvas, dom[-3000:]
     points = int(re.search(r'data-points="(\d+)"', canvas).group(1))
     width = int(re.search(r' width="(\d+)"', canvas).group(1))
@@ -110,6 +110,26 @@ def test_the_page_plots_the_trace_of_a_roi_beside_the_masks(viewer, tmp_path):
     assert 'data-traces="1"' in box and 'data-roi="0"' in box  # the first ROI with a trace: row 0, its column 1
     canvas = re.search(r'<canvas class="roi-trace"[^>]*>', dom).group(0)
     assert 'data-column="1"' in canvas and 'data-state="drawn"' in canvas
+
+
+def test_a_probe_of_384_channels_is_plotted_by_a_range_chosen_on_its_minimap(tmp_path):
+    """At 64 channels the lanes' labels printed over each other; 384 could not be shown (issue #41, point 2)."""
+    from viewer_files import PROBE_CHANNELS, PROBE_DEPTHS, write_probe_file
+
+    path = write_probe_file(tmp_path / "probe.nwb.zarr")
+    with ViewServer(ViewedFile(str(path))) as server:
+        first = render(server.url + "#node=/acquisition/es", tmp_path)
+        chosen = render(server.url + "#node=/acquisition/es&view=series&channels=100-163", tmp_path)
+    minimap = re.search(r'<canvas id="minimap"[^>]*>', first).group(0)
+    assert f'data-rows="{PROBE_CHANNELS}"' in minimap and 'data-plotted="8"' in minimap, minimap
+    assert 'data-state="drawn"' in minimap
+    plot = re.search(r'<canvas id="plot"[^>]*>', chosen).group(0)
+    lanes = re.search(r'data-lanes="([^"]*)"', plot).group(1).split("|")
+    by_depth = sorted(range(100, 164), key=lambda c: -PROBE_DEPTHS[c])
+    assert lanes == [f"e{c} shank CA1" for c in by_depth]  # 64 lanes from the URL, deepest first
+    assert int(re.search(r'style="height: (\d+)px', plot).group(1)) >= 26 * 64  # the plot grew with them
+    assert 'data-plotted="64"' in re.search(r'<canvas id="minimap"[^>]*>', chosen).group(0)
+    assert 'value="100-163"' in chosen
 
 
 def test_the_page_opens_on_the_session_overview(viewer, tmp_path):

@@ -113,6 +113,12 @@ REQUESTS = [
     ("/api/series", {"path": "/acquisition/huge_conversion", "channels": "0-30000000"}, 400),
     ("/api/series", {"path": "/acquisition/huge_conversion", "channels": ",".join(["1"] * 2000)}, 200),
     ("/api/series", {"path": "/acquisition/huge_conversion", "channels": ",".join(map(str, range(65)))}, 400),
+    ("/api/minimap", {"path": "/acquisition/huge_conversion", "bins": "100000"}, 200),
+    ("/api/minimap", {"path": "/acquisition/huge_chunk"}, 413),
+    ("/api/minimap", {"path": "/acquisition/tiny_chunks", "start": "0", "stop": str(2**27 / 1000)}, 200),
+    ("/api/minimap", {"path": "/acquisition/bad_times", "start": "0", "stop": "1"}, 200),
+    ("/api/minimap", {"path": "/acquisition/zero_rate"}, 400),
+    ("/api/minimap", {"path": "/acquisition/bad_times", "stop": "inf"}, 400),
 ]
 
 

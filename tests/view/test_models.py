@@ -379,32 +379,3 @@ def test_the_mean_waveforms_of_chosen_units(opened):
     assert spikes.raster(opened, "/units", None, None, None)["waveforms"] is True
     with pytest.raises(ViewRequestError, match="choose 1 to"):
         spikes.waveforms(opened, "/units", [4])
-
-
-def test_lanes_are_ordered_by_the_depth_of_their_electrodes(tmp_path):
-    """Lanes came in channel order whatever the probe's geometry (issue #41, point 2)."""
-    from pynwb import NWBFile
-    from pynwb.ecephys import ElectricalSeries
-
-    from hdmf_zarr3 import NWBZarrIO
-    from hdmf_zarr3.view.viewed_file import ViewedFile
-
-    nwb = NWBFile(session_description="d", identifier="D", session_start_time=viewer_nwbfile().session_start_time)
-    device = nwb.create_device(name="probe")
-    group = nwb.create_electrode_group(name="shank", description="s", location="CA1", device=device)
-    nwb.add_electrode_column("rel_y", "depth along the probe")
-    for depth in (20.0, 60.0, 40.0):
-        nwb.add_electrode(group=group, location="CA1", rel_y=depth)
-    region = nwb.create_electrode_table_region([0, 1, 2], "all")
-    values = np.arange(300, dtype="int16").reshape(100, 3)
-    nwb.add_acquisition(ElectricalSeries(name="es", data=values, electrodes=region, rate=100.0))
-    with NWBZarrIO(tmp_path / "d.nwb.zarr", mode="w") as io:
-        io.write(nwb)
-    opened = ViewedFile(str(tmp_path / "d.nwb.zarr"))
-    try:
-        window = series.window(opened, "/acquisition/es", width=100)
-        assert window["channels"] == [1, 2, 0]  # the deepest first, as on the probe
-        assert window["labels"] == ["e1 shank CA1", "e2 shank CA1", "e0 shank CA1"]
-        assert window["max"][0][0] == 1.0 and window["max"][2][0] == 0.0  # each lane its own channel's values
-    finally:
-        opened.close()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from viewer_files import CHANNELS, decode_png
 
-from hdmf_zarr3.view.server import ViewServer
+from hdmf_zarr3.view.server import ROUTES, STATIC, ViewServer
 from hdmf_zarr3.view.viewed_file import ViewedFile
 
 
@@ -133,7 +133,7 @@ def test_image_frame_endpoint_is_a_png(viewer):
 
 @pytest.mark.parametrize("token", [False, "wrong", "x" * 43])
 def test_a_request_without_the_token_is_refused(viewer, token):
-    for route in ("/", "/api/tree", "/static/app.js", "/api/frame", "/api/session"):
+    for route in (*STATIC, *ROUTES):  # every page, script and route of the API
         status, _, body = get(viewer, route, token=token, path="/acquisition/movie")
         assert status == 403 and b"token" in body
 

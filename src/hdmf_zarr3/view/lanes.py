@@ -2,8 +2,8 @@
 electrode, and the file's intervals (trials, epochs...) the window overlaps, as bands.
 
 Only small things are read: the electrode rows of the chosen channels (their index in the series' electrodes
-region, then their id, group and location), and an interval table's start and stop times when it has at most
-:data:`BAND_ROWS` rows (a table larger than that is named, its bands left out).
+region, then their id, group, location and depth: each column once for all of them), and an interval table's
+start and stop times when it has at most :data:`BAND_ROWS` rows (a larger table is named, its bands left out).
 """
 
 from __future__ import annotations
@@ -24,21 +24,24 @@ WINDOW_BANDS = 2_000
 
 #: Electrode columns giving a channel's depth, in the order they are looked for (along the probe first).
 DEPTH_COLUMNS = ("rel_y", "y")
+#: Rows of an electrodes column read at once for a window's channels (the span between the first and last
+#: channel's rows); a wider span is read row by row.
+SPAN_ROWS = 65_536
 
 
 def electrode_lanes(series: Any, chosen: list[int], path: str) -> tuple[list[int], list[str] | None]:
-    """The chosen channels' lanes from their electrodes (an ElectricalSeries' region, its rows read once): the
-    positions in ``chosen`` top to bottom (:func:`_by_depth`) and each channel's ``e<id> <group> <location>``;
-    as they are, and ``None``, when the series names no electrodes."""
+    """The chosen channels' lanes from their electrodes (an ElectricalSeries' region): the positions in
+    ``chosen`` top to bottom (:func:`_by_depth`) and each channel's ``e<id> <group> <location>``; as they
+    are, and ``None``, when the series names no electrodes. Each column is read once for all channels (a
+    probe of 384 channels costs a few reads, not a few per channel)."""
     unchanged = list(range(len(chosen)))
     region = getattr(series, "electrodes", None)
     table = getattr(region, "table", None)
     if region is None or table is None:
         return unchanged, None
     try:
-        budget.check_chunks(region.data, path)
-        rows = [int(region.data[c]) for c in chosen]
-        labels = [_electrode(table, row, path) for row in rows]
+        rows = [int(r) for r in _cells(region.data, chosen, path)]
+        labels = _labels(table, rows, path)
     except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):  # a region that names no row: numbers
         return unchanged, None
     return _by_depth(table, rows, path), labels
@@ -52,7 +55,7 @@ def _by_depth(table: Any, rows: list[int], path: str) -> list[int]:
     if column is None:
         return unchanged
     try:
-        depths = [float(_cell(table, column, row, path)) for row in rows]
+        depths = [float(d) for d in _cells(table[column].data, rows, path)]
     except (HdmfZarrError, IndexError, TypeError, ValueError, KeyError):
         return unchanged
     if not all(np.isfinite(depths)) or len(set(depths)) == 1:
@@ -60,22 +63,36 @@ def _by_depth(table: Any, rows: list[int], path: str) -> list[int]:
     return sorted(unchanged, key=lambda i: -depths[i])
 
 
-def _electrode(table: Any, row: int, path: str) -> str:
-    parts = [f"e{_cell(table, 'id', row, path)}"]
+def _labels(table: Any, rows: list[int], path: str) -> list[str]:
+    parts = [[f"e{i}"] for i in _cells(table.id.data, rows, path)]
     if "group_name" in table.colnames:
-        parts.append(str(_cell(table, "group_name", row, path)))
+        names = [str(n) for n in _cells(table["group_name"].data, rows, path)]
     elif "group" in table.colnames:
-        parts.append(str(getattr(table["group"][row], "name", "")))
-    if "location" in table.colnames:
-        parts.append(str(_cell(table, "location", row, path)))
-    return " ".join(p for p in parts if p)[:40]
+        names = [str(getattr(table["group"][row], "name", "")) for row in rows]
+    else:
+        names = [""] * len(rows)
+    locations = _cells(table["location"].data, rows, path) if "location" in table.colnames else [""] * len(rows)
+    labels = zip(parts, names, locations)
+    return [" ".join(p for p in [*part, name, str(place)] if p)[:40] for part, name, place in labels]
 
 
-def _cell(table: Any, column: str, row: int, path: str) -> Any:
-    data = table.id.data if column == "id" else table[column].data
+def _cells(data: Any, rows: list[int], path: str) -> list[Any]:
+    """``data[row]`` for each of ``rows`` (text decoded): the span between the first and last row read once
+    when it holds at most :data:`SPAN_ROWS` rows, else row by row."""
     budget.check_chunks(data, path)
-    value = data[row]
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    if not rows:
+        return []
+    lo, hi = min(rows), max(rows) + 1
+    if lo < 0:
+        raise IndexError(f"row {lo}")
+    if hi - lo <= SPAN_ROWS:
+        span = data[lo:hi]
+        if len(span) < hi - lo:
+            raise IndexError(f"row {hi - 1} of {lo + len(span)}")
+        values = [span[row - lo] for row in rows]
+    else:
+        values = [data[row] for row in rows]
+    return [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in values]
 
 
 def interval_bands(opened: ViewedFile, start: float, stop: float) -> list[dict[str, Any]]:

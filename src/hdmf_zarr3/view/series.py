@@ -32,6 +32,8 @@ MAX_WIDTH, MIN_WIDTH = 4000, 10
 MAX_CHANNELS = 64
 #: Channels shown when none are asked for.
 DEFAULT_CHANNELS = 8
+#: Time bins of a minimap, at most, and the channels it shows, at most (one row each).
+MINIMAP_BINS, MINIMAP_CHANNELS = 400, 4096
 #: Bytes of chunks one window may decode for an exact min/max per pixel column; beyond, runs are sampled.
 DECODE_BYTES = 256 * 1024 * 1024
 #: Bins of a sampled window, at least (a window of fewer chunk rows is read whole instead).
@@ -103,22 +105,13 @@ def window(
 ) -> dict[str, Any]:
     """Samples of the TimeSeries at ``path`` from time ``start`` to ``stop`` (seconds; the whole series'
     first :data:`DEFAULT_SAMPLES` by default) of ``channels``, decimated for ``width`` pixel columns."""
-    for name, value in (("start", start), ("stop", stop)):
-        if value is not None and not np.isfinite(value):
-            raise ViewRequestError(f"{name}={value} is not a finite time", path)
     series = _plotted(opened, path)
     data = series.data
-    shape = data.shape
     width = min(max(int(width), MIN_WIDTH), MAX_WIDTH)
-    total = int(shape[0])
-    if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
-        total = min(total, len(series.timestamps))
-    count = int(shape[1]) if len(shape) == 2 else 1
+    count = int(data.shape[1]) if data.ndim == 2 else 1
     chosen = _channels(channels, count, path)
-    times = SampleTimes(series, total)
-    first = 0 if start is None else bisect.bisect_left(times, float(start))
-    last = min(total, first + DEFAULT_SAMPLES) if stop is None else bisect.bisect_right(times, float(stop))
-    last = max(last, first)
+    times, first, last = _span(series, start, stop, path)
+    total = len(times)
     out: dict[str, Any] = {
         "path": path,
         "unit": series.unit,
@@ -142,6 +135,57 @@ def window(
     out["min"] = [json_floats(low[:, i] * scale[i] + shift) for i in order]
     out["max"] = [json_floats(high[:, i] * scale[i] + shift) for i in order]
     return out
+
+
+def minimap(
+    opened: ViewedFile, path: str, start: float | None = None, stop: float | None = None, bins: int = 160
+) -> dict[str, Any]:
+    """Every channel's peak-to-peak amplitude (in ``unit``) in ``bins`` time bins of the window ``start``–
+    ``stop`` (as :func:`window`'s), one row per channel in the lanes' order (deepest first): the probe at a
+    glance, on which the page chooses the channels it plots (at most :data:`MAX_CHANNELS`)."""
+    series = _plotted(opened, path)
+    data = series.data
+    count = int(data.shape[1]) if data.ndim == 2 else 1
+    if count > MINIMAP_CHANNELS:
+        raise ViewRequestError(f"{count} channels: a minimap shows at most {MINIMAP_CHANNELS}", path)
+    bins = min(max(int(bins), 1), MINIMAP_BINS)
+    times, first, last = _span(series, start, stop, path)
+    chosen = list(range(count))
+    low, high, t, decimation = _decimated(data, _Tiles(data, chosen), times, (first, last), bins, count)
+    if decimation == "none" and len(low):  # every sample came: binned here
+        edges = np.unique((np.arange(min(bins, len(low)) + 1) * len(low)) // min(bins, len(low)))
+        t = np.asarray(t)[edges[:-1]]
+        low, high = np.fmin.reduceat(low, edges[:-1], axis=0), np.fmax.reduceat(high, edges[:-1], axis=0)
+    scale, _ = _scaling(series, chosen)
+    spread = (high - low) * np.abs(scale)
+    order, labels = lanes.electrode_lanes(series, chosen, path)
+    return {
+        "path": path,
+        "unit": series.unit,
+        "channel_count": count,
+        "first": first,
+        "last": last,
+        "decimation": decimation,
+        "t": json_floats(np.asarray(t, dtype=np.float64)),
+        "channels": order,
+        "labels": None if labels is None else [labels[i] for i in order],
+        "spread": [json_floats(spread[:, i]) for i in order],
+    }
+
+
+def _span(series: Any, start: float | None, stop: float | None, path: str) -> tuple[SampleTimes, int, int]:
+    """The series' sample times and the samples ``first:last`` from time ``start`` to ``stop`` (the first
+    :data:`DEFAULT_SAMPLES` when ``start`` is not given)."""
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not np.isfinite(value):
+            raise ViewRequestError(f"{name}={value} is not a finite time", path)
+    total = int(series.data.shape[0])
+    if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
+        total = min(total, len(series.timestamps))
+    times = SampleTimes(series, total)
+    first = 0 if start is None else bisect.bisect_left(times, float(start))
+    last = min(total, first + DEFAULT_SAMPLES) if stop is None else bisect.bisect_right(times, float(stop))
+    return times, first, max(last, first)
 
 
 def _plotted(opened: ViewedFile, path: str) -> Any:

@@ -215,6 +215,13 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         channels=_channels(q),
         width=_number(q, "width", 1000),
     ),
+    "/api/minimap": lambda opened, q: series.minimap(
+        opened,
+        q.get("path", "/"),
+        start=_number(q, "start", None, float),
+        stop=_number(q, "stop", None, float),
+        bins=_number(q, "bins", 160),
+    ),
     "/api/timeline": lambda opened, q: timeline.timeline(opened, q.get("path", "/"), q.get("group") or None),
     "/api/traces": lambda opened, q: rois.traces(opened, q.get("path", "/")),
     "/api/roi": lambda opened, q: rois.roi_at(

@@ -227,7 +227,8 @@ async function renderTable(pane) {
 
 // ---- time series ---------------------------------------------------------------------------------------
 function renderSeries(pane) {
-  const channels = el("input", { type: "text", id: "channels", placeholder: "e.g. 0-7,12", title: "channels to plot" });
+  const asked = new URLSearchParams(location.hash.slice(1)).get("channels") || "";
+  const channels = el("input", { type: "text", id: "channels", placeholder: "e.g. 0-7,12", title: "channels to plot", value: asked });
   const info = el("span", { class: "muted", id: "window-info" });
   const canvas = el("canvas", { id: "plot" });
   const plot = new HZPlot(canvas, (start, stop, width) => {
@@ -236,10 +237,18 @@ function renderSeries(pane) {
     if (channels.value.trim()) params.channels = channels.value.trim();
     return getJSON("series", params).then((data) => { showError(null); return data; }, (error) => { showError(error); throw error; });
   });
+  const replot = () => plot.load(plot.view ? plot.view[0] : null, plot.view ? plot.view[1] : null);
+  // a probe of more channels than plotted: the minimap of all of them chooses which (kept in the URL)
+  const minimap = probeMinimap((chosen) => {
+    channels.value = channelText(chosen);
+    history.replaceState(null, "", "#node=" + encodeURIComponent(state.path) + "&view=series&channels=" + channels.value);
+    replot();
+  });
   plot.onDrawn = (data, view) => {
     info.textContent = `${view[0].toPrecision(6)}–${view[1].toPrecision(6)} s · samples ${data.first}–${data.last} of ${data.samples} · ` +
       `${data.channel_count} channel(s) · ${data.decimation === "none" ? "all samples" : data.decimation + " per pixel"}`;
     if (!channels.value) channels.placeholder = data.channels.length < data.channel_count ? `${data.channels[0]}-${data.channels[data.channels.length - 1]} of 0-${data.channel_count - 1}` : "all";
+    if (data.channel_count > DEFAULT_LANES) minimap.update(view, data.channels);
   };
   state.plot = plot;
   const button = (label, title, fn) => el("button", { title, onclick: fn }, label);
@@ -247,11 +256,23 @@ function renderSeries(pane) {
     button("◀", "pan left", () => plot.pan(-0.5)), button("▶", "pan right", () => plot.pan(0.5)),
     button("+", "zoom in", () => plot.zoom(0.5)), button("−", "zoom out", () => plot.zoom(2)),
     button("all", "the whole series", () => plot.all()),
-    el("label", {}, "channels ", channels), button("plot", "plot these channels", () => plot.load(plot.view ? plot.view[0] : null, plot.view ? plot.view[1] : null)),
-    info), canvas, el("p", { class: "muted" }, "wheel: zoom · drag: pan"));
+    el("label", {}, "channels ", channels), button("plot", "plot these channels", replot),
+    info), minimap.box, canvas, el("p", { class: "muted" }, "wheel: zoom · drag: pan"));
   // at once: the canvas is laid out (clientWidth forces it); waiting for an animation frame left the plot
   // unloaded in a tab in the background, and in headless Chromium on a busy machine
   plot.load(null, null);
+}
+
+// channel numbers as the channels field writes them: runs as ranges ("0-7,12")
+function channelText(chosen) {
+  const sorted = [...chosen].sort((a, b) => a - b), parts = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : String(sorted[i]));
+    i = j;
+  }
+  return parts.join(",");
 }
 
 // ---- images --------------------------------------------------------------------------------------------
@@ -311,9 +332,14 @@ const COLOUR_STOPS = {
   magma: [[0, 0, 4], [81, 18, 124], [183, 55, 121], [252, 137, 97], [252, 253, 191]],
 };
 
+// the colour at `f` (0 to 1) between the stops, as [r, g, b]; mixStops: as CSS
+function mixed(stops, f) {
+  const at = Math.min(stops.length - 1.001, Math.max(0, f || 0) * (stops.length - 1)), i = Math.floor(at), k = at - i;
+  return stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * k));
+}
+
 function mixStops(stops, f) {
-  const at = Math.min(stops.length - 1.001, Math.max(0, f) * (stops.length - 1)), i = Math.floor(at), k = at - i;
-  const mix = stops[i].map((v, j) => Math.round(v + (stops[i + 1][j] - v) * k));
+  const mix = mixed(stops, f);
   return `rgb(${mix[0]},${mix[1]},${mix[2]})`;
 }
 

@@ -264,3 +264,64 @@ async function renderRoiTraces(pane, img) {
   const first = found.traces[0].columns.findIndex((c) => c !== null);
   plotRoi(first < 0 ? 0 : first);
 }
+
+// ---- the probe's minimap: every channel's peak-to-peak amplitude over the plot's window, deepest at the top
+// as the lanes; a click plots the channels around the one clicked, as many as are plotted ------------------
+const DEFAULT_LANES = 8;
+
+function probeMinimap(onChoose) {
+  const canvas = el("canvas", { id: "minimap", title: "every channel, deepest at the top: click to plot the channels around one" });
+  const box = el("div", { id: "minimap-box", hidden: true }, canvas);
+  const m = { left: 130, right: 86, top: 4, bottom: 4 };  // the plot's margins: the same time axis
+  let found = null, plotted = [], asked = "", sequence = 0;
+  canvas.addEventListener("click", (e) => {
+    if (!found || !found.channels.length) return;
+    const rows = found.channels.length, at = (e.offsetY - m.top) / (canvas.clientHeight - m.top - m.bottom);
+    const row = Math.min(rows - 1, Math.max(0, Math.floor(at * rows)));
+    const n = Math.min(rows, Math.max(plotted.length, DEFAULT_LANES));
+    const first = Math.min(rows - n, Math.max(0, row - Math.floor(n / 2)));
+    onChoose(found.channels.slice(first, first + n));
+  });
+  const update = (view, channels) => {
+    plotted = channels;
+    box.hidden = false;
+    const key = view[0] + " " + view[1];
+    if (key === asked) { if (found) drawMinimap(canvas, m, found, plotted); return; }
+    asked = key;
+    const mine = ++sequence;
+    canvas.dataset.state = "loading";
+    getJSON("minimap", { path: state.path, start: view[0], stop: view[1], bins: 200 }).then((answer) => {
+      if (mine !== sequence) return;  // a newer window was asked for
+      found = answer;
+      drawMinimap(canvas, m, found, plotted);
+    }, (error) => { canvas.dataset.state = "error"; showError(error); });
+  };
+  return { box, update };
+}
+
+function drawMinimap(canvas, m, found, plotted) {
+  const { g, w, h } = sharpCanvas(canvas, 11);
+  const rows = found.channels.length, bins = found.t.length, pw = w - m.left - m.right, ph = h - m.top - m.bottom;
+  // colours up to the 99th percentile: one noisy channel does not darken the rest
+  const known = found.spread.flat().filter((v) => v !== null).sort((a, b) => a - b);
+  const top = known.length ? known[Math.floor(0.99 * (known.length - 1))] || known[known.length - 1] || 1 : 1;
+  const image = new ImageData(Math.max(1, bins), Math.max(1, rows));
+  found.spread.forEach((row, r) => row.forEach((v, b) => {
+    const [red, green, blue] = v === null ? [255, 255, 255] : mixed(COLOUR_STOPS.viridis, v / top);
+    image.data.set([red, green, blue, 255], 4 * (r * bins + b));
+  }));
+  const off = document.createElement("canvas");
+  off.width = image.width; off.height = image.height;
+  off.getContext("2d").putImageData(image, 0, 0);
+  g.imageSmoothingEnabled = false;
+  g.drawImage(off, m.left, m.top, pw, ph);
+  const rowOf = new Map(found.channels.map((c, r) => [c, r])), shown = plotted.map((c) => rowOf.get(c)).filter((r) => r !== undefined);
+  g.fillStyle = "#d62728";  // the plotted channels, marked beside their rows
+  for (const r of shown) g.fillRect(m.left - 7, m.top + (r * ph) / rows, 5, Math.max(1, ph / rows));
+  g.fillStyle = "#333";
+  g.fillText(`${rows} channels`, 4, m.top + 10);
+  g.fillText("deepest at the top", 4, m.top + 24);
+  const unit = prefixed(found.unit, top);
+  g.fillText(`p-p ${fmt(top * unit.factor)} ${unit.label}`, w - m.right + 6, m.top + 10);
+  Object.assign(canvas.dataset, { rows: String(rows), bins: String(bins), plotted: String(shown.length), state: "drawn" });
+}
