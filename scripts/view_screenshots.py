@@ -23,6 +23,7 @@ from hdmf_zarr3.view.viewed_file import ViewedFile  # noqa: E402
 SHOTS = {
     "session.png": "",
     "path.png": "#node=/processing/behavior/Position/track",
+    "events.png": "#node=/processing/behavior/BehavioralEvents",
     "raster.png": "#node=/units&view=raster&sort=quality",
     "timeline.png": "#node=/intervals/trials&view=timeline&group=score",
     "plot.png": "#node=/acquisition/ElectricalSeries",

@@ -12,7 +12,7 @@ from dateutil.tz import tzutc
 from hdmf.data_utils import GenericDataChunkIterator
 from pynwb import NWBFile, TimeSeries
 from pynwb.base import Images
-from pynwb.behavior import Position
+from pynwb.behavior import BehavioralEvents, Position
 from pynwb.ecephys import ElectricalSeries
 from pynwb.epoch import TimeIntervals
 from pynwb.file import Subject
@@ -91,6 +91,13 @@ def viewer_nwbfile() -> NWBFile:
         unit="meters",
     )
     behavior.add(position)
+    events = BehavioralEvents(name="BehavioralEvents")  # licks at 0.5 s steps, rewards at 2 s steps
+    events.create_timeseries(name="licks", data=np.ones(40), timestamps=np.arange(40) * 0.5 + 0.25, unit="n.a.")
+    events.create_timeseries(name="rewards", data=np.ones(10), timestamps=np.arange(10) * 2.0 + 1.0, unit="n.a.")
+    behavior.add(events)
+    tones = nwb.create_events_table(name="tones", description="tone onsets (EventsTable, NWB 2.9)")
+    for onset in (7.0, 2.0, 4.5):  # not in time order
+        tones.add_row(timestamp=onset)
     ophys = nwb.create_processing_module(name="ophys", description="optical physiology")
     mean = np.outer(np.linspace(0, 1, 24), np.linspace(1, 0, 24))
     ophys.add(Images(name="summary_images", images=[GrayscaleImage(name="mean", data=mean)]))

@@ -103,6 +103,19 @@ def test_the_page_draws_a_spatial_series_as_a_path(viewer, tmp_path):
     assert 'data-points="400"' in canvas and 'data-state="drawn"' in canvas and "samples 0–400 of 400" in dom
 
 
+def test_a_path_is_drawn_over_the_time_window_of_the_url(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/processing/behavior/Position&view=path&start=2&stop=4", tmp_path)
+    canvas = re.search(r'<canvas id="path"[^>]*>', dom).group(0)
+    assert 'data-points="41"' in canvas and 'data-state="drawn"' in canvas and "samples 40–81 of 400" in dom
+    assert re.search(r'<input type="number" id="window-start"[^>]*value="2"', dom)
+
+
+def test_behavioural_events_are_drawn_as_ticks(viewer, tmp_path):
+    dom = render(viewer.url + "#node=/processing/behavior/BehavioralEvents", tmp_path)
+    canvas = re.search(r'<canvas id="events"[^>]*>', dom).group(0)
+    assert 'data-lines="2"' in canvas and 'data-ticks="50"' in canvas and 'data-state="drawn"' in canvas
+
+
 def test_the_page_plots_the_trace_of_a_roi_beside_the_masks(viewer, tmp_path):
     dom = render(viewer.url + "#node=/processing/ophys/ImageSegmentation/cells&view=image", tmp_path)
     assert "masks over the image &#39;mean&#39;" in dom or "masks over the image 'mean'" in dom

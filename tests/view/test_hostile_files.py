@@ -119,6 +119,12 @@ REQUESTS = [
     ("/api/minimap", {"path": "/acquisition/bad_times", "start": "0", "stop": "1"}, 200),
     ("/api/minimap", {"path": "/acquisition/zero_rate"}, 400),
     ("/api/minimap", {"path": "/acquisition/bad_times", "stop": "inf"}, 400),
+    ("/api/events", {"path": "/acquisition/huge_chunk"}, 413),
+    ("/api/events", {"path": "/acquisition/bad_times"}, 200),
+    ("/api/events", {"path": "/acquisition/bad_times", "start": "0", "stop": "1"}, 200),
+    ("/api/events", {"path": "/acquisition/zero_rate"}, 400),
+    ("/api/events", {"path": "/intervals/huge_table"}, 400),
+    ("/api/path", {"path": "/acquisition/huge_chunk"}, 400),
 ]
 
 

@@ -7,7 +7,7 @@ import pytest
 from viewer_files import CHANNELS, RATE, SAMPLES, decode_png, viewer_nwbfile
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import behaviour, display, images, lanes, rois, series, spikes, tables, timeline, tree
+from hdmf_zarr3.view import display, images, lanes, rois, series, spikes, tables, timeline, tree
 
 
 def _find(entry, path):
@@ -291,24 +291,6 @@ def test_table_rows_are_filtered_by_a_column_value(opened):
         tables.table_page(opened, "/intervals/trials", where="score", equals="high")
     with pytest.raises(ViewRequestError, match="no column"):
         tables.table_page(opened, "/units", where="nope", equals="x")
-
-
-def test_a_spatial_series_is_a_path_in_x_y_with_its_times(opened, monkeypatch):
-    """SpatialSeries were plotted as lanes only (issue #41, point 5)."""
-    track = "/processing/behavior/Position/track"
-    assert tree.node(opened, track)["views"] == ["path", "series"]
-    whole = behaviour.path(opened, track)
-    assert whole["samples"] == 400 and len(whole["x"]) == len(whole["y"]) == len(whole["t"]) == 400
-    assert whole["unit"] == "meters" and whole["x"][0] == 0.5 and whole["t"][:2] == [0.0, 0.05]
-    window = behaviour.path(opened, track, start=1.0, stop=2.0)
-    assert (window["first"], window["last"]) == (20, 41) and window["t"][0] == 1.0 and window["t"][-1] == 2.0
-    monkeypatch.setattr(behaviour, "PATH_POINTS", 50)  # a long window: evenly spaced points, first and last kept
-    thinned = behaviour.path(opened, track)
-    assert len(thinned["x"]) == 50 and thinned["t"][0] == 0.0 and thinned["t"][-1] == 399 / 20
-    monkeypatch.setattr(behaviour, "PATH_ROWS", 10)  # beyond a block read whole: the points sent, one read each
-    assert behaviour.path(opened, track)["x"] == thinned["x"]
-    with pytest.raises(ViewRequestError, match="SpatialSeries"):
-        behaviour.path(opened, "/acquisition/speed")
 
 
 def test_a_segmentation_gives_the_traces_of_its_rois_and_the_roi_under_a_pixel(opened):

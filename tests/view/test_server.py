@@ -94,6 +94,7 @@ def test_the_session_overview_names_the_session_its_subject_devices_and_what_the
         "acquisition",
         "units",
         "intervals",
+        "events",
         "electrodes",
         "processing/behavior",
         "processing/ophys",

@@ -1,8 +1,11 @@
-"""A SpatialSeries as a path in x-y (issue #41, point 5), as plain data: the positions of a time window, every
-n-th sample so that at most :data:`PATH_POINTS` are sent, with their times (the page colours the path by time).
+"""Behaviour (issue #41, point 5), as plain data: a SpatialSeries (or the first of a Position or
+CompassDirection) as a path in x-y, and the events of a BehavioralEvents as ticks.
 
-The window's rows are read in one slice of the first two columns, within the viewer's budget; a window of more
-than :data:`PATH_ROWS` rows is read as evenly spaced blocks of rows instead of whole.
+A path is the positions of a time window, every n-th sample so that at most :data:`PATH_POINTS` are sent,
+with their times (the page colours the path by time). The window's rows are read in one slice of the first
+two columns, within the viewer's budget; a window of more than :data:`PATH_ROWS` rows is read as evenly
+spaced rows instead of whole. Ticks are each TimeSeries' times in the window, the first :data:`EVENT_TICKS`
+of them read in one slice (found by bisecting the timestamps, a chunk at a time).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
-from . import budget
+from . import budget, tree
 from .series import SampleTimes, json_floats
 from .viewed_file import ViewedFile
 
@@ -22,31 +25,27 @@ PATH_POINTS = 2_000
 #: Rows of a window read whole, at most (beyond: the PATH_POINTS rows sent, one read each; fewer than the
 #: chunks a request may decode).
 PATH_ROWS = 2_000_000
+#: Times of one series' events sent, at most (the first ones of the window), and series shown, at most.
+EVENT_TICKS, EVENT_LINES = 20_000, 40
 
 
 def path(opened: ViewedFile, node: str, start: float | None = None, stop: float | None = None) -> dict[str, Any]:
-    """The x-y positions of the SpatialSeries at ``node`` from ``start`` to ``stop`` (seconds; all by default)."""
-    from pynwb.behavior import SpatialSeries
-
-    series = opened.container_at(node)
-    data = series.data
-    shape = getattr(data, "shape", None)
-    if not isinstance(series, SpatialSeries) or shape is None or len(shape) != 2 or shape[1] < 2:
+    """The x-y positions of the SpatialSeries at ``node`` (or the first of two or more columns in a Position or
+    CompassDirection there) from ``start`` to ``stop`` (seconds; all by default)."""
+    series = tree.walked_series(opened.container_at(node))
+    if series is None:
         raise ViewRequestError("a path needs a SpatialSeries of two or more columns (x, y, ...)", node)
-    budget.check_chunks(data, node)
-    if series.timestamps is not None:
-        budget.check_chunks(series.timestamps, node)
-    total = int(shape[0]) if series.timestamps is None else min(int(shape[0]), len(series.timestamps))
-    times = SampleTimes(series, total)
-    first = 0 if start is None else bisect.bisect_left(times, float(start))
-    last = total if stop is None else bisect.bisect_right(times, float(stop))
+    data = series.data
+    times, first, last = _window(series, start, stop, node)
     picked = _picked(first, max(first, last))
     xy = _rows(data, picked, first, last)
     factor = float(series.conversion if series.conversion is not None else 1.0)
     return {
         "path": node,
+        "series": opened.path_of(series),
         "unit": series.unit,
-        "samples": total,
+        "samples": len(times),
+        "extent": json_floats(times.at(np.array([0, len(times) - 1]))) if len(times) else [None, None],
         "first": first,
         "last": last,
         "t": json_floats(times.at(picked)) if len(picked) else [],
@@ -69,3 +68,68 @@ def _rows(data: Any, picked: np.ndarray, first: int, last: int) -> np.ndarray:
         block = np.asarray(data[first:last, 0:2], dtype=np.float64)
         return block[picked - first]
     return np.stack([np.asarray(data[int(r), 0:2], dtype=np.float64) for r in picked])
+
+
+def _window(series: Any, start: float | None, stop: float | None, node: str) -> tuple[SampleTimes, int, int]:
+    """The times of ``series`` (within the budget) and its samples ``first:last`` from ``start`` to ``stop``."""
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not np.isfinite(value):
+            raise ViewRequestError(f"{name}={value} is not a finite time", node)
+    for array in (series.data, series.timestamps):
+        if array is not None:
+            budget.check_chunks(array, node)
+    if series.timestamps is None and not (series.rate or 0) > 0:
+        raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", node)
+    rows = int(series.data.shape[0]) if hasattr(series.data, "shape") else len(series.data)
+    total = rows if series.timestamps is None else min(rows, len(series.timestamps))
+    times = SampleTimes(series, total)
+    first = 0 if start is None else bisect.bisect_left(times, float(start))
+    last = total if stop is None else bisect.bisect_right(times, float(stop))
+    return times, first, max(first, last)
+
+
+def events(opened: ViewedFile, node: str, start: float | None = None, stop: float | None = None) -> dict[str, Any]:
+    """The times of the events of each TimeSeries of the BehavioralEvents at ``node`` (or of the TimeSeries
+    there), or of the EventsTable there, from ``start`` to ``stop``, one line of ticks each."""
+    from pynwb import TimeSeries
+    from pynwb.behavior import BehavioralEvents
+    from pynwb.event import EventsTable
+
+    container = opened.container_at(node)
+    if isinstance(container, EventsTable):
+        return {"path": node, "series": 1, "lines": [_table_ticks(opened, container, start, stop, node)]}
+    if isinstance(container, BehavioralEvents):
+        members = [s for _, s in sorted(container.time_series.items())]
+    elif isinstance(container, TimeSeries):
+        members = [container]
+    else:
+        raise ViewRequestError(f"ticks are drawn for BehavioralEvents, not a {type(container).__name__}", node)
+    lines = []
+    for series in members[:EVENT_LINES]:
+        times, first, last = _window(series, start, stop, node)
+        shown = min(last, first + EVENT_TICKS)
+        ticks = times.block(first, shown) if shown > first else np.empty(0)
+        lines.append(
+            {"name": series.name, "path": opened.path_of(series), "count": last - first, "t": json_floats(ticks)}
+        )
+    return {"path": node, "series": len(members), "lines": lines}
+
+
+def _table_ticks(opened: ViewedFile, table: Any, start: float | None, stop: float | None, node: str) -> dict:
+    """An EventsTable's ``timestamp`` column (read whole, within the budget) in the window, in time order."""
+    for name, value in (("start", start), ("stop", stop)):
+        if value is not None and not np.isfinite(value):
+            raise ViewRequestError(f"{name}={value} is not a finite time", node)
+    column = table["timestamp"].data
+    rows = len(table.id.data)
+    budget.check_read(column, rows, node, "timestamps")
+    times = np.asarray(column[:rows], dtype=np.float64)
+    inside = np.isfinite(times) & (times >= (-np.inf if start is None else start))
+    inside &= times <= (np.inf if stop is None else stop)
+    found = np.sort(times[inside])
+    return {
+        "name": table.name,
+        "path": opened.path_of(table),
+        "count": len(found),
+        "t": json_floats(found[:EVENT_TICKS]),
+    }

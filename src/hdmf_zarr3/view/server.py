@@ -33,6 +33,7 @@ STATIC = {
     "/static/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/static/plot.js": ("plot.js", "text/javascript; charset=utf-8"),
     "/static/panels.js": ("panels.js", "text/javascript; charset=utf-8"),
+    "/static/behaviour.js": ("behaviour.js", "text/javascript; charset=utf-8"),
     "/static/style.css": ("style.css", "text/css; charset=utf-8"),
 }
 #: Host names a request may name (the server listens on 127.0.0.1 only).
@@ -228,6 +229,9 @@ ROUTES: dict[str, Callable[[ViewedFile, dict[str, str]], Any]] = {
         opened, q.get("path", "/"), _number(q, "row", 0), _number(q, "column", 0)
     ),
     "/api/path": lambda opened, q: behaviour.path(
+        opened, q.get("path", "/"), start=_number(q, "start", None, float), stop=_number(q, "stop", None, float)
+    ),
+    "/api/events": lambda opened, q: behaviour.events(
         opened, q.get("path", "/"), start=_number(q, "start", None, float), stop=_number(q, "stop", None, float)
     ),
     "/api/raster": lambda opened, q: spikes.raster(

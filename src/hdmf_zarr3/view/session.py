@@ -108,6 +108,7 @@ def _contents(opened: ViewedFile, nwb: Any) -> list[dict[str, Any]]:
         ("stimulus", [_entry(opened, n, c) for n, c in sorted(nwb.stimulus.items())]),
         ("units", [_entry(opened, "units", nwb.units)] if nwb.units is not None else []),
         ("intervals", [_entry(opened, n, c) for n, c in sorted((nwb.intervals or {}).items())]),
+        ("events", [_entry(opened, n, c) for n, c in sorted((getattr(nwb, "events", None) or {}).items())]),
         ("electrodes", [_entry(opened, "electrodes", nwb.electrodes)] if nwb.electrodes is not None else []),
     ]
     for name, module in sorted(nwb.processing.items()):

@@ -22,15 +22,31 @@ PREVIEW_ITEMS = 20
 TEXT_CHARS = 2000
 
 
+def walked_series(container: Any) -> Any:
+    """The SpatialSeries drawn as a path for ``container``: itself when it has two or more columns (x, y...),
+    or the first such of a Position or CompassDirection; else ``None``."""
+    from pynwb.behavior import CompassDirection, Position, SpatialSeries
+
+    if isinstance(container, (Position, CompassDirection)):
+        found = (walked_series(s) for _, s in sorted(container.spatial_series.items()))
+        return next((s for s in found if s is not None), None)
+    shape = getattr(getattr(container, "data", None), "shape", None)
+    if isinstance(container, SpatialSeries) and shape is not None and len(shape) == 2 and shape[1] >= 2:
+        return container
+    return None
+
+
 def views_of(container: Any) -> list[str]:
     """The views a container opens in: ``session`` (the file's overview), ``series`` (a plot), ``table``
     (rows), ``timeline`` (an interval table's rows in time), ``raster`` (a Units table's spikes), ``path`` (a
-    SpatialSeries in x-y), ``image`` (a picture)."""
+    SpatialSeries in x-y, :func:`walked_series`), ``events`` (a BehavioralEvents' times as ticks), ``image`` (a
+    picture)."""
     from hdmf.common import DynamicTable
     from pynwb import NWBFile, TimeSeries
     from pynwb.base import Image, Images
-    from pynwb.behavior import SpatialSeries
+    from pynwb.behavior import BehavioralEvents
     from pynwb.epoch import TimeIntervals
+    from pynwb.event import EventsTable
     from pynwb.image import ImageSeries
     from pynwb.misc import Units
     from pynwb.ophys import PlaneSegmentation
@@ -38,8 +54,12 @@ def views_of(container: Any) -> list[str]:
     views = []
     if isinstance(container, NWBFile):
         views.append("session")
-    if isinstance(container, SpatialSeries) and len(getattr(container.data, "shape", ())) == 2:
+    if walked_series(container) is not None:
         views.append("path")
+    if isinstance(container, (BehavioralEvents, EventsTable)) or isinstance(
+        getattr(container, "parent", None), BehavioralEvents
+    ):
+        views.append("events")
     if isinstance(container, ImageSeries):
         data = container.data
         views.append("image" if getattr(data, "ndim", 0) >= 3 else "series")

@@ -3,7 +3,7 @@
 "use strict";
 
 const TOKEN = new URLSearchParams(location.search).get("token") || "";
-const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", timeline: "Timeline", raster: "Raster", path: "Path", series: "Plot", image: "Image" };
+const VIEW_NAMES = { session: "Session", details: "Details", table: "Table", timeline: "Timeline", raster: "Raster", path: "Path", events: "Events", series: "Plot", image: "Image" };
 const state = { path: "/", view: "details", node: null, plot: null, table: { start: 0, sort: "", desc: false, where: "", equals: "" } };
 
 function api(route, params) {
@@ -117,7 +117,7 @@ async function route() {
   showError(null);
   const pane = document.getElementById("pane");
   pane.replaceChildren();
-  ({ session: renderSession, details: renderDetails, table: renderTable, timeline: renderTimeline, raster: renderRaster, path: renderPath, series: renderSeries, image: renderImage })[state.view](pane);
+  ({ session: renderSession, details: renderDetails, table: renderTable, timeline: renderTimeline, raster: renderRaster, path: renderPath, events: renderEvents, series: renderSeries, image: renderImage })[state.view](pane);
 }
 
 function renderTabs(views) {

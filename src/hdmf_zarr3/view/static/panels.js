@@ -189,40 +189,6 @@ function drawCurves(canvas, edges, rates) {
 }
 
 
-// ---- behaviour: a SpatialSeries as an x-y path ------------------------------------------------------------
-async function renderPath(pane) {
-  let found;
-  try { found = await getJSON("path", { path: state.path }); } catch (error) { showError(error); return; }
-  const canvas = el("canvas", { id: "path", dataset: { points: String(found.x.length) } });
-  const end = found.t.length ? found.t[found.t.length - 1] : 0, first = found.t.length ? found.t[0] : 0;
-  pane.append(el("div", { class: "controls" }, el("span", { class: "muted" },
-    `samples ${found.first}–${found.last} of ${found.samples} · ${found.x.length} points · ${fmt(first)}–${fmt(end)} s, colour: time (early blue, late yellow)`)), canvas);
-  drawPath(canvas, found);
-}
-
-function drawPath(canvas, found) {
-  const { g, w, h } = sharpCanvas(canvas, 11);
-  const xs = found.x.filter((v) => v !== null), ys = found.y.filter((v) => v !== null);
-  const [x0, x1, y0, y1] = [Math.min(...xs), Math.max(...xs), Math.min(...ys), Math.max(...ys)];
-  const side = Math.min(w - 80, h - 50), span = Math.max(x1 - x0, y1 - y0) || 1;  // one scale on both axes
-  const X = (v) => 60 + ((v - x0) / span) * side, Y = (v) => 10 + side - ((v - y0) / span) * side;
-  for (let i = 1; i < found.x.length; i++) {
-    if ([found.x[i - 1], found.y[i - 1], found.x[i], found.y[i]].includes(null)) continue;
-    g.strokeStyle = timeColour(i / Math.max(1, found.x.length - 1));
-    g.beginPath(); g.moveTo(X(found.x[i - 1]), Y(found.y[i - 1])); g.lineTo(X(found.x[i]), Y(found.y[i])); g.stroke();
-  }
-  g.fillStyle = "#444"; g.textAlign = "center";
-  g.fillText(`x: ${fmt(x0)} – ${fmt(x0 + span)} ${found.unit || ""}`, 60 + side / 2, side + 34);
-  g.textAlign = "left";
-  g.fillText(`y: ${fmt(y0)} – ${fmt(y0 + span)}`, 4, 20);
-  canvas.dataset.state = "drawn";
-}
-
-// viridis, from early (dark blue) to late (yellow)
-function timeColour(f) {
-  return mixStops(COLOUR_STOPS.viridis, f);
-}
-
 // ---- ophys: the trace of the ROI clicked ----------------------------------------------------------------
 async function renderRoiTraces(pane, img) {
   let found;
