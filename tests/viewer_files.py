@@ -169,8 +169,11 @@ class SawtoothIterator(GenericDataChunkIterator):
         return np.dtype(np.int16)
 
 
-def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_CHANNELS, **io_kwargs):
-    """An NWB file holding one ElectricalSeries of ``samples`` × ``channels`` int16 (1 GiB by default)."""
+def write_big_recording(
+    target, samples: int = BIG_SAMPLES, channels: int = BIG_CHANNELS, units: int = 0, trials: int = 0, **io_kwargs
+):
+    """An NWB file holding one ElectricalSeries of ``samples`` × ``channels`` int16 (1 GiB by default), its
+    electrodes along a probe (``rel_y``); with ``units`` and ``trials``, a session around it (:func:`_session`)."""
     nwb = NWBFile(
         session_description="a long recording",
         identifier="BIG",
@@ -178,14 +181,48 @@ def write_big_recording(target, samples: int = BIG_SAMPLES, channels: int = BIG_
     )
     device = nwb.create_device(name="probe")
     group = nwb.create_electrode_group(name="shank", description="probe", location="CA1", device=device)
-    for _ in range(channels):
-        nwb.add_electrode(group=group, location="CA1")
+    nwb.add_electrode_column("rel_y", "depth along the probe (µm)")
+    for channel in range(channels):
+        nwb.add_electrode(group=group, location="CA1", rel_y=20.0 * (channel // 2))
     region = nwb.create_electrode_table_region(list(range(channels)), "all")
     data = SawtoothIterator(samples, channels, buffer_gb=0.05)
     nwb.add_acquisition(ElectricalSeries(name="ElectricalSeries", data=data, electrodes=region, rate=BIG_RATE))
+    if units or trials:
+        _session(nwb, samples / BIG_RATE, units, trials, channels)
     with NWBZarrIO(target, mode="w", **io_kwargs) as io:
         io.write(nwb)
     return target
+
+
+def _session(nwb: NWBFile, duration: float, units: int, trials: int, channels: int) -> None:
+    """``units`` units (Poisson spike trains of 1–20 Hz, a depth and a quality each), ``trials`` trials (a
+    condition each), a Position over the session and an EventsTable of licks: the session the viewer's
+    benchmark opens."""
+    rng = np.random.default_rng(41)
+    nwb.add_unit_column("depth", "depth of the unit along the probe (µm)")
+    nwb.add_unit_column("quality", "curation label")
+    for unit in range(units):
+        count = rng.poisson(rng.uniform(1.0, 20.0) * duration)
+        spikes = np.sort(rng.uniform(0.0, duration, count))
+        quality = "good" if unit % 3 else "mua"
+        nwb.add_unit(
+            spike_times=spikes, electrodes=[unit % channels], depth=float(rng.uniform(0, 3840)), quality=quality
+        )
+    nwb.add_trial_column("condition", "the side of the cue")
+    for trial in range(trials):
+        start = trial * duration / trials
+        nwb.add_trial(
+            start_time=start, stop_time=start + 0.8 * duration / trials, condition=("left", "right")[trial % 2]
+        )
+    behavior = nwb.create_processing_module(name="behavior", description="behaviour")
+    angle = np.linspace(0, 8 * np.pi, int(duration * 50))
+    position = Position(name="Position")
+    track = np.stack([np.cos(angle), np.sin(angle)], axis=1) * 0.5
+    position.create_spatial_series(name="track", data=track, reference_frame="arena centre", rate=50.0, unit="meters")
+    behavior.add(position)
+    licks = nwb.create_events_table(name="licks", description="lick times")
+    for onset in np.sort(rng.uniform(0.0, duration, 500)):
+        licks.add_row(timestamp=float(onset))
 
 
 # --- a probe of 384 channels whose electrodes give their depth -------------------------------------------

@@ -346,4 +346,6 @@ def _scaling(series: Any, chosen: list[int]) -> tuple[np.ndarray, float]:
 def json_floats(values: np.ndarray) -> list[float | None]:
     """Numbers for JSON (NaN and infinities, which JSON lacks, as ``null``)."""
     values = np.asarray(values, dtype=np.float64)
-    return [float(v) if np.isfinite(v) else None for v in values.tolist()]
+    if np.isfinite(values).all():  # (the common case, without a Python test per value)
+        return values.tolist()
+    return [v if math.isfinite(v) else None for v in values.tolist()]

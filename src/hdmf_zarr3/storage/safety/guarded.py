@@ -321,6 +321,14 @@ class GuardedZipStore(ReadBounds, ZipStore):
                 "/",
             )
 
+    async def getsize(self, key: str) -> int:
+        # (zarr's Store reads a member whole to count its bytes; the zip's directory holds the count)
+        with self._lock:
+            try:
+                return int(self._zipfile().getinfo(key).file_size)
+            except KeyError:
+                raise FileNotFoundError(key) from None
+
     def _get(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None = None) -> Buffer | None:
         archive = self._zipfile()
         try:

@@ -73,6 +73,14 @@ class LivingStore(WrapperStore[Any]):
     async def exists(self, key: str) -> bool:
         return await self._alive().exists(key)
 
+    # (zarr's Store answers these by reading every object whole: a local directory and an object store know
+    # the sizes without reading; ``nbytes_stored()`` of a 1 GiB array read 1 GiB)
+    async def getsize(self, key: str) -> int:
+        return await self._alive().getsize(key)
+
+    async def getsize_prefix(self, prefix: str) -> int:
+        return await self._alive().getsize_prefix(prefix)
+
     async def is_empty(self, prefix: str) -> bool:
         return await self._alive().is_empty(prefix)
 

@@ -24,13 +24,12 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from zarr.storage import WrapperStore
-
-from ...errors import CorruptStoreError, SourceChangedError, StoreError, UnsafeLinkError
+from ...errors import CorruptStoreError, StoreError, UnsafeLinkError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
-from ..stores import locations, nodes, remove_tree, remove_tree_settled, until_done, wrapped_store
+from ..stores import locations, nodes, remove_tree, remove_tree_settled, until_done
 from . import source_files as virtual_sources
+from .read_store import VirtualReadStore
 from .source_files import Source, is_s3, path_of
 
 #: Names an icechunk repository holds at its top (spec 1 and 2): the file ``repo`` and the directory (on
@@ -294,28 +293,6 @@ def allowed_prefixes(
     return [here] + [r.rstrip("/") + "/" if is_s3(r) or is_http(r) else _prefix(r) for r in roots]
 
 
-class VirtualReadStore(WrapperStore[Any]):
-    """An icechunk store whose refusals to read a virtual chunk raise our typed errors (:func:`translate`)."""
-
-    async def get(self, key: str, prototype: Any, byte_range: Any = None) -> Any:
-        try:
-            return await wrapped_store(self).get(key, prototype, byte_range)
-        except Exception as exc:
-            ours = translate(exc, key)
-            if ours is exc:
-                raise
-            raise ours from exc
-
-    async def get_partial_values(self, prototype: Any, key_ranges: Any) -> Any:
-        try:
-            return await wrapped_store(self).get_partial_values(prototype, key_ranges)
-        except Exception as exc:
-            ours = translate(exc, "/")
-            if ours is exc:
-                raise
-            raise ours from exc
-
-
 def set_refs(store: Any, array_path: str, refs: Iterable[tuple[Sequence[int], int, int]], source: Source) -> None:
     """Record ``refs`` (chunk grid index, byte offset, length) of the array at ``array_path`` as byte
     ranges of ``source``, with what shows that it changed (its modification time or ETag)."""
@@ -361,31 +338,6 @@ def check_sources(record: Any, where: str, prefixes: Sequence[str], options: dic
             raise CorruptStoreError(f"{VIRTUAL_SOURCES_ATTR}: an entry without a location", where)
         if _within(entry["location"], prefixes) and _really_within(entry["location"], prefixes):
             virtual_sources.check(entry, options, where)
-
-
-def translate(exc: BaseException, path: str) -> BaseException:
-    """Our error for icechunk's refusal to read a virtual chunk (``exc`` itself for anything else)."""
-    text = str(exc)
-    if "checksum of the object owning the virtual chunk has changed" in text:
-        where = text.split("changed (", 1)[-1].split(")", 1)[0]
-        return SourceChangedError(
-            f"the file holding this array's bytes changed since the repository was made ({where}); "
-            "make the repository again from the file as it is now",
-            path,
-        )
-    if "error fetching virtual reference" in text:
-        first = text.strip().splitlines()[0]
-        return SourceChangedError(
-            f"the file holding this array's bytes is gone or cannot be read ({first[:300]})", path
-        )
-    if "authorize the virtual chunk container" in text or "no virtual chunk container can handle" in text:
-        return SourceChangedError(
-            "this array's bytes are in a location that was not allowed (a repository reads virtual chunks "
-            "from its own directory and the external_roots given: local directories, s3:// or http(s):// "
-            "prefixes)",
-            path,
-        )
-    return exc
 
 
 def _icechunk() -> Any:

@@ -62,6 +62,14 @@ class ZipOverlayStore(Store):
     ) -> list[Buffer | None]:
         return list(await asyncio.gather(*(self.get(k, prototype, r) for k, r in key_ranges)))
 
+    async def getsize(self, key: str) -> int:
+        if key in self.deleted:
+            raise FileNotFoundError(key)
+        try:
+            return await self.changes.getsize(key)
+        except FileNotFoundError:
+            return await self.archive.getsize(key)
+
     async def exists(self, key: str) -> bool:
         if key in self.deleted:
             return False

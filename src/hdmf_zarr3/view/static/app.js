@@ -11,11 +11,18 @@ function api(route, params) {
   return "api/" + route + "?" + query.toString();
 }
 
+// the requests under way are counted on <body data-fetching>: a page is settled when it is 0
 async function getJSON(route, params) {
-  const answer = await fetch(api(route, params), { headers: { Accept: "application/json" } });
-  const body = await answer.json();
-  if (!answer.ok) throw body;
-  return body;
+  const count = (step) => { document.body.dataset.fetching = String(Number(document.body.dataset.fetching || 0) + step); };
+  count(1);
+  try {
+    const answer = await fetch(api(route, params), { headers: { Accept: "application/json" } });
+    const body = await answer.json();
+    if (!answer.ok) throw body;
+    return body;
+  } finally {
+    count(-1);
+  }
 }
 
 function el(tag, attrs, ...children) {
