@@ -4,11 +4,13 @@ Parts: (a) bulk ephys write & read, (b) many small objects, (c) the (b) file thr
 latency, (d) peak memory of a streaming write, (e) appends in mode ``a`` (rows and samples), (f) the
 bulk array through zarr-python's codec pipelines and zarrs beside our own codec path, (g) an HDF5 file
 as a virtual icechunk repository against a full conversion and h5py, (h) bulk reads (whole, window,
-channel; warm, cold; sharded, unsharded; local, S3 on moto) beside their limit. hdmf-zarr 0.14
+channel; warm, cold; sharded, unsharded; local, S3 on moto) beside their limit, (i) the viewer's first
+paint of every view of a 1 GiB session in headless Chromium (local, S3 on moto), (j) the viewer's plot
+drawing against uPlot's. hdmf-zarr 0.14
 runs in a scratch venv created on first use (``_rival.py``); without it its columns print "n/a".
 Results also go to ``benchmarks/results/latest.json`` (git-ignored; each run replaces it). Usage::
 
-    python benchmarks/run.py [--parts abcdefgh] [--seconds 46.6] [--hot] [--no-rival] ...
+    python benchmarks/run.py [--parts abcdefghij] [--seconds 46.6] [--hot] [--no-rival] ...
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def print_machine(m: dict[str, Any]) -> None:
 def main() -> None:
     quiet()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default="abcdefgh", help="which parts to run, e.g. 'ab'")
+    parser.add_argument("--parts", default="abcdefghij", help="which parts to run, e.g. 'ab'")
     parser.add_argument("--seconds", type=float, default=46.6, help="(a) recording length; 46.6 s = 1 GiB")
     parser.add_argument("--series", type=int, default=500, help="(b) TimeSeries")
     parser.add_argument("--units", type=int, default=1000, help="(b) units")
@@ -109,6 +111,7 @@ def main() -> None:
     parser.add_argument("--pipeline-rounds", type=int, default=3, help="(f) runs of each codec path (median)")
     parser.add_argument("--read-seconds", type=float, default=12.0, help="(h) recording length (46.6 s: 1 GiB)")
     parser.add_argument("--read-rounds", type=int, default=3, help="(h) alternating rounds: median, min–max")
+    parser.add_argument("--viewer-rounds", type=int, default=3, help="(i) fresh loads of every view: median, min–max")
     parser.add_argument("--no-s3", action="store_true", help="(h) skip the reads from S3 (moto on 127.0.0.1)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14 and LINDI (their scratch venvs)")
@@ -120,8 +123,10 @@ def main() -> None:
     import latency
     import many_small_objects
     import pipelines
+    import plot_drawing
     import read_limit
     import streaming_memory
+    import viewer
     import virtual
 
     t0 = time.perf_counter()
@@ -216,6 +221,20 @@ def main() -> None:
         "bulk reads beside their limit (whole, window, channel; warm, cold; sharded, unsharded; local, S3)",
         lambda: read_limit.run(args.read_seconds, evict, rival, args.read_rounds, s3=not args.no_s3),
         read_limit.report,
+    )
+
+    part(
+        "i",
+        "the viewer's first paint of every view of a 1 GiB session (500 units, 200 trials; local, S3)",
+        lambda: viewer.run(args.viewer_rounds, s3=not args.no_s3),
+        viewer.report,
+    )
+
+    part(
+        "j",
+        "drawing a window of 64 lanes: the viewer's canvas code against uPlot (headless Chromium)",
+        lambda: plot_drawing.run(),
+        plot_drawing.report,
     )
 
     results["total_s"] = time.perf_counter() - t0
