@@ -228,6 +228,8 @@ def _session(nwb: NWBFile, duration: float, units: int, trials: int, channels: i
 # --- a probe of 384 channels whose electrodes give their depth -------------------------------------------
 PROBE_CHANNELS, PROBE_SAMPLES, PROBE_RATE = 384, 3000, 1000.0
 #: Each channel's depth along the probe: not channel order (neighbouring channels sit apart).
+#: The electrodes of each unit of the probe file (the last names none).
+PROBE_UNIT_ELECTRODES = ([5], [100, 3], [7], [])
 PROBE_DEPTHS = (np.arange(PROBE_CHANNELS) * 7) % PROBE_CHANNELS * 10.0
 
 
@@ -245,6 +247,8 @@ def write_probe_file(target):
     phase = np.sin(np.arange(PROBE_SAMPLES) * 2 * np.pi / 100)[:, None]
     values = np.round(phase * (np.arange(PROBE_CHANNELS) + 1) * 10).astype("int16")
     nwb.add_acquisition(ElectricalSeries(name="es", data=values, electrodes=region, rate=PROBE_RATE, conversion=1e-7))
+    for electrodes in PROBE_UNIT_ELECTRODES:  # units on electrodes of known depth, and one on none
+        nwb.add_unit(spike_times=[0.5, 1.0], electrodes=electrodes)
     with NWBZarrIO(target, mode="w") as io:
         io.write(nwb)
     return target

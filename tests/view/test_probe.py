@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from viewer_files import PROBE_CHANNELS, PROBE_DEPTHS, write_probe_file
+from viewer_files import PROBE_CHANNELS, PROBE_DEPTHS, PROBE_UNIT_ELECTRODES, write_probe_file
 
 from hdmf_zarr3.errors import ViewRequestError
-from hdmf_zarr3.view import lanes, series
+from hdmf_zarr3.view import lanes, series, spikes
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +60,12 @@ def test_a_minimap_of_few_samples_bins_them_and_refuses_what_it_cannot_show(prob
     monkeypatch.setattr(series, "MINIMAP_CHANNELS", 100)
     with pytest.raises(ViewRequestError, match="384 channels: a minimap shows at most 100"):
         series.minimap(probe, "/acquisition/es")
+
+
+def test_units_are_sorted_by_the_depth_of_their_electrode_when_the_file_stores_no_depth(probe):
+    """The raster sorted by any column of the units: a file without a depth column could not be sorted by depth."""
+    found = spikes.raster(probe, "/units", None, None, spikes.ELECTRODE_DEPTH)
+    assert found["sortable"][-1] == spikes.ELECTRODE_DEPTH
+    depth = [PROBE_DEPTHS[e[0]] if e else None for e in PROBE_UNIT_ELECTRODES]  # a unit's first electrode
+    expected = sorted(range(len(depth)), key=lambda u: (depth[u] is None, -(depth[u] or 0)))  # deepest first
+    assert [row["row"] for row in found["rows"]] == expected and expected[-1] == 3

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ViewRequestError
-from . import budget
+from . import budget, lanes
 from .series import json_floats
 from .tree import plain
 from .viewed_file import ViewedFile
@@ -27,6 +27,9 @@ RASTER_SPIKES = 200_000
 RASTER_UNITS = 1_000
 #: Units of one PSTH, at most; trials aligned to, at most; bins, at most.
 PSTH_UNITS, PSTH_TRIALS, PSTH_BINS = 16, 10_000, 400
+#: The raster's sort by the depth of each unit's first electrode (the electrodes' ``rel_y``, else ``y``), offered
+#: when the units name electrodes that give one, the deepest first as the lanes of a recording.
+ELECTRODE_DEPTH = "electrode depth"
 
 
 def _units(opened: ViewedFile, path: str) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -77,11 +80,24 @@ def raster(opened: ViewedFile, path: str, start: float | None, stop: float | Non
 
 
 def _sortable(units: Any) -> list[str]:
-    return [
+    names = [
         name
         for name in units.colnames
         if type(units[name]).__name__ == "VectorData" and len(getattr(units[name].data, "shape", (0, 0))) == 1
     ]
+    return names + ([ELECTRODE_DEPTH] if _depth_source(units) is not None else [])
+
+
+def _depth_source(units: Any) -> tuple[Any, Any, Any] | None:
+    """The units' electrodes column (its index and region) and the electrodes' depth column, when both exist."""
+    if "electrodes" not in units.colnames or type(units["electrodes"]).__name__ != "VectorIndex":
+        return None
+    region = units["electrodes"].target
+    table: Any = getattr(region, "table", None)
+    if table is None:
+        return None
+    column = next((c for c in lanes.DEPTH_COLUMNS if c in table.colnames), None)
+    return None if column is None else (units["electrodes"].data, region.data, table[column].data)
 
 
 def _order(units: Any, sort: str | None, count: int, path: str) -> np.ndarray:
@@ -89,11 +105,32 @@ def _order(units: Any, sort: str | None, count: int, path: str) -> np.ndarray:
         return np.arange(count)
     if sort not in _sortable(units):
         raise ViewRequestError(f"sort={sort[:40]!r}: choose one of {', '.join(_sortable(units))}", path)
+    if sort == ELECTRODE_DEPTH:
+        depths = -_electrode_depths(units, count, path)  # the deepest first, as the lanes of a recording
+        return np.argsort(np.where(np.isnan(depths), np.inf, depths), kind="stable").astype(np.int64)
     column = units[sort].data
     budget.check_chunks(column, path)
     values = np.asarray(column[:count])
     keys = [(v.decode() if isinstance(v, bytes) else v) for v in values.tolist()]
     return np.array(sorted(range(count), key=lambda i: (str(type(keys[i])), keys[i])), dtype=np.int64)
+
+
+def _electrode_depths(units: Any, count: int, path: str) -> np.ndarray:
+    """The depth of each unit's first electrode (NaN for a unit without one): three columns, each read once."""
+    ends_column, rows_column, depth_column = _depth_source(units)  # type: ignore[misc]
+    budget.check_read(ends_column, count, path, "the units' electrodes")
+    ends = np.asarray(ends_column[:count], dtype=np.int64)
+    budget.check_read(rows_column, len(rows_column), path, "the units' electrodes")
+    rows = np.asarray(rows_column[:], dtype=np.int64)
+    budget.check_read(depth_column, len(depth_column), path, "the electrodes' depths")
+    depths = np.asarray(depth_column[:], dtype=np.float64)
+    starts = np.concatenate([[0], ends[:-1]])
+    found = np.full(count, np.nan)
+    listed = np.flatnonzero((ends > starts) & (starts < len(rows)))  # units naming an electrode
+    first = rows[starts[listed]]
+    known = (first >= 0) & (first < len(depths))
+    found[listed[known]] = depths[first[known]]
+    return found
 
 
 def psth(opened: ViewedFile, path: str, chosen: list[int], align: str, **window: Any) -> dict[str, Any]:
