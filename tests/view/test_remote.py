@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 
 from s3_faults import fault_proxy, through
@@ -40,3 +41,24 @@ def test_a_file_on_s3_is_browsed_and_one_window_reads_only_its_chunks(s3):
             assert page["rows"] == 4 and len(page["columns"]) == 5
             node = _get(server, "/api/node?path=/acquisition/ElectricalSeries/data")
             assert node["chunks"] == [4096, CHANNELS] and node["stored_bytes"] > 0
+
+
+def test_the_page_of_a_file_on_s3_draws_its_views_in_a_browser(s3, tmp_path):
+    """Every view was rendered by a browser for local files only (issue #41: locally and from S3)."""
+    from browser_pages import render
+
+    url = f"s3://{new_bucket(s3)}/session.nwb.zarr"
+    write_viewer_file(url, storage_options=s3["options"])
+    with ViewServer(ViewedFile(url, s3["options"])) as server:
+        pages = {
+            "#node=/acquisition/ElectricalSeries": r'<canvas id="plot"[^>]*data-state="drawn"',
+            "#node=/units&view=raster&sort=quality": r'<canvas id="raster"[^>]*data-state="drawn"',
+            "#node=/intervals/trials&view=timeline": r'<canvas id="timeline"[^>]*data-state="drawn"',
+            "#node=/processing/behavior/Position": r'<canvas id="path"[^>]*data-state="drawn"',
+            "#node=/processing/behavior/BehavioralEvents": r'<canvas id="events"[^>]*data-state="drawn"',
+            "#node=/acquisition/movie": r'<img id="frame"[^>]*data-loaded="1"',
+            "": r'<div id="session">',
+        }
+        for hash_, drawn in pages.items():
+            dom = render(server.url + hash_, tmp_path)
+            assert re.search(drawn, dom), (hash_, dom[-2000:])
