@@ -441,3 +441,18 @@ def test_a_closed_output_ends_the_command_quietly(zarr_file, command):
     assert done.stderr == ""
     # 1 as Python's documentation recommends for EPIPE; argparse itself ignores a failed write of --help
     assert done.returncode == (0 if command == ["--help"] else 1)
+
+
+def test_version_prints_ours_and_the_libraries_versions():
+    """``hdmf-zarr3 --version`` was a usage error (issue #42, point 5)."""
+    from importlib import metadata
+
+    import hdmf_zarr3
+
+    done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    line = done.stdout.strip()
+    assert line.startswith(f"hdmf-zarr3 {hdmf_zarr3.__version__} (") and "\n" not in line
+    for name in ("zarr", "hdmf", "pynwb", "numcodecs", "numpy", "h5py"):
+        assert f"{name} {metadata.version(name)}" in line
+    assert f"Python {sys.version.split()[0]})" in line

@@ -25,13 +25,41 @@ __all__ = ["build_parser", "main"]
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="hdmf-zarr3", description="Convert NWB files between HDF5 and Zarr v3, and inspect NWB Zarr files."
+        prog="hdmf-zarr3",
+        description="Convert NWB files between HDF5 and Zarr v3, and inspect NWB Zarr files.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # (--version's line is not wrapped at the terminal)
     )
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=versions(),
+        help="print the versions of hdmf-zarr3 and of the libraries it works with (for a bug report), and exit",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in (convert_command, info_command, validate_command, check_dandi_command, recover_command, view_command):
         module.add_parser(commands)
     return parser
+
+
+#: The libraries whose versions ``--version`` prints beside ours.
+LIBRARIES = ("zarr", "hdmf", "pynwb", "numcodecs", "numpy", "h5py")
+
+
+def versions() -> str:
+    """``hdmf-zarr3 <version>`` and, in parentheses, each library's installed version and Python's."""
+    from importlib import metadata
+
+    from .. import __version__
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    found = ", ".join(f"{name} {installed(name)}" for name in LIBRARIES)
+    return f"hdmf-zarr3 {__version__} ({found}, Python {sys.version.split()[0]})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
