@@ -252,7 +252,7 @@ def test_a_units_table_is_a_raster_in_the_order_of_a_column_and_a_psth_against_t
     """Units were a table only (issue #41, point 3)."""
     assert tree.node(opened, "/units")["views"] == ["table", "raster"]
     found = spikes.raster(opened, "/units", None, None, None)
-    assert (found["start"], found["stop"]) == (0.1, 10.1) and found["sortable"] == ["quality"]
+    assert (found["start"], found["stop"]) == (0.1, 10.1) and found["sortable"] == ["quality", "electrode depth"]
     assert [r["times"] for r in found["rows"]] == [[0.1, 0.2, 0.3], [1.5], [0.7, 0.9], [2.5, 2.6, 2.7, 2.8]]
     by_quality = spikes.raster(opened, "/units", 0.0, 2.0, "quality")  # good, good, mua, noise
     assert [r["row"] for r in by_quality["rows"]] == [0, 2, 3, 1] and by_quality["rows"][2]["times"] == []

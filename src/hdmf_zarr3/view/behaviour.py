@@ -10,14 +10,13 @@ of them read in one slice (found by bisecting the timestamps, a chunk at a time)
 
 from __future__ import annotations
 
-import bisect
 from typing import Any
 
 import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget, tree
-from .series import SampleTimes, json_floats
+from .series import SampleTimes, json_floats, sample_span
 from .viewed_file import ViewedFile
 
 #: Points of a path sent, at most.
@@ -71,21 +70,14 @@ def _rows(data: Any, picked: np.ndarray, first: int, last: int) -> np.ndarray:
 
 
 def _window(series: Any, start: float | None, stop: float | None, node: str) -> tuple[SampleTimes, int, int]:
-    """The times of ``series`` (within the budget) and its samples ``first:last`` from ``start`` to ``stop``."""
-    for name, value in (("start", start), ("stop", stop)):
-        if value is not None and not np.isfinite(value):
-            raise ViewRequestError(f"{name}={value} is not a finite time", node)
+    """The times of ``series`` (within the budget) and its samples ``first:last`` from ``start`` to ``stop``
+    (all of them by default)."""
     for array in (series.data, series.timestamps):
         if array is not None:
             budget.check_chunks(array, node)
     if series.timestamps is None and not (series.rate or 0) > 0:
         raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", node)
-    rows = int(series.data.shape[0]) if hasattr(series.data, "shape") else len(series.data)
-    total = rows if series.timestamps is None else min(rows, len(series.timestamps))
-    times = SampleTimes(series, total)
-    first = 0 if start is None else bisect.bisect_left(times, float(start))
-    last = total if stop is None else bisect.bisect_right(times, float(stop))
-    return times, first, max(first, last)
+    return sample_span(series, start, stop, node, whole=True)
 
 
 def events(opened: ViewedFile, node: str, start: float | None = None, stop: float | None = None) -> dict[str, Any]:

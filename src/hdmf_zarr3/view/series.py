@@ -110,7 +110,7 @@ def window(
     width = min(max(int(width), MIN_WIDTH), MAX_WIDTH)
     count = int(data.shape[1]) if data.ndim == 2 else 1
     chosen = _channels(channels, count, path)
-    times, first, last = _span(series, start, stop, path)
+    times, first, last = sample_span(series, start, stop, path)
     total = len(times)
     out: dict[str, Any] = {
         "path": path,
@@ -149,7 +149,7 @@ def minimap(
     if count > MINIMAP_CHANNELS:
         raise ViewRequestError(f"{count} channels: a minimap shows at most {MINIMAP_CHANNELS}", path)
     bins = min(max(int(bins), 1), MINIMAP_BINS)
-    times, first, last = _span(series, start, stop, path)
+    times, first, last = sample_span(series, start, stop, path)
     chosen = list(range(count))
     low, high, t, decimation = _decimated(data, _Tiles(data, chosen), times, (first, last), bins, count)
     if decimation == "none" and len(low):  # every sample came: binned here
@@ -173,18 +173,24 @@ def minimap(
     }
 
 
-def _span(series: Any, start: float | None, stop: float | None, path: str) -> tuple[SampleTimes, int, int]:
-    """The series' sample times and the samples ``first:last`` from time ``start`` to ``stop`` (the first
-    :data:`DEFAULT_SAMPLES` when ``start`` is not given)."""
+def sample_span(
+    series: Any, start: float | None, stop: float | None, path: str, whole: bool = False
+) -> tuple[SampleTimes, int, int]:
+    """The series' sample times and the samples ``first:last`` from time ``start`` to ``stop`` (when ``start``
+    is not given: from the first sample; when ``stop`` is not given: :data:`DEFAULT_SAMPLES` of them, or all
+    with ``whole``)."""
     for name, value in (("start", start), ("stop", stop)):
         if value is not None and not np.isfinite(value):
             raise ViewRequestError(f"{name}={value} is not a finite time", path)
-    total = int(series.data.shape[0])
+    total = int(series.data.shape[0]) if hasattr(series.data, "shape") else len(series.data)
     if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
         total = min(total, len(series.timestamps))
     times = SampleTimes(series, total)
     first = 0 if start is None else bisect.bisect_left(times, float(start))
-    last = min(total, first + DEFAULT_SAMPLES) if stop is None else bisect.bisect_right(times, float(stop))
+    if stop is None:
+        last = total if whole else min(total, first + DEFAULT_SAMPLES)
+    else:
+        last = bisect.bisect_right(times, float(stop))
     return times, first, max(last, first)
 
 
