@@ -162,9 +162,13 @@ def test_inspector_locations_are_node_paths_as_for_hdf5(tmp_path):
     config = {"config": load_config("dandi"), "importance_threshold": Importance.BEST_PRACTICE_VIOLATION}
     with NWBHDF5IO(str(tmp_path / "f.nwb"), mode="r") as io:
         hdf5 = {(m.check_function_name, m.object_name, m.location) for m in inspect_nwbfile_object(io.read(), **config)}
-    with NWBZarrIO(zarr_path, mode="r") as io:
-        plain = list(inspect_nwbfile_object(io.read(), **config))
-    assert any(m.location is None for m in plain)  # what nwbinspector alone gives on our lazy datasets
+    with NWBZarrIO(zarr_path, mode="r") as io:  # (nwbinspector alone, on our io: located by our adapter)
+        plain = {
+            (m.check_function_name, m.object_name): m.location for m in inspect_nwbfile_object(io.read(), **config)
+        }
+    # where HDF5 locates a message, the same path; where it does not (a Units table), the object's own path
+    assert plain == {(check, name): where or plain[(check, name)] for check, name, where in hdf5}
+    assert plain[("check_units_resolution_is_set", "units")] == "/units"
     ours = {
         (f.rule.removeprefix("NWBI."), f.message.split("'")[1], f.path)
         for f in check_dandi(zarr_path).findings

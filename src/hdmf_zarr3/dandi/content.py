@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..integrations.nwbinspector_locations import node_path
 from .findings import ERROR, UPLOAD_ANYWAY, WARNING, DandiFinding
 
 #: dandi-cli's ``organize.LABELREGEX`` and the organized name, for ``.nwb.zarr`` instead of ``.nwb``.
@@ -81,22 +82,6 @@ def inspector_findings(nwbfile: Any, io: Any, nwbinspector: Any) -> list[DandiFi
             )
         )
     return found
-
-
-def node_path(container: Any, io: Any) -> str | None:
-    """Where HDF5 would locate ``container``: its group's node path, or for a dataset the group holding it."""
-    builder = io.manager.get_builder(container)
-    if builder is None:
-        return None
-    names = []
-    node = builder
-    while node is not None and node.parent is not None:
-        names.append(node.name)
-        node = node.parent
-    path = "/" + "/".join(reversed(names))
-    from hdmf.build import DatasetBuilder
-
-    return posixpath.dirname(path) if isinstance(builder, DatasetBuilder) else path
 
 
 def _located(check: Callable[..., Any], io: Any) -> Callable[..., Any]:

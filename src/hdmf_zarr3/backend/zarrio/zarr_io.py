@@ -16,7 +16,7 @@ from hdmf.container import Container
 from zarr.abc.store import Store
 
 from ...format.layout import Relayout
-from ...integrations import dataset_html
+from ...integrations import dataset_html, nwbinspector_locations
 from ..contexts import DatasetContext, ReadContext, WriteContext
 from ..datasets import ZarrDataset
 from ..write import VirtualOptions
@@ -77,6 +77,7 @@ class ZarrIO(ZarrFileIO):
             h5py-like datasets. HDMF's containers accept no dask arrays, so
             they are swapped into the containers' fields once the containers are built.
         """
+        nwbinspector_locations.install(ZarrIO)  # its messages about what this io reads carry their node path
         return self._reader.read(partial(HDMFIO.read, self), dask, **kwargs)
 
     def _check_readable(self) -> None:
