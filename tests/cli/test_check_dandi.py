@@ -42,12 +42,19 @@ def test_our_default_file_is_refused_for_every_string_array_with_the_way_through
     refused = next(f for f in report.errors if f.path == "/identifier")
     assert "data type 'string'" in refused.message
     assert "--validation ignore" in refused.way_through and "dandi-cli/issues/1918" in refused.way_through
+    # the lossless way first: the same file as NWB HDF5, which DANDI reads whole (issue #42, point 3)
+    route = "hdmf-zarr3 convert sub-1_ecephys.nwb.zarr sub-1_ecephys.nwb, then dandi upload sub-1_ecephys.nwb"
+    assert refused.way_through.startswith(route)
+    unread = next(f for f in report.warnings if f.rule == "hdmf_zarr3.nwb_metadata_unread")
+    assert "no subject, species" in unread.message and unread.way_through.startswith(route)
     assert ("NWBI.check_subject_exists", "/") in errors  # no Subject: what DANDI requires of NWB content
 
     assert main(["check-dandi", str(path)]) == 1
     out = capsys.readouterr().out
     assert "error: zarr.tensorstore_cannot_open: /identifier: " in out
-    assert "way through: zarr.tensorstore_cannot_open: dandi upload --validation ignore" in out
+    assert (
+        f"way through: zarr.tensorstore_cannot_open: {route}" in out and "; or dandi upload --validation ignore" in out
+    )
     assert out.strip().splitlines()[-1].startswith(f"sub-1_ecephys.nwb.zarr: {len(report.errors)} error(s)")
 
 

@@ -166,3 +166,50 @@ def _agree(asset: Path, results: list[dict]) -> None:
     }
     # (dandi-cli's status is an error exactly when some asset has one: the fixture holds that)
     assert report.refused == (bool(theirs) or any(not r.startswith(ZARR_RULES) for r, _ in ours))
+
+
+def test_the_tutorials_lossless_route_gives_a_file_dandi_validate_passes(tmp_path):
+    """check-dandi's way through named only ``--validation ignore`` (issue #42, point 3): the tutorial converts an
+    NWB Zarr file DANDI refuses into NWB HDF5, and the real dandi-cli validates the result with no error."""
+    tutorial = Path(__file__).resolve().parents[2] / "tutorials" / "plot_dandi_upload.py"
+    env = offline_env()
+    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(tmp_path / "state"), HDMF_ZARR3_DANDI=str(_dandi()))
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", str(tutorial)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        "way through: zarr.tensorstore_cannot_open: hdmf-zarr3 convert sub-mouse7_ses-1_ecephys.nwb.zarr" in done.stdout
+    )
+    assert "dandi validate exit status: 0" in done.stdout, done.stdout[-3000:]
+    assert (tmp_path / "dandiset" / "sub-mouse7" / "sub-mouse7_ses-1_ecephys.nwb").is_file()
+
+
+def test_dandi_organize_leaves_out_an_nwb_zarr_file_as_check_dandi_warns(tmp_path):
+    """check-dandi's warning ``hdmf_zarr3.nwb_metadata_unread`` says dandi-cli reads no NWB metadata from a
+    ``.nwb.zarr`` and ``dandi organize`` leaves it out: the real dandi-cli does."""
+    nwbfile = small_nwbfile()
+    nwbfile.subject = _subject()
+    source = tmp_path / "src" / "x.nwb.zarr"
+    with NWBZarrIO(source, mode="w") as io:
+        io.write(nwbfile)
+    dandiset = tmp_path / "dandiset"
+    dandiset.mkdir()
+    (dandiset / "dandiset.yaml").write_text("identifier: DANDI:000000\n")
+    env = offline_env()
+    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(tmp_path / "state"), PYTHONPATH="")
+    done = subprocess.run(
+        [str(_dandi()), "organize", "-f", "dry", str(source.parent)],
+        cwd=dandiset,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert done.returncode == 0 and "Organized 0 paths" in done.stderr + done.stdout, done.stderr[-2000:]
+    assert any(f.rule == "hdmf_zarr3.nwb_metadata_unread" for f in check_dandi(source).warnings)

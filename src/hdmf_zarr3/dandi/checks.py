@@ -5,11 +5,12 @@ Zarr validation (:mod:`.zarr_rules`), then the NWB content (:mod:`.content`).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..storage.stores import locations
-from .findings import ERROR, WARNING, DandiFinding, DandiReport
+from .findings import ERROR, WARNING, DandiFinding, DandiReport, lossless_route
 
 __all__ = ["check_dandi"]
 
@@ -57,10 +58,28 @@ def check_dandi(path: str | Path, storage_options: dict[str, Any] | None = None)
     finally:
         handle.close()
     found += _read_content(location, storage_options, content_findings)
+    found = _with_lossless_route(found, name)
     relative = os.path.relpath(os.path.abspath(location), dandiset).replace(os.sep, "/") if dandiset else None
     found += layout_findings(name, relative)
     errors = [f for f in found if f.level == ERROR]
     return DandiReport(location, errors + [f for f in found if f.level != ERROR])
+
+
+def _with_lossless_route(found: list[DandiFinding], name: str) -> list[DandiFinding]:
+    """``found``, each refusal of an array by TensorStore given the lossless way first, and for an NWB Zarr file
+    the warning that DANDI takes it as plain Zarr (its metadata unread) whatever it holds."""
+    route = lossless_route(name)
+    found = [
+        replace(f, way_through=f"{route}; or {f.way_through}") if f.rule == "zarr.tensorstore_cannot_open" else f
+        for f in found
+    ]
+    if name.endswith(".nwb.zarr"):
+        message = (
+            "dandi-cli reads no NWB metadata from a .nwb.zarr asset: uploaded, it gets no subject, species, "
+            "approach or technique, and dandi organize leaves it out"
+        )
+        found.append(DandiFinding(WARNING, "hdmf_zarr3.nwb_metadata_unread", "/", message, route))
+    return found
 
 
 def _read_content(location: str, storage_options: dict[str, Any] | None, check: Any) -> list[DandiFinding]:

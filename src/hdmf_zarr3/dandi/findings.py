@@ -14,6 +14,16 @@ UPLOAD_ANYWAY = "dandi upload --validation ignore (validates, then uploads anywa
 TENSORSTORE_ISSUE = "https://github.com/dandi/dandi-cli/issues/1918"
 
 
+def lossless_route(name: str) -> str:
+    """The lossless way onto DANDI for the NWB Zarr file ``name``: the same file as NWB HDF5, which DANDI
+    validates and reads whole (its subject, species, approach and technique among them)."""
+    hdf5 = name.removesuffix(".zarr") if name.endswith(".nwb.zarr") else f"{name}.nwb"
+    return (
+        f"hdmf-zarr3 convert {name} {hdf5}, then dandi upload {hdf5} instead (lossless: DANDI validates an NWB "
+        "HDF5 file and extracts its subject, species, approach and technique)"
+    )
+
+
 @dataclass(frozen=True)
 class DandiFinding:
     """One thing DANDI refuses (``level`` "error") or warns about in a file.
