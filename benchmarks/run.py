@@ -112,6 +112,9 @@ def main() -> None:
     parser.add_argument("--read-seconds", type=float, default=12.0, help="(h) recording length (46.6 s: 1 GiB)")
     parser.add_argument("--read-rounds", type=int, default=3, help="(h) alternating rounds: median, min–max")
     parser.add_argument("--viewer-rounds", type=int, default=3, help="(i) fresh loads of every view: median, min–max")
+    parser.add_argument("--viewer-samples", type=int, default=1_400_000, help="(i) samples of the 384-channel session")
+    parser.add_argument("--viewer-units", type=int, default=500, help="(i) units of the session")
+    parser.add_argument("--plot-rounds", type=int, default=5, help="(j) rounds of draws, each the median of 20")
     parser.add_argument("--no-s3", action="store_true", help="(h) skip the reads from S3 (moto on 127.0.0.1)")
     parser.add_argument("--hot", action="store_true", help="do not evict files from the page cache before reads")
     parser.add_argument("--no-rival", action="store_true", help="skip hdmf-zarr 0.14 and LINDI (their scratch venvs)")
@@ -226,14 +229,18 @@ def main() -> None:
     part(
         "i",
         "the viewer's first paint of every view of a 1 GiB session (500 units, 200 trials; local, S3)",
-        lambda: viewer.run(args.viewer_rounds, s3=not args.no_s3),
+        lambda: viewer.run(
+            args.viewer_rounds,
+            s3=not args.no_s3,
+            size={"samples": args.viewer_samples, "units": args.viewer_units, "trials": min(200, args.viewer_units)},
+        ),
         viewer.report,
     )
 
     part(
         "j",
         "drawing a window of 64 lanes: the viewer's canvas code against uPlot (headless Chromium)",
-        lambda: plot_drawing.run(),
+        lambda: plot_drawing.run(rounds=args.plot_rounds),
         plot_drawing.report,
     )
 

@@ -17,7 +17,7 @@ Printed per view and place: the first round's time, the median [min–max] of al
 the first round; and the server's peak resident memory after every view. Target: every first paint under
 1 s on this machine. Usage::
 
-    python benchmarks/viewer.py [--rounds 3] [--no-s3] [--keep DIR]
+    python benchmarks/viewer.py [--rounds 3] [--no-s3] [--keep DIR] [--samples N] [--units N] [--trials N]
 """
 
 from __future__ import annotations
@@ -60,12 +60,17 @@ PEAK_BYTES = 200 * 2**20
 SETTLED = 'body[data-fetching="0"]'
 
 
-def write_session(work: Path) -> Path:
-    """The session file (in a child process: its memory is not this one's)."""
+#: The session's size: samples of the 384-channel recording (1.0 GiB), units, trials.
+SESSION = {"samples": 1_400_000, "units": 500, "trials": 200}
+
+
+def write_session(work: Path, size: dict[str, int]) -> Path:
+    """The session file of ``size`` (:data:`SESSION`'s keys), in a child process: its memory is not this one's."""
     path = work / "session.nwb.zarr"
     if (path / "zarr.json").exists():  # kept from an earlier run (--keep)
         return path
-    write = f"from viewer_files import write_big_recording; write_big_recording({str(path)!r}, units=500, trials=200)"
+    arguments = ", ".join(f"{key}={value}" for key, value in size.items())
+    write = f"from viewer_files import write_big_recording; write_big_recording({str(path)!r}, {arguments})"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", write], check=True, env=env, timeout=1800)
     return path
@@ -111,12 +116,14 @@ def count_requests(browser: Browser, url: str, requests: list[Any]) -> dict[str,
     return counts
 
 
-def run(rounds: int = 3, s3: bool = True, keep: str | None = None) -> dict[str, Any]:
-    """Write the session (or use the one kept in ``keep``), serve it locally (and from S3), time every view;
-    the measurements."""
+def run(
+    rounds: int = 3, s3: bool = True, keep: str | None = None, size: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """Write the session (of ``size``, :data:`SESSION` by default; or use the one kept in ``keep``), serve it
+    locally (and from S3), time every view; the measurements."""
     results: dict[str, Any] = {}
     with workdir(keep=keep) as work, Browser() as browser:
-        path = write_session(work)
+        path = write_session(work, {**SESSION, **(size or {})})
         evict_tree(path)
         with served(str(path), None) as (url, pid):
             results["local"] = measure(browser, url, pid, rounds)
@@ -211,8 +218,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--no-s3", action="store_true")
     parser.add_argument("--keep", help="write the session into this directory and keep it (or use it)")
+    for key, value in SESSION.items():
+        parser.add_argument(f"--{key}", type=int, default=value, help=f"the session's {key} (default {value})")
     args = parser.parse_args()
-    report(run(args.rounds, not args.no_s3, args.keep))
+    report(run(args.rounds, not args.no_s3, args.keep, {key: getattr(args, key) for key in SESSION}))
 
 
 if __name__ == "__main__":

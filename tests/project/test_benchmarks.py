@@ -52,13 +52,21 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
         "0.5",
         "--read-rounds",
         "1",
+        "--viewer-rounds",
+        "1",
+        "--viewer-samples",
+        "30000",
+        "--viewer-units",
+        "20",
+        "--plot-rounds",
+        "1",
         "--json",
         str(results),
     ]
     proc = subprocess.run(argv, cwd=BENCHMARKS, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found = json.loads(results.read_text())
-    for part in [*"abcdefgh", "b-rich"]:
+    for part in [*"abcdefghij", "b-rich"]:
         assert part in found and "error" not in found[part], f"part {part}: {found.get(part)}"
 
 
