@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..integrations.nwbinspector_locations import node_path
+from ..integrations import nwbinspector_locations
 from .findings import ERROR, UPLOAD_ANYWAY, WARNING, DandiFinding
 
 #: dandi-cli's ``organize.LABELREGEX`` and the organized name, for ``.nwb.zarr`` instead of ``.nwb``.
@@ -85,7 +85,7 @@ def inspector_findings(nwbfile: Any, io: Any, nwbinspector: Any) -> list[DandiFi
 
 
 def _located(check: Callable[..., Any], io: Any) -> Callable[..., Any]:
-    """``check`` (an nwbinspector check), its messages without a location given ``node_path`` of the object."""
+    """``check`` (an nwbinspector check), its messages without a location given the object's node path."""
 
     @functools.wraps(check)
     def located(neurodata_object: Any, *args: Any, **kwargs: Any) -> Any:
@@ -95,7 +95,7 @@ def _located(check: Callable[..., Any], io: Any) -> Callable[..., Any]:
         messages = output if isinstance(output, list) else [output]
         for message in messages:
             if message is not None and message.location is None:
-                message.location = node_path(neurodata_object, io)
+                message.location = nwbinspector_locations.node_path(neurodata_object, io)
         return output
 
     return located
