@@ -68,6 +68,9 @@ def test_every_benchmark_part_runs_at_toy_sizes(tmp_path):
     found = json.loads(results.read_text())
     for part in [*"abcdefghij", "b-rich"]:
         assert part in found and "error" not in found[part], f"part {part}: {found.get(part)}"
+    for place in ("local", "s3"):  # (i): headless Chromium drew every view of the session, locally and from S3
+        views = found["i"][place]["views"]
+        assert len(views) >= 11 and all(None not in view["seconds"] for view in views.values()), views
 
 
 def test_the_revision_comparison_runs_against_head_at_toy_sizes():
