@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import posixpath
 import sys
 from collections.abc import Sequence
@@ -89,15 +90,11 @@ class _WhenImported(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> Any:
         if fullname != MODULE:
             return None
-        sys.meta_path.remove(self)  # (once: later reads wrap the module directly)
-        for finder in sys.meta_path:
-            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                spec.loader = _WrappingLoader(spec.loader, self.io_class)
-                return spec
-            if spec is not None:
-                return spec
-        return None
+        sys.meta_path.remove(self)  # (once: later reads wrap the module directly; and not found by itself)
+        spec = importlib.util.find_spec(fullname)
+        if spec is not None and hasattr(spec.loader, "exec_module"):
+            spec.loader = _WrappingLoader(spec.loader, self.io_class)
+        return spec
 
 
 class _WrappingLoader(importlib.abc.Loader):

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ViewRequestError
 from . import budget, tree
-from .series import SampleTimes, json_floats, sample_span
+from .series import finite_times, json_floats, sample_span
 from .viewed_file import ViewedFile
 
 #: Points of a path sent, at most.
@@ -35,7 +35,7 @@ def path(opened: ViewedFile, node: str, start: float | None = None, stop: float 
     if series is None:
         raise ViewRequestError("a path needs a SpatialSeries of two or more columns (x, y, ...)", node)
     data = series.data
-    times, first, last = _window(series, start, stop, node)
+    times, first, last = sample_span(series, start, stop, node, whole=True)
     picked = _picked(first, max(first, last))
     xy = _rows(data, picked, first, last)
     factor = float(series.conversion if series.conversion is not None else 1.0)
@@ -69,17 +69,6 @@ def _rows(data: Any, picked: np.ndarray, first: int, last: int) -> np.ndarray:
     return np.stack([np.asarray(data[int(r), 0:2], dtype=np.float64) for r in picked])
 
 
-def _window(series: Any, start: float | None, stop: float | None, node: str) -> tuple[SampleTimes, int, int]:
-    """The times of ``series`` (within the budget) and its samples ``first:last`` from ``start`` to ``stop``
-    (all of them by default)."""
-    for array in (series.data, series.timestamps):
-        if array is not None:
-            budget.check_chunks(array, node)
-    if series.timestamps is None and not (series.rate or 0) > 0:
-        raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", node)
-    return sample_span(series, start, stop, node, whole=True)
-
-
 def events(opened: ViewedFile, node: str, start: float | None = None, stop: float | None = None) -> dict[str, Any]:
     """The times of the events of each TimeSeries of the BehavioralEvents at ``node`` (or of the TimeSeries
     there), or of the EventsTable there, from ``start`` to ``stop``, one line of ticks each."""
@@ -98,7 +87,7 @@ def events(opened: ViewedFile, node: str, start: float | None = None, stop: floa
         raise ViewRequestError(f"ticks are drawn for BehavioralEvents, not a {type(container).__name__}", node)
     lines = []
     for series in members[:EVENT_LINES]:
-        times, first, last = _window(series, start, stop, node)
+        times, first, last = sample_span(series, start, stop, node, whole=True)
         shown = min(last, first + EVENT_TICKS)
         ticks = times.block(first, shown) if shown > first else np.empty(0)
         lines.append(
@@ -109,9 +98,7 @@ def events(opened: ViewedFile, node: str, start: float | None = None, stop: floa
 
 def _table_ticks(opened: ViewedFile, table: Any, start: float | None, stop: float | None, node: str) -> dict:
     """An EventsTable's ``timestamp`` column (read whole, within the budget) in the window, in time order."""
-    for name, value in (("start", start), ("stop", stop)):
-        if value is not None and not np.isfinite(value):
-            raise ViewRequestError(f"{name}={value} is not a finite time", node)
+    finite_times(node, start=start, stop=stop)
     column = table["timestamp"].data
     rows = len(table.id.data)
     budget.check_read(column, rows, node, "timestamps")

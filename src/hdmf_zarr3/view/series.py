@@ -178,10 +178,9 @@ def sample_span(
 ) -> tuple[SampleTimes, int, int]:
     """The series' sample times and the samples ``first:last`` from time ``start`` to ``stop`` (when ``start``
     is not given: from the first sample; when ``stop`` is not given: :data:`DEFAULT_SAMPLES` of them, or all
-    with ``whole``)."""
-    for name, value in (("start", start), ("stop", stop)):
-        if value is not None and not np.isfinite(value):
-            raise ViewRequestError(f"{name}={value} is not a finite time", path)
+    with ``whole``), once its times are known to place samples and its chunks are within the budget."""
+    finite_times(path, start=start, stop=stop)
+    check_timing(series, path)
     total = int(series.data.shape[0]) if hasattr(series.data, "shape") else len(series.data)
     if series.timestamps is not None:  # samples past the last timestamp have no time: not shown
         total = min(total, len(series.timestamps))
@@ -192,6 +191,25 @@ def sample_span(
     else:
         last = bisect.bisect_right(times, float(stop))
     return times, first, max(last, first)
+
+
+def finite_times(path: str, **times: float | None) -> None:
+    """Refuse a time asked for (``start=...``, ``stop=...``) that is NaN or infinite."""
+    for name, value in times.items():
+        if value is not None and not np.isfinite(value):
+            raise ViewRequestError(f"{name}={value} is not a finite time", path)
+
+
+def check_timing(series: Any, path: str) -> None:
+    """Refuse a series whose samples have no time (no timestamps, and no positive finite rate), or whose data or
+    timestamps have a chunk past the budget (before any is decoded)."""
+    if series.timestamps is None and series.rate is None:
+        raise ViewRequestError("the series has neither timestamps nor a rate", path)
+    if series.timestamps is None and not (isinstance(series.rate, numbers.Real) and 0 < float(series.rate) < math.inf):
+        raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", path)
+    for array in (series.data, series.timestamps):
+        if array is not None:
+            budget.check_chunks(array, path)
 
 
 def _plotted(opened: ViewedFile, path: str) -> Any:
@@ -205,13 +223,10 @@ def _plotted(opened: ViewedFile, path: str) -> Any:
     shape = getattr(data, "shape", None)
     if shape is None or len(shape) not in (1, 2) or np.dtype(data.dtype).kind not in "biuf":
         raise ViewRequestError("only TimeSeries of numbers with one or two dimensions are plotted", path)
-    if series.timestamps is None and series.rate is None:
-        raise ViewRequestError("the series has neither timestamps nor a rate", path)
-    if series.timestamps is None and not (isinstance(series.rate, numbers.Real) and 0 < float(series.rate) < math.inf):
-        raise ViewRequestError(f"a rate of {series.rate!r} places no sample in time", path)
-    for array in (data, series.timestamps, getattr(series, "channel_conversion", None)):
-        if array is not None:  # a chunk past the budget is refused before any is decoded
-            budget.check_chunks(array, path)
+    check_timing(series, path)
+    conversion = getattr(series, "channel_conversion", None)
+    if conversion is not None:  # a chunk past the budget is refused before any is decoded
+        budget.check_chunks(conversion, path)
     return series
 
 
