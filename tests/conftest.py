@@ -11,6 +11,7 @@ is not one: pytest puts it on ``sys.path``, and the helper modules here (``nwb_f
 from __future__ import annotations
 
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +78,12 @@ class PeerRunsOfTheController:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The Ctrl-C tests send real SIGINTs, to this process and to the commands they start. A suite started in
+    # the background by a script (``bash .ci/run &``) inherits SIGINT ignored, and Python then never turns
+    # it into KeyboardInterrupt: those tests would fail, or wait for their timeouts. Handled again here, it
+    # also reaches the commands started (a handled signal is reset to its default at exec).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     is_controller = not hasattr(config, "workerinput") and (config.getoption("numprocesses", None) or 0)
     if is_controller and config.pluginmanager.hasplugin("xdist"):
         root = Path(tempfile.mkdtemp(prefix="hdmf-zarr3-peer-"))
