@@ -491,7 +491,7 @@ def ex_errors(files: Files) -> tuple[str, str]:
         ("Zarr v2 metadata in zarr.json", lambda p: _edit(os.path.join(p, "attrs/zarr.json"),
                                                           lambda d: d.update(zarr_format=2))),
         ("newer major format version", lambda p: _edit(os.path.join(p, "zarr.json"), lambda d: d["attributes"].update(
-            hdmf_zarr3_format="2.0"))),
+            hdmf_zarr3_format="3.0"))),
     ]
     lines = []
     for i, (what, damage) in enumerate(cases):

@@ -210,10 +210,10 @@ def test_future_format_version_is_refused(tmp_path):
     with NWBZarrIO(path, mode="w") as io:
         io.write(small())
     doc = json.loads((path / "zarr.json").read_text())
-    doc["attributes"]["hdmf_zarr3_format"] = "2.0"
+    doc["attributes"]["hdmf_zarr3_format"] = "3.0"
     doc.pop("consolidated_metadata", None)
     (path / "zarr.json").write_text(json.dumps(doc))
-    with pytest.raises(FormatVersionError, match=r"format version 2.0.*upgrade hdmf_zarr3"):
+    with pytest.raises(FormatVersionError, match=r"format version 3.0.*upgrade hdmf_zarr3"):
         ZarrIO(path, mode="r")
 
 

@@ -86,6 +86,16 @@ def _set(*keys, value):
     return change
 
 
+def _structured(fields, fill):
+    """A change to an array's data type: zarr-python 3.1's ``structured`` with these ``fields`` and base64 ``fill``."""
+
+    def change(doc):
+        doc["data_type"] = {"name": "structured", "configuration": {"fields": fields}}
+        doc["fill_value"] = fill
+
+    return change
+
+
 def _array(shape=None, chunks=None, dtype=None):
     """A change to an array's shape, chunk shape or (numeric) dtype, keeping data_type and zarr_dtype in step."""
 
@@ -190,6 +200,27 @@ METADATA_CASES = {
     "consolidated-member-dotdot": (lambda f: _consolidated_member(f, "../evil", {"zarr_format": 3}), Corrupt),
     "consolidated-only-shape-string": (lambda f: edit_consolidated(f, "/x", _array(shape="6")), Corrupt),
     "consolidated-only-huge": (lambda f: edit_consolidated(f, "/x", _array(shape=[HUGE], chunks=[HUGE])), Corrupt),
+    # a compound spelled as zarr-python 3.1 does (format/documents/struct_spelling.py), in a node or in the copy
+    "structured-fields-not-pairs": (lambda f: edit(f, "/x", _structured([["v"]], "AAAAAAAAAAA=")), Corrupt),
+    "structured-unknown-field-type": (lambda f: edit(f, "/x", _structured([["v", "uint128"]], "AA==")), Corrupt),
+    "consolidated-structured-fill-not-base64": (
+        lambda f: edit_consolidated(f, "/x", _structured([["v", "float64"]], "***")),
+        Corrupt,
+    ),
+    "consolidated-structured-fill-short": (
+        lambda f: edit_consolidated(f, "/x", _structured([["v", "float64"]], "AAAA")),
+        Corrupt,
+    ),
+    "consolidated-structured-text-of-a-gib": (
+        lambda f: edit_consolidated(
+            f, "/x", _structured([["v", {"name": "fixed_length_utf32", "configuration": {"length_bytes": 2**30}}]], "")
+        ),
+        Corrupt,
+    ),
+    "consolidated-structured-disagrees-with-zarr_dtype": (
+        lambda f: edit_consolidated(f, "/x", _structured([["v", "float64"]], "AAAAAAAAAAA=")),
+        Corrupt,
+    ),
     # 3. huge shapes and chunk counts (logical size capped at 2**50 bytes, chunk count at 2**40)
     "huge-1d": (lambda f: edit(f, "/x", _array(shape=[HUGE], chunks=[HUGE], dtype="float64")), Corrupt),
     "huge-1d-small-chunks": (lambda f: edit(f, "/x", _array(shape=[HUGE], chunks=[6])), Corrupt),

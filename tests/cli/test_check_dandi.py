@@ -215,3 +215,19 @@ def test_the_node_documents_are_fetched_a_batch_at_a_time(tmp_path, monkeypatch)
     monkeypatch.setattr(zarr_rules, "get_keys", lambda store, keys: fetched.append(len(keys)) or get_keys(store, keys))
     check_dandi(str(path))
     assert sum(fetched) > 2 * zarr_rules.FETCH_BATCH and max(fetched) <= zarr_rules.FETCH_BATCH
+
+
+def test_a_compound_array_is_refused_naming_the_zarr_python_versions_that_read_it(tmp_path):
+    """TensorStore (dandi-cli's) cannot open a compound; zarr-python reads it from 3.1 on, not in 3.0 (issue #42,
+    point 2: tests/integrations/test_older_zarr_python.py runs both)."""
+    from full_nwbfile import make_full_nwbfile, make_manager
+
+    path = tmp_path / "sub-1" / "sub-1_ophys.nwb.zarr"
+    with NWBZarrIO(str(path), mode="w", manager=make_manager()) as io:
+        io.write(make_full_nwbfile())
+    report = check_dandi(path)
+    compound = next(f for f in report.errors if f.path.endswith("/pixel_rois/pixel_mask"))
+    assert compound.rule == "zarr.tensorstore_cannot_open" and "data type 'struct'" in compound.message
+    assert "zarr-python reads this compound from 3.1 on" in compound.message and "3.0 has no" in compound.message
+    text = next(f for f in report.errors if f.path == "/identifier")
+    assert "compound" not in text.message  # (zarr-python 3.0 reads text arrays)

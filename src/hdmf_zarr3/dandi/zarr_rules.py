@@ -109,13 +109,25 @@ def _v3(store: Store, keys: list[str]) -> list[DandiFinding]:
                     "zarr.tensorstore_cannot_open",
                     node,
                     f"TensorStore's zarr3 driver, which dandi-cli opens every Zarr v3 array with, cannot open it: "
-                    f"{reason}",
+                    f"{reason}{_compound_readers(doc)}",
                     f"{UPLOAD_ANYWAY}; {TENSORSTORE_ISSUE}" if "data type" in reason else UPLOAD_ANYWAY,
                 )
             )
         else:
             found += _nominal_size(node, doc)
     return found
+
+
+def _compound_readers(doc: dict[str, Any]) -> str:
+    """For a compound array, which zarr-python versions read it (issue #42: measured with 3.0.10, 3.1.5 and
+    3.4.2 by tests/integrations/test_older_zarr_python.py)."""
+    data_type = doc.get("data_type")
+    if not isinstance(data_type, dict) or data_type.get("name") != "struct":
+        return ""
+    return (
+        " (zarr-python reads this compound from 3.1 on, dandi-cli's 3.1.5 included; zarr-python 3.0 has no "
+        "compound type: it opens the file only with use_consolidated=False, and not this array)"
+    )
 
 
 #: Node documents fetched at once: each is parsed and let go before the next batch, so what the check holds

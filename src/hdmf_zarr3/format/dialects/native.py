@@ -32,7 +32,7 @@ class NativeDialect(Dialect):
         if version is not None and parse_version(version)[0] not in READABLE_MAJOR_VERSIONS:
             raise FormatVersionError(
                 f"written with hdmf_zarr3 format version {version}; this hdmf_zarr3 reads "
-                f"{', '.join(sorted(READABLE_MAJOR_VERSIONS))}.x: upgrade hdmf_zarr3",
+                f"{', '.join(f'{major}.x' for major in sorted(READABLE_MAJOR_VERSIONS))}: upgrade hdmf_zarr3",
                 "/",
             )
         return raw

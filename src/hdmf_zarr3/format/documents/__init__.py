@@ -4,7 +4,7 @@ Above :mod:`..vocabulary` and :mod:`..layout` (an array document takes its defau
 the layout policy; a document is checked against the codec rules); below :mod:`..data` and the dialects.
 """
 
-from . import completion, consolidated, dimension_names, limits, orphans, zarr_json
+from . import completion, consolidated, dimension_names, limits, orphans, struct_spelling, zarr_json
 from .limits import MAX_DOCUMENT_BYTES, MetadataBudget, data_type_itemsize, load_json, within_document_limits
 from .zarr_json import chunk_key, group_document
 
@@ -20,6 +20,7 @@ __all__ = [
     "limits",
     "load_json",
     "orphans",
+    "struct_spelling",
     "within_document_limits",
     "zarr_json",
 ]

@@ -8,7 +8,8 @@ The root group document carries, as zarr-python 3 writes and reads it::
 Keys are node paths relative to the root, values the nodes' own documents. It is written when a
 write, export or append finishes, as the last store operation, and a writer that is about to change
 a file whose root carries it first rewrites the root without it: a file is either consolidated and
-current, or not consolidated (read by listing the store). Tools other than hdmf_zarr3 that change a
+current, or not consolidated (read by listing the store). A compound array's copy spells its data type
+as zarr-python 3.1 reads it (:mod:`.struct_spelling`); reading spells it back. Tools other than hdmf_zarr3 that change a
 file must consolidate again (``zarr.consolidate_metadata``) or remove the block.
 """
 
@@ -17,16 +18,27 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import CorruptStoreError
-from ..vocabulary import check_node_path
+from ..vocabulary import COMPOUND_COPY_FORMAT_VERSION, FORMAT_ATTR, check_node_path
 from . import limits
+from .struct_spelling import older_spelling
 
 KEY = limits.CONSOLIDATED_KEY
 
 
 def consolidate(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The root document of ``documents`` (keyed by absolute path) with every other node inlined."""
+    """The root document of ``documents`` (keyed by absolute path) with every other node inlined, compounds
+    spelled as zarr-python 3.1 reads them (:mod:`.struct_spelling`); the root of our format then says
+    version 2.0, which readers of 1.x refuse instead of failing on that spelling."""
     root = without_consolidated(documents["/"])
-    members = {path.strip("/"): without_consolidated(doc) for path, doc in sorted(documents.items()) if path != "/"}
+    members, respelled = {}, False
+    for path, doc in sorted(documents.items()):
+        if path != "/":
+            bare = without_consolidated(doc)
+            members[path.strip("/")] = older_spelling(bare)
+            respelled = respelled or members[path.strip("/")] is not bare
+    attributes = root.get("attributes", {})
+    if respelled and FORMAT_ATTR in attributes:
+        root = {**root, "attributes": {**attributes, FORMAT_ATTR: COMPOUND_COPY_FORMAT_VERSION}}
     return {**root, KEY: {"kind": "inline", "must_understand": False, "metadata": members}}
 
 

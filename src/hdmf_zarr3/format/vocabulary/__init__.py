@@ -26,6 +26,7 @@ from .dtypes import FIXED_SIZE_TYPES, StorageType
 from .names import (
     ALL_CHUNKS_ATTR,
     CHUNKLESS_ATTR,
+    COMPOUND_COPY_FORMAT_VERSION,
     DTYPE_ATTR,
     FORMAT_ATTR,
     FORMAT_VERSION,
@@ -50,6 +51,7 @@ __all__ = [
     "CHUNKLESS_ATTR",
     "DTYPE_ATTR",
     "FIXED_SIZE_TYPES",
+    "COMPOUND_COPY_FORMAT_VERSION",
     "FORMAT_ATTR",
     "FORMAT_VERSION",
     "INCOMPLETE_ATTR",

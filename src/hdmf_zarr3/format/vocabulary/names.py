@@ -7,8 +7,12 @@ import posixpath
 #: Name and version of this format; written to the root group's attributes.
 FORMAT_ATTR = "hdmf_zarr3_format"
 FORMAT_VERSION = "1.2"
+#: The version of a file whose root's consolidated copy spells a compound as zarr-python 3.1 does
+#: (``documents/struct_spelling``): 1.2 plus that spelling, which readers of 1.x do not know (they must refuse
+#: the file, not fail on it); every other file stays 1.2, readable by them.
+COMPOUND_COPY_FORMAT_VERSION = "2.0"
 #: Major versions this implementation reads.
-READABLE_MAJOR_VERSIONS = frozenset({"1"})
+READABLE_MAJOR_VERSIONS = frozenset({"1", "2"})
 
 #: Attribute on every dataset recording the HDMF dtype exactly.
 DTYPE_ATTR = "zarr_dtype"

@@ -23,7 +23,7 @@ from zarr.errors import UnknownCodecError
 from zarr.storage import StorePath
 
 from ...errors import CorruptStoreError, UnsupportedCodecError
-from ...format.documents import chunk_key, limits
+from ...format.documents import chunk_key, limits, struct_spelling
 from ...format.layout import all_chunks_stored, stored_value
 from ...format.vocabulary import key_separator, names, normalize, store_key
 from .decoding import DECODE_ERRORS, checked_pipeline, decode_error
@@ -65,6 +65,7 @@ def check_document(doc: Any, path: str, depth_checked: bool = False) -> dict[str
     if not isinstance(attrs, dict):
         raise CorruptStoreError("attributes must be a JSON object", path)
     doc.setdefault("attributes", {})
+    doc = struct_spelling.canonical_spelling(doc, path)  # (a consolidated copy's compounds: see there)
     limits.check_node(doc, path, depth_checked)
     return doc
 
