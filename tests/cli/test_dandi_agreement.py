@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from _peer_runs import offline_env
 from nwb_factories import small_nwbfile
+from peer_venvs import peer_venv, tool_env
 from pynwb.ecephys import LFP
 from pynwb.file import Subject
 from pynwb.testing.mock.ecephys import mock_ElectricalSeries
@@ -37,19 +38,14 @@ ZARR_RULES = ("zarr.", "dandi_zarr.")
 
 
 def _dandi() -> Path:
-    exe = VENV / "bin" / "dandi"
-    if not exe.exists():  # created once, from the package index (Python >= 3.10: this test's own base Python)
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
-        pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "-q"]
-        subprocess.run([*pip, DANDI], check=True, timeout=1800)
-    return exe
+    return peer_venv(VENV.name, [DANDI]) / "bin" / "dandi"  # (Python >= 3.10: this test's own base Python)
 
 
 def _validate(assets: list[Path]) -> tuple[int, dict[Path, list[dict]]]:
     """One ``dandi validate`` of all ``assets`` (each start of dandi-cli costs seconds): its exit status and
     each asset's results."""
-    env = offline_env()
-    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(assets[0].parents[2] / "state"), PYTHONPATH="")
+    env = tool_env()
+    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(assets[0].parents[2] / "state"))
     done = subprocess.run(
         [str(_dandi()), "validate", "-f", "json_pp", *map(str, assets)],
         capture_output=True,
@@ -201,8 +197,8 @@ def test_dandi_organize_leaves_out_an_nwb_zarr_file_as_check_dandi_warns(tmp_pat
     dandiset = tmp_path / "dandiset"
     dandiset.mkdir()
     (dandiset / "dandiset.yaml").write_text("identifier: DANDI:000000\n")
-    env = offline_env()
-    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(tmp_path / "state"), PYTHONPATH="")
+    env = tool_env()
+    env.update(DANDI_NO_ET="1", XDG_STATE_HOME=str(tmp_path / "state"))
     done = subprocess.run(
         [str(_dandi()), "organize", "-f", "dry", str(source.parent)],
         cwd=dandiset,

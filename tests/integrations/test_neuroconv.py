@@ -14,13 +14,12 @@ the same values: the route a neuroconv user has today.
 from __future__ import annotations
 
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
-from _peer_runs import offline_env
+from peer_venvs import peer_venv, tool_env
 from pynwb import NWBHDF5IO
 
 from hdmf_zarr3 import NWBZarrIO, convert
@@ -47,19 +46,14 @@ print(version("neuroconv"), version("zarr"))
 
 
 def _neuroconv_python() -> Path:
-    python = VENV / "bin" / "python"
-    if not python.exists():  # created once, from the package index
-        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, timeout=300)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *REQUIREMENTS], check=True, timeout=1800)
-    return python
+    return peer_venv(VENV.name, REQUIREMENTS) / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory):
     """neuroconv's two files of the mock recording, and the versions it ran with."""
     folder = tmp_path_factory.mktemp("neuroconv")
-    env = offline_env()
-    env["PYTHONPATH"] = ""  # (neuroconv's own venv: none of ours)
+    env = tool_env()
     done = subprocess.run(
         [str(_neuroconv_python()), "-W", "ignore", "-c", CONVERSION, str(folder)],
         capture_output=True,

@@ -20,14 +20,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from _peer_runs import offline_env
 from full_nwbfile import make_full_nwbfile, make_manager
+from peer_venvs import peer_venv, tool_env
 
 from hdmf_zarr3 import NWBZarrIO
 
 pytestmark = [pytest.mark.peer, pytest.mark.filterwarnings("ignore")]
 
-CACHE = Path(__file__).resolve().parents[2] / ".cache"
 VERSIONS = {"3.1": "zarr==3.1.5", "3.0": "zarr==3.0.10"}
 
 #: Run by each zarr-python: every array of the file read with a plain ``zarr.open_group`` (argv: file, then
@@ -63,17 +62,11 @@ print(json.dumps(found))
 
 
 def _python(version: str) -> Path:
-    venv = CACHE / f"venv-zarr{version.replace('.', '')}"
-    python = venv / "bin" / "python"
-    if not python.exists():  # created once, from the package index
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", VERSIONS[version]], check=True, timeout=1800)
-    return python
+    return peer_venv(f"venv-zarr{version.replace('.', '')}", [VERSIONS[version]]) / "bin" / "python"
 
 
 def _read(python: Path | str, path: Path, how: str) -> dict:
-    env = offline_env()
-    env["PYTHONPATH"] = ""  # (its own venv: none of ours)
+    env = tool_env()
     done = subprocess.run(
         [str(python), "-c", READ_EVERY_ARRAY, str(path), how], capture_output=True, text=True, env=env, timeout=600
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
@@ -37,7 +38,9 @@ SMOKE = textwrap.dedent("""
 
 
 def _run(*argv: str | Path, cwd: Path | None = None) -> str:
-    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, cwd=cwd, timeout=900)
+    # (bytecode written as modules are first imported: the venv's installs are not compiled, see below)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, cwd=cwd, timeout=900, env=env)
     assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
 
@@ -65,12 +68,16 @@ def test_wheel_and_sdist_install_and_work_in_a_fresh_venv(tmp_path):
     assert not any(m.startswith((".cache", ".venv", ".hypothesis", "benchmarks/results")) for m in members)
 
     venv = tmp_path / "venv"
-    _run(sys.executable, "-m", "venv", venv)
+    # a venv without pip of its own, filled by this environment's pip pointed at it, without compiling bytecode
+    # at install (as tests/peer_venvs.py: the smoke runs compile what they import, once; the install is pip's
+    # all the same)
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
     python = venv / "bin" / "python"
+    pip = (sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-compile")
     (tmp_path / "smoke.py").write_text(SMOKE)
-    _run(python, "-m", "pip", "install", "--quiet", wheel)
+    _run(*pip, wheel)
     assert "smoke ok" in _run(python, tmp_path / "smoke.py", cwd=tmp_path)
-    _run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall", sdist)
+    _run(*pip, "--no-deps", "--force-reinstall", sdist)
     work = tmp_path / "from-sdist"
     work.mkdir()
     assert "smoke ok" in _run(python, tmp_path / "smoke.py", cwd=work)
