@@ -21,10 +21,10 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def test_ctrl_c_tests_pass_in_a_worker_started_with_sigint_ignored(tmp_path):
+def test_ctrl_c_tests_pass_in_a_session_started_with_sigint_ignored(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "1", *CTRL_C_TESTS],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *CTRL_C_TESTS],
         cwd=ROOT,
         env=env,
         preexec_fn=_ignore_sigint,
