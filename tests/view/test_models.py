@@ -361,3 +361,29 @@ def test_the_mean_waveforms_of_chosen_units(opened):
     assert spikes.raster(opened, "/units", None, None, None)["waveforms"] is True
     with pytest.raises(ViewRequestError, match="choose 1 to"):
         spikes.waveforms(opened, "/units", [4])
+
+
+@pytest.mark.parametrize("span_bytes", [tables.SPAN_BYTES, 24, 8])
+def test_the_ragged_cells_of_a_page_are_read_by_as_few_requests_as_their_bounds_allow(span_bytes, monkeypatch):
+    """Neighbouring rows' cells come from one read of their span (a page of a Units table read its spike times
+    once per row), a span never past ``SPAN_BYTES``; the cells are what one read per row gives, empty and
+    backwards rows included."""
+    monkeypatch.setattr(tables, "SPAN_BYTES", span_bytes)
+    data = np.arange(100.0)  # float64: 8 bytes a value
+    reads = []
+
+    class Counted:
+        shape, dtype = data.shape, data.dtype
+
+        def __getitem__(self, key):
+            reads.append((key.start, key.stop))
+            return data[key]
+
+    bounds = [(0, 3), (3, 3), (5, 2), (3, 6), (90, 100), (6, 8)]
+    cells = tables._spans(Counted(), bounds)
+    assert [list(c) for c in cells] == [list(data[lo:hi]) if hi > lo else [] for lo, hi in bounds]
+    assert all((stop - start) * 8 <= max(span_bytes, 8 * 10) for start, stop in reads)
+    if span_bytes >= 800:  # (the default: every row of the page in one read)
+        assert reads == [(0, 100)]
+    else:
+        assert len(reads) > 1 and sorted(reads) == reads

@@ -10,6 +10,7 @@ from s3_faults import fault_proxy, through
 from s3_server import new_bucket
 from viewer_files import CHANNELS, write_viewer_file
 
+from hdmf_zarr3 import NWBZarrIO
 from hdmf_zarr3.view.server import ViewServer
 from hdmf_zarr3.view.viewed_file import ViewedFile
 
@@ -62,3 +63,26 @@ def test_the_page_of_a_file_on_s3_draws_its_views_in_a_browser(s3, tmp_path):
         for hash_, drawn in pages.items():
             dom = render(server.url + hash_, tmp_path)
             assert re.search(drawn, dom), (hash_, dom[-2000:])
+
+
+def test_a_page_of_a_units_table_on_s3_reads_each_chunk_of_its_ragged_columns_once(s3):
+    """500 units of ~460 spikes each: a page of 50 rows read the chunk of the spike times once per row (50 GETs
+    of the same object); now once, and the cells are the units' first spikes."""
+    from viewer_files import write_big_recording
+
+    url = f"s3://{new_bucket(s3)}/session.nwb.zarr"
+    write_big_recording(url, samples=1_400_000, channels=2, units=500, trials=2, storage_options=s3["options"])
+    with fault_proxy(s3) as proxy:
+        with ViewServer(ViewedFile(url, through(proxy, s3["options"]))) as server:
+            before = len(proxy.requests)
+            page = _get(server, "/api/table?path=/units&count=50")
+            gets = [p.split("?")[0].split("session.nwb.zarr/")[1] for m, p, _ in proxy.requests[before:] if m == "GET"]
+            assert len(page["data"]) == 50
+            assert sorted(gets) == sorted(set(gets)) and any(g.startswith("units/spike_times/") for g in gets), gets
+            with NWBZarrIO(url, mode="r", storage_options=s3["options"]) as io:
+                units = io.read().units
+                names = [c["name"] for c in page["columns"]]
+                for row in (0, 17, 49):
+                    spikes = page["data"][row][names.index("spike_times")]
+                    assert spikes["items"] == list(units["spike_times"][row][:10]), row
+                    assert spikes["count"] == len(units["spike_times"][row])

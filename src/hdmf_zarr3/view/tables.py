@@ -34,6 +34,9 @@ PAGE_CELLS = 10_000
 CELL_CHARS = 500
 #: Columns of one page, at most (the page says how many the table has).
 PAGE_COLUMNS = 200
+#: Bytes of a ragged column read by one request for the cells of neighbouring rows, at most (a million float64
+#: spike times): a page of a Units table read the chunk of its spike times once per row, 50 times for 50 rows.
+SPAN_BYTES = 8 * 2**20
 
 
 def table_page(
@@ -127,23 +130,43 @@ def _ragged(opened: ViewedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
     described: dict[str, Any] = {"kind": "ragged"}
     if isinstance(target, DynamicTableRegion):
         described.update(kind="ragged region", target=opened.path_of(target.table))
+    counts_only = isinstance(target, VectorIndex) or _large_rows(target.data)  # doubly ragged, arrays
+    ends = [int(hi) for hi in ends]
+    shown = [(lo, min(hi, lo + CELL_ITEMS)) for lo, hi in zip(starts, ends)]
+    values = [[]] * len(shown) if counts_only else _spans(target.data, shown)
     cells = []
-    for lo, hi in zip(starts, ends):
-        hi = int(hi)
-        shown = min(hi, lo + CELL_ITEMS)
-        if isinstance(target, VectorIndex) or _large_rows(target.data):  # doubly ragged, arrays: the count only
-            cells.append(
-                {"text": f"[{hi - lo} {'lists' if isinstance(target, VectorIndex) else 'arrays'}]", "count": hi - lo}
-            )
-            continue
-        values = target.data[lo:shown] if shown > lo else []
-        if isinstance(target, DynamicTableRegion):
+    for (lo, _), hi, items in zip(shown, ends, values):
+        if counts_only:
+            kind = "lists" if isinstance(target, VectorIndex) else "arrays"
+            cells.append({"text": f"[{hi - lo} {kind}]", "count": hi - lo})
+        elif isinstance(target, DynamicTableRegion):
             where = described["target"]
-            items = [{"text": f"{target.table.name}[{int(v)}]", "ref": where, "row": int(v)} for v in values]
+            rows_of = [{"text": f"{target.table.name}[{int(v)}]", "ref": where, "row": int(v)} for v in items]
+            cells.append({"items": rows_of, "count": hi - lo})
         else:
-            items = [_cell(opened, v) for v in values]
-        cells.append({"items": items, "count": hi - lo})
+            cells.append({"items": [_cell(opened, v) for v in items], "count": hi - lo})
     return described, cells
+
+
+def _spans(data: Any, bounds: list[tuple[int, int]]) -> list[Any]:
+    """``data[lo:hi]`` for each ``(lo, hi)`` of ``bounds`` (empty when ``hi <= lo``): the spans of neighbouring
+    rows read together, each request covering at most :data:`SPAN_BYTES`."""
+    shape = getattr(data, "shape", None) or (len(data),)
+    most = max(1, SPAN_BYTES // (budget.item_bytes(data) * int(np.prod(shape[1:]))))
+    found: list[Any] = [[] for _ in bounds]
+    wanted = sorted((lo, hi, i) for i, (lo, hi) in enumerate(bounds) if hi > lo)
+    runs: list[list[tuple[int, int, int]]] = []
+    for item in wanted:
+        if runs and item[1] - runs[-1][0][0] <= most:
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    for run in runs:
+        first, last = run[0][0], max(hi for _, hi, _ in run)
+        block = data[first:last]
+        for lo, hi, i in run:
+            found[i] = block[lo - first : hi - first]
+    return found
 
 
 def _large_rows(data: Any) -> bool:
