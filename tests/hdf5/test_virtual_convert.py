@@ -268,3 +268,48 @@ def test_a_failed_creation_leaves_nothing_even_where_writes_land_late(tmp_path, 
         convert(hdf5_source(tmp_path / "s.nwb"), dst, virtual=True)
     assert landed.wait(5)
     assert not dst.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["s.nwb"]
+
+
+def test_what_a_repository_creation_cut_short_leaves_is_refused_as_incomplete_and_replaced(tmp_path):
+    """icechunk writes its first snapshot's transaction log and snapshot before the repository's own objects;
+    the endpoint failing right after (and the removal with it) left them: not a repository, read as "no Zarr
+    group found" and refused by the next conversion as something in the way. Made here from a real creation."""
+    import icechunk
+
+    from hdmf_zarr3 import IncompleteFileError
+    from hdmf_zarr3.storage.virtual import repo
+
+    (tmp_path / "data").mkdir()
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))
+    made = {p.relative_to(dst).as_posix() for p in dst.rglob("*") if p.is_file()}
+    assert repo.CREATION_LEFTOVERS <= made, made  # (icechunk's first objects, by the id of its first snapshot)
+    for leftovers in ([f"transactions/{repo.FIRST_SNAPSHOT}"], sorted(repo.CREATION_LEFTOVERS)):
+        for name in made - set(leftovers):
+            (dst / name).unlink()
+        with pytest.raises(IncompleteFileError, match="convert the HDF5 file again") as err:
+            NWBZarrIO(dst, "r")
+        assert err.value.path == str(dst)
+        convert(src, dst, virtual=True)  # replaces them
+        with NWBZarrIO(dst, "r") as io:
+            np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:5], EPHYS[:5])
+        shutil.rmtree(dst)
+        icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))
+        made = {p.relative_to(dst).as_posix() for p in dst.rglob("*") if p.is_file()}
+
+
+def test_leftovers_beside_anything_else_are_left_alone(tmp_path):
+    from hdmf_zarr3.storage.virtual import repo
+
+    (tmp_path / "data").mkdir()
+    src = hdf5_source(tmp_path / "data" / "s.nwb")
+    dst = tmp_path / "data" / "s.icechunk"
+    (dst / "transactions").mkdir(parents=True)
+    (dst / "transactions" / repo.FIRST_SNAPSHOT).write_bytes(b"")
+    (dst / "notes.txt").write_text("mine")
+    with pytest.raises(UnsupportedOperation, match="no Zarr group found"):
+        NWBZarrIO(dst, "r")
+    with pytest.raises(HdmfZarrError, match="remove it first"):
+        convert(src, dst, virtual=True)
+    assert (dst / "notes.txt").read_text() == "mine"

@@ -152,6 +152,8 @@ def _remote(text: str, opening: Opening) -> _Found | StoreHandle:
     if root is None and virtual_repo.holds_repository(top):  # (the listing made anyway shows it)
         return _open_repository(location, opening)
     present = root if root is not None else _v2_present(store)
+    if not present and top and opening.mode == "r":  # (nothing to read: a conversion cut short, perhaps)
+        virtual_repo.refuse_unfinished(location, opening.storage_options)
     if not present and opening.mode in WRITE_MODES:
         refuse_other_objects(store, location, IN_STORE_KEY, top)
     return store, location, present, lambda url: remote_store(url, "a", options)
@@ -171,6 +173,8 @@ def _local(text: str, opening: Opening) -> _Found | StoreHandle:
     _check_local(location, mode)
     store = GuardedLocalStore(location, read_only=(mode == "r"))  # reads: see .guarded
     present = exists(store) if os.path.isdir(location) else False
+    if not present and mode == "r" and os.path.isdir(location):  # (nothing to read: a conversion cut short?)
+        virtual_repo.refuse_unfinished(location, None)
     return store, location, present, None
 
 
@@ -294,13 +298,8 @@ def _open_repository(location: str, opening: Opening) -> StoreHandle:
         )
     store = virtual_repo.open_readonly(location, external_roots or (), storage_options)
     raw = read_root_bytes(store, location)
-    if raw is None and virtual_repo.unfinished(location, storage_options):
-        raise IncompleteFileError(
-            "a virtual conversion into this repository did not finish (nothing was committed); convert the HDF5 "
-            "file again: the conversion replaces it",
-            location,
-        )
     if raw is None:
+        virtual_repo.refuse_unfinished(location, storage_options)
         raise UnsupportedOperation(f"Unable to open {location} in 'r' mode: no Zarr group found.")
     record = parse_document(raw, "/").get("attributes", {}).get(VIRTUAL_SOURCES_ATTR)
     if record is not None:

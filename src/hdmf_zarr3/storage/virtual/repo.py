@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...errors import CorruptStoreError, StoreError, UnsafeLinkError
+from ...errors import CorruptStoreError, IncompleteFileError, StoreError, UnsafeLinkError
 from ...format.vocabulary import VIRTUAL_SOURCES_ATTR
 from ..remote import http_sources, is_http, unfit
 from ..stores import locations, nodes, remove_tree, remove_tree_settled, until_done
@@ -39,6 +39,12 @@ _MARKERS = ("repo", "snapshots")
 #: The repository metadata of a repository a conversion of ours created: one that holds it and no root
 #: on ``main`` is a conversion that did not finish (:func:`unfinished`), which a new conversion replaces.
 CONVERSION_MARK = {"hdmf_zarr3": "virtual conversion"}
+#: The id icechunk gives the first snapshot of every repository; creating one writes that snapshot's
+#: transaction log and the snapshot before the repository's own objects (checked against icechunk by
+#: tests/hdf5/test_virtual_repository.py).
+FIRST_SNAPSHOT = "1CECHNKREP0F1RSTCMT0"
+#: What a creation cut short right after its first writes leaves: nothing anyone wrote.
+CREATION_LEFTOVERS = frozenset({f"transactions/{FIRST_SNAPSHOT}", f"snapshots/{FIRST_SNAPSHOT}"})
 
 #: Where a repository cannot live (what icechunk storage we build is for local directories and S3).
 _PLACES = "a virtual repository is a local directory or an s3:// prefix"
@@ -156,19 +162,43 @@ def storage_failure(exc: BaseException, location: str) -> BaseException:
 
 def unfinished(location: str | os.PathLike[str], options: dict[str, Any] | None = None) -> bool:
     """Whether ``location`` holds a repository a conversion of ours created and never committed into (it
-    was cut short, or killed): marked with :data:`CONVERSION_MARK` and without a root on ``main``."""
+    was cut short, or killed): marked with :data:`CONVERSION_MARK` and without a root on ``main``; or, where
+    no repository is, only what icechunk's creation of one writes first (:data:`CREATION_LEFTOVERS`: the
+    endpoint failed right after, and so did the removal). Replacing either loses nothing; an empty repository
+    made by anyone else is not unfinished (it is left alone)."""
     icechunk = _icechunk()
     target = os.fspath(location)
     try:
         storage = _storage(icechunk, target, options)
         if not icechunk.Repository.exists(storage):
-            return False
+            keys = virtual_sources.keys_below(target, options, 4) if is_s3(target) else _local_keys(target, 4)
+            return keys is not None and bool(keys) and set(keys) <= CREATION_LEFTOVERS
         repo = icechunk.Repository.open(storage)
-        if (repo.get_metadata() or {}).get("hdmf_zarr3") != CONVERSION_MARK["hdmf_zarr3"]:
+        if nodes.read_root(repo.readonly_session("main").store) is not None:
             return False
-        return nodes.read_root(repo.readonly_session("main").store) is None
+        return (repo.get_metadata() or {}).get("hdmf_zarr3") == CONVERSION_MARK["hdmf_zarr3"]
     except (StoreError, ValueError, OSError, RuntimeError, icechunk.IcechunkError):
         return False  # (not a repository we can tell anything of: left alone, and refused as any other)
+
+
+def refuse_unfinished(location: str, options: dict[str, Any] | None) -> None:
+    """An IncompleteFileError if ``location`` is :func:`unfinished` (a reader found no root there)."""
+    if unfinished(location, options):
+        raise IncompleteFileError(
+            "a virtual conversion into this repository did not finish (nothing was committed); convert the HDF5 "
+            "file again: the conversion replaces it",
+            location,
+        )
+
+
+def _local_keys(directory: str, most: int) -> list[str] | None:
+    """The files below ``directory`` (relative, ``/``-separated), or ``None`` when there are more than ``most``."""
+    found: list[str] = []
+    for top, _, files in os.walk(directory):
+        found += [os.path.relpath(os.path.join(top, name), directory).replace(os.sep, "/") for name in files]
+        if len(found) > most:
+            return None
+    return found
 
 
 def remove_unfinished(location: str | os.PathLike[str], options: dict[str, Any] | None = None) -> bool:

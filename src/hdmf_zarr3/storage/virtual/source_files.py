@@ -241,6 +241,24 @@ def check(entry: dict[str, Any], options: dict[str, Any] | None, where: str) -> 
         )
 
 
+def keys_below(url: str, options: dict[str, Any] | None, most: int) -> list[str] | None:
+    """The keys of the objects below the S3 URL ``url`` (relative to it), or ``None`` when there are more than
+    ``most`` (the listing stops there)."""
+    import obstore
+
+    store, key = _bucket_store(url, options)
+    key = key.strip("/")
+    found: list[str] = []
+    try:
+        for batch in obstore.list(store, prefix=key + "/" if key else None, chunk_size=most + 1):
+            found += [entry["path"][len(key) + 1 if key else 0 :] for entry in batch]
+            if len(found) > most:
+                return None
+    except Exception as exc:  # obstore's own error types
+        raise StoreError(f"cannot list the destination: {exc}", url) from exc
+    return found
+
+
 def delete_below(url: str, options: dict[str, Any] | None) -> None:
     """Delete every object below the S3 URL ``url`` (as under a directory): an unfinished repository."""
     import obstore
