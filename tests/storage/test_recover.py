@@ -3,6 +3,7 @@ applied blindly, an interrupted recovery can be run again, and recovery keeps to
 
 from __future__ import annotations
 
+import errno
 import json
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from hdmf_zarr3 import (
     IncompleteFileError,
     NWBZarrIO,
     SelfOverwriteError,
+    StoreError,
     ZarrIO,
     convert,
     recover,
@@ -144,11 +146,30 @@ def test_recover_says_what_it_cannot_do(tmp_path):
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "notes.txt").write_text("not a Zarr file")
-    with pytest.raises(Exception, match="zarr.json|Zarr") as caught:
+    with pytest.raises(StoreError, match="no Zarr store") as caught:  # (ours, naming it, as opening says it)
         recover(plain)
+    assert caught.value.path == str(plain)
     assert "notes" not in str(caught.value) and (plain / "notes.txt").exists()
-    with pytest.raises(Exception, match="does not exist|no Zarr"):
-        recover(tmp_path / "missing.nwb.zarr")
+
+
+@pytest.mark.parametrize("where", ["directory", "zip", "s3"])
+def test_recover_of_a_place_without_a_file_is_our_error_naming_it(where, tmp_path, request):
+    """HDMF's UnsupportedOperation ("Unable to open file ... in 'r+' mode") before: a mode the user never chose."""
+    options = None
+    if where == "s3":
+        from s3_server import new_bucket
+
+        s3 = request.getfixturevalue("s3")
+        location, options = f"s3://{new_bucket(s3)}/missing.nwb.zarr", s3["options"]
+    else:
+        location = str(tmp_path / ("missing.nwb.zarr.zip" if where == "zip" else "missing.nwb.zarr"))
+    with pytest.raises(StoreError, match="no file there to recover") as caught:
+        recover(location, storage_options=options)
+    assert caught.value.path == location and caught.value.errno == errno.ENOENT
+    assert not (tmp_path / "missing.nwb.zarr").exists() and not (tmp_path / "missing.nwb.zarr.zip").exists()
+    done = subprocess.run([sys.executable, "-m", "hdmf_zarr3.cli", "recover", location], capture_output=True, text=True)
+    if where != "s3":  # (the command line reaches S3 with the environment's credentials, not the test server's)
+        assert done.returncode != 0 and "no file there to recover" in done.stderr and "r+" not in done.stderr
 
 
 def test_a_symlink_to_a_parent_of_the_source_is_not_a_destination(written, tmp_path):

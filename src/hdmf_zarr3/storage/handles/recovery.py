@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
+from hdmf.backends.errors import UnsupportedOperation
 from zarr.abc.store import Store
 
-from ...errors import CorruptStoreError, IncompleteFileError
+from ...errors import CorruptStoreError, IncompleteFileError, StoreError
 from ...format.documents import completion
 from ..paths import RootDirectory
 from ..safety import journal, store_failures
@@ -51,6 +53,8 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
         cannot swap files): there is no earlier complete state to go back to.
     FileLockedError
         A writer holds the lock (pass ``break_lock=True`` if it is known to be dead).
+    StoreError
+        No file is there (``errno`` ``ENOENT``), or the place cannot be reached.
     """
     if break_lock:
         lock_breaking.break_lock(path, storage_options)
@@ -58,7 +62,13 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
     # (the record lies beside the zip itself, however it is spelled: a symlink to it, file://, x/../)
     real = os.path.realpath(locations.local_path(local)) if local.endswith(".zip") else ""
     zip_cut = bool(real) and zipped.update_unfinished(real)  # opening it cuts it back (.zipped)
-    handle = open_store(path, "r+", storage_options)
+    try:
+        handle = open_store(path, "r+", storage_options)
+    except UnsupportedOperation as exc:  # (HDMF's, as an io opening in mode r+ says it)
+        named = local or (os.fspath(path) if isinstance(path, (str, Path)) else "/")
+        missing = StoreError("no file there to recover (nothing, or no Zarr group, at this path)", named)
+        missing.errno = errno.ENOENT
+        raise missing from exc
     where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
     try:
         return _recover_open(handle, where, zip_cut)
