@@ -187,23 +187,29 @@ def test_a_crafted_source_record_outside_the_allowed_directories_is_not_probed(c
         assert io.read().acquisition["small"].data[:].tolist() == list(range(10))
 
 
+def _refused_as_incomplete_and_replaced(src: Path, dst: Path) -> None:
+    """Opening ``dst`` is refused as incomplete, naming it; converting ``src`` there replaces what is there."""
+    from hdmf_zarr3 import IncompleteFileError
+
+    with pytest.raises(IncompleteFileError, match="convert the HDF5 file again") as err:
+        NWBZarrIO(dst, "r")
+    assert err.value.path == str(dst)
+    convert(src, dst, virtual=True)
+    with NWBZarrIO(dst, "r") as io:
+        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:5], EPHYS[:5])
+
+
 def test_an_unfinished_conversion_is_refused_as_incomplete_and_replaced_by_the_next(tmp_path):
     (tmp_path / "data").mkdir()
     src = hdf5_source(tmp_path / "data" / "s.nwb")
     dst = tmp_path / "data" / "s.icechunk"
     import icechunk
 
-    from hdmf_zarr3 import IncompleteFileError
     from hdmf_zarr3.storage.virtual import repo
 
     storage = icechunk.local_filesystem_storage(str(dst))
     icechunk.Repository.create(storage).set_metadata(repo.CONVERSION_MARK)  # what a killed conversion leaves
-    with pytest.raises(IncompleteFileError, match="convert the HDF5 file again") as err:
-        NWBZarrIO(dst, "r")
-    assert err.value.path == str(dst)
-    convert(src, dst, virtual=True)  # replaces it
-    with NWBZarrIO(dst, "r") as io:
-        np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:5], EPHYS[:5])
+    _refused_as_incomplete_and_replaced(src, dst)
 
 
 def test_an_empty_repository_that_no_conversion_made_is_left_alone(tmp_path):
@@ -276,7 +282,6 @@ def test_what_a_repository_creation_cut_short_leaves_is_refused_as_incomplete_an
     group found" and refused by the next conversion as something in the way. Made here from a real creation."""
     import icechunk
 
-    from hdmf_zarr3 import IncompleteFileError
     from hdmf_zarr3.storage.virtual import repo
 
     (tmp_path / "data").mkdir()
@@ -288,12 +293,7 @@ def test_what_a_repository_creation_cut_short_leaves_is_refused_as_incomplete_an
     for leftovers in ([f"transactions/{repo.FIRST_SNAPSHOT}"], sorted(repo.CREATION_LEFTOVERS)):
         for name in made - set(leftovers):
             (dst / name).unlink()
-        with pytest.raises(IncompleteFileError, match="convert the HDF5 file again") as err:
-            NWBZarrIO(dst, "r")
-        assert err.value.path == str(dst)
-        convert(src, dst, virtual=True)  # replaces them
-        with NWBZarrIO(dst, "r") as io:
-            np.testing.assert_array_equal(io.read().acquisition["ephys"].data[:5], EPHYS[:5])
+        _refused_as_incomplete_and_replaced(src, dst)
         shutil.rmtree(dst)
         icechunk.Repository.create(icechunk.local_filesystem_storage(str(dst)))
         made = {p.relative_to(dst).as_posix() for p in dst.rglob("*") if p.is_file()}
