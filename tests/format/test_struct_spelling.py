@@ -68,7 +68,10 @@ def test_other_documents_are_left_as_they_are():
     numeric = {**_document([], {}), "data_type": "int16", "fill_value": 0}
     complex_field = _document([("c", "complex64")], {"c": [0, 0]})
     hex_fill = _document([("f", "float32")], {"f": "0x7fc00000"})
-    for doc in (group, numeric, complex_field, hex_fill):
+    too_large = _document([("u", "uint8")], {"u": 300})
+    not_whole = _document([("i", "int32")], {"i": 0.5})
+    too_long = _document([("t", UTF32)], {"t": "abc"})  # (two characters fit in 8 bytes)
+    for doc in (group, numeric, complex_field, hex_fill, too_large, not_whole, too_long):
         assert older_spelling(doc) is doc
         assert canonical_spelling(doc, "/x") is doc
 

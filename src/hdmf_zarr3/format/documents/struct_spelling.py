@@ -57,7 +57,12 @@ def older_spelling(doc: dict[str, Any]) -> dict[str, Any]:
             value = _SPECIAL_FLOATS.get(value)
         if not isinstance(value, str if numpy_field.kind == "U" else (bool, int, float)):
             return doc
-        element[name] = value
+        try:
+            element[name] = value
+        except (OverflowError, ValueError, TypeError):
+            return doc
+        if _json_value(element[name]) != fill.get(name):  # (a fill the field cannot hold exactly: 0.5 in an int)
+            return doc
     return {
         **doc,
         "data_type": {"name": STRUCTURED, "configuration": {"fields": [[name, kind] for name, kind in fields]}},
@@ -120,7 +125,7 @@ def _numpy_field(kind: Any) -> np.dtype | None:
 def _json_value(value: Any) -> Any:
     """A field's fill as a Zarr v3 document writes it: a boolean, an integer, a number, a float's special
     name, or text."""
-    item = value.item() if isinstance(value, np.generic) else value
+    item = value.item() if isinstance(value, (np.generic, np.ndarray)) else value  # (a field of a 0-d element: 0-d)
     if isinstance(item, float) and not math.isfinite(item):
         return "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
     return item
