@@ -313,3 +313,28 @@ def test_leftovers_beside_anything_else_are_left_alone(tmp_path):
     with pytest.raises(HdmfZarrError, match="remove it first"):
         convert(src, dst, virtual=True)
     assert (dst / "notes.txt").read_text() == "mine"
+
+
+def test_a_tree_of_many_empty_directories_is_not_walked_to_its_end(tmp_path, monkeypatch):
+    """Telling leftovers apart stops after a few directories, files or not (a hostile tree of empty directories
+    is not walked whole); such a tree is no unfinished conversion."""
+    import os as os_module
+
+    from hdmf_zarr3.storage.virtual import repo
+
+    dst = tmp_path / "s.icechunk"
+    (dst / "transactions").mkdir(parents=True)
+    (dst / "transactions" / repo.FIRST_SNAPSHOT).write_bytes(b"")
+    for n in range(50):
+        (dst / f"d{n}").mkdir()
+    walked = []
+    real_walk = os_module.walk
+
+    def counting_walk(*args, **kwargs):
+        for step in real_walk(*args, **kwargs):
+            walked.append(step[0])
+            yield step
+
+    monkeypatch.setattr(repo.os, "walk", counting_walk)
+    assert not repo.unfinished(dst)
+    assert len(walked) <= 6, walked

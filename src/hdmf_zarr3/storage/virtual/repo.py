@@ -41,7 +41,7 @@ _MARKERS = ("repo", "snapshots")
 CONVERSION_MARK = {"hdmf_zarr3": "virtual conversion"}
 #: The id icechunk gives the first snapshot of every repository; creating one writes that snapshot's
 #: transaction log and the snapshot before the repository's own objects (checked against icechunk by
-#: tests/hdf5/test_virtual_repository.py).
+#: tests/hdf5/test_virtual_convert.py).
 FIRST_SNAPSHOT = "1CECHNKREP0F1RSTCMT0"
 #: What a creation cut short right after its first writes leaves: nothing anyone wrote.
 CREATION_LEFTOVERS = frozenset({f"transactions/{FIRST_SNAPSHOT}", f"snapshots/{FIRST_SNAPSHOT}"})
@@ -192,11 +192,12 @@ def refuse_unfinished(location: str, options: dict[str, Any] | None) -> None:
 
 
 def _local_keys(directory: str, most: int) -> list[str] | None:
-    """The files below ``directory`` (relative, ``/``-separated), or ``None`` when there are more than ``most``."""
+    """The files below ``directory`` (relative, ``/``-separated), or ``None`` when there are more than ``most``
+    files, or more than ``most`` directories (a tree of many empty directories is not walked to its end)."""
     found: list[str] = []
-    for top, _, files in os.walk(directory):
+    for walked, (top, _, files) in enumerate(os.walk(directory)):
         found += [os.path.relpath(os.path.join(top, name), directory).replace(os.sep, "/") for name in files]
-        if len(found) > most:
+        if len(found) > most or walked > most:
             return None
     return found
 
