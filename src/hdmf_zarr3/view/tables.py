@@ -151,8 +151,7 @@ def _ragged(opened: ViewedFile, index: Any, rows: np.ndarray) -> tuple[dict[str,
 def _spans(data: Any, bounds: list[tuple[int, int]]) -> list[Any]:
     """``data[lo:hi]`` for each ``(lo, hi)`` of ``bounds`` (empty when ``hi <= lo``): the spans of neighbouring
     rows read together, each request covering at most :data:`SPAN_BYTES`."""
-    shape = getattr(data, "shape", None) or (len(data),)
-    most = max(1, SPAN_BYTES // (budget.item_bytes(data) * int(np.prod(shape[1:]))))
+    most = max(1, SPAN_BYTES // (budget.item_bytes(data) * _row_elements(data)))
     found: list[Any] = [[] for _ in bounds]
     wanted = sorted((lo, hi, i) for i, (lo, hi) in enumerate(bounds) if hi > lo)
     runs: list[list[tuple[int, int, int]]] = []
@@ -171,8 +170,13 @@ def _spans(data: Any, bounds: list[tuple[int, int]]) -> list[Any]:
 
 def _large_rows(data: Any) -> bool:
     """Whether a row of ``data`` holds more than :data:`CELL_ELEMENTS` elements (then it is not read)."""
+    return _row_elements(data) > CELL_ELEMENTS
+
+
+def _row_elements(data: Any) -> int:
+    """Elements in one row of ``data`` (1 for a column of scalars)."""
     shape = getattr(data, "shape", None) or (len(data),)
-    return len(shape) > 1 and int(np.prod(shape[1:])) > CELL_ELEMENTS
+    return int(np.prod(shape[1:]))
 
 
 def _read(data: Any, rows: np.ndarray) -> list[Any]:

@@ -34,8 +34,8 @@ def consolidate(documents: dict[str, dict[str, Any]]) -> dict[str, Any]:
     for path, doc in sorted(documents.items()):
         if path != "/":
             bare = without_consolidated(doc)
-            members[path.strip("/")] = older_spelling(bare)
-            respelled = respelled or members[path.strip("/")] is not bare
+            spelled = members[path.strip("/")] = older_spelling(bare)
+            respelled = respelled or spelled is not bare
     attributes = root.get("attributes", {})
     if respelled and FORMAT_ATTR in attributes:
         root = {**root, "attributes": {**attributes, FORMAT_ATTR: COMPOUND_COPY_FORMAT_VERSION}}

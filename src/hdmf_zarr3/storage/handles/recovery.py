@@ -62,14 +62,14 @@ def recover(path: str | Path | Store, storage_options: dict[str, Any] | None = N
     # (the record lies beside the zip itself, however it is spelled: a symlink to it, file://, x/../)
     real = os.path.realpath(locations.local_path(local)) if local.endswith(".zip") else ""
     zip_cut = bool(real) and zipped.update_unfinished(real)  # opening it cuts it back (.zipped)
+    given = os.fspath(path) if not isinstance(path, Store) else "/"
     try:
         handle = open_store(path, "r+", storage_options)
     except UnsupportedOperation as exc:  # (HDMF's, as an io opening in mode r+ says it)
-        named = local or (os.fspath(path) if isinstance(path, (str, Path)) else "/")
-        missing = StoreError("no file there to recover (nothing, or no Zarr group, at this path)", named)
+        missing = StoreError("no file there to recover (nothing, or no Zarr group, at this path)", local or given)
         missing.errno = errno.ENOENT
         raise missing from exc
-    where = handle.location or (os.fspath(path) if not isinstance(path, Store) else "/")
+    where = handle.location or given
     try:
         return _recover_open(handle, where, zip_cut)
     except OSError as exc:  # a full disk, an I/O error: the journal stays, and a later run finishes the job
