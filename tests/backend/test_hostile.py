@@ -217,6 +217,20 @@ METADATA_CASES = {
         ),
         Corrupt,
     ),
+    "consolidated-structured-element-of-4-gib": (
+        lambda f: edit_consolidated(
+            f,
+            "/x",
+            _structured(
+                [
+                    [f"v{n}", {"name": "fixed_length_utf32", "configuration": {"length_bytes": 2**20}}]
+                    for n in range(4096)
+                ],
+                "",
+            ),
+        ),
+        Corrupt,
+    ),
     "consolidated-structured-disagrees-with-zarr_dtype": (
         lambda f: edit_consolidated(f, "/x", _structured([["v", "float64"]], "AAAAAAAAAAA=")),
         Corrupt,

@@ -35,6 +35,9 @@ STRUCTURED = "structured"
 UTF32 = "fixed_length_utf32"
 #: The widest text field read (hdmf-zarr 0.14 sizes them to the data; a field of 1 MiB is far beyond any).
 MAX_TEXT_FIELD_BYTES = 2**20
+#: The largest element read (numpy's item size of a record wraps around past 2**31 bytes: 4096 fields of 1 MiB
+#: made one of 0 bytes).
+MAX_ELEMENT_BYTES = 16 * 2**20
 #: How a float fill that JSON has no number for is written in a Zarr v3 document.
 _SPECIAL_FLOATS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -48,7 +51,7 @@ def older_spelling(doc: dict[str, Any]) -> dict[str, Any]:
     fields = [(f["name"], f["data_type"]) for f in data_type["configuration"]["fields"]]
     numpy_fields = [t for t in (_numpy_field(kind) for _, kind in fields) if t is not None]
     fill = doc.get("fill_value")
-    if len(numpy_fields) != len(fields) or not isinstance(fill, dict):
+    if len(numpy_fields) != len(fields) or not isinstance(fill, dict) or _element_bytes(numpy_fields) is None:
         return doc
     element = np.zeros((), dtype=np.dtype([(name, t) for (name, _), t in zip(fields, numpy_fields)]))
     for (name, _), numpy_field in zip(fields, numpy_fields):
@@ -84,7 +87,10 @@ def canonical_spelling(doc: dict[str, Any], path: str) -> dict[str, Any]:
         raise CorruptStoreError("a 'structured' data type's fields must be [name, known field type] pairs", path)
     if len({name for name, _ in pairs}) != len(pairs):
         raise CorruptStoreError("a 'structured' data type names a field twice", path)
-    packed = np.dtype([(name, _numpy_field(kind)) for name, kind in pairs])
+    field_types = [t for t in (_numpy_field(kind) for _, kind in pairs) if t is not None]
+    if _element_bytes(field_types) is None:
+        raise CorruptStoreError(f"a 'structured' element of more than {MAX_ELEMENT_BYTES} bytes", path)
+    packed = np.dtype([(name, t) for (name, _), t in zip(pairs, field_types)])
     fill = doc.get("fill_value")
     try:
         raw = base64.b64decode(fill if isinstance(fill, str) else b"-", validate=True)
@@ -108,6 +114,13 @@ def _is_field(pair: Any) -> bool:
         and bool(pair[0])
         and _numpy_field(pair[1]) is not None
     )
+
+
+def _element_bytes(field_types: list[np.dtype]) -> int | None:
+    """The bytes of one element of these fields (summed here, not by numpy), or ``None`` past
+    :data:`MAX_ELEMENT_BYTES`."""
+    total = sum(t.itemsize for t in field_types)
+    return total if total <= MAX_ELEMENT_BYTES else None
 
 
 def _numpy_field(kind: Any) -> np.dtype | None:
