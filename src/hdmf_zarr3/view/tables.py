@@ -155,8 +155,8 @@ def _spans(data: Any, bounds: list[tuple[int, int]]) -> list[Any]:
     found: list[Any] = [[] for _ in bounds]
     wanted = sorted((lo, hi, i) for i, (lo, hi) in enumerate(bounds) if hi > lo)
     runs: list[list[tuple[int, int, int]]] = []
-    for item in wanted:
-        if runs and item[1] - runs[-1][0][0] <= most:
+    for item in wanted:  # (a negative start, which only a damaged index gives, is read alone, as a slice reads it)
+        if runs and item[0] >= 0 and runs[-1][0][0] >= 0 and item[1] - runs[-1][0][0] <= most:
             runs[-1].append(item)
         else:
             runs.append([item])
