@@ -12,10 +12,11 @@ from zarr.core.sync import sync
 from zarr.storage import LocalStore, MemoryStore
 
 from hdmf_zarr3 import FormatError
-from hdmf_zarr3.storage.codecs import direct_read
+from hdmf_zarr3.storage.codecs import direct_read, read_plans
 from hdmf_zarr3.storage.codecs import direct_write as direct
-from hdmf_zarr3.storage.codecs.direct_read import UnitDecoder, basic_selection
+from hdmf_zarr3.storage.codecs.direct_read import UnitDecoder
 from hdmf_zarr3.storage.codecs.direct_write import UnitEncoder
+from hdmf_zarr3.storage.codecs.read_plans import basic_selection
 from hdmf_zarr3.storage.stores.pools import WorkPools
 
 LAYOUTS = [
@@ -111,9 +112,9 @@ def test_codecs_it_does_not_know_are_left_to_zarr():
 
 def test_neighbouring_chunks_are_coalesced_into_runs_within_the_limit_and_gap():
     chunks = [("c", 300, 100), ("a", 0, 100), ("b", 100, 100), ("d", 450, 50), ("e", 10_000, 10)]
-    runs = direct_read.coalesce(chunks, limit=400, gap=100)
+    runs = read_plans.coalesce(chunks, limit=400, gap=100)
     assert [[name for name, _, _ in run] for run in runs] == [["a", "b", "c"], ["d"], ["e"]]  # d: a run of 500 bytes
-    assert [[n for n, _, _ in r] for r in direct_read.coalesce(chunks, limit=10**6, gap=0)] == [
+    assert [[n for n, _, _ in r] for r in read_plans.coalesce(chunks, limit=10**6, gap=0)] == [
         ["a", "b"],
         ["c"],
         ["d"],

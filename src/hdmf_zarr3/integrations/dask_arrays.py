@@ -159,7 +159,7 @@ def as_dask(store: Store, path: str, doc: dict[str, Any], dtype: np.dtype, life:
     name = f"hdmf_zarr3-{path}-{id(source):x}"
     # meta given: dask would otherwise read an empty selection of the store to learn it
     array = da.from_array(source, chunks=block_shape(doc), name=name, asarray=False, meta=_meta(source))
-    return _dataset_array_class()(array, source, whole=True)
+    return _dataset_array_class()(array, source, box=tuple(slice(0, n) for n in source.shape), whole=True)
 
 
 def _meta(source: UnitSource) -> np.ndarray:
@@ -173,7 +173,7 @@ def as_dask_box(source: UnitSource, box: tuple[slice, ...], name: str) -> Any:
     boxed = BoxSource(source, box)
     span = ",".join(f"{s.start}:{s.stop}" for s in box)
     array = da.from_array(boxed, chunks=boxed.shape, name=f"{name}-box-{span}", asarray=False, meta=_meta(source))
-    return _dataset_array_class()(array, source)
+    return _dataset_array_class()(array, source, box=box)
 
 
 def concatenated(blocks: Any, chunks: tuple[tuple[int, ...], ...], dtype: np.dtype, source: UnitSource) -> np.ndarray:
@@ -208,16 +208,30 @@ def _dataset_array_class() -> type:
             """A dask array standing for a stored dataset. It is true when not empty, as h5py's datasets
             and our lazy ones are: HDMF's ``repr`` of a container asks ``bool()`` of each array field,
             which a plain dask array refuses. Computed, it and the selections of it (``[...]``) are joined
-            by :func:`concatenated`; anything else made from it is a plain dask array."""
+            by :func:`concatenated`, or read at once (:meth:`compute`); anything else made from it is a
+            plain dask array."""
 
             __slots__ = ()
             source: UnitSource  # what its blocks are read from (in dask's ``__dict__``)
             whole: bool  # the dataset itself, not a selection of it
+            box: tuple[slice, ...] | None  # the box of the dataset it is, if one (else a selection through dask)
 
-            def __new__(cls, array: da.Array, source: UnitSource, whole: bool = False) -> DatasetArray:
+            def __new__(
+                cls, array: da.Array, source: UnitSource, box: tuple[slice, ...] | None = None, whole: bool = False
+            ) -> DatasetArray:
                 made = super().__new__(cls, array.dask, array.name, array.chunks, meta=array._meta)
-                made.source, made.whole = source, whole
+                made.source, made.box, made.whole = source, box, whole
                 return made
+
+            def compute(self, **kwargs: Any) -> Any:
+                # the dataset, or a box of it, computed with dask's default scheduling: read at once by the
+                # file's reader into memory of its own, as the lazy dataset reads it. Through dask, the tasks
+                # and dask's copy of their blocks into the result cost a 1 s window 3-4 ms more
+                # (docs/performance.md). A scheduler chosen (a keyword, dask's config, a distributed client)
+                # or callbacks watching (a progress bar) get dask's computation.
+                if self.box is None or kwargs or not direct_computation(self):
+                    return super().compute(**kwargs)
+                return self.source[self.box]
 
             def __bool__(self) -> bool:
                 return bool(self.size)
@@ -240,6 +254,21 @@ def _dataset_array_class() -> type:
 
         _DATASET_ARRAY = DatasetArray
     return _DATASET_ARRAY
+
+
+def direct_computation(array: Any) -> bool:
+    """Whether ``array`` (one of ours, a box of a dataset) may be computed by reading it at once: its values
+    are numbers, and dask would run it with the collection's own default scheduler (none chosen by a
+    keyword, dask's config or a distributed client) with no callbacks watching."""
+    import dask
+    from dask.base import get_scheduler
+    from dask.callbacks import Callback
+
+    if not array.ndim or not array.size or array.dtype.kind not in "biuf" or Callback.active:
+        return False
+    if dask.config.get("scheduler", None) is not None:  # (even the threads dask would use anyway: chosen)
+        return False
+    return get_scheduler(collections=[array]) is type(array).__dask_scheduler__
 
 
 def swap_in(container: Any, store: Store, dataset_type: type[Any], life: Lifetime) -> int:

@@ -2,8 +2,9 @@
 
 from . import array_check, direct_write
 from .chunkwise import read_picked
-from .direct_read import UnitDecoder, basic_selection, read_key
+from .direct_read import UnitDecoder, read_key
 from .direct_write import UnitEncoder
+from .read_plans import basic_selection
 
 __all__ = [
     "UnitDecoder",

@@ -1,21 +1,23 @@
 """Read rectangular selections of numeric arrays by decoding their chunks directly (see :mod:`.direct`).
 
 The counterpart of :class:`.direct.UnitEncoder`: for each storage object a selection touches, its
-index is read (a suffix request, checksum verified), then the chunks needed, neighbouring ones by one
-ranged request (:func:`coalesce`); from a store other than a local directory, a shard is fetched
-whole when the selection covers most of it. Chunks are decoded on the encoder thread pool, a run of
-chunks as soon as it arrives, and copied into the result. Missing objects and chunks read as the
-fill value, as in zarr.
+index is read (checksum verified), then the chunks needed, neighbouring ones by one read (:func:`coalesce`).
+A shard of a local directory is opened once and its runs read one after another in the order stored
+(:mod:`.ordered_runs`); from other stores, runs are ranged requests, several at once, and a shard is
+fetched whole when the selection covers most of it. Chunks are decoded on the encoder thread pool, a run
+of chunks as soon as it arrives, and copied into the result. Missing objects and chunks read as the fill
+value, as in zarr.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import math
-import zlib
+import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numcodecs
 import numpy as np
@@ -27,8 +29,11 @@ from ...errors import CorruptStoreError
 from ...format.data import Picks, orthogonal_picks
 from ...format.documents import chunk_key
 from ...format.vocabulary import store_key
-from ..stores import DECODE_ERRORS, WorkPools, check_blosc_frame, decode_error, sync
+from ..safety import GuardedLocalStore
+from ..stores import DECODE_ERRORS, WorkPools, check_blosc_frame, decode_error, decode_whole, sync
 from .direct_write import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer
+from .ordered_runs import read_in_order
+from .read_plans import Selection, basic_selection, coalesce
 
 #: Fetch a whole shard from a store other than a local directory when the selection needs at least
 #: this fraction of its chunks (one request instead of its index and a few ranges).
@@ -39,46 +44,11 @@ OBJECTS_IN_FLIGHT = 8
 #: from a local directory and from other stores. Locally, small requests finish early, so their chunks
 #: are decoded while the next ones are read, and their buffers are recycled by the allocator (a fresh
 #: 100 MB shard buffer costs as much in page faults as decoding it); a remote request pays a round trip.
-RUN_BYTES = {"local": 4 * 2**20, "remote": 16 * 2**20}
-#: Ranged requests for chunks under way at once over a whole read, from a local directory and from
-#: other stores (few locally: the first ones finish early and decoding starts).
-READS_IN_FLIGHT = {"local": 4, "remote": 16}
-#: Chunks at most this many bytes apart are read by one request (the bytes between are read and dropped).
-RUN_GAP = 64 * 2**10
-
-Selection = tuple[slice, ...]
+RUN_BYTES = {"local": 2**20, "remote": 16 * 2**20}
+#: Ranged requests for chunks under way at once over a whole read (through a store's ranged requests).
+READS_IN_FLIGHT = 16
 #: What makes an uninitialised array of a shape and dtype (``np.empty``, or recycled memory).
 Empty = Callable[[tuple[int, ...], np.dtype], np.ndarray]
-
-
-def basic_selection(key: Any, shape: tuple[int, ...]) -> tuple[Selection, tuple[int, ...]] | None:
-    """``key`` as unit-step slices plus the result's shape (integer axes dropped), or ``None``."""
-    key = key if isinstance(key, tuple) else (key,)
-    if sum(k is Ellipsis for k in key) > 1:
-        return None
-    if any(k is Ellipsis for k in key):  # (``in`` would compare arrays of an orthogonal key)
-        i = next(j for j, k in enumerate(key) if k is Ellipsis)
-        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1 :]
-    key = key + (slice(None),) * (len(shape) - len(key))
-    if len(key) != len(shape):
-        return None
-    slices, out_shape = [], []
-    for k, n in zip(key, shape):
-        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
-            i = int(k) + n if k < 0 else int(k)
-            if not 0 <= i < n:
-                return None  # let zarr raise its IndexError
-            slices.append(slice(i, i + 1))
-        elif isinstance(k, slice):
-            start, stop, step = k.indices(n)
-            if step != 1:
-                return None
-            stop = max(start, stop)
-            slices.append(slice(start, stop))
-            out_shape.append(stop - start)
-        else:
-            return None
-    return tuple(slices), tuple(out_shape)
 
 
 def read_key(
@@ -126,7 +96,7 @@ class UnitDecoder(DirectArray):
         if out.size == 0:
             return out
         limit = asyncio.Semaphore(OBJECTS_IN_FLIGHT)
-        reads = asyncio.Semaphore(READS_IN_FLIGHT[self._where])
+        reads = asyncio.Semaphore(READS_IN_FLIGHT)
 
         async def one(cell: tuple[int, ...]) -> None:
             async with limit:
@@ -146,19 +116,33 @@ class UnitDecoder(DirectArray):
         origin = tuple(c * u for c, u in zip(cell, self.unit))
         key = store_key(self.path, chunk_key(cell, self.separator))
         loop = asyncio.get_running_loop()
-        proto = default_buffer_prototype()
         if not self.sharded:
-            buf = await self.store.get(key, prototype=proto)
+            buf = await self.store.get(key, prototype=default_buffer_prototype())
             await loop.run_in_executor(
                 pools.encoders, self._place, None if buf is None else _view(buf), origin, selection, out
             )
             return
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
-        wanted = [
-            i
-            for i in itertools.product(*[range(g) for g in grid])
-            if self._overlaps(tuple(o + j * c for o, j, c in zip(origin, i, self.chunks)), selection)
-        ]
+        wanted = self._wanted(origin, grid, selection)
+        if isinstance(self.store, GuardedLocalStore):
+            await self._read_local_shard(key, origin, grid, wanted, selection, out, pools)
+        else:
+            await self._read_ranged_shard(key, origin, grid, wanted, selection, out, pools, reads)
+
+    async def _read_ranged_shard(
+        self,
+        key: str,
+        origin: tuple[int, ...],
+        grid: tuple[int, ...],
+        wanted: list[tuple[int, ...]],
+        selection: Selection | Picks,
+        out: np.ndarray,
+        pools: WorkPools,
+        reads: asyncio.Semaphore,
+    ) -> None:
+        """The chunks ``wanted`` of a shard read through the store's ranged requests: its index, then runs of
+        neighbouring chunks, several at once; or, remotely, the whole shard when most of it is wanted."""
+        proto = default_buffer_prototype()
         index_bytes = 16 * math.prod(grid) + 4
         if self._where == "remote" and len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
             buf = await self.store.get(key, prototype=proto)
@@ -172,16 +156,7 @@ class UnitDecoder(DirectArray):
         buf = await self.store.get(key, prototype=proto, byte_range=SuffixByteRequest(index_bytes))
         if buf is None:
             return self._fill_missing(origin, wanted, selection, out)
-        index = self._index(_view(buf), grid, key)
-        stored = []
-        for i in wanted:
-            offset, size = (int(v) for v in index[i])
-            if offset == EMPTY_OFFSET:
-                self._place(None, self._chunk_origin(origin, i), selection, out)
-            elif offset + size > self.bound:
-                raise self._past_end(key)
-            else:
-                stored.append((i, offset, size))
+        stored = self._stored_chunks(self._index(_view(buf), grid, key), wanted, origin, selection, out, key)
 
         async def fetch(run: list[tuple[tuple[int, ...], int, int]]) -> None:
             start = run[0][1]
@@ -195,6 +170,78 @@ class UnitDecoder(DirectArray):
             await self._place_all(parts, origin, selection, out, pools)
 
         await asyncio.gather(*(fetch(run) for run in coalesce(stored, RUN_BYTES[self._where])))
+
+    async def _read_local_shard(
+        self,
+        key: str,
+        origin: tuple[int, ...],
+        grid: tuple[int, ...],
+        wanted: list[tuple[int, ...]],
+        selection: Selection | Picks,
+        out: np.ndarray,
+        pools: WorkPools,
+    ) -> None:
+        """The chunks ``wanted`` of a shard of a local directory, read in the order they are stored by one
+        source thread (:meth:`_read_in_order`) and decoded on the encoders as each run arrives."""
+        loop = asyncio.get_running_loop()
+        stop = threading.Event()
+        args = (key, origin, grid, wanted, selection, out, pools, stop)
+        try:
+            jobs = await loop.run_in_executor(pools.sources, self._read_in_order, *args)
+        except BaseException:
+            stop.set()  # (cancelled: the thread reads no further run)
+            raise
+        await asyncio.gather(*(asyncio.wrap_future(job) for job in jobs))
+
+    def _read_in_order(
+        self,
+        key: str,
+        origin: tuple[int, ...],
+        grid: tuple[int, ...],
+        wanted: list[tuple[int, ...]],
+        selection: Selection | Picks,
+        out: np.ndarray,
+        pools: WorkPools,
+        stop: threading.Event,
+    ) -> list[concurrent.futures.Future[None]]:
+        """On a source thread: open the shard once, read its index, then the chunks wanted in runs, in the
+        order they are stored (:func:`.read_in_order`); returns the runs' decoding jobs."""
+        shard = cast(GuardedLocalStore, self.store).open_object(key)  # (:meth:`_read_unit` chose this path for it)
+        if shard is None:
+            self._fill_missing(origin, wanted, selection, out)
+            return []
+        with shard:
+            index_bytes = 16 * math.prod(grid) + 4
+            index = self._index(memoryview(shard.read(shard.size - index_bytes, shard.size)), grid, key)
+            stored = self._stored_chunks(index, wanted, origin, selection, out, key)
+
+            def place(run: list[tuple[Any, memoryview]]) -> None:
+                self._place_batch([(data, self._chunk_origin(origin, i)) for i, data in run], selection, out)
+
+            runs = coalesce(stored, RUN_BYTES["local"])
+            return read_in_order(shard, runs, place, pools.encoders, stop, lambda: self._past_end(key))
+
+    def _stored_chunks(
+        self,
+        index: np.ndarray,
+        wanted: list[tuple[int, ...]],
+        origin: tuple[int, ...],
+        selection: Selection | Picks,
+        out: np.ndarray,
+        key: str,
+    ) -> list[tuple[tuple[int, ...], int, int]]:
+        """``(inner index, offset, size)`` of each chunk ``wanted`` the shard's ``index`` says is stored; the
+        others (never written) are filled here."""
+        stored = []
+        for i in wanted:
+            offset, size = (int(v) for v in index[i])
+            if offset == EMPTY_OFFSET:
+                self._place(None, self._chunk_origin(origin, i), selection, out)
+            elif offset + size > self.bound:
+                raise self._past_end(key)
+            else:
+                stored.append((i, offset, size))
+        return stored
 
     def _chunk_origin(self, origin: tuple[int, ...], inner: tuple[int, ...]) -> tuple[int, ...]:
         return tuple(o + j * c for o, j, c in zip(origin, inner, self.chunks))
@@ -213,12 +260,17 @@ class UnitDecoder(DirectArray):
         per_job = max(1, JOB_BYTES // (math.prod(self.chunks) * self.dtype.itemsize))
         items = [(data, self._chunk_origin(origin, i)) for i, data in parts.items()]
 
-        def place(batch: list[tuple[Any, tuple[int, ...]]]) -> None:
-            for data, at in batch:
-                self._place(data, at, selection, out)
-
         jobs = [items[k : k + per_job] for k in range(0, len(items), per_job)]
-        await asyncio.gather(*(loop.run_in_executor(pools.encoders, place, job) for job in jobs))
+        await asyncio.gather(
+            *(loop.run_in_executor(pools.encoders, self._place_batch, job, selection, out) for job in jobs)
+        )
+
+    def _place_batch(
+        self, batch: list[tuple[Any, tuple[int, ...]]], selection: Selection | Picks, out: np.ndarray
+    ) -> None:
+        """Decode and place each ``(bytes or None, chunk origin)`` of ``batch`` (one job on an encoder thread)."""
+        for data, at in batch:
+            self._place(data, at, selection, out)
 
     def _fill_missing(
         self, origin: tuple[int, ...], wanted: list, selection: Selection | Picks, out: np.ndarray
@@ -234,6 +286,20 @@ class UnitDecoder(DirectArray):
             return key
         inner = tuple((o % u) // c for o, u, c in zip(origin, self.unit, self.chunks))
         return f"{key} (inner chunk {inner})"
+
+    def _wanted(
+        self, origin: tuple[int, ...], grid: tuple[int, ...], selection: Selection | Picks
+    ) -> list[tuple[int, ...]]:
+        """The inner indices of the chunks of the shard at ``origin`` that ``selection`` touches, in C order
+        (for a box, the ranges of them along each axis: a shard of 126 chunks was 0.2 ms of Python each)."""
+        if isinstance(selection, Picks):
+            cells = itertools.product(*[range(g) for g in grid])
+            return [i for i in cells if self._overlaps(self._chunk_origin(origin, i), selection)]
+        ranges = [
+            range(max(0, (s.start - o) // c), min(g, -(-(s.stop - o) // c)))
+            for o, c, g, s in zip(origin, self.chunks, grid, selection)
+        ]
+        return list(itertools.product(*ranges))
 
     def _overlaps(self, origin: tuple[int, ...], selection: Selection | Picks) -> bool:
         if isinstance(selection, Picks):
@@ -316,47 +382,11 @@ class UnitDecoder(DirectArray):
             else:
                 # Other codecs decoding into ``out`` leave the rest of a short chunk as it was (another
                 # chunk's values, in the scratch chunk): decode, then require a whole chunk.
-                raw = _decode(first, data) if first is not None else data
+                raw = decode_whole(first, data) if first is not None else data
                 values[...] = np.frombuffer(raw, dtype=self.dtype).reshape(chunk_region)
         except DECODE_ERRORS as exc:
             raise decode_error(exc, self.path, f"chunk {self._key_of(origin)}") from exc
         return values
-
-
-def coalesce(chunks: list[tuple[Any, int, int]], limit: int, gap: int = RUN_GAP) -> list[list[tuple[Any, int, int]]]:
-    """``(name, offset, size)`` of stored chunks grouped into runs that one ranged request each reads.
-
-    Chunks follow each other in a shard (in the order of their inner grid): a window across all
-    channels is a few runs of neighbouring chunks, read by one request each instead of one per chunk.
-    A run grows while the next chunk starts at most ``gap`` bytes after its end and the run stays
-    within ``limit`` bytes.
-    """
-    runs: list[list[tuple[Any, int, int]]] = []
-    start = stop = 0
-    for item in sorted(chunks, key=lambda c: c[1]):
-        _, offset, size = item
-        if runs and offset <= stop + gap and max(stop, offset + size) - start <= limit:
-            runs[-1].append(item)
-            stop = max(stop, offset + size)
-        else:
-            runs.append([item])
-            start, stop = offset, offset + size
-    return runs
-
-
-def _decode(codec: Any, data: Any) -> Any:
-    """Decode one chunk. gzip is decoded in one call of ``zlib.decompress`` instead of numcodecs'
-    ``GzipFile`` stream (Python 3.12's streaming ``_ZlibDecompressor`` crashed once on a truncated
-    chunk in our hostile-file tests); one member, as zarr writes it, nothing after it."""
-    if isinstance(codec, numcodecs.GZip):
-        inflate = zlib.decompressobj(31)  # 16 + 15: a gzip header and trailer, the largest window
-        out = inflate.decompress(bytes(data))
-        if not inflate.eof:
-            raise EOFError("gzip chunk ends before its end-of-stream marker")
-        if inflate.unused_data:
-            raise ValueError(f"gzip chunk has {len(inflate.unused_data)} bytes after its end")
-        return out
-    return codec.decode(data)
 
 
 def _view(buf: Any) -> memoryview:

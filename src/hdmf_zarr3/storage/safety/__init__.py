@@ -1,8 +1,9 @@
 """Nothing lost, nothing read that should not be: locks, journal, rollback, guarded reads, audit."""
 
 from . import audit, journal, locks, open_files, store_failures
-from .guarded import DOCUMENT_NAMES, GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads, too_large
+from .guarded import DOCUMENT_NAMES, GuardedLocalStore, GuardedZipStore, ReadBounds, limit_reads
 from .living_store import LivingStore
+from .local_reads import ObjectFile, too_large
 from .lock_places import IN_STORE_KEY, LockPlace, lock_place, transactional
 from .locks import WriteLock
 from .open_files import Lifetime
@@ -19,6 +20,7 @@ __all__ = [
     "LivingStore",
     "LocalReplacement",
     "LockPlace",
+    "ObjectFile",
     "ReadBounds",
     "Rollback",
     "WriteLock",

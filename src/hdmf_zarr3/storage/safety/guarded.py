@@ -17,16 +17,14 @@ are read (before that only node documents are read).
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
-import stat
 import zipfile
 import zlib
 from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
 
 from zarr.abc.buffer import Buffer, BufferPrototype
-from zarr.abc.store import ByteRequest, OffsetByteRequest, RangeByteRequest, SuffixByteRequest
+from zarr.abc.store import ByteRequest
 from zarr.buffer import default_buffer_prototype
 from zarr.storage import LocalStore, ZipStore
 
@@ -34,9 +32,9 @@ from ...errors import CorruptStoreError, FileReplacedError, StoreError, UnsafeDa
 from ...format.documents import MAX_DOCUMENT_BYTES as MAX_NODE_DOCUMENT_BYTES
 from ...format.layout import stored_bound
 from ...format.vocabulary import normalize
-from ..paths import kind_of
 from ..stores import ChunkPromises
 from .guarded_writes import ConfinedWrites
+from .local_reads import ObjectFile, byte_span, locate, open_object, read_file, too_large
 
 #: Bytes a node document (or a key no array owns) may take: 256 MiB, far above the consolidated
 #: metadata of the largest NWB files (about 1 KiB per node).
@@ -107,11 +105,6 @@ class ReadBounds:
         return out
 
 
-def too_large(path: str, what: str, size: int, bound: int) -> CorruptStoreError:
-    """The error of a stored object of ``size`` bytes where its metadata allows ``bound``."""
-    return CorruptStoreError(f"{what} is {size} bytes, more than the {bound} its metadata allows", path)
-
-
 class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
     """A ``LocalStore`` that reads only regular files inside its directory, within their bounds, and writes
     only below its real root, never through a symlink (:mod:`.guarded_writes`)."""
@@ -139,7 +132,7 @@ class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
     def _read(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None) -> Buffer | None:
         node, what, bound = self.owner(key)
         try:
-            found = _read_file(self._real_root, key, node, what, bound, prototype, byte_range)
+            found = read_file(self._real_root, key, node, what, bound, prototype, byte_range)
         except (CorruptStoreError, UnsafeDataError):
             raise
         except OSError as exc:  # a symlink loop, a permission, a disk error
@@ -170,6 +163,17 @@ class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
         await self._ensure_open()
         return await asyncio.to_thread(self._read, key, prototype or default_buffer_prototype(), byte_range)
 
+    def open_object(self, key: str) -> ObjectFile | None:
+        """``key``'s object opened once for several reads one after another (``None`` if absent), with the
+        checks of :meth:`get` (each read then checks that the directory was not replaced)."""
+        self._ensure_open_sync()
+        node, what, bound = self.owner(key)
+        found = open_object(self._real_root, key, node, what, bound, self._check_same_directory)
+        if found is None:
+            self._check_same_directory()
+            self._absent(key, self._identity is not None)
+        return found
+
     async def get_partial_values(
         self, prototype: BufferPrototype, key_ranges: Iterable[tuple[str, ByteRequest | None]]
     ) -> list[Buffer | None]:
@@ -178,7 +182,7 @@ class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
     async def exists(self, key: str) -> bool:
         await self._ensure_open()
         node, what, _ = self.owner(key)
-        return await asyncio.to_thread(_locate, self._real_root, key, node, what) is not None
+        return await asyncio.to_thread(locate, self._real_root, key, node, what) is not None
 
     async def list(self) -> AsyncIterator[str]:
         await self._ensure_open()
@@ -194,61 +198,6 @@ def _inode(path: str) -> int | None:
         return os.stat(path).st_ino
     except OSError:
         return None
-
-
-def _locate(root: str, key: str, node: str, what: str) -> str | None:
-    """The path of ``key`` under ``root`` if it is a regular file inside ``root``; ``None`` if absent; an error
-    for anything else (a symlink out, a loop, a FIFO, a device, a directory)."""
-    path, info = root, None
-    parts = key.split("/")
-    for i, part in enumerate(parts):
-        path = os.path.join(path, part)
-        try:
-            info = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if stat.S_ISLNK(info.st_mode):
-            target = os.path.realpath(path)
-            if os.path.commonpath([target, root]) != root:
-                raise UnsafeDataError(f"{what} is a symlink to {target}, outside the file; it is not read", node)
-            try:
-                info = os.stat(path)
-            except FileNotFoundError:
-                return None
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise CorruptStoreError(f"{what} is a loop of symlinks", node) from exc
-                raise
-        if i < len(parts) - 1 and not stat.S_ISDIR(info.st_mode):
-            return None  # as LocalStore: a key below a file is absent
-    if info is None or not stat.S_ISREG(info.st_mode):
-        kind = kind_of(info.st_mode) if info is not None else "not a regular file"
-        raise CorruptStoreError(f"{what} is {kind}, not a regular file; it is not read", node)
-    return path
-
-
-def _read_file(
-    root: str, key: str, node: str, what: str, bound: int, prototype: BufferPrototype, byte_range: ByteRequest | None
-) -> Buffer | None:
-    """The bytes of ``key`` under ``root`` (``None`` if absent), refusing anything but a regular file inside
-    ``root`` no larger than ``bound``. Nothing but such a file is ever opened."""
-    path = _locate(root, key, node, what)
-    if path is None:
-        return None
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    fd = os.open(path, flags)
-    try:
-        info = os.fstat(fd)  # what was opened, not what the name pointed to a moment ago
-        if not stat.S_ISREG(info.st_mode):
-            raise CorruptStoreError(f"{what} is not a regular file; it is not read", node)
-        size = info.st_size
-        if size > bound:
-            raise too_large(node, what, size, bound)
-        start, stop = _span(byte_range, size)
-        data = os.pread(fd, stop - start, start) if stop > start else b""
-        return prototype.buffer.from_bytes(data)
-    finally:
-        os.close(fd)
 
 
 def _list_keys(root: str) -> list[str]:
@@ -267,24 +216,11 @@ def _list_keys(root: str) -> list[str]:
         for name in files + [d for d in dirs if d in DOCUMENT_NAMES]:
             key = name if rel == "." else f"{rel}/{name}"
             if name in DOCUMENT_NAMES:
-                if _locate(root, key, normalize(rel if rel != "." else ""), name) is not None:
+                if locate(root, key, normalize(rel if rel != "." else ""), name) is not None:
                     keys.append(key)
             elif os.path.isfile(os.path.join(base, name)):
                 keys.append(key)
     return keys
-
-
-def _span(byte_range: ByteRequest | None, size: int) -> tuple[int, int]:
-    """``[start, stop)`` of a byte request on an object of ``size`` bytes (as LocalStore reads it)."""
-    if byte_range is None:
-        return 0, size
-    if isinstance(byte_range, RangeByteRequest):
-        return min(byte_range.start, size), min(max(byte_range.start, byte_range.end), size)
-    if isinstance(byte_range, OffsetByteRequest):
-        return min(byte_range.offset, size), size
-    if isinstance(byte_range, SuffixByteRequest):
-        return max(0, size - byte_range.suffix), size
-    raise TypeError(f"Unexpected byte_range, got {byte_range}.")
 
 
 #: Zip members this reader decompresses: decompressing them reads at most the requested bytes.
@@ -346,7 +282,7 @@ class GuardedZipStore(ReadBounds, ZipStore):
             )
         if info.file_size > bound:
             raise too_large(node, what, info.file_size, bound)
-        start, stop = _span(byte_range, info.file_size)
+        start, stop = byte_span(byte_range, info.file_size)
         try:
             with archive.open(info) as member:
                 if start:

@@ -3,7 +3,7 @@ pools, node documents read and written (format 3 and 2), the document cache, lis
 at once, and the bytes of one chunk decoded."""
 
 from . import decoding, locations, nodes
-from .decoding import DECODE_ERRORS, check_blosc_frame, checked_pipeline, decode_error
+from .decoding import DECODE_ERRORS, check_blosc_frame, checked_pipeline, decode_error, decode_whole
 from .document_cache import DocumentCache
 from .listing import list_objects, object_sizes, stored_sizes
 from .local import finish_cleanup, local_root, put_files, remove_tree, remove_tree_settled
@@ -52,6 +52,7 @@ __all__ = [
     "checked_pipeline",
     "decode_chunk",
     "decode_error",
+    "decode_whole",
     "decode_single_chunk",
     "decoding",
     "dump_document",

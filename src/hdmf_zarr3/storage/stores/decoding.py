@@ -25,6 +25,8 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
+import numcodecs
+
 from ...errors import CorruptStoreError, HdmfZarrError
 
 BLOSC_HEADER = 16
@@ -85,6 +87,21 @@ def check_blosc_frame(data: Any, expected: int | None = None) -> None:
         raise ValueError(f"blosc frame is {len(view)} bytes but its header declares {cbytes}")
     if expected is not None and nbytes != expected:
         raise ValueError(f"blosc frame decodes to {nbytes} bytes, a chunk holds {expected}")
+
+
+def decode_whole(codec: Any, data: Any) -> Any:
+    """Decode one chunk whole with ``codec``. gzip is decoded in one call of ``zlib.decompress`` instead of numcodecs'
+    ``GzipFile`` stream (Python 3.12's streaming ``_ZlibDecompressor`` crashed once on a truncated
+    chunk in our hostile-file tests); one member, as zarr writes it, nothing after it."""
+    if isinstance(codec, numcodecs.GZip):
+        inflate = zlib.decompressobj(31)  # 16 + 15: a gzip header and trailer, the largest window
+        out = inflate.decompress(bytes(data))
+        if not inflate.eof:
+            raise EOFError("gzip chunk ends before its end-of-stream marker")
+        if inflate.unused_data:
+            raise ValueError(f"gzip chunk has {len(inflate.unused_data)} bytes after its end")
+        return out
+    return codec.decode(data)
 
 
 def install() -> None:
