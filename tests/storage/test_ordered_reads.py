@@ -116,6 +116,30 @@ def test_a_disk_error_or_a_ctrl_c_at_any_read_of_a_shard_ends_the_read_and_its_t
     assert total > 8
 
 
+def test_a_ctrl_c_while_a_shard_is_read_returns_once_nothing_of_the_read_runs_on(written, monkeypatch):
+    """A real Ctrl-C (SIGINT to the main thread, waiting for the read) at every read of the shards: the read is
+    interrupted, and no read of it happens after (its reader thread stopped, its decodings ended)."""
+    monkeypatch.setattr(direct_read, "RUN_BYTES", {**direct_read.RUN_BYTES, "local": 1})
+    key = SELECTIONS["whole"]
+    main = threading.main_thread().ident
+    with NWBZarrIO(written, mode="r") as io:
+        data = io.read().acquisition["x"].data
+        trace = Trace(monkeypatch)
+        data[key]
+        total = len(trace.reads)
+        for at in range(1, total + 1, 3):
+            trace.reads.clear()
+            trace.on_read = lambda at=at: len(trace.reads) == at and signal.pthread_kill(main, signal.SIGINT)
+            with pytest.raises(KeyboardInterrupt):
+                data[key]
+            after = len(trace.reads)
+            time.sleep(0.05)
+            assert len(trace.reads) == after, f"reads went on after the Ctrl-C at read {at}"
+            trace.on_read = lambda: None
+            np.testing.assert_array_equal(data[key], VALUES[key])
+    assert total > 40
+
+
 def test_a_shard_truncated_after_its_index_was_read_is_a_format_error_naming_it(written, tmp_path, monkeypatch):
     copy = tmp_path / "copy.nwb.zarr"
     os.system(f"cp -r {written} {copy}")

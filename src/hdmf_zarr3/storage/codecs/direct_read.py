@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import itertools
 import math
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any, cast
 
 import numcodecs
@@ -30,10 +32,10 @@ from ...format.data import Picks, orthogonal_picks
 from ...format.documents import chunk_key
 from ...format.vocabulary import store_key
 from ..safety import GuardedLocalStore
-from ..stores import DECODE_ERRORS, WorkPools, check_blosc_frame, decode_error, decode_whole, sync
+from ..stores import DECODE_ERRORS, WorkPools, check_blosc_frame, decode_error, decode_whole, record, sync
 from .direct_write import EMPTY_OFFSET, JOB_BYTES, DirectArray, copy_rows, scratch_buffer
 from .ordered_runs import read_in_order
-from .read_plans import Selection, basic_selection, coalesce
+from .read_plans import Selection, basic_selection, coalesce, inner_chunks
 
 #: Fetch a whole shard from a store other than a local directory when the selection needs at least
 #: this fraction of its chunks (one request instead of its index and a few ranges).
@@ -49,6 +51,23 @@ RUN_BYTES = {"local": 2**20, "remote": 16 * 2**20}
 READS_IN_FLIGHT = 16
 #: What makes an uninitialised array of a shape and dtype (``np.empty``, or recycled memory).
 Empty = Callable[[tuple[int, ...], np.dtype], np.ndarray]
+
+
+@dataclass(frozen=True)
+class ShardRead:
+    """One shard's part of a read: its key and origin, its grid of chunks, the chunks wanted and where they go."""
+
+    key: str
+    origin: tuple[int, ...]
+    grid: tuple[int, ...]
+    wanted: list[tuple[int, ...]]
+    selection: Selection | Picks
+    out: np.ndarray
+    pools: WorkPools
+
+    def unpacked(self) -> tuple[Any, ...]:
+        """The fields in order (``dataclasses.astuple`` would copy the result array)."""
+        return tuple(getattr(self, field.name) for field in fields(self))
 
 
 def read_key(
@@ -123,25 +142,16 @@ class UnitDecoder(DirectArray):
             )
             return
         grid = tuple(u // c for u, c in zip(self.unit, self.chunks))
-        wanted = self._wanted(origin, grid, selection)
+        part = ShardRead(key, origin, grid, self._wanted(origin, grid, selection), selection, out, pools)
         if isinstance(self.store, GuardedLocalStore):
-            await self._read_local_shard(key, origin, grid, wanted, selection, out, pools)
+            await self._read_local_shard(part)
         else:
-            await self._read_ranged_shard(key, origin, grid, wanted, selection, out, pools, reads)
+            await self._read_ranged_shard(part, reads)
 
-    async def _read_ranged_shard(
-        self,
-        key: str,
-        origin: tuple[int, ...],
-        grid: tuple[int, ...],
-        wanted: list[tuple[int, ...]],
-        selection: Selection | Picks,
-        out: np.ndarray,
-        pools: WorkPools,
-        reads: asyncio.Semaphore,
-    ) -> None:
+    async def _read_ranged_shard(self, part: ShardRead, reads: asyncio.Semaphore) -> None:
         """The chunks ``wanted`` of a shard read through the store's ranged requests: its index, then runs of
         neighbouring chunks, several at once; or, remotely, the whole shard when most of it is wanted."""
+        key, origin, grid, wanted, selection, out, pools = part.unpacked()
         proto = default_buffer_prototype()
         index_bytes = 16 * math.prod(grid) + 4
         if self._where == "remote" and len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
@@ -171,41 +181,26 @@ class UnitDecoder(DirectArray):
 
         await asyncio.gather(*(fetch(run) for run in coalesce(stored, RUN_BYTES[self._where])))
 
-    async def _read_local_shard(
-        self,
-        key: str,
-        origin: tuple[int, ...],
-        grid: tuple[int, ...],
-        wanted: list[tuple[int, ...]],
-        selection: Selection | Picks,
-        out: np.ndarray,
-        pools: WorkPools,
-    ) -> None:
-        """The chunks ``wanted`` of a shard of a local directory, read in the order they are stored by one
-        source thread (:meth:`_read_in_order`) and decoded on the encoders as each run arrives."""
-        loop = asyncio.get_running_loop()
+    async def _read_local_shard(self, part: ShardRead) -> None:
+        """The chunks ``wanted`` of a local shard, read in the order stored by one source thread
+        (:meth:`_read_in_order`) and decoded as each run arrives. Cancelled (a Ctrl-C) or failed, the reading
+        stops at the next run; the thread and its decodings are members of the read's task group, so the read
+        returns only once they have ended (:func:`.record`): nothing of it runs on."""
         stop = threading.Event()
-        args = (key, origin, grid, wanted, selection, out, pools, stop)
+        in_group = contextvars.copy_context()  # (its decodings, submitted from the thread, are recorded too)
+        reader = part.pools.sources.submit(in_group.run, self._read_in_order, part, stop)
+        record(reader)
         try:
-            jobs = await loop.run_in_executor(pools.sources, self._read_in_order, *args)
+            jobs = await asyncio.wrap_future(reader)
+            await asyncio.gather(*(asyncio.wrap_future(job) for job in jobs))
         except BaseException:
-            stop.set()  # (cancelled: the thread reads no further run)
+            stop.set()
             raise
-        await asyncio.gather(*(asyncio.wrap_future(job) for job in jobs))
 
-    def _read_in_order(
-        self,
-        key: str,
-        origin: tuple[int, ...],
-        grid: tuple[int, ...],
-        wanted: list[tuple[int, ...]],
-        selection: Selection | Picks,
-        out: np.ndarray,
-        pools: WorkPools,
-        stop: threading.Event,
-    ) -> list[concurrent.futures.Future[None]]:
+    def _read_in_order(self, part: ShardRead, stop: threading.Event) -> list[concurrent.futures.Future[None]]:
         """On a source thread: open the shard once, read its index, then the chunks wanted in runs, in the
         order they are stored (:func:`.read_in_order`); returns the runs' decoding jobs."""
+        key, origin, grid, wanted, selection, out, pools = part.unpacked()
         shard = cast(GuardedLocalStore, self.store).open_object(key)  # (:meth:`_read_unit` chose this path for it)
         if shard is None:
             self._fill_missing(origin, wanted, selection, out)
@@ -290,16 +285,11 @@ class UnitDecoder(DirectArray):
     def _wanted(
         self, origin: tuple[int, ...], grid: tuple[int, ...], selection: Selection | Picks
     ) -> list[tuple[int, ...]]:
-        """The inner indices of the chunks of the shard at ``origin`` that ``selection`` touches, in C order
-        (for a box, the ranges of them along each axis: a shard of 126 chunks was 0.2 ms of Python each)."""
-        if isinstance(selection, Picks):
-            cells = itertools.product(*[range(g) for g in grid])
-            return [i for i in cells if self._overlaps(self._chunk_origin(origin, i), selection)]
-        ranges = [
-            range(max(0, (s.start - o) // c), min(g, -(-(s.stop - o) // c)))
-            for o, c, g, s in zip(origin, self.chunks, grid, selection)
-        ]
-        return list(itertools.product(*ranges))
+        """The inner indices of the chunks of the shard at ``origin`` that ``selection`` touches, in C order."""
+        if not isinstance(selection, Picks):
+            return inner_chunks(origin, self.chunks, grid, selection)
+        cells = itertools.product(*[range(g) for g in grid])
+        return [i for i in cells if self._overlaps(self._chunk_origin(origin, i), selection)]
 
     def _overlaps(self, origin: tuple[int, ...], selection: Selection | Picks) -> bool:
         if isinstance(selection, Picks):

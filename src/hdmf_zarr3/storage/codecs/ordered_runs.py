@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..safety import ObjectFile
+from ..stores import record
 
 #: Runs read but not yet decoded, at most: what a read running ahead of its decoding holds in memory.
 RUNS_AHEAD = 16
@@ -53,6 +54,7 @@ def read_in_order(
         if len(data) != end - start:
             raise short()
         job = pool.submit(decode, [(name, data[offset - start : offset - start + size]) for name, offset, size in run])
+        record(job)  # (a member of the read's task group, when this runs in its context)
         job.add_done_callback(decoded)
         jobs.append(job)
     return jobs

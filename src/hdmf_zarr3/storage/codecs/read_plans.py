@@ -3,6 +3,7 @@ ranged read each fetches."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -62,3 +63,16 @@ def coalesce(chunks: list[tuple[Any, int, int]], limit: int, gap: int = RUN_GAP)
             runs.append([item])
             start, stop = offset, offset + size
     return runs
+
+
+def inner_chunks(
+    origin: tuple[int, ...], chunks: tuple[int, ...], grid: tuple[int, ...], box: Selection
+) -> list[tuple[int, ...]]:
+    """The inner indices (in C order) of the chunks of the shard at ``origin`` (``grid`` chunks of ``chunks``
+    along each axis) that ``box`` touches: the ranges of them along each axis (testing each of the 126 chunks
+    of a shard in Python cost a read 0.2 ms)."""
+    ranges = [
+        range(max(0, (s.start - o) // c), min(g, -(-(s.stop - o) // c)))
+        for o, c, g, s in zip(origin, chunks, grid, box)
+    ]
+    return list(itertools.product(*ranges))

@@ -25,7 +25,7 @@ from .nodes import (
 from .pools import WorkPools, before_threads_stop
 from .recycled_memory import RecycledMemory
 from .single_chunk import bytes_to_bytes, decode_chunk, decode_single_chunk, encode_chunk, encode_single_chunk
-from .task_groups import Group, ShieldingExecutor, install, settled, until_done
+from .task_groups import Group, ShieldingExecutor, install, record, settled, until_done
 from .v2 import ZARRAY, ZGROUP, ZMETADATA
 from .zarr_adapter import array_metadata_as_zarr_writes_it, selection_write, sync, wrapped_store
 
@@ -72,6 +72,7 @@ __all__ = [
     "put_files",
     "put_keys",
     "read_root",
+    "record",
     "remove_tree",
     "remove_tree_settled",
     "reserved_key",

@@ -112,16 +112,23 @@ def _interrupt_in(error: BaseException) -> BaseException | None:
     return None
 
 
+def record(future: concurrent.futures.Future[Any]) -> None:
+    """Count ``future``, a function handed to a pool by a group's task (or by a function running in its
+    context: ``contextvars.copy_context().run``), among the group's members: the group settles only once it
+    has ended. Outside a group, nothing."""
+    group = _GROUP.get()
+    if group is not None:
+        with group.lock:
+            group.futures.add(future)
+        future.add_done_callback(group.forget)
+
+
 class _RecordingExecutor(ShieldingExecutor):
     """The loop's default executor: functions submitted from a group's task are recorded in it."""
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
         future = super().submit(fn, *args, **kwargs)
-        group = _GROUP.get()
-        if group is not None:
-            with group.lock:
-                group.futures.add(future)
-            future.add_done_callback(group.forget)
+        record(future)
         return future
 
 
