@@ -8,7 +8,7 @@ what the Zarr files pay through :class:`_latency_store.LatencyStore`. It listens
 from __future__ import annotations
 
 import os
-import re
+import sys
 import threading
 import time
 from collections import Counter
@@ -19,7 +19,8 @@ from pathlib import Path
 
 from _latency_store import Rounds
 
-_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # (its Range parsing: tests/http_ranges.py)
+from http_ranges import start_answer  # noqa: E402
 
 
 class RangeServer(ThreadingHTTPServer):
@@ -72,26 +73,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path is None:
             self.send_error(404)
             return
-        size = os.path.getsize(path)
-        start, end = 0, size - 1
-        match = _RANGE.match(self.headers.get("Range", ""))
-        if match and (match.group(1) or match.group(2)):
-            if match.group(1):
-                start = int(match.group(1))
-                end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
-            else:  # the last N bytes
-                start, end = max(size - int(match.group(2)), 0), size - 1
-            if start >= size or start > end:
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{size}")
-                self.end_headers()
-                return
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        else:
-            self.send_response(200)
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(end - start + 1))
+        span = start_answer(self, os.path.getsize(path))
+        if span is None:
+            return
+        start, end = span
         self.end_headers()
         if body:
             with open(path, "rb") as f:

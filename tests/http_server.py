@@ -8,14 +8,13 @@ import contextlib
 import email.utils
 import hashlib
 import os
-import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-_RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
+from http_ranges import start_answer
 
 
 @dataclass
@@ -79,26 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._preconditions_hold(tag if served.etag else None, stat.st_mtime):
             self._bare(412)
             return
-        start, end = 0, size - 1
-        match = _RANGE.match(self.headers.get("Range", ""))
-        if match and (match.group(1) or match.group(2)):
-            if match.group(1):
-                start = int(match.group(1))
-                end = min(int(match.group(2)), size - 1) if match.group(2) else size - 1
-            else:
-                start = max(size - int(match.group(2)), 0)
-            if start >= size or start > end:
-                self.send_response(416)
-                self.send_header("Content-Range", f"bytes */{size}")
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-                return
-            self.send_response(206)
-            self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
-        else:
-            self.send_response(200)
-        self.send_header("Accept-Ranges", "bytes")
-        self.send_header("Content-Length", str(end - start + 1))
+        span = start_answer(self, size)
+        if span is None:
+            return
+        start, end = span
         if served.etag:
             self.send_header("ETag", tag)
         if served.last_modified:

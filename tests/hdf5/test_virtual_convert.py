@@ -262,9 +262,13 @@ def test_a_failed_creation_leaves_nothing_even_where_writes_land_late(tmp_path, 
         (dst / "snapshots").mkdir(parents=True)
 
         def land():
-            (dst / "transactions").mkdir(parents=True, exist_ok=True)
-            (dst / "transactions" / "1CECHNKREP0F1RSTCMT0").write_bytes(b"late")
-            landed.set()
+            try:
+                (dst / "transactions").mkdir(parents=True, exist_ok=True)
+                (dst / "transactions" / "1CECHNKREP0F1RSTCMT0").write_bytes(b"late")
+            except FileNotFoundError:
+                pass  # the removal took the directory between the two: this write could not land
+            finally:
+                landed.set()
 
         threading.Timer(late, land).start()
         raise icechunk.IcechunkError("No space left on device (os error 28)")
