@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -56,7 +57,7 @@ from hdmf_zarr3 import NWBZarrIO, ZarrIO, break_lock, recover
 from hdmf_zarr3.backend.datasets import changes
 from hdmf_zarr3.errors import HdmfZarrError, IncompleteFileError, StoreError
 from hdmf_zarr3.storage.handles.handle import StoreHandle
-from hdmf_zarr3.storage.safety import journal
+from hdmf_zarr3.storage.safety import journal, locks
 from hdmf_zarr3.storage.stores import local as local_writes
 
 SPREAD = int(os.environ.get("HDMF_ZARR3_FAULT_SPREAD", "4"))  # operations tried besides the first and last
@@ -195,11 +196,14 @@ def test_fault_at_every_operation_with_keys_stored_by_threads(bases, scenario, k
 
 
 #: The write paths swept with the file system turned read-only part-way (``faults.py``, ``erofs``): the appends
-#: to a local directory, at every operation (a few seconds: the runs are short), and a new file at a spread of
-#: them (a zip's or a replacement's working copy, made beside the file before the file system turned read-only,
-#: cannot be removed after: those paths are judged by the sweeps above).
+#: to a local directory, at every operation (a few seconds: the runs are short), and a new file, a file replaced
+#: (mode ``w`` over it) and the zip writes at a spread of them.
 READ_ONLY_EVERY = ("append", "rows", "grow")
-READ_ONLY = ("write", *READ_ONLY_EVERY)
+READ_ONLY = ("write", "replace", "zip_write", "zip_replace", "zip_append", *READ_ONLY_EVERY)
+#: What a write cut short by a read-only file system may leave beside the file, which that file system cannot
+#: remove: the lock, a working copy (``<name>.<random>.partial``, a file or a directory), a half-packed zip
+#: (``<zip>.partial``) and a zip append's record (``<zip>.appending``). The next writer removes them.
+_LEFT_BY_EROFS = r"(\.lock|\.[A-Za-z0-9_]+\.partial|\.partial|\.appending)"
 
 
 def _read_only_at(bases: dict[str, Path], scenario: str, runs: Path, at: int) -> str | None:
@@ -225,17 +229,39 @@ def _read_only_at(bases: dict[str, Path], scenario: str, runs: Path, at: int) ->
         and str(path) in str(error)
     ):
         return f"{label}: not ours with EROFS naming the file: {type(error).__name__}: {error}"
-    kept = [
-        n
-        for n in beside(path)
-        if n == f"{name}.lock" or re.fullmatch(rf"{re.escape(name)}\.[0-9a-f]{{32}}\.partial", n)
-    ]
-    if set(beside(path)) - set(kept):
+    left = [n for n in beside(path) if not re.fullmatch(re.escape(name) + _LEFT_BY_EROFS, n)]
+    if left:
         return f"{label}: left beside the file: {beside(path)}"
-    for leftover in kept:  # the lock and the temporary it was being made from, which the file system kept
-        (break_lock(path) if leftover.endswith(".lock") else (runs / f"{at}" / leftover).unlink())
+    if f"{name}.lock" in beside(path):  # (the file system kept it: the next writer would wait on it)
+        break_lock(path)
+    problem = _judged_after_read_only(path, name, existing, error, label)
+    if problem is None:  # the next writer, the file system writable again, removes what the cut-short one left
+        _age_lock_temporaries(path)
+        if existing:
+            NWBZarrIO(path, mode="a").close()
+        else:
+            write_base(path)
+        if beside(path):
+            problem = f"{label}: the next writer left beside the file: {beside(path)}"
+    return problem
+
+
+def _age_lock_temporaries(path: Path) -> None:
+    """Make the lock's temporaries left beside ``path`` stale, as they are when the next writer comes a minute
+    later (a fresh one may be another writer's taking the lock: left alone, ``locks.STALE_TEMPORARY_SECONDS``)."""
+    old = time.time() - 2 * locks.STALE_TEMPORARY_SECONDS
+    for name in beside(path):
+        if re.fullmatch(re.escape(path.name) + r"\.[0-9a-f]{32}\.partial", name) and (path.parent / name).is_file():
+            os.utime(path.parent / name, (old, old))
+
+
+def _judged_after_read_only(
+    path: Path, name: str, existing: bool, error: BaseException | None, label: str
+) -> str | None:
+    """A new file cut short is not complete; an existing one is as before, or (the error saying to recover it)
+    ``recover`` puts it back byte for byte."""
     if not existing:
-        if error is not None and (path / "zarr.json").exists() and complete(path):  # (temporaries may stay)
+        if error is not None and path.exists() and _reads_as_complete(path):
             return f"{label}: the new file reads as complete"
         return None
     before = BASE_TREES[name]
@@ -245,6 +271,11 @@ def _read_only_at(bases: dict[str, Path], scenario: str, runs: Path, at: int) ->
     if error is not None and tree(path) != before:
         return f"{label}: recover did not restore the file byte for byte"
     return None
+
+
+def _reads_as_complete(path: Path) -> bool:
+    """(A directory with no root document yet is a new file's beginning; a zip is there only once packed.)"""
+    return complete(path) if path.is_file() or (path / "zarr.json").exists() else False
 
 
 def _read_only_sweep(bases, scenario: str, runs: Path, every: bool) -> None:

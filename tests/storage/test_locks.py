@@ -475,3 +475,22 @@ def test_a_ctrl_c_while_the_lock_request_is_on_its_way_leaves_no_lock():
     timer.join()
     time.sleep(0.6)  # (anything still on its way has landed)
     assert place.key not in store._store_dict
+
+
+@pytest.mark.parametrize("name", ["f.zarr", "f.zarr.zip"])
+@pytest.mark.parametrize("mode", ["a", "r+", "w"])
+def test_a_lock_temporary_left_by_a_writer_cut_short_is_removed_by_the_next_writer_once_stale(tmp_path, name, mode):
+    """A writer whose file system turned read-only between writing its lock's temporary and linking it left
+    ``<name>.<32 hex>.partial`` beside the file, and no writer ever removed it (only break_lock did). The next
+    writer now removes one older than a minute; a fresh one may be another writer's taking the lock now."""
+    from hdmf_zarr3.storage.safety import locks
+
+    path = tmp_path / name
+    write_builder(path, _tree())
+    stale, fresh = tmp_path / f"{name}.{'a' * 32}.partial", tmp_path / f"{name}.{'b' * 32}.partial"
+    for temporary in (stale, fresh):
+        temporary.write_text('{"pid": 1}')
+    old = os.path.getmtime(fresh) - 2 * locks.STALE_TEMPORARY_SECONDS
+    os.utime(stale, (old, old))
+    ZarrIO(path, mode=mode).close()
+    assert not stale.exists() and fresh.exists()

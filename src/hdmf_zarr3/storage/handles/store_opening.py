@@ -42,6 +42,7 @@ from ..safety import (
     LocalReplacement,
     WriteLock,
     lock_place,
+    locks,
     open_files,
     replace_in_place,
     working_directory,
@@ -204,6 +205,7 @@ def _handle(
             _check_presence(mode, present, location or store)
         if lock is not None and location is not None and not locations.is_remote(location):
             zipped.remove_leftovers(os.path.realpath(location))  # of killed writers: none is alive now
+            locks.remove_temporaries(lock.place, older_than=locks.STALE_TEMPORARY_SECONDS)
         ending = _ending(store, location, mode, present, swappable=isinstance(store, LocalStore) and not given)
         if ending.replacement is not None:
             store = ending.replacement.store()
@@ -349,6 +351,8 @@ def _open_zip(location: str, opening: Opening) -> StoreHandle:
     lock = _lock(location, None, location, mode, None)
     try:  # (a plant refused beside the zip, a full disk: the lock is released with the error)
         zipped.remove_leftovers(real)  # of killed writers: no live one now that we hold the lock
+        if lock is not None:
+            locks.remove_temporaries(lock.place, older_than=locks.STALE_TEMPORARY_SECONDS)
         work = working_directory(real)  # named as zipped.leftovers expects
     except BaseException:
         if lock is not None:

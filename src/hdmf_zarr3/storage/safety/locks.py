@@ -29,6 +29,7 @@ import json
 import os
 import re
 import socket
+import time
 import uuid
 import warnings
 import weakref
@@ -156,12 +157,20 @@ def temporaries(place: LockPlace) -> list[str]:
     return [e.path for e in entries if pattern.fullmatch(e.name) and e.is_file(follow_symlinks=False)]
 
 
-def remove_temporaries(place: LockPlace) -> None:
-    """Remove the lock's :func:`_temporaries`, left when the lock's creation was interrupted between its link
-    and its removal (or its writer was killed there)."""
+#: A lock's temporary this many seconds old is stale: a writer taking the lock keeps its own for microseconds
+#: (written, linked, removed), so one this old was left by a writer cut short (killed, or a file system that
+#: turned read-only between its creation and its removal).
+STALE_TEMPORARY_SECONDS = 60.0
+
+
+def remove_temporaries(place: LockPlace, older_than: float = 0.0) -> None:
+    """Remove the lock's :func:`temporaries` (those at least ``older_than`` seconds old), left when the lock's
+    creation was interrupted between its link and its removal (or its writer was killed there)."""
+    now = time.time()
     for path in temporaries(place):
         with contextlib.suppress(OSError):
-            os.remove(path)
+            if now - os.lstat(path).st_mtime >= older_than:
+                os.remove(path)
 
 
 def _release(place: LockPlace, token: str) -> None:

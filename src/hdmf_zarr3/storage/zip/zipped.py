@@ -151,23 +151,14 @@ def update_zip(
             raise error from exc
         raise
     try:
-        with zipfile.ZipFile(location, "a", allowZip64=True) as archive:
-            end = os.path.getsize(location)
-            if archive.fp is None or archive.fp.seek(end) != end:
-                raise StoreError("cannot seek to the end of the zip", location)
-            archive.start_dir = end  # after the old central directory, which stays valid until the end
-            archive.filelist[:] = [info for info in archive.filelist if info.filename not in drop]
-            archive.NameToInfo = {info.filename: info for info in archive.filelist}
-            for name in changed:
-                archive.write(os.path.join(directory, name), name, compress_type=zipfile.ZIP_STORED)
-            live = sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in archive.filelist)
+        live = _append_members(location, directory, changed, drop)
         _fsync(location)
     except BaseException as exc:  # a full disk, Ctrl-C: the zip is cut back to what it was
-        # (should the cut itself fail, the record stays and the next open cuts it back)
+        # (should the cut itself fail, the record stays and the next writer, or recover(), cuts it back)
         finish_cleanup(functools.partial(_cut_back, location, size, record))
         remove_tree(directory)
         if isinstance(exc, OSError) and not isinstance(exc, StoreError):
-            error = StoreError(f"cannot add the changes to the zip ({exc}); the zip is as it was", location)
+            error = StoreError(f"cannot add the changes to the zip ({exc}); {_state_after(location, size)}", location)
             raise _with_errno(error, exc) from exc
         raise
     # the update is complete: a record left by a failed removal is known stale (the zip ends complete)
@@ -177,6 +168,40 @@ def update_zip(
         remove_tree(directory)
     if os.path.getsize(location) > 2 * live + 65536:  # mostly old versions of changed members
         finish_cleanup(functools.partial(repack, location))  # (an optimisation: the zip is whole either way)
+
+
+def _append_members(location: str, directory: str, changed: list[str], drop: set[str]) -> int:
+    """Write the members ``changed`` (from ``directory``) after the zip's end, then a central directory without
+    ``drop``; return the bytes its members take. After a failed write no central directory is written (zipfile
+    would list the members kept so far, without the root's ``zarr.json``: a zip ending complete, which reads as
+    a finished update should the cut back fail too, as on a file system turned read-only)."""
+    with open(location, "r+b") as raw:  # (ours: closed first on a failure, the archive can then write nothing)
+        archive = zipfile.ZipFile(raw, "a", allowZip64=True)
+        try:
+            end = raw.seek(0, os.SEEK_END)
+            archive.start_dir = end  # after the old central directory, which stays valid until the end
+            archive.filelist[:] = [info for info in archive.filelist if info.filename not in drop]
+            archive.NameToInfo = {info.filename: info for info in archive.filelist}
+            for name in changed:
+                archive.write(os.path.join(directory, name), name, compress_type=zipfile.ZIP_STORED)
+        except BaseException:
+            raw.close()
+            with contextlib.suppress(ValueError, OSError):  # (writing to the closed file: refused, as meant)
+                archive.close()
+            raise
+        archive.close()
+    return sum(30 + len(i.filename.encode()) + len(i.extra) + i.compress_size for i in archive.filelist)
+
+
+def _state_after(location: str, size: int) -> str:
+    """What a failed update left: the zip as it was, or (the cut back refused) bytes after it to cut back."""
+    with contextlib.suppress(OSError):
+        if os.path.getsize(location) <= size:
+            return "the zip is as it was"
+    return (
+        "the zip could not be cut back to what it was (the file system refused): run "
+        f"hdmf_zarr3.recover({location!r}) once the file system is writable (the next writer also does it)"
+    )
 
 
 def _cut_back(location: str, size: int, record: str) -> None:
