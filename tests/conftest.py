@@ -41,11 +41,20 @@ PEER_MODULES = {"test_pynwb_battery.py": battery_jobs, "test_hdmf_zarr_suite.py"
 PEER_ROOT_KEY = "hdmf_zarr3_peer_root"
 
 
+#: Modules of one long test each (15-60 s: a subprocess, a build), started with the slow sweeps: collected
+#: last (tests/project/), one of them was the last file a worker ran while the other had nothing left.
+LONG_MODULES = frozenset({"test_benchmarks.py", "test_docs.py", "test_packaging.py", "test_static_checks.py"})
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow sweeps first (on two or more cores the longest tests should not be the last to start), the
-    peer modules last (their runs have the whole session to progress in the background)."""
+    """The slow sweeps and the long modules first (on two or more cores the longest tests should not be the
+    last to start), the peer modules last (their runs have the whole session to progress in the background)."""
+
+    def early(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is not None or item.path.name in LONG_MODULES
+
     # a stable sort: the order is otherwise kept
-    items.sort(key=lambda item: (item.path.name in PEER_MODULES, item.get_closest_marker("slow") is None))
+    items.sort(key=lambda item: (item.path.name in PEER_MODULES, not early(item)))
 
 
 def _peer_jobs(selected: set[str]) -> list:
