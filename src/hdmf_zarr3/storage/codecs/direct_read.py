@@ -65,6 +65,11 @@ class ShardRead:
     out: np.ndarray
     pools: WorkPools
 
+    @property
+    def index_bytes(self) -> int:
+        """The bytes of the shard's index at its end: an offset and a size per chunk, and a CRC32C."""
+        return 16 * math.prod(self.grid) + 4
+
     def unpacked(self) -> tuple[Any, ...]:
         """The fields in order (``dataclasses.astuple`` would copy the result array)."""
         return tuple(getattr(self, field.name) for field in fields(self))
@@ -153,7 +158,7 @@ class UnitDecoder(DirectArray):
         neighbouring chunks, several at once; or, remotely, the whole shard when most of it is wanted."""
         key, origin, grid, wanted, selection, out, pools = part.unpacked()
         proto = default_buffer_prototype()
-        index_bytes = 16 * math.prod(grid) + 4
+        index_bytes = part.index_bytes
         if self._where == "remote" and len(wanted) >= WHOLE_SHARD_FRACTION * math.prod(grid):
             buf = await self.store.get(key, prototype=proto)
             if buf is None:
@@ -206,8 +211,7 @@ class UnitDecoder(DirectArray):
             self._fill_missing(origin, wanted, selection, out)
             return []
         with shard:
-            index_bytes = 16 * math.prod(grid) + 4
-            index = self._index(memoryview(shard.read(shard.size - index_bytes, shard.size)), grid, key)
+            index = self._index(memoryview(shard.read(shard.size - part.index_bytes, shard.size)), grid, key)
             stored = self._stored_chunks(index, wanted, origin, selection, out, key)
 
             def place(run: list[tuple[Any, memoryview]]) -> None:

@@ -131,12 +131,7 @@ class GuardedLocalStore(ReadBounds, ConfinedWrites, LocalStore):
 
     def _read(self, key: str, prototype: BufferPrototype, byte_range: ByteRequest | None) -> Buffer | None:
         node, what, bound = self.owner(key)
-        try:
-            found = read_file(self._real_root, key, node, what, bound, prototype, byte_range)
-        except (CorruptStoreError, UnsafeDataError):
-            raise
-        except OSError as exc:  # a symlink loop, a permission, a disk error
-            raise StoreError(f"cannot read {what}: {exc.strerror or exc}", node) from exc
+        found = read_file(self._real_root, key, node, what, bound, prototype, byte_range)
         self._check_same_directory()  # after the read: bytes opened after a swap are never returned
         if found is None:
             self._absent(key, self._identity is not None)

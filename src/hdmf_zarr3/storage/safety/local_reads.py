@@ -83,16 +83,26 @@ def read_file(
 ) -> Buffer | None:
     """The bytes of ``key`` under ``root`` (``None`` if absent), refusing anything but a regular file inside
     ``root`` no larger than ``bound``. Nothing but such a file is ever opened."""
-    opened = _open_regular(root, key, node, what, bound)
-    if opened is None:
-        return None
-    fd, size = opened
     try:
-        start, stop = byte_span(byte_range, size)
-        data = os.pread(fd, stop - start, start) if stop > start else b""
-        return prototype.buffer.from_bytes(data)
-    finally:
-        os.close(fd)
+        opened = _open_regular(root, key, node, what, bound)
+        if opened is None:
+            return None
+        fd, size = opened
+        try:
+            start, stop = byte_span(byte_range, size)
+            data = os.pread(fd, stop - start, start) if stop > start else b""
+        finally:
+            os.close(fd)
+    except (CorruptStoreError, UnsafeDataError):
+        raise
+    except OSError as exc:
+        raise _unreadable(exc, node, what) from exc
+    return prototype.buffer.from_bytes(data)
+
+
+def _unreadable(exc: OSError, node: str, what: str) -> StoreError:
+    """A symlink loop, a permission, a disk error while reading ``what``: our error naming it."""
+    return StoreError(f"cannot read {what}: {exc.strerror or exc}", node)
 
 
 def byte_span(byte_range: ByteRequest | None, size: int) -> tuple[int, int]:
@@ -124,7 +134,7 @@ class ObjectFile:
         try:
             data = os.pread(self._fd, stop - start, start) if stop > start else b""
         except OSError as exc:  # a disk error, a file system gone
-            raise StoreError(f"cannot read {self.what}: {exc.strerror or exc}", self.node) from exc
+            raise _unreadable(exc, self.node, self.what) from exc
         self._after_read()
         return data
 
@@ -148,6 +158,6 @@ def open_object(
         opened = _open_regular(root, key, node, what, bound)
     except (CorruptStoreError, UnsafeDataError):
         raise
-    except OSError as exc:  # a symlink loop, a permission, a disk error
-        raise StoreError(f"cannot read {what}: {exc.strerror or exc}", node) from exc
+    except OSError as exc:
+        raise _unreadable(exc, node, what) from exc
     return None if opened is None else ObjectFile(*opened, node, what, after_read)
